@@ -1,0 +1,281 @@
+"""Applying a series to a git tree in memory: one commit per patch, no working tree.
+
+This is where the patch model, the hunk engine and the git layer meet. Each section of
+each patch is checked (paths confined, no writing through symlinks or into submodules),
+its hunks are placed by the engine, and the resulting blobs and trees are hashed into an
+`ObjectWriter` that the caller flushes once — or never, for `verify` and dry runs.
+Commits are reproducible: identity and date come from the patch header, with fixed
+fallbacks (the base commit's committer date), and the committer equals the author.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from . import engine
+from .errors import ApplyError, BadInputError, UnsafePathError
+from .gitrepo import GitRepo, Ident, ObjectWriter
+from .importers import commit_message, header_info
+from .patch import FilePatch, Patch, parse
+from .patchrepo import PatchRepo
+from .series import Entry
+from .tree import GITLINK, SYMLINK, MemTree
+
+DEFAULT_MODE = "100644"
+FALLBACK_NAME, FALLBACK_EMAIL = "patchq", "patchq@invalid"
+
+
+@dataclass(frozen=True, slots=True)
+class SectionResult:
+    """One file section of a patch: what it did to which path and how its hunks landed."""
+
+    path: str
+    old_path: str | None
+    action: str  # modify, new, delete, rename, copy, mode
+    hunks: tuple[engine.HunkResult, ...] = ()
+
+    @property
+    def status(self) -> str:
+        return engine.worst(h.status for h in self.hunks)
+
+
+@dataclass(frozen=True, slots=True)
+class PatchResult:
+    name: str
+    sections: tuple[SectionResult, ...]
+    tree: str
+    commit: str | None = None
+
+    @property
+    def status(self) -> str:
+        return engine.worst(s.status for s in self.sections)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Where a series stopped: the patch, the file, and each hunk's report."""
+
+    name: str
+    display: str
+    path: str
+    hunks: tuple[engine.HunkResult, ...]
+    patch: Patch
+    section: FilePatch
+
+    def message(self) -> str:
+        bad = [h for h in self.hunks if not h.applied]
+        parts = []
+        for h in bad[:3]:
+            if h.index >= len(self.section.hunks):
+                parts.append(h.reason)
+                continue
+            hunk = self.section.hunks[h.index]
+            parts.append(f"hunk #{h.index + 1} (patch line {hunk.lineno}, file line "
+                         f"{hunk.old_start}) {h.status}: {h.reason or 'no match'}")
+        more = f"; {len(bad) - 3} more" if len(bad) > 3 else ""
+        return f"{self.path}: " + "; ".join(parts) + more
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesResult:
+    base: str
+    base_tree: str
+    patches: tuple[PatchResult, ...]
+    tree: str
+    head: str
+    files: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    failure: Failure | None = None
+
+
+class _State:
+    """The tree being built plus a cache of blob contents by id."""
+
+    def __init__(self, g: GitRepo, base_tree: str) -> None:
+        self.g = g
+        self.tree = MemTree(g.read_tree, base_tree)
+        self.blobs: dict[str, bytes] = {}
+        self.base: dict[str, tuple[str, str] | None] = {}
+
+    def get(self, path: str, where: str) -> tuple[str, str] | None:
+        entry = self.tree.get(path, where)
+        if path not in self.base:
+            self.base[path] = entry
+        return entry
+
+    def content(self, oid: str) -> bytes:
+        data = self.blobs.get(oid)
+        if data is None:
+            data = self.g.read_blob(oid)
+            self.blobs[oid] = data
+        return data
+
+    def put(self, path: str, mode: str, data: bytes, w: ObjectWriter, where: str) -> None:
+        if path not in self.base:
+            self.base[path] = self.tree.get(path, where)
+        oid = w.add("blob", data)
+        self.blobs[oid] = data
+        self.tree.set(path, mode, oid, where)
+
+    def remove(self, path: str, where: str) -> None:
+        if path not in self.base:
+            self.base[path] = self.tree.get(path, where)
+        self.tree.remove(path, where)
+
+
+def load_patch(repo: PatchRepo, entry: Entry) -> tuple[bytes, Patch]:
+    """Read and parse a series entry's patch with its strip level."""
+    assert entry.name is not None
+    data = repo.read_patch(entry.name)
+    patch = parse(data, repo.display(entry.name), entry.strip_level(repo.config.strip))
+    return data, patch
+
+
+def identity(name: str, patch: Patch, fallback_when: int, fallback_tz: str
+             ) -> tuple[Ident, str]:
+    """The author (also used as committer) and the message for a patch's commit."""
+    info = header_info(patch.header)
+    ident = Ident(info.author_name or FALLBACK_NAME, info.author_email or FALLBACK_EMAIL,
+                  info.date if info.date is not None else fallback_when,
+                  info.tz or fallback_tz)
+    return ident, commit_message(info, _fallback_subject(name))
+
+
+def apply_series(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry],
+                 w: ObjectWriter, *, fuzz: int = 0, commits: bool = True,
+                 progress: Callable[[int, str], None] | None = None) -> SeriesResult:
+    """Apply `entries` in order onto commit `base`; stop at the first patch that fails."""
+    info = g.commit_info(base)
+    base_tree = info["tree"].decode()
+    when, tz = _ident_date(info.get("committer", b""))
+    state = _State(g, base_tree)
+    results: list[PatchResult] = []
+    head = base
+    tree = base_tree
+    failure: Failure | None = None
+    for n, entry in enumerate(entries):
+        assert entry.name is not None
+        if progress is not None:
+            progress(n, entry.name)
+        _, patch = load_patch(repo, entry)
+        display = repo.display(entry.name)
+        sections: list[SectionResult] = []
+        for section in patch.sections:
+            res = apply_section(state, section, w, fuzz, display)
+            sections.append(res)
+            if any(not h.applied for h in res.hunks):
+                failure = Failure(entry.name, display, res.path, res.hunks, patch, section)
+                break
+        if failure is not None:
+            break
+        tree = state.tree.write(w)
+        commit = None
+        if commits:
+            author, message = identity(entry.name, patch, when, tz)
+            commit = GitRepo.commit_object(w, tree, [head], message, author, author)
+            head = commit
+        results.append(PatchResult(entry.name, tuple(sections), tree, commit))
+    files = {}
+    for path, before in state.base.items():
+        after = state.tree.get(path, "")
+        b = before[1] if before else None
+        a = after[1] if after else None
+        files[path] = (b, a)
+    return SeriesResult(base, base_tree, tuple(results), tree, head, files, failure)
+
+
+def _fallback_subject(name: str) -> str:
+    """A header-less patch's commit subject: its file name without .patch/.diff."""
+    stem = name.rsplit("/", 1)[-1]
+    for suffix in (".patch", ".diff"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+    return stem
+
+
+def _ident_date(raw: bytes) -> tuple[int, str]:
+    """The date of a raw `Name <email> 1700000000 +0100` identity line."""
+    parts = raw.rsplit(b" ", 2)
+    try:
+        return int(parts[-2]), parts[-1].decode()
+    except (IndexError, ValueError):
+        return 0, "+0000"
+
+
+def apply_section(state: _State, s: FilePatch, w: ObjectWriter, fuzz: int,
+                  display: str) -> SectionResult:
+    """Apply one file section to the tree; bad input raises, a hunk that fails is reported."""
+    where = f"{display}:{s.lineno}"
+    if s.binary:
+        raise BadInputError(f"binary patch for {s.path!r} cannot be applied by patchq", where,
+                            "apply it with `git apply` and re-export, or drop it from the series")
+    for p in s.paths:
+        entry = state.tree.get(p, where)  # path confinement and symlink checks
+        if entry is not None and entry[0] == GITLINK:
+            raise BadInputError(f"{p!r} is a submodule; patchq does not patch submodules", where)
+    old_entry = state.get(s.old_path, where) if s.old_path is not None else None
+    new_entry = state.get(s.new_path, where) if s.new_path is not None else None
+    if s.is_new:
+        action = "new"
+        if new_entry is not None:
+            return _conflict(s, f"{s.path!r} already exists")
+        mode, content = s.new_mode or DEFAULT_MODE, None
+    else:
+        assert s.old_path is not None
+        if old_entry is None:
+            return _conflict(s, f"{s.old_path!r} does not exist")
+        mode = old_entry[0]
+        if mode == SYMLINK and SYMLINK not in (s.old_mode, s.new_mode):
+            raise UnsafePathError(f"{s.old_path!r} is a symlink in the target", where,
+                                  "patchq never writes through symlinks")
+        content = state.content(old_entry[1])
+        action = "delete" if s.is_delete else "rename" if s.rename else "copy" if s.copy \
+            else "modify"
+        if s.new_path != s.old_path and not s.is_delete and new_entry is not None:
+            return _conflict(s, f"{s.new_path!r} already exists")
+        if s.new_mode and s.new_mode != mode:
+            mode = s.new_mode
+            if action == "modify" and not s.hunks:
+                action = "mode"
+    result = engine.apply_hunks(content, s.hunks, fuzz=fuzz)
+    res = SectionResult(s.path, s.old_path, action, result.hunks)
+    if not result.ok:
+        return res
+    if mode == SYMLINK:
+        _check_link(s.path, result.content, where)
+    if s.is_delete:
+        if result.content:
+            return _conflict(s, f"{s.path!r} is not empty after its deletion",
+                             result.hunks)
+        state.remove(s.path, where)
+        return res
+    if action == "rename":
+        assert s.old_path is not None
+        state.remove(s.old_path, where)
+    state.put(s.path, mode, result.content, w, where)
+    return res
+
+
+def _conflict(s: FilePatch, why: str,
+              hunks: tuple[engine.HunkResult, ...] = ()) -> SectionResult:
+    """A section that cannot apply as a whole (its file is missing, or already there)."""
+    return SectionResult(s.path, s.old_path, "conflict",
+                         hunks + (engine.HunkResult(len(hunks), engine.FAILED, reason=why),))
+
+
+def _check_link(path: str, target: bytes, where: str) -> None:
+    """A symlink a patch creates must point inside the target."""
+    text = target.decode("utf-8", "surrogateescape")
+    if text.startswith("/") or "\0" in text:
+        raise UnsafePathError(f"symlink {path!r} points to absolute path {text!r}", where)
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), text))
+    if joined == ".." or joined.startswith("../"):
+        raise UnsafePathError(f"symlink {path!r} points outside the target ({text!r})", where)
+    if joined.split("/")[0].lower() == ".git":
+        raise UnsafePathError(f"symlink {path!r} points into .git", where)
+
+
+def raise_failure(f: Failure) -> None:
+    raise ApplyError(f"patch does not apply: {f.message()}", f.display,
+                     "rebase it (`patchq rebase`) or fix the patch")

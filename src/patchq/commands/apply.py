@@ -1,0 +1,146 @@
+"""`apply` and `verify`: the reproducible, whole-series application and its proof.
+
+`apply` builds every commit in memory, writes the objects in one batch, moves the stack
+branch and checks it out once, then writes `series.lock`. `verify` re-applies onto the
+lock's base without writing anything and compares with what the lock promises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..application import SeriesResult, apply_series, raise_failure
+from ..context import Context
+from ..errors import BadInputError
+from ..lock import Lock, records_for, sha256
+from ..series import Entry
+from ..state import run_lock, write_state
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyOutcome:
+    result: SeriesResult
+    branch: str
+    lock: Lock
+
+
+def branch_name(ctx: Context, branch: str | None) -> str:
+    name = branch or f"patchq/{ctx.repo().config.queue}"
+    if not name or name.startswith("-") or any(c.isspace() for c in name) or ".." in name:
+        raise BadInputError(f"invalid branch name {name!r}", "--branch")
+    return name
+
+
+def active_entries(ctx: Context, guards: Sequence[str] | None) -> tuple[tuple[str, ...],
+                                                                         tuple[Entry, ...]]:
+    repo = ctx.repo()
+    active = tuple(guards) if guards is not None else repo.config.guards
+    return active, repo.series.active(active)
+
+
+def choose_base(ctx: Context, onto: str | None) -> str:
+    """--onto, else the lock's base, else the configured upstream branch, else HEAD."""
+    g = ctx.git()
+    if onto:
+        return g.resolve(onto)
+    lock = ctx.repo().read_lock()
+    if lock is not None:
+        if not g.has_object(lock.base):
+            raise BadInputError(f"the lock's base {lock.base[:12]} is not in the target",
+                                str(g.root), "fetch it, or give --onto REF")
+        return lock.base
+    branch = ctx.repo().config.branch
+    if branch:
+        for ref in (f"origin/{branch}", branch):
+            oid = g.try_resolve(ref)
+            if oid:
+                return oid
+    head = g.head()
+    if head is None:
+        raise BadInputError("the target has no commits", str(g.root), "give --onto REF")
+    return head
+
+
+def apply(ctx: Context, onto: str | None, branch: str | None, guards: Sequence[str] | None,
+          fuzz: int | None, progress: Callable[[int, str], None] | None = None
+          ) -> ApplyOutcome:
+    """Apply the active series onto a base; nothing changes unless every patch applies."""
+    repo, g = ctx.repo(), ctx.git()
+    name = branch_name(ctx, branch)
+    with run_lock(g.state_dir()):
+        g.require_clean(ctx.own_paths())
+        base = choose_base(ctx, onto)
+        active, entries = active_entries(ctx, guards)
+        w = g.writer()
+        fz = repo.config.fuzz if fuzz is None else fuzz
+        result = apply_series(g, repo, base, entries, w, fuzz=fz, progress=progress)
+        if result.failure is not None:
+            raise_failure(result.failure)
+        datas = [(e.name or "", repo.read_patch(e.name or "")) for e in entries]
+        previous = repo.read_lock()
+        lock = Lock(base=base, result_tree=result.tree, files=result.files,
+                    guards=active, patches=records_for(datas, previous),
+                    last_rebase=previous.last_rebase if previous else None)
+        w.flush()
+        g.checkout_branch(name, result.head, f"apply {len(entries)} patches onto {base[:12]}")
+        repo.write_lock(lock)
+        write_state(g.state_dir(), repo.config.queue, {
+            "base": base, "branch": name, "applied": [e.name for e in entries],
+            "commits": [p.commit for p in result.patches]})
+    return ApplyOutcome(result, name, lock)
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyOutcome:
+    ok: bool
+    expected_tree: str
+    tree: str | None
+    problems: tuple[str, ...]
+
+
+def verify(ctx: Context) -> VerifyOutcome:
+    """Re-apply onto the lock's base in memory; compare with result_tree and files."""
+    repo, g = ctx.repo(), ctx.git()
+    lock = repo.read_lock()
+    if lock is None:
+        raise BadInputError("no series.lock to verify against", str(repo.lock_path),
+                            "run `patchq apply` first")
+    if not g.has_object(lock.base):
+        raise BadInputError(f"the lock's base {lock.base[:12]} is not in the target",
+                            str(g.root), "fetch upstream history first")
+    entries = repo.series.active(lock.guards)
+    problems: list[str] = []
+    locked = [p.name for p in lock.patches]
+    names = [e.name or "" for e in entries]
+    for name in names:
+        rec = lock.record(name)
+        if rec is None:
+            problems.append(f"{repo.display(name)}: not in series.lock (added since)")
+        elif rec.sha256 != sha256(repo.read_patch(name)):
+            problems.append(f"{repo.display(name)}: changed since series.lock was written")
+    for name in locked:
+        if name not in names:
+            problems.append(f"{name}: in series.lock but no longer in the active series")
+    result = apply_series(g, repo, lock.base, entries, g.writer(dry_run=True), fuzz=0,
+                          commits=False)
+    if result.failure is not None:
+        problems.append(f"{result.failure.display}: does not apply exactly on the base: "
+                        f"{result.failure.message()}")
+        return VerifyOutcome(False, lock.result_tree, None, tuple(problems))
+    if result.tree != lock.result_tree:
+        problems.append(f"result tree {result.tree[:12]} differs from the lock's "
+                        f"{lock.result_tree[:12]}")
+    for path, (b, r) in sorted(lock.files.items()):
+        got = result.files.get(path)
+        if got is None:
+            problems.append(f"{path}: the lock lists it but the series no longer touches it")
+        elif got != (b, r):
+            problems.append(f"{path}: blob {_short(got[1])} differs from the lock's {_short(r)}")
+    for path in sorted(set(result.files) - set(lock.files)):
+        problems.append(f"{path}: touched by the series but not in the lock")
+    return VerifyOutcome(not problems, lock.result_tree, result.tree, tuple(problems))
+
+
+def _short(oid: str | None) -> str:
+    return oid[:12] if oid else "(absent)"

@@ -1,0 +1,234 @@
+"""The hunk engine: place hunks in a file's bytes, in memory, and say how each landed.
+
+DESIGN §4 steps 1–3, in order, for every hunk:
+
+1. **exact** — the old lines (context and removed) match at the stated line;
+2. **offset** — they match elsewhere; the nearest match to where the previous hunk's
+   offset predicts wins, and a tie between two equally near matches is refused;
+3. **fuzz** (only when asked) — outer context lines are dropped, one more per level, and
+   the shortened hunk is taken only if it matches at exactly one place.
+
+Hunks are placed in order, never before the end of the previous hunk's match, so two
+hunks can never overlap. A hunk that cannot be placed unambiguously is reported
+`failed` or `ambiguous`; nothing ever guesses. Anchors follow `git apply`: a hunk with
+context that starts at line 1 must match at the top of the file, one without trailing
+context must match at its end (dropping context by fuzz releases that anchor).
+
+Pure: bytes in, bytes and reports out; no git, no terminal.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .patch import Hunk, split_lines
+
+EXACT, OFFSET, FUZZ, FAILED, AMBIGUOUS = "exact", "offset", "fuzz", "failed", "ambiguous"
+_RANK = {EXACT: 0, OFFSET: 1, FUZZ: 2, AMBIGUOUS: 3, FAILED: 3}
+
+
+@dataclass(frozen=True, slots=True)
+class HunkResult:
+    """How one hunk landed: strategy, offset from the stated line, fuzz, and where."""
+
+    index: int
+    status: str
+    offset: int = 0
+    fuzz: int = 0
+    line: int = 0
+    candidates: int = 0
+    reason: str = ""
+
+    @property
+    def applied(self) -> bool:
+        return self.status in (EXACT, OFFSET, FUZZ)
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    """The file after its hunks; `content` holds every hunk that applied even if one failed."""
+
+    content: bytes
+    hunks: tuple[HunkResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(h.applied for h in self.hunks)
+
+    @property
+    def status(self) -> str:
+        """The worst hunk's strategy (`exact` for a file without hunks)."""
+        return worst(h.status for h in self.hunks)
+
+    @property
+    def failures(self) -> tuple[HunkResult, ...]:
+        return tuple(h for h in self.hunks if not h.applied)
+
+
+def worst(statuses: Iterable[str]) -> str:
+    """The worst of some hunk statuses; `exact` when there are none."""
+    out = EXACT
+    for s in statuses:
+        if _RANK[s] > _RANK[out] or (s == FAILED and out == AMBIGUOUS):
+            out = s
+    return out
+
+
+class _Index:
+    """Positions of each line in the file, built once and only when a search needs it."""
+
+    def __init__(self, lines: Sequence[bytes]) -> None:
+        self.lines = lines
+        self._pos: dict[bytes, list[int]] | None = None
+
+    def positions(self, line: bytes) -> list[int]:
+        if self._pos is None:
+            self._pos = {}
+            for i, text in enumerate(self.lines):
+                self._pos.setdefault(text, []).append(i)
+        return self._pos.get(line, [])
+
+    def matches(self, seq: Sequence[bytes], lo: int, hi: int) -> list[int]:
+        """Every start in [lo, hi] where `seq` matches (hi is the last allowed start)."""
+        if not seq:
+            return list(range(lo, hi + 1))
+        n = len(seq)
+        out = []
+        lines = self.lines
+        for p in self.positions(seq[0]):
+            if lo <= p <= hi and lines[p : p + n] == seq:
+                out.append(p)
+        return out
+
+
+def apply_hunks(content: bytes | None, hunks: Sequence[Hunk], *, fuzz: int = 0,
+                reverse: bool = False) -> FileResult:
+    """Apply `hunks` to `content` (None: the file does not exist) in order."""
+    lines = split_lines(content or b"")
+    index = _Index(lines)
+    out: list[bytes] = []
+    cursor = 0  # first original line not yet copied to `out`
+    last_offset = 0
+    results: list[HunkResult] = []
+    for i, hunk in enumerate(hunks):
+        h = hunk.reversed() if reverse else hunk
+        res, place = _locate(h, i, lines, index, cursor, last_offset, fuzz)
+        if place is None:
+            results.append(res)
+            continue
+        start, drop_lead, drop_trail = place
+        old, new = h.old_lines, h.new_lines
+        core_start = start + drop_lead
+        core_len = len(old) - drop_lead - drop_trail
+        out.extend(lines[cursor:core_start])
+        landed = len(out) + 1
+        out.extend(new[drop_lead : len(new) - drop_trail])
+        cursor = core_start + core_len
+        last_offset = start - h.old_pos
+        results.append(HunkResult(i, res.status, res.offset, res.fuzz, landed - drop_lead,
+                                  res.candidates, res.reason))
+    out.extend(lines[cursor:])
+    return FileResult(b"".join(out), tuple(results))
+
+
+def _locate(h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int,
+            last_offset: int, max_fuzz: int
+            ) -> tuple[HunkResult, tuple[int, int, int] | None]:
+    """Find where hunk `h` goes: (report, (start, dropped leading, dropped trailing))."""
+    old = h.old_lines
+    n = len(lines)
+    stated = h.old_pos
+    hi = n - len(old)  # last start at which `old` fits
+    if not h.has_context:
+        # Zero-context hunks (diff -U0) carry no anchor but their removed lines: a pure
+        # insertion goes exactly where stated or nowhere.
+        if not old:
+            if lo <= stated <= n:
+                return HunkResult(i, EXACT, 0, 0, candidates=1), (stated, 0, 0)
+            return HunkResult(i, FAILED, reason=f"line {stated} is past the end of the file "
+                              f"({n} lines)"), None
+        begin = end = False
+    else:
+        begin = h.old_start <= 1
+        end = h.trailing_context == 0
+    allowed = _window(lo, hi, begin, end, n, len(old))
+    # 1. exact, unless the previous hunk's offset predicts a different, equally good place.
+    if stated in allowed and lines[stated : stated + len(old)] == old:
+        guess = stated + last_offset
+        if last_offset and guess in allowed and lines[guess : guess + len(old)] == old:
+            return HunkResult(i, AMBIGUOUS, reason=(
+                f"matches both at line {stated + 1} as stated and at line {guess + 1} where the "
+                "previous hunk's offset puts it")), None
+        return HunkResult(i, EXACT, 0, 0, candidates=1), (stated, 0, 0)
+    # 2. offset: the nearest match to the predicted place.
+    found = index.matches(old, allowed.start, allowed.stop - 1) if allowed else []
+    if found:
+        guess = stated + last_offset
+        best = min(abs(p - guess) for p in found)
+        nearest = [p for p in found if abs(p - guess) == best]
+        if len(nearest) > 1:
+            return HunkResult(i, AMBIGUOUS, candidates=len(found), reason=(
+                f"matches equally well at lines {nearest[0] + 1} and {nearest[1] + 1}")), None
+        p = nearest[0]
+        return HunkResult(i, OFFSET, p - stated, 0, candidates=len(found)), (p, 0, 0)
+    # 3. fuzz: drop outer context, one more line per level; take only a unique match.
+    lead, trail = h.leading_context, h.trailing_context
+    for f in range(1, max_fuzz + 1):
+        dl, dt = min(f, lead), min(f, trail)
+        if (dl, dt) == (min(f - 1, lead), min(f - 1, trail)):
+            continue  # this level drops nothing more than the last
+        core = old[dl : len(old) - dt]
+        if not core:
+            return HunkResult(i, AMBIGUOUS, fuzz=f, reason=(
+                f"with fuzz {f} no context is left to anchor the hunk")), None
+        c_begin = begin and dl == 0
+        c_end = end and dt == 0
+        c_hi = n - len(core)
+        c_allowed = _window(lo, c_hi, c_begin, c_end, n, len(core))
+        # The core sits `dl` lines below the start of the full hunk.
+        found = index.matches(core, c_allowed.start, c_allowed.stop - 1) if c_allowed else []
+        if len(found) == 1:
+            start = found[0] - dl
+            return HunkResult(i, FUZZ, start - stated, f, candidates=1), (start, dl, dt)
+        if len(found) > 1:
+            return HunkResult(i, AMBIGUOUS, fuzz=f, candidates=len(found), reason=(
+                f"with fuzz {f} it matches at {len(found)} places (lines "
+                + ", ".join(str(p - dl + 1) for p in found[:4])
+                + (", …" if len(found) > 4 else "") + ")")), None
+    why = "its context and removed lines are not in the file"
+    if h.old_start <= 1 and h.has_context and lines[: len(old)] != old and found == []:
+        why = "it must match at the top of the file, and does not"
+    return HunkResult(i, FAILED, reason=why), None
+
+
+def _window(lo: int, hi: int, begin: bool, end: bool, n: int, size: int) -> range:
+    """The starts a match may take (`hi` inclusive), given the lower bound and the anchors."""
+    start, stop = lo, hi
+    if begin:
+        stop = min(stop, 0)
+    if end:
+        start, stop = max(start, n - size), min(stop, n - size)
+    return range(start, stop + 1) if start <= stop else range(0)
+
+
+def diff(old: bytes, new: bytes, context: int = 3) -> list[Hunk]:
+    """Unified-diff hunks turning `old` into `new` (difflib; git's diff is used for refresh)."""
+    a, b = split_lines(old), split_lines(new)
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    hunks: list[Hunk] = []
+    for group in sm.get_grouped_opcodes(context):
+        lines: list[tuple[str, bytes]] = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines.extend((" ", x) for x in a[i1:i2])
+                continue
+            lines.extend(("-", x) for x in a[i1:i2])
+            lines.extend(("+", x) for x in b[j1:j2])
+        i1, j1 = group[0][1], group[0][3]
+        old_len = sum(1 for t, _ in lines if t != "+")
+        new_len = sum(1 for t, _ in lines if t != "-")
+        hunks.append(Hunk(i1 + 1 if old_len else i1, old_len, j1 + 1 if new_len else j1,
+                          new_len, tuple(lines)))
+    return hunks

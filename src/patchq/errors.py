@@ -1,0 +1,64 @@
+"""The one exception root of patchq and the exit codes of DESIGN §3.
+
+Every failure patchq expects is a `PatchqError` subclass carrying its exit code; the
+CLI boundary (`cli.main`) is the only place that catches them and prints one line.
+"""
+
+from __future__ import annotations
+
+
+class PatchqError(Exception):
+    """A failure patchq expected: a message saying what, where and what to do."""
+
+    exit_code = 1
+
+    def __init__(self, what: str, where: str | None = None, hint: str | None = None) -> None:
+        self.what = what
+        self.where = where
+        self.hint = hint
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        """The one-line form: `<where>: <what> — <hint>`."""
+        text = f"{self.where}: {self.what}" if self.where else self.what
+        if self.hint:
+            text += f" — {self.hint}"
+        return text
+
+
+class DriftError(PatchqError):
+    """Drift that patchq can handle without a person (check, verify)."""
+
+    exit_code = 1
+
+
+class ConflictError(PatchqError):
+    """A conflict a person must resolve."""
+
+    exit_code = 3
+
+
+class BadInputError(PatchqError):
+    """Malformed patch or series, unknown patch, unsafe path: nothing was changed."""
+
+    exit_code = 4
+
+
+class UnsafePathError(BadInputError):
+    """A patch tried to touch a path outside the target or inside its .git."""
+
+
+class UnsafeStateError(PatchqError):
+    """Uncommitted changes patchq did not make, an operation in progress, a lock held."""
+
+    exit_code = 5
+
+
+class GitError(PatchqError):
+    """git itself failed; carries the command and its stderr."""
+
+    exit_code = 4
+
+
+class ApplyError(ConflictError):
+    """A hunk did not apply: names the patch, file and hunk."""

@@ -1,0 +1,314 @@
+"""The only module that runs git: reads, object writes, refs and the final checkout.
+
+Reads go through GitPython's one long-lived `git cat-file --batch` per repository, so a
+whole-series run reads every object it needs without starting a process per object.
+Objects patchq creates (blobs, trees, commits) are hashed here and written in one batch
+as loose objects by `ObjectWriter.flush`, so applying a thousand patches starts no git
+process at all until the final ref update and checkout. Inherited `GIT_*` variables that
+would point git elsewhere are scrubbed first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from .errors import BadInputError, GitError, UnsafeStateError
+
+# Variables that make git look at another repository, index or object store than ours.
+_SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+          "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_COMMON_DIR",
+          "GIT_PREFIX", "GIT_QUARANTINE_PATH", "GIT_REPLACE_REF_BASE", "GIT_NO_REPLACE_OBJECTS",
+          "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE")
+
+TREE_MODE = "40000"
+_HEX40 = re.compile(r"[0-9a-f]{40}")
+
+
+def scrub_environment() -> None:
+    """Drop inherited variables that would redirect git (a hook's GIT_DIR, an IDE's index)."""
+    for name in _SCRUB:
+        os.environ.pop(name, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Ident:
+    """A commit identity with an explicit, fixed date (so commits are reproducible)."""
+
+    name: str
+    email: str
+    when: int
+    tz: str = "+0000"
+
+    def render(self) -> bytes:
+        name = re.sub(r"[<>\n]", "", self.name).strip() or "unknown"
+        email = re.sub(r"[<>\n]", "", self.email).strip()
+        return f"{name} <{email}> {self.when} {self.tz}".encode()
+
+
+def object_id(kind: str, data: bytes) -> str:
+    """git's SHA-1 object id of `data` as an object of `kind`."""
+    h = hashlib.sha1(b"%s %d\0" % (kind.encode(), len(data)))
+    h.update(data)
+    return h.hexdigest()
+
+
+class ObjectWriter:
+    """Collects new objects in memory and writes them in one batch (or never, in dry runs)."""
+
+    def __init__(self, objects_dir: Path | None) -> None:
+        self.objects_dir = objects_dir
+        self.pending: dict[str, tuple[str, bytes]] = {}
+
+    def add(self, kind: str, data: bytes) -> str:
+        oid = object_id(kind, data)
+        if oid not in self.pending:
+            self.pending[oid] = (kind, data)
+        return oid
+
+    def flush(self) -> int:
+        """Write every pending object not already in the store; returns how many were written."""
+        if self.objects_dir is None:
+            self.pending.clear()
+            return 0
+        written = 0
+        for oid, (kind, data) in self.pending.items():
+            d = self.objects_dir / oid[:2]
+            path = d / oid[2:]
+            if path.exists():
+                continue
+            d.mkdir(exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=d)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(zlib.compress(b"%s %d\0" % (kind.encode(), len(data)) + data, 1))
+                os.chmod(tmp, 0o444)
+                os.replace(tmp, path)
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
+            written += 1
+        self.pending.clear()
+        return written
+
+
+class GitRepo:
+    """A target checkout, spoken to in intentions: read, resolve, commit, move refs, check out."""
+
+    def __init__(self, path: Path) -> None:
+        scrub_environment()
+        try:
+            self.repo = git.Repo(path, search_parent_directories=False)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise BadInputError("not a git checkout", str(path),
+                                "give the upstream checkout with --target DIR") from None
+        if self.repo.bare:
+            raise BadInputError("the target is a bare repository", str(path),
+                                "patchq needs a checkout with a working tree")
+        fmt = self._config("extensions.objectformat")
+        if fmt not in ("", "sha1"):
+            raise BadInputError(f"object format {fmt!r} is not supported yet", str(path))
+        self.root = Path(self.repo.working_tree_dir or path)
+        self.git_dir = Path(self.repo.git_dir)
+        self.common_dir = Path(self.repo.common_dir)
+        self.processes = 1  # the cat-file --batch reader, started on first read
+
+    def _config(self, key: str) -> str:
+        try:
+            return str(self.repo.git.config("--get", key)).strip().lower()
+        except git.GitCommandError:
+            return ""
+
+    # --- reads ------------------------------------------------------------------------
+
+    def resolve(self, ref: str, kind: str = "commit") -> str:
+        """The 40-hex id `ref` names, peeled to `kind`; bad input if it names nothing."""
+        if not ref or any(c.isspace() for c in ref):
+            raise BadInputError(f"invalid revision {ref!r}", "target")
+        try:
+            oid, _, _ = self.repo.git.get_object_header(f"{ref}^{{{kind}}}")
+        except ValueError:
+            raise BadInputError(f"unknown revision {ref!r}", str(self.root),
+                                "name a branch, tag or commit of the target") from None
+        return _text(oid)
+
+    def try_resolve(self, ref: str, kind: str = "commit") -> str | None:
+        try:
+            return self.resolve(ref, kind)
+        except BadInputError:
+            return None
+
+    def read(self, oid: str) -> tuple[str, bytes]:
+        """(type, data) of an object, through the persistent cat-file reader."""
+        try:
+            _, kind, _, data = self.repo.git.get_object_data(oid)
+        except ValueError:
+            raise GitError(f"object {oid} is missing", str(self.root)) from None
+        return _text(kind), bytes(data)
+
+    def read_blob(self, oid: str) -> bytes:
+        kind, data = self.read(oid)
+        if kind != "blob":
+            raise GitError(f"object {oid} is a {kind}, not a blob", str(self.root))
+        return data
+
+    def read_tree(self, oid: str) -> list[tuple[str, bytes, str]]:
+        """Entries (mode, name, id) of a tree object."""
+        kind, data = self.read(oid)
+        if kind != "tree":
+            raise GitError(f"object {oid} is a {kind}, not a tree", str(self.root))
+        return parse_tree(data)
+
+    def commit_info(self, oid: str) -> dict[str, bytes]:
+        """Headers of a commit object (tree, first parent, author, committer) and its message."""
+        kind, data = self.read(oid)
+        if kind != "commit":
+            raise GitError(f"object {oid} is a {kind}, not a commit", str(self.root))
+        head, _, msg = data.partition(b"\n\n")
+        out: dict[str, bytes] = {"message": msg}
+        for line in head.split(b"\n"):
+            key, _, value = line.partition(b" ")
+            out.setdefault(key.decode(errors="replace"), value)
+        return out
+
+    def has_object(self, oid: str) -> bool:
+        try:
+            self.repo.git.get_object_header(oid)
+        except ValueError:
+            return False
+        return True
+
+    # --- writes -----------------------------------------------------------------------
+
+    def writer(self, dry_run: bool = False) -> ObjectWriter:
+        return ObjectWriter(None if dry_run else self.common_dir / "objects")
+
+    @staticmethod
+    def commit_object(w: ObjectWriter, tree: str, parents: Sequence[str], message: str,
+                      author: Ident, committer: Ident) -> str:
+        lines = [b"tree " + tree.encode()]
+        lines += [b"parent " + p.encode() for p in parents]
+        lines.append(b"author " + author.render())
+        lines.append(b"committer " + committer.render())
+        body = message if message.endswith("\n") else message + "\n"
+        return w.add("commit", b"\n".join(lines) + b"\n\n" + body.encode("utf-8"))
+
+    def run(self, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+        """Run one git command in the target; failures become GitError with its stderr."""
+        self.processes += 1
+        proc = subprocess.run(["git", *args], cwd=self.root, input=input, capture_output=True,
+                              env=os.environ.copy())
+        if check and proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise GitError(f"`git {' '.join(args)}` failed: {err[-1] if err else proc.returncode}",
+                           str(self.root))
+        return proc.stdout
+
+    def update_ref(self, ref: str, new: str, old: str | None, reason: str) -> None:
+        args = ["update-ref", "-m", reason, ref, new]
+        if old is not None:
+            args.append(old)
+        self.run(*args)
+
+    def checkout_branch(self, branch: str, commit: str, reason: str) -> None:
+        """Point `branch` at `commit` and check it out: the one working-tree update of a run."""
+        env_msg = f"patchq: {reason}"
+        os.environ["GIT_REFLOG_ACTION"] = env_msg
+        try:
+            self.run("checkout", "-q", "-B", branch, commit)
+        finally:
+            os.environ.pop("GIT_REFLOG_ACTION", None)
+
+    def current_branch(self) -> str | None:
+        try:
+            return str(self.repo.active_branch.name)
+        except TypeError:
+            return None
+
+    def head(self) -> str | None:
+        return self.try_resolve("HEAD")
+
+    def dirty_paths(self, ignore: Iterable[str] = ()) -> list[str]:
+        """Tracked files with changes, and untracked files not ignored, minus `ignore` prefixes."""
+        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all")
+        paths = []
+        skip = tuple(ignore)
+        entries = out.split(b"\0")
+        i = 0
+        while i < len(entries):
+            e = entries[i]
+            i += 1
+            if not e:
+                continue
+            status, path = e[:2], e[3:].decode("utf-8", "surrogateescape")
+            if status[:1] in (b"R", b"C"):
+                i += 1  # the source path follows
+            if any(path == s or path.startswith(s.rstrip("/") + "/") for s in skip):
+                continue
+            paths.append(path)
+        return paths
+
+    def format_patch(self, revision_range: str) -> bytes:
+        """`git format-patch --stdout` of a range: the mbox that `import --git` reads."""
+        if revision_range.startswith("-"):
+            raise BadInputError(f"invalid range {revision_range!r}", "import --git")
+        return self.run("format-patch", "--stdout", "--no-stat", "--full-index",
+                        "--no-signature", "--binary", revision_range)
+
+    def state_dir(self) -> Path:
+        """`.git/patchq/`: state that is not in commits (queue name, an operation in progress)."""
+        return self.git_dir / "patchq"
+
+    def require_clean(self, ignore: Iterable[str] = ()) -> None:
+        dirty = self.dirty_paths(ignore)
+        if dirty:
+            more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
+            raise UnsafeStateError(f"the target has changes patchq did not make: {dirty[0]}{more}",
+                                   str(self.root), "commit or stash them first")
+
+    def close(self) -> None:
+        self.repo.close()
+
+
+def parse_tree(data: bytes) -> list[tuple[str, bytes, str]]:
+    """Decode a tree object's entries: `<mode> <name>\\0<20-byte id>` repeated."""
+    out = []
+    i = 0
+    n = len(data)
+    while i < n:
+        sp = data.index(b" ", i)
+        nul = data.index(b"\0", sp)
+        mode = data[i:sp].decode()
+        name = data[sp + 1 : nul]
+        oid = data[nul + 1 : nul + 21].hex()
+        out.append((mode, name, oid))
+        i = nul + 21
+    return out
+
+
+def render_tree(entries: Iterable[tuple[str, bytes, str]]) -> bytes:
+    """Encode tree entries in git's order (a directory sorts as if its name ended in '/')."""
+    def key(e: tuple[str, bytes, str]) -> bytes:
+        return e[1] + b"/" if e[0] == TREE_MODE else e[1]
+
+    return b"".join(b"%s %s\0%s" % (m.encode(), name, bytes.fromhex(oid))
+                    for m, name, oid in sorted(entries, key=key))
+
+
+def _text(value: str | bytes) -> str:
+    """GitPython hands back bytes from cat-file though it types them as str."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def is_full_id(text: str) -> bool:
+    return bool(_HEX40.fullmatch(text))

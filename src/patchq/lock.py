@@ -1,0 +1,99 @@
+"""`series.lock`: the pinned upstream base, the resulting tree, and each patch's record.
+
+JSON with indent 2, sorted keys and a trailing newline (DESIGN §2), so it diffs well in
+review and two machines that apply the same series write the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import BadInputError
+
+VERSION = 1
+OUTCOMES = ("unchanged", "refreshed", "merged", "resolved", "upstreamed", "dropped", "new")
+
+
+@dataclass(frozen=True, slots=True)
+class PatchRecord:
+    """One patch in the lock: its file hash, what the last rebase did, and the drift."""
+
+    name: str
+    sha256: str
+    rebase: str = "new"
+    drift: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Lock:
+    base: str
+    result_tree: str
+    files: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    guards: tuple[str, ...] = ()
+    patches: tuple[PatchRecord, ...] = ()
+    last_rebase: Mapping[str, str] | None = None
+
+    def record(self, name: str) -> PatchRecord | None:
+        for p in self.patches:
+            if p.name == name:
+                return p
+        return None
+
+    def to_json(self) -> bytes:
+        doc: dict[str, Any] = {
+            "version": VERSION,
+            "base": self.base,
+            "result_tree": self.result_tree,
+            "files": {k: {"base": b, "result": r} for k, (b, r) in sorted(self.files.items())},
+            "guards": sorted(self.guards),
+            "patches": [{"name": p.name, "sha256": p.sha256, "rebase": p.rebase,
+                         "drift": list(p.drift)} for p in self.patches],
+            "last_rebase": dict(self.last_rebase) if self.last_rebase is not None else None,
+        }
+        return (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+    @classmethod
+    def from_json(cls, data: bytes, where: str = "series.lock") -> Lock:
+        try:
+            doc = json.loads(data)
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+            if doc.get("version") != VERSION:
+                raise ValueError(f"unsupported version {doc.get('version')!r}")
+            files = {str(k): (v.get("base"), v.get("result")) for k, v in doc["files"].items()}
+            patches = tuple(
+                PatchRecord(str(p["name"]), str(p["sha256"]), str(p.get("rebase", "new")),
+                            tuple(str(d) for d in p.get("drift", [])))
+                for p in doc["patches"])
+            for p in patches:
+                if p.rebase not in OUTCOMES:
+                    raise ValueError(f"unknown rebase outcome {p.rebase!r} for {p.name}")
+            last = doc.get("last_rebase")
+            return cls(str(doc["base"]), str(doc["result_tree"]), files,
+                       tuple(str(g) for g in doc.get("guards", [])), patches,
+                       {str(k): str(v) for k, v in last.items()} if last else None)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise BadInputError(f"cannot read the lock: {e}", where,
+                                "restore it from version control or re-run `patchq apply`") \
+                from None
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def records_for(names_and_data: Sequence[tuple[str, bytes]], previous: Lock | None
+                ) -> tuple[PatchRecord, ...]:
+    """Patch records for a fresh apply: keep what the previous lock said of each patch."""
+    out = []
+    for name, data in names_and_data:
+        old = previous.record(name) if previous else None
+        if old is not None:
+            out.append(PatchRecord(name, sha256(data), old.rebase, old.drift))
+        else:
+            out.append(PatchRecord(name, sha256(data)))
+    return tuple(out)

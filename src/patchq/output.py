@@ -1,0 +1,54 @@
+"""All terminal output: data to stdout, diagnostics to stderr, colour decided once."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+
+def _colour(stream: TextIO) -> bool:
+    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+COLOUR_ERR = _colour(sys.stderr)
+_CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
+
+
+def paint(text: str, colour: str, stream: TextIO | None = None) -> str:
+    on = _colour(stream) if stream is not None else COLOUR_ERR
+    return f"\x1b[{_CODES[colour]}m{text}\x1b[0m" if on else text
+
+
+def data(line: str = "") -> None:
+    """A line of data for scripts (stdout)."""
+    sys.stdout.write(line + "\n")
+
+
+def emit_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def info(line: str) -> None:
+    """A diagnostic for people (stderr)."""
+    sys.stderr.write(line + "\n")
+
+
+class Progress:
+    """A one-line counter on stderr, shown only on a terminal."""
+
+    def __init__(self, total: int, label: str) -> None:
+        self.total = total
+        self.label = label
+        self.on = sys.stderr.isatty() and total >= 20
+
+    def __call__(self, n: int, name: str) -> None:
+        if self.on and (n % 10 == 0 or n == self.total - 1):
+            sys.stderr.write(f"\r\x1b[K{self.label} {n + 1}/{self.total} {name[:50]}")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.on:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()

@@ -1,0 +1,742 @@
+"""The patch model: parse unified diffs into values and render them back, on bytes.
+
+A patch is a free-text or mail header, then file sections (git extended headers,
+`---`/`+++`, hunks). Everything parsed keeps its exact source bytes, so rendering a
+parsed patch reproduces it byte for byte; values built anew (refreshed hunks) render in
+git's canonical spelling. This module knows nothing of git processes or the terminal.
+
+Malformed input raises `BadInputError` naming `file:line` and what is wrong.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+from .errors import BadInputError, UnsafePathError
+
+NO_EOL = b"\\ No newline at end of file\n"
+
+_HUNK_RE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*?)\r?\n?$", re.S)
+_CONTEXT_HUNK_RE = re.compile(rb"^\*\*\* \d+(,\d+)? \*\*\*\*\r?\n?$")
+_ED_RE = re.compile(rb"^\d+(,\d+)?[acd]\d*(,\d+)?\r?\n?$")
+_STAMP_RE = re.compile(rb"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?"
+                       rb"(?: ?([+-])(\d\d):?(\d\d))?")
+_MAIL_TRAILER = (b"base-commit: ", b"prerequisite-patch-id: ")
+_GIT_EXT = (
+    b"old mode ", b"new mode ", b"deleted file mode ", b"new file mode ",
+    b"copy from ", b"copy to ", b"rename from ", b"rename to ", b"rename old ", b"rename new ",
+    b"similarity index ", b"dissimilarity index ", b"index ",
+)
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """Split on LF only, keeping endings (CR, VT, FF stay inside lines)."""
+    if not data:
+        return []
+    lines = data.split(b"\n")
+    last = lines.pop()
+    out = [line + b"\n" for line in lines]
+    if last:
+        out.append(last)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    """One `@@` hunk: its ranges and lines as (tag, content) with tag ' ', '-' or '+'.
+
+    Content keeps its line ending; a line without a final LF is one that `\\ No newline
+    at end of file` followed.
+    """
+
+    old_start: int
+    old_len: int
+    new_start: int
+    new_len: int
+    lines: tuple[tuple[str, bytes], ...]
+    heading: bytes = b""
+    raw: bytes | None = field(default=None, compare=False)
+    lineno: int = field(default=0, compare=False)
+
+    @property
+    def old_pos(self) -> int:
+        """0-based index of the first old line (for an insertion: of the line after it)."""
+        return self.old_start - 1 if self.old_len else self.old_start
+
+    @property
+    def new_pos(self) -> int:
+        return self.new_start - 1 if self.new_len else self.new_start
+
+    @property
+    def old_lines(self) -> list[bytes]:
+        return [c for t, c in self.lines if t != "+"]
+
+    @property
+    def new_lines(self) -> list[bytes]:
+        return [c for t, c in self.lines if t != "-"]
+
+    @property
+    def leading_context(self) -> int:
+        n = 0
+        for t, _ in self.lines:
+            if t != " ":
+                break
+            n += 1
+        return n
+
+    @property
+    def trailing_context(self) -> int:
+        n = 0
+        for t, _ in reversed(self.lines):
+            if t != " ":
+                break
+            n += 1
+        return n
+
+    @property
+    def has_context(self) -> bool:
+        return any(t == " " for t, _ in self.lines)
+
+    @property
+    def changes(self) -> tuple[tuple[str, bytes], ...]:
+        """The added and removed lines alone: what the hunk does, without where."""
+        return tuple((t, c) for t, c in self.lines if t != " ")
+
+    def reversed(self) -> Hunk:
+        """The hunk that undoes this one."""
+        swap = {" ": " ", "-": "+", "+": "-"}
+        # Keep removals before additions within each change block, as diff does.
+        out: list[tuple[str, bytes]] = []
+        block: list[tuple[str, bytes]] = []
+        for t, c in self.lines:
+            if t == " ":
+                out.extend(_ordered_block(block))
+                block = []
+                out.append((t, c))
+            else:
+                block.append((swap[t], c))
+        out.extend(_ordered_block(block))
+        return Hunk(self.new_start, self.new_len, self.old_start, self.old_len, tuple(out),
+                    self.heading)
+
+    def render(self) -> bytes:
+        """The hunk's bytes: its source bytes if parsed, else git's canonical form."""
+        if self.raw is not None:
+            return self.raw
+        out = [b"@@ -%s +%s @@%s\n" % (_range(self.old_start, self.old_len),
+                                       _range(self.new_start, self.new_len), self.heading)]
+        for t, c in self.lines:
+            out.append(t.encode() + c)
+            if not c.endswith(b"\n"):
+                out.append(b"\n" + NO_EOL)
+        return b"".join(out)
+
+
+def _ordered_block(block: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    return [x for x in block if x[0] == "-"] + [x for x in block if x[0] == "+"]
+
+
+def _range(start: int, length: int) -> bytes:
+    return b"%d" % start if length == 1 else b"%d,%d" % (start, length)
+
+
+@dataclass(frozen=True, slots=True)
+class FilePatch:
+    """One file's section: its paths (strip level applied), git metadata and hunks.
+
+    `old_path` is None for a created file, `new_path` None for a deleted one.
+    """
+
+    old_path: str | None
+    new_path: str | None
+    hunks: tuple[Hunk, ...] = ()
+    old_mode: str | None = None
+    new_mode: str | None = None
+    rename: bool = False
+    copy: bool = False
+    similarity: int | None = None
+    old_id: str | None = None
+    new_id: str | None = None
+    binary: bool = False
+    git: bool = True
+    raw_header: bytes | None = field(default=None, compare=False)
+    raw_tail: bytes = field(default=b"", compare=False)
+    lineno: int = field(default=0, compare=False)
+
+    @property
+    def is_new(self) -> bool:
+        return self.old_path is None
+
+    @property
+    def is_delete(self) -> bool:
+        return self.new_path is None
+
+    @property
+    def path(self) -> str:
+        """The path this section is about: the new one, or the old one if deleted."""
+        p = self.new_path if self.new_path is not None else self.old_path
+        assert p is not None
+        return p
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every path this section reads or writes."""
+        return tuple(dict.fromkeys(p for p in (self.old_path, self.new_path) if p is not None))
+
+    def render(self) -> bytes:
+        return self.render_header() + b"".join(h.render() for h in self.hunks) + self.raw_tail
+
+    def render_header(self) -> bytes:
+        if self.raw_header is not None:
+            return self.raw_header
+        # git quotes the prefixed name as a whole: "a/na\303\257ve".
+        a = quote_path("a/" + (self.old_path or self.path))
+        b = quote_path("b/" + (self.new_path or self.path))
+        out = [b"diff --git %s %s\n" % (a, b)]
+        if self.is_new:
+            out.append(b"new file mode %s\n" % (self.new_mode or "100644").encode())
+        elif self.is_delete:
+            out.append(b"deleted file mode %s\n" % (self.old_mode or "100644").encode())
+        elif self.old_mode and self.new_mode and self.old_mode != self.new_mode:
+            out.append(b"old mode %s\nnew mode %s\n" % (self.old_mode.encode(),
+                                                          self.new_mode.encode()))
+        if self.rename or self.copy:
+            verb = b"rename" if self.rename else b"copy"
+            out.append(b"similarity index %d%%\n" % (self.similarity or 100))
+            out.append(b"%s from %s\n" % (verb, quote_path(self.old_path or "")))
+            out.append(b"%s to %s\n" % (verb, quote_path(self.new_path or "")))
+        if self.old_id and self.new_id:
+            mode = b""
+            if not self.is_new and not self.is_delete and self.old_mode == self.new_mode \
+                    and self.new_mode:
+                mode = b" " + self.new_mode.encode()
+            out.append(b"index %s..%s%s\n" % (self.old_id.encode(), self.new_id.encode(), mode))
+        if self.hunks:
+            minus = a if not self.is_new else b"/dev/null"
+            plus = b if not self.is_delete else b"/dev/null"
+            # git ends a name holding a space with a tab, so a trailing space survives.
+            out.append(b"--- %s%s\n" % (minus, b"\t" if b" " in minus else b""))
+            out.append(b"+++ %s%s\n" % (plus, b"\t" if b" " in plus else b""))
+        return b"".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    """A whole patch file: header bytes, file sections, trailing bytes (a mail signature)."""
+
+    header: bytes
+    sections: tuple[FilePatch, ...]
+    trailer: bytes = b""
+
+    def render(self) -> bytes:
+        return self.header + b"".join(s.render() for s in self.sections) + self.trailer
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(p for s in self.sections for p in s.paths))
+
+
+# --- path quoting (git's C-style quoting of names with special bytes) -------------------
+
+_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13,
+            b'"': 34, b"\\": 92}
+_QUOTE_OUT = {7: b"\\a", 8: b"\\b", 9: b"\\t", 10: b"\\n", 11: b"\\v", 12: b"\\f",
+              13: b"\\r", 34: b'\\"', 92: b"\\\\"}
+
+
+def unquote(raw: bytes) -> bytes:
+    """Undo git's C-style quoting of `"a/na\\303\\257ve"`; unquoted input is returned as is."""
+    if not (len(raw) >= 2 and raw.startswith(b'"') and raw.endswith(b'"')):
+        return raw
+    body, out, i = raw[1:-1], bytearray(), 0
+    while i < len(body):
+        c = body[i : i + 1]
+        if c != b"\\":
+            out += c
+            i += 1
+            continue
+        nxt = body[i + 1 : i + 2]
+        if nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
+            i += 2
+        elif nxt.isdigit() and re.fullmatch(rb"[0-7]{3}", body[i + 1 : i + 4]):
+            out.append(int(body[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            raise ValueError(f"bad escape in quoted path {raw!r}")
+    return bytes(out)
+
+
+def quote_path(path: str) -> bytes:
+    """git's quoting: names with control bytes, quotes, backslashes or non-ASCII are quoted."""
+    raw = path.encode("utf-8", "surrogateescape")
+    if all(32 <= b < 127 and b not in (34, 92) for b in raw):
+        return raw
+    out = bytearray(b'"')
+    for b in raw:
+        if b in _QUOTE_OUT:
+            out += _QUOTE_OUT[b]
+        elif b < 32 or b >= 127:
+            out += b"\\%03o" % b
+        else:
+            out.append(b)
+    return bytes(out + b'"')
+
+
+def decode_path(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+# --- parsing ---------------------------------------------------------------------------
+
+
+class _Lines:
+    """A cursor over the patch's lines that knows its file name for error messages."""
+
+    def __init__(self, data: bytes, where: str) -> None:
+        self.lines = split_lines(data)
+        self.i = 0
+        self.where = where
+
+    def peek(self, k: int = 0) -> bytes | None:
+        j = self.i + k
+        return self.lines[j] if j < len(self.lines) else None
+
+    def take(self) -> bytes:
+        line = self.lines[self.i]
+        self.i += 1
+        return line
+
+    def error(self, what: str, lineno: int | None = None, hint: str | None = None) -> BadInputError:
+        n = self.i + 1 if lineno is None else lineno
+        return BadInputError(what, f"{self.where}:{n}", hint)
+
+
+def _is_section_start(cur: _Lines, k: int = 0) -> bool:
+    line = cur.peek(k)
+    if line is None:
+        return False
+    if line.startswith(b"diff --git "):
+        return True
+    nxt = cur.peek(k + 1)
+    if line.startswith(b"Index: ") and nxt is not None and nxt.startswith(b"====="):
+        return _is_plain_start(cur, k + 2)
+    if line.startswith(b"diff ") and nxt is not None and nxt.startswith(b"--- "):
+        return _is_plain_start(cur, k + 1)
+    if line.startswith(b"Binary files ") and line.rstrip().endswith(b" differ"):
+        return True
+    return _is_plain_start(cur, k)
+
+
+def _is_plain_start(cur: _Lines, k: int) -> bool:
+    a, b, c = cur.peek(k), cur.peek(k + 1), cur.peek(k + 2)
+    return (a is not None and a.startswith(b"--- ") and b is not None
+            and b.startswith(b"+++ ") and c is not None and c.startswith(b"@@ -"))
+
+
+def _quoted_end(text: bytes) -> int | None:
+    """Index of the quote closing the C-quoted name that `text` starts with, or None."""
+    i = 1
+    while i < len(text):
+        if text[i] == 0x5C:  # backslash: the next byte is escaped, even a quote
+            i += 2
+        elif text[i] == 0x22:
+            return i
+        else:
+            i += 1
+    return None
+
+
+def split_name(raw: bytes) -> tuple[bytes, bytes]:
+    """Split a `---`/`+++` name from what follows it: a timestamp, or git's lone tab.
+
+    git appends a tab to names that hold a space, quoted or not (diff.c), and diff
+    appends a tab and the timestamp.
+    """
+    text = raw.rstrip(b"\r\n")
+    if text.startswith(b'"') and (end := _quoted_end(text)) is not None:
+        return text[: end + 1], text[end + 1 :].lstrip(b"\t ")
+    if b"\t" in text:
+        name, rest = text.split(b"\t", 1)
+        return name, rest
+    return text.rstrip(b" "), b""
+
+
+def strip_path(raw: bytes, strip: int, cur: _Lines, lineno: int, *,
+               exact: bool = False) -> str | None:
+    """Turn a `---`/`+++`/`diff --git` name into a repo path: drop timestamp, unquote, strip.
+
+    `exact`: the name is all of `raw` (`diff --git`, `rename to`), so trailing spaces stay.
+    """
+    name = raw.rstrip(b"\r\n") if exact else split_name(raw)[0]
+    try:
+        name = unquote(name)
+    except ValueError as e:
+        raise cur.error(str(e), lineno) from None
+    if name == b"/dev/null":
+        return None
+    if b"\0" in name:
+        raise cur.error("file name contains a NUL byte", lineno)
+    if name.startswith(b"/"):
+        # Whatever the strip level, a patch naming /etc/... was not made inside a tree.
+        raise UnsafePathError(f"absolute path {decode_path(name)!r} in the patch",
+                              f"{cur.where}:{lineno}", "patches may only touch files inside "
+                              "the target; re-create it with relative paths")
+    if strip:
+        parts = name.split(b"/")
+        # quilt and GNU patch count runs of slashes as one separator.
+        parts = [p for p in parts[:-1] if p] + parts[-1:]
+        if len(parts) <= strip:
+            raise cur.error(f"-p{strip} strips the whole of {decode_path(name)!r}", lineno,
+                            "set the patch's strip level in series (e.g. -p0)")
+        name = b"/".join(parts[strip:])
+    return decode_path(name)
+
+
+def _git_names(line: bytes, strip: int, cur: _Lines, lineno: int) -> tuple[str, str]:
+    """The two names of a `diff --git a/X b/Y` line (used when no ---/+++ lines follow)."""
+    rest = line[len(b"diff --git "):].rstrip(b"\r\n")
+    if rest.startswith(b'"'):
+        end = _quoted_end(rest)
+        if end is None:
+            raise cur.error("cannot read the file names of this `diff --git` line", lineno)
+        first, second = rest[: end + 1], rest[end + 2 :]
+    else:
+        # Unquoted names may hold spaces: split where both halves name the same file.
+        candidates = [m.start() for m in re.finditer(rb" ", rest)]
+        first = second = b""
+        for pos in candidates:
+            a, b = rest[:pos], rest[pos + 1 :]
+            if b.startswith(b'"'):
+                first, second = a, b
+                break
+            if a.split(b"/", 1)[-1] == b.split(b"/", 1)[-1]:
+                first, second = a, b
+                break
+        if not first:
+            if not candidates:
+                raise cur.error("cannot read the file names of this `diff --git` line", lineno)
+            pos = candidates[len(candidates) // 2]
+            first, second = rest[:pos], rest[pos + 1 :]
+    old = strip_path(first, strip, cur, lineno, exact=True)
+    new = strip_path(second, strip, cur, lineno, exact=True)
+    if old is None or new is None:
+        raise cur.error("`diff --git` line names /dev/null", lineno)
+    return old, new
+
+
+def _parse_hunk(cur: _Lines) -> Hunk:
+    start = cur.i
+    header = cur.take()
+    m = _HUNK_RE.match(header)
+    if m is None:
+        raise cur.error("malformed hunk header", start + 1,
+                        "expected `@@ -start,count +start,count @@`")
+    old_start, new_start = int(m.group(1)), int(m.group(3))
+    old_len = 1 if m.group(2) is None else int(m.group(2))
+    new_len = 1 if m.group(4) is None else int(m.group(4))
+    heading = m.group(5)
+    if (old_start == 0 and old_len) or (new_start == 0 and new_len):
+        raise cur.error("hunk header puts lines at line 0", start + 1,
+                        "only an empty side (`-0,0` or `+0,0`) starts at line 0")
+    old_left, new_left = old_len, new_len
+    lines: list[tuple[str, bytes]] = []
+    while old_left > 0 or new_left > 0:
+        line = cur.peek()
+        if line is None:
+            raise cur.error(
+                f"truncated hunk: header says {old_len} old and {new_len} new lines, found "
+                f"{old_len - old_left} and {new_len - new_left}", start + 1)
+        tag = line[:1]
+        if tag == b"\\" and lines:
+            cur.take()
+            t, c = lines[-1]
+            lines[-1] = (t, c[:-1] if c.endswith(b"\n") else c)
+            continue
+        if tag == b" " or line in (b"\n", b"\r\n"):
+            content = line[1:] if tag == b" " else line
+            if old_left == 0 or new_left == 0:
+                raise _count_error(cur, start, old_len, new_len, old_left, new_left)
+            lines.append((" ", content))
+            old_left -= 1
+            new_left -= 1
+        elif tag == b"-":
+            if old_left == 0:
+                raise _count_error(cur, start, old_len, new_len, old_left, new_left)
+            lines.append(("-", line[1:]))
+            old_left -= 1
+        elif tag == b"+":
+            if new_left == 0:
+                raise _count_error(cur, start, old_len, new_len, old_left, new_left)
+            lines.append(("+", line[1:]))
+            new_left -= 1
+        else:
+            raise _count_error(cur, start, old_len, new_len, old_left, new_left)
+        cur.take()
+    nxt = cur.peek()
+    if nxt is not None and nxt.startswith(b"\\") and lines:
+        cur.take()
+        t, c = lines[-1]
+        lines[-1] = (t, c[:-1] if c.endswith(b"\n") else c)
+    raw = b"".join(cur.lines[start : cur.i])
+    return Hunk(old_start, old_len, new_start, new_len, tuple(lines), heading, raw, start + 1)
+
+
+def _count_error(cur: _Lines, start: int, old_len: int, new_len: int, old_left: int,
+                 new_left: int) -> BadInputError:
+    return cur.error(
+        f"hunk header says {old_len} old and {new_len} new lines, found "
+        f"{old_len - old_left} and {new_len - new_left} before this line", None,
+        f"the hunk starting on line {start + 1} has wrong line counts")
+
+
+def _parse_section(cur: _Lines, strip: int) -> FilePatch:
+    start = cur.i
+    first = cur.peek()
+    assert first is not None
+    old_path: str | None = None
+    new_path: str | None = None
+    fields: dict[str, object] = {"git": first.startswith(b"diff --git ")}
+    have_names = False
+    binary = False
+    minus = plus = b""
+    if first.startswith(b"Binary files "):
+        cur.take()
+        m = re.match(rb"Binary files (.*) and (.*) differ", first.rstrip(b"\r\n"))
+        if m is None:
+            raise cur.error("cannot read this `Binary files` line", start + 1)
+        old_path = strip_path(m.group(1), strip, cur, start + 1, exact=True)
+        new_path = strip_path(m.group(2), strip, cur, start + 1, exact=True)
+        return FilePatch(old_path, new_path, (), binary=True, git=False,
+                         raw_header=b"".join(cur.lines[start : cur.i]), lineno=start + 1)
+    if fields["git"]:
+        cur.take()
+        git_old, git_new = _git_names(first, strip, cur, start + 1)
+        old_path, new_path = git_old, git_new
+        while (line := cur.peek()) is not None and line.startswith(_GIT_EXT):
+            n = cur.i + 1
+            cur.take()
+            text = line.rstrip(b"\r\n")
+            if text.startswith((b"new file mode ", b"deleted file mode ", b"old mode ",
+                                b"new mode ")):
+                mode = text.rsplit(b" ", 1)[1].decode("ascii", "replace")
+                if not re.fullmatch(r"1[02]0[0-7]{3}|160000|40000|040000", mode):
+                    raise cur.error(f"unknown file mode {mode!r}", n)
+                if text.startswith(b"new file"):
+                    fields["new_mode"], old_path = mode, None
+                elif text.startswith(b"deleted"):
+                    fields["old_mode"], new_path = mode, None
+                elif text.startswith(b"old mode"):
+                    fields["old_mode"] = mode
+                else:
+                    fields["new_mode"] = mode
+            elif text.startswith((b"rename from ", b"copy from ", b"rename old ")):
+                fields["rename" if text.startswith(b"rename") else "copy"] = True
+                old_path = strip_path(text.split(b" ", 2)[2], max(strip - 1, 0), cur, n,
+                                      exact=True)
+            elif text.startswith((b"rename to ", b"copy to ", b"rename new ")):
+                new_path = strip_path(text.split(b" ", 2)[2], max(strip - 1, 0), cur, n,
+                                      exact=True)
+            elif text.startswith(b"similarity index "):
+                m = re.search(rb"(\d+)%", text)
+                fields["similarity"] = int(m.group(1)) if m else None
+            elif text.startswith(b"index "):
+                m = re.fullmatch(rb"index ([0-9a-f]+)\.\.([0-9a-f]+)(?: (\d+))?", text)
+                if m is None:
+                    raise cur.error("malformed `index` line", n)
+                fields["old_id"], fields["new_id"] = m.group(1).decode(), m.group(2).decode()
+                if m.group(3):
+                    fields["old_mode"] = fields["new_mode"] = m.group(3).decode()
+        have_names = True
+        line = cur.peek()
+        if line is not None and (line.startswith(b"GIT binary patch") or
+                                 line.startswith(b"Binary files ")):
+            binary = True
+            cur.take()
+            if line.startswith(b"GIT binary patch"):
+                while (line := cur.peek()) is not None and not _is_section_start(cur) \
+                        and not line.startswith(b"-- "):
+                    cur.take()
+    else:
+        # Plain diff: skip `Index:`/`=====`/`diff ...` lines that precede `---`.
+        while (line := cur.peek()) is not None and not line.startswith(b"--- "):
+            cur.take()
+    if not binary and (line := cur.peek()) is not None and line.startswith(b"--- "):
+        nxt = cur.peek(1)
+        if nxt is None or not nxt.startswith(b"+++ "):
+            raise cur.error("`---` line without a `+++` line after it", cur.i + 1)
+        minus_at = cur.i + 1
+        minus, plus = cur.take()[4:], cur.take()[4:]
+        a = strip_path(minus, strip, cur, minus_at)
+        b = strip_path(plus, strip, cur, minus_at + 1)
+        if not have_names:
+            old_path, new_path = a, b
+        else:
+            # ---/+++ are authoritative for the content; /dev/null marks create/delete.
+            if a is None:
+                old_path = None
+            if b is None:
+                new_path = None
+        if a is None and b is None:
+            raise cur.error("both sides of the section are /dev/null", minus_at)
+    if not fields["git"] and old_path is not None and new_path is not None \
+            and old_path != new_path:
+        # diff -u between two trees names the same file twice with different prefixes
+        # (`x.orig/f`, `f.orig`); take the one GNU patch would take.
+        new_path = old_path = _best_name(old_path, new_path)
+    header_end = cur.i
+    hunks: list[Hunk] = []
+    while (line := cur.peek()) is not None and line.startswith(b"@@ "):
+        hunks.append(_parse_hunk(cur))
+    for prev, nxt_h in zip(hunks, hunks[1:], strict=False):
+        if nxt_h.old_pos < prev.old_pos + prev.old_len:
+            raise cur.error("hunks are out of order or overlap", nxt_h.lineno,
+                            f"the hunk on line {prev.lineno} ends after this one starts")
+    if not fields["git"] and not hunks:
+        raise cur.error("section has no hunks", start + 1)
+    if not fields["git"] and hunks:
+        # `diff -N` names a missing file with the epoch as its timestamp; like GNU patch
+        # (pch.c), such a side whose hunk starts at line 0 says the file does not exist.
+        first_hunk = hunks[0]
+        if first_hunk.old_start == 0 and not first_hunk.old_len and _is_epoch(minus) \
+                and new_path is not None:
+            old_path = None
+        elif first_hunk.new_start == 0 and not first_hunk.new_len and _is_epoch(plus) \
+                and old_path is not None:
+            new_path = None
+    return FilePatch(
+        old_path, new_path, tuple(hunks),
+        old_mode=_opt_str(fields.get("old_mode")), new_mode=_opt_str(fields.get("new_mode")),
+        rename=bool(fields.get("rename")), copy=bool(fields.get("copy")),
+        similarity=fields.get("similarity") if isinstance(fields.get("similarity"), int)
+        else None,
+        old_id=_opt_str(fields.get("old_id")), new_id=_opt_str(fields.get("new_id")),
+        binary=binary, git=bool(fields["git"]),
+        raw_header=b"".join(cur.lines[start:header_end]), lineno=start + 1,
+    )
+
+
+def _opt_str(v: object) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _best_name(*names: str) -> str:
+    """GNU patch's best_name(): fewest directories, then shortest base name, then shortest
+    name, then the first (old before new)."""
+    def key(name: str) -> tuple[int, int, int]:
+        raw = name.encode("utf-8", "surrogateescape")
+        parts = raw.split(b"/")
+        return len([p for p in parts[:-1] if p]), len(parts[-1]), len(raw)
+    return min(names, key=key)
+
+
+def _is_epoch(name_line: bytes) -> bool:
+    """Whether a `---`/`+++` line's timestamp is the epoch, in whatever time zone."""
+    m = _STAMP_RE.match(split_name(name_line)[1].strip())
+    if m is None:
+        return False
+    y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
+    offset = 0
+    if m.group(7):
+        offset = (int(m.group(8)) * 60 + int(m.group(9))) * 60
+        offset = offset if m.group(7) == b"+" else -offset
+    try:
+        return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)) - offset == 0
+    except (ValueError, OverflowError):
+        return False
+
+
+def parse(data: bytes, where: str = "<patch>", strip: int = 1) -> Patch:
+    """Parse a patch file; `where` names it in errors, `strip` is its -p level."""
+    cur = _Lines(data, where)
+    while cur.peek() is not None and not _is_section_start(cur):
+        cur.take()
+    header = b"".join(cur.lines[: cur.i])
+    _refuse_other_formats(cur.lines[: cur.i], cur, whole=cur.peek() is None)
+    sections: list[FilePatch] = []
+    tail_start = len(cur.lines)
+    while cur.peek() is not None:
+        if _is_section_start(cur):
+            sections.append(_parse_section(cur, strip))
+            continue
+        # Between sections only blank lines; a `-- ` mail signature ends the diff.
+        blank_from = cur.i
+        while (line := cur.peek()) is not None and line.strip() == b"":
+            cur.take()
+        if line is None or _at_trailer(cur):
+            tail_start = blank_from
+            break
+        if _is_section_start(cur):
+            last = sections[-1]
+            sections[-1] = replace(last, raw_tail=last.raw_tail
+                                   + b"".join(cur.lines[blank_from : cur.i]))
+            continue
+        if line.startswith(b"@@ "):
+            raise cur.error("hunk outside any file section")
+        if sections and sections[-1].hunks:
+            last = sections[-1].hunks[-1]
+            if line[:1] in (b" ", b"-", b"+"):
+                raise cur.error(f"hunk header says {last.old_len} old and {last.new_len} new "
+                                "lines, but the hunk goes on", None,
+                                f"the hunk starting on line {last.lineno} has wrong line counts")
+            raise cur.error("unexpected text after a hunk", None,
+                            "a hunk's line counts may be wrong, or text is mixed into the diff")
+        raise cur.error("unexpected text between file sections")
+    trailer = b"".join(cur.lines[tail_start:])
+    return Patch(header, tuple(sections), trailer)
+
+
+def _at_trailer(cur: _Lines) -> bool:
+    """At a mail signature, or at format-patch's `base-commit:` lines before one or the end."""
+    k = 0
+    while (line := cur.peek(k)) is not None and line.startswith(_MAIL_TRAILER):
+        k += 1
+    while k and (line := cur.peek(k)) is not None and line.strip() == b"":
+        k += 1
+    line = cur.peek(k)
+    if line is None:
+        return k > 0
+    return line.startswith(b"-- ") or line.rstrip(b"\r\n") == b"--"
+
+
+def _refuse_other_formats(lines: list[bytes], cur: _Lines, whole: bool) -> None:
+    """Refuse diffs that are not unified ones rather than take them for header text.
+
+    `lines` are the header's; `whole` says no unified section follows them.
+    """
+    redo = "re-create it with `diff -u` or `git diff`"
+    for n, line in enumerate(lines, 1):
+        if _HUNK_RE.match(line):
+            # git apply: "patch fragment without header".
+            raise cur.error("hunk outside any file section", n,
+                            "the `---`/`+++` lines that name its file are missing")
+        if line.startswith((b"diff --cc ", b"diff --combined ")):
+            raise cur.error("this is a combined diff of a merge; patchq takes only unified "
+                            "diffs", n, "diff the merge against one parent")
+        if line.rstrip(b"\r\n") == b"*" * 15 and n < len(lines) \
+                and _CONTEXT_HUNK_RE.match(lines[n]):
+            raise cur.error("this is a context-format diff; patchq takes only unified diffs",
+                            n, redo)
+    if not whole:
+        return
+    text = [(n, ln) for n, ln in enumerate(lines, 1) if ln.strip()]
+    if text and _ED_RE.match(text[0][1]):
+        n = text[0][0]
+        if n < len(lines) and lines[n].startswith((b"< ", b"> ")):
+            raise cur.error("this is a normal-format diff; patchq takes only unified diffs", n,
+                            redo)
+        raise cur.error("this looks like an ed-script diff; patchq takes only unified diffs", n,
+                        redo)
+
+
+def iter_hunks(p: Patch) -> Iterator[tuple[FilePatch, Hunk]]:
+    for s in p.sections:
+        for h in s.hunks:
+            yield s, h
+
+
+def make_patch(header: bytes, sections: Sequence[FilePatch]) -> Patch:
+    return Patch(header, tuple(sections))

@@ -1,0 +1,158 @@
+"""The patch repo on disk: `patchq.toml`, `series`, `patches/` and `series.lock`.
+
+Finding it, reading it, and writing it back atomically. Paths inside `patches/` named by
+the series are confined to that folder, so a hostile series cannot make patchq read or
+write elsewhere.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import BadInputError
+from .fsutil import atomic_write
+from .lock import Lock
+from .series import Series
+
+CONFIG, SERIES, PATCHES, LOCK = "patchq.toml", "series", "patches", "series.lock"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """patchq.toml: what to track and how to apply."""
+
+    upstream: str | None = None
+    branch: str | None = None
+    target: str | None = None
+    strip: int = 1
+    fuzz: int = 0
+    guards: tuple[str, ...] = ()
+    context: int = 3
+    queue: str = "main"
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> Config:
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise BadInputError(f"cannot read the configuration: {e}", where) from None
+        known = {"upstream": str, "branch": str, "target": str, "strip": int, "fuzz": int,
+                 "guards": list, "context": int, "queue": str}
+        kwargs: dict[str, object] = {}
+        extra: dict[str, object] = {}
+        for key, value in doc.items():
+            if key not in known:
+                extra[key] = value  # tables other tools or later versions own
+                continue
+            if not isinstance(value, known[key]) or isinstance(value, bool):
+                raise BadInputError(f"`{key}` must be a {known[key].__name__}", where)
+            kwargs[key] = value
+        guards = kwargs.pop("guards", [])
+        assert isinstance(guards, list)
+        if not all(isinstance(g, str) and g and not g.startswith(("+", "-")) for g in guards):
+            raise BadInputError("`guards` must be a list of guard names", where)
+        for key in ("strip", "fuzz", "context"):
+            v = kwargs.get(key)
+            if isinstance(v, int) and v < 0:
+                raise BadInputError(f"`{key}` must not be negative", where)
+        queue = kwargs.get("queue")
+        if isinstance(queue, str) and not _valid_queue(queue):
+            raise BadInputError(f"invalid queue name {queue!r}", where)
+        return cls(guards=tuple(guards), extra=extra, **kwargs)  # type: ignore[arg-type]
+
+
+def _valid_queue(name: str) -> bool:
+    return bool(name) and all(c.isalnum() or c in "-_." for c in name) and \
+        not name.startswith(".") and ".." not in name
+
+
+@dataclass(frozen=True, slots=True)
+class PatchRepo:
+    """A patch repo folder; `series` and `config` are read when it is opened."""
+
+    root: Path
+    config: Config
+    series: Series
+
+    @property
+    def patches_dir(self) -> Path:
+        return self.root / PATCHES
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / LOCK
+
+    @classmethod
+    def find(cls, start: Path) -> Path:
+        """The nearest folder upwards holding patchq.toml or series."""
+        start = start.resolve()
+        for d in (start, *start.parents):
+            if (d / CONFIG).is_file():
+                return d
+        for d in (start, *start.parents):
+            if (d / SERIES).is_file():
+                return d
+        raise BadInputError("no patch repo here or above (no patchq.toml or series)",
+                            str(start), "run `patchq init`, or give --dir")
+
+    @classmethod
+    def open(cls, root: Path) -> PatchRepo:
+        root = root.resolve()
+        if not root.is_dir():
+            raise BadInputError("patch repo folder does not exist", str(root))
+        cfg_path = root / CONFIG
+        config = (Config.parse(cfg_path.read_text(encoding="utf-8"), str(cfg_path))
+                  if cfg_path.is_file() else Config())
+        series_path = root / SERIES
+        text = series_path.read_text(encoding="utf-8", errors="surrogateescape") \
+            if series_path.is_file() else ""
+        return cls(root, config, Series.parse(text, str(series_path)))
+
+    def patch_path(self, name: str) -> Path:
+        """The file of patch `name`, refused if the name would leave patches/."""
+        where = f"{self.root / SERIES}"
+        if not name or name.startswith("/") or "\\" in name or "\0" in name:
+            raise BadInputError(f"unsafe patch name {name!r}", where)
+        parts = name.split("/")
+        if any(p in ("", ".", "..") for p in parts):
+            raise BadInputError(f"unsafe patch name {name!r}", where,
+                                "patch names are paths inside patches/")
+        path = self.patches_dir.joinpath(*parts)
+        base = self.patches_dir.resolve()
+        real = path.resolve()
+        if real != base and base not in real.parents:
+            raise BadInputError(f"patch {name!r} resolves outside patches/", where)
+        return path
+
+    def read_patch(self, name: str) -> bytes:
+        path = self.patch_path(name)
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise BadInputError(f"patch {name!r} is in the series but its file is missing",
+                                str(path)) from None
+        except IsADirectoryError:
+            raise BadInputError(f"patch {name!r} is a directory", str(path)) from None
+
+    def display(self, name: str) -> str:
+        """How messages name a patch: `patches/<name>`, as the series file would."""
+        return f"{PATCHES}/{name}"
+
+    def read_lock(self) -> Lock | None:
+        try:
+            data = self.lock_path.read_bytes()
+        except FileNotFoundError:
+            return None
+        return Lock.from_json(data, str(self.lock_path))
+
+    def write_lock(self, lock: Lock) -> None:
+        atomic_write(self.lock_path, lock.to_json())
+
+    def write_series(self, series: Series) -> None:
+        atomic_write(self.root / SERIES, series.format().encode("utf-8", "surrogateescape"))
+
+    def write_patch(self, name: str, data: bytes) -> None:
+        atomic_write(self.patch_path(name), data)

@@ -1,0 +1,161 @@
+"""The `series` file: an ordered list of patches, quilt- and Mercurial-MQ-compatible.
+
+One patch a line, path relative to `patches/`; an optional `-pN` strip level; guards in
+MQ's spelling (`#+g`, `#-g`) after the name. Blank lines and comments are kept verbatim,
+so `format(parse(text)) == text` for every input; only lines patchq itself adds or
+changes are rendered anew.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from .errors import BadInputError
+
+_GUARD = re.compile(r"#([+-])([^\s#+-][^\s#]*)$")
+_STRIP = re.compile(r"-p(\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One line of `series`: a patch entry, or (name None) a comment or blank line."""
+
+    raw: str
+    name: str | None = None
+    strip: int | None = None
+    guards: tuple[str, ...] = ()
+    lineno: int = 0
+
+    @property
+    def is_patch(self) -> bool:
+        return self.name is not None
+
+    @property
+    def positive_guards(self) -> tuple[str, ...]:
+        return tuple(g[1:] for g in self.guards if g.startswith("+"))
+
+    @property
+    def negative_guards(self) -> tuple[str, ...]:
+        return tuple(g[1:] for g in self.guards if g.startswith("-"))
+
+    def strip_level(self, default: int = 1) -> int:
+        return default if self.strip is None else self.strip
+
+    def active(self, guards: Iterable[str]) -> bool:
+        """MQ semantics: a `-g` guard excludes when g is active; `+g` guards need one active."""
+        on = set(guards)
+        if any(g in on for g in self.negative_guards):
+            return False
+        pos = self.positive_guards
+        return not pos or any(g in on for g in pos)
+
+
+def _parse_line(line: str, lineno: int, where: str) -> Entry:
+    body = line.rstrip("\r\n")
+    stripped = body.strip()
+    if not stripped or stripped.startswith("#"):
+        return Entry(raw=line, lineno=lineno)
+    # quilt: "name [-pN] [#comment]"; MQ guards live in the comment part.
+    code, hashpart = stripped, ""
+    if "#" in stripped:
+        idx = stripped.index("#")
+        code, hashpart = stripped[:idx].rstrip(), stripped[idx:]
+    words = code.split()
+    name = words[0]
+    strip: int | None = None
+    for word in words[1:]:
+        m = _STRIP.match(word)
+        if m is None:
+            raise BadInputError(f"unexpected option {word!r} after {name!r}", f"{where}:{lineno}",
+                                "series lines are `name [-pN] [#+guard ...]`")
+        strip = int(m.group(1))
+    guards: list[str] = []
+    for token in hashpart.split():
+        m = _GUARD.match(token)
+        if m is not None:
+            guards.append(m.group(1) + m.group(2))
+        elif token.startswith("#") and token[1:2] in ("+", "-"):
+            raise BadInputError(f"malformed guard {token!r}", f"{where}:{lineno}",
+                                "guards are `#+name` or `#-name`")
+        else:
+            break  # the rest is a free-text comment
+    return Entry(raw=line, name=name, strip=strip, guards=tuple(guards), lineno=lineno)
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """The parsed `series` file; entries include comments and blank lines."""
+
+    entries: tuple[Entry, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def parse(cls, text: str, where: str = "series") -> Series:
+        """Parse series text; duplicate patch names are bad input."""
+        lines = text.splitlines(keepends=True)
+        entries = tuple(_parse_line(line, i, where) for i, line in enumerate(lines, 1))
+        seen: dict[str, int] = {}
+        for e in entries:
+            if e.name is None:
+                continue
+            if e.name in seen:
+                raise BadInputError(
+                    f"patch {e.name!r} is listed twice (first on line {seen[e.name]})",
+                    f"{where}:{e.lineno}", "remove one of the lines")
+            seen[e.name] = e.lineno
+        return cls(entries)
+
+    def format(self) -> str:
+        """The file text; byte-identical to the parsed input where nothing changed."""
+        out = []
+        for i, e in enumerate(self.entries):
+            raw = e.raw
+            if i < len(self.entries) - 1 and not raw.endswith("\n"):
+                raw += "\n"
+            out.append(raw)
+        return "".join(out)
+
+    @property
+    def patches(self) -> tuple[Entry, ...]:
+        return tuple(e for e in self.entries if e.is_patch)
+
+    def names(self) -> list[str]:
+        return [e.name for e in self.entries if e.name is not None]
+
+    def active(self, guards: Iterable[str]) -> tuple[Entry, ...]:
+        g = tuple(guards)
+        return tuple(e for e in self.patches if e.active(g))
+
+    def find(self, name: str) -> Entry | None:
+        for e in self.entries:
+            if e.name == name:
+                return e
+        return None
+
+    def with_appended(self, new: Sequence[Entry], after: str | None = None) -> Series:
+        """A new Series with `new` entries appended, or inserted after patch `after`."""
+        for e in new:
+            if e.name is not None and self.find(e.name) is not None:
+                raise BadInputError(f"patch {e.name!r} is already in the series", "series")
+        entries = list(self.entries)
+        if entries and not entries[-1].raw.endswith("\n"):
+            entries[-1] = replace(entries[-1], raw=entries[-1].raw + "\n")
+        if after is None:
+            return Series(tuple(entries) + tuple(new))
+        for i, e in enumerate(entries):
+            if e.name == after:
+                return Series(tuple(entries[: i + 1]) + tuple(new) + tuple(entries[i + 1 :]))
+        raise BadInputError(f"no patch named {after!r} in the series", "series")
+
+
+def make_entry(name: str, strip: int | None = None, guards: Sequence[str] = ()) -> Entry:
+    """An entry rendered in the canonical spelling: `name [-pN] [#+g ...]`."""
+    if not name or any(c.isspace() for c in name) or name.startswith("#"):
+        raise BadInputError(f"invalid patch name {name!r}", "series",
+                            "names may not contain spaces or start with #")
+    parts = [name]
+    if strip is not None:
+        parts.append(f"-p{strip}")
+    parts.extend(f"#{g}" for g in guards)
+    return Entry(raw=" ".join(parts) + "\n", name=name, strip=strip, guards=tuple(guards))

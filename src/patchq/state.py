@@ -1,0 +1,68 @@
+"""State kept in the target's `.git/patchq/`: the run lock and the applied stack's record.
+
+The lock makes two patchq processes on one target exclusive; a lock left by a process
+that no longer runs is taken over, so a killed run never blocks the next one.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .errors import UnsafeStateError
+from .fsutil import atomic_write
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError as e:
+        return e.errno == errno.EPERM
+    return True
+
+
+@contextmanager
+def run_lock(state_dir: Path) -> Iterator[None]:
+    """Hold `.git/patchq/lock` for the duration of a mutating command."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_dir / "lock"
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                pid = int(path.read_text().strip() or "0")
+            except (OSError, ValueError):
+                pid = 0
+            if pid and _alive(pid) and pid != os.getpid():
+                raise UnsafeStateError(f"another patchq (pid {pid}) is working on this target",
+                                       str(path), "wait for it to finish") from None
+            path.unlink(missing_ok=True)  # stale: its process is gone
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{os.getpid()}\n")
+        break
+    else:
+        raise UnsafeStateError("cannot take the target's lock", str(path))
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def read_state(state_dir: Path, queue: str) -> dict[str, Any] | None:
+    try:
+        doc = json.loads((state_dir / f"{queue}.json").read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def write_state(state_dir: Path, queue: str, doc: dict[str, Any]) -> None:
+    atomic_write(state_dir / f"{queue}.json",
+                 (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())

@@ -1,0 +1,145 @@
+"""An in-memory, copy-on-write view of a git tree that whole-series work edits.
+
+Directories are read lazily (only those a patch touches) and only the directories that
+changed are re-encoded when the tree is written, so applying a series to a huge
+upstream costs in proportion to what the series touches. Every path is checked here:
+it must stay inside the target, never enter `.git`, and never pass through a symlink,
+a file or a submodule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .errors import UnsafePathError
+from .gitrepo import TREE_MODE, ObjectWriter, render_tree
+
+Reader = Callable[[str], list[tuple[str, bytes, str]]]
+SYMLINK, GITLINK = "120000", "160000"
+
+
+@dataclass(slots=True)
+class _Entry:
+    mode: str
+    oid: str | None  # None: a directory whose id must be recomputed
+    child: _Dir | None = None
+
+
+class _Dir:
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: dict[bytes, _Entry]) -> None:
+        self.entries = entries
+
+
+def check_path(path: str, where: str) -> list[bytes]:
+    """Split a repo path into components, refusing anything that could leave the target."""
+    raw = path.encode("utf-8", "surrogateescape")
+    if not raw:
+        raise UnsafePathError("empty file name", where)
+    if b"\0" in raw:
+        raise UnsafePathError(f"file name {path!r} contains a NUL byte", where)
+    if raw.startswith(b"/"):
+        raise UnsafePathError(f"absolute path {path!r}", where,
+                              "patches may only touch files inside the target")
+    parts = raw.split(b"/")
+    for p in parts:
+        if p in (b"", b".", b".."):
+            raise UnsafePathError(f"path {path!r} has a {p.decode() or 'empty'!r} component",
+                                  where, "patches may only touch files inside the target")
+        # .git, and the spellings that mean .git on case-insensitive or NTFS/HFS+ disks.
+        if p.rstrip(b". ").lower() == b".git" or p.lower() == b"git~1":
+            raise UnsafePathError(f"path {path!r} goes into .git", where)
+    return parts
+
+
+class MemTree:
+    """A git tree being edited in memory; `write` returns the new tree's id."""
+
+    def __init__(self, reader: Reader, root: str | None) -> None:
+        self._reader = reader
+        self._root = _Entry(TREE_MODE, root, None)
+
+    def _load(self, e: _Entry) -> _Dir:
+        if e.child is None:
+            entries = {} if e.oid is None else {
+                name: _Entry(mode, oid) for mode, name, oid in self._reader(e.oid)}
+            e.child = _Dir(entries)
+        return e.child
+
+    def _walk(self, parts: list[bytes], path: str, where: str, create: bool
+              ) -> tuple[list[_Entry], _Dir | None]:
+        """Directory entries down to the parent of the last component (created if asked)."""
+        chain = [self._root]
+        d = self._load(self._root)
+        for i, name in enumerate(parts[:-1]):
+            e = d.entries.get(name)
+            if e is None:
+                if not create:
+                    return chain, None
+                e = _Entry(TREE_MODE, None, _Dir({}))
+                d.entries[name] = e
+            elif e.mode != TREE_MODE:
+                what = {SYMLINK: "a symlink", GITLINK: "a submodule"}.get(e.mode, "a file")
+                prefix = b"/".join(parts[: i + 1]).decode("utf-8", "surrogateescape")
+                raise UnsafePathError(f"path {path!r} goes through {what} ({prefix})", where,
+                                      "patchq never writes through symlinks")
+            chain.append(e)
+            d = self._load(e)
+        return chain, d
+
+    def get(self, path: str, where: str = "") -> tuple[str, str] | None:
+        """(mode, blob id) at `path`, or None if nothing is there."""
+        parts = check_path(path, where)
+        _, d = self._walk(parts, path, where, create=False)
+        if d is None:
+            return None
+        e = d.entries.get(parts[-1])
+        if e is None:
+            return None
+        if e.mode == TREE_MODE:
+            raise UnsafePathError(f"{path!r} is a directory", where)
+        assert e.oid is not None
+        return e.mode, e.oid
+
+    def set(self, path: str, mode: str, oid: str, where: str = "") -> None:
+        parts = check_path(path, where)
+        chain, d = self._walk(parts, path, where, create=True)
+        assert d is not None
+        existing = d.entries.get(parts[-1])
+        if existing is not None and existing.mode == TREE_MODE:
+            raise UnsafePathError(f"{path!r} is a directory", where)
+        d.entries[parts[-1]] = _Entry(mode, oid)
+        for e in chain:
+            e.oid = None
+
+    def remove(self, path: str, where: str = "") -> None:
+        parts = check_path(path, where)
+        chain, d = self._walk(parts, path, where, create=False)
+        if d is None or parts[-1] not in d.entries:
+            return
+        del d.entries[parts[-1]]
+        for e in chain:
+            e.oid = None
+        # Drop directories left empty, as git does.
+        for depth in range(len(parts) - 1, 0, -1):
+            parent = chain[depth - 1].child
+            entry = chain[depth]
+            if parent is None or entry.child is None or entry.child.entries:
+                break
+            del parent.entries[parts[depth - 1]]
+
+    def write(self, w: ObjectWriter) -> str:
+        """Encode the changed directories (bottom-up) into `w`; the root tree's id."""
+        return self._write(self._root, w)
+
+    def _write(self, e: _Entry, w: ObjectWriter) -> str:
+        if e.oid is not None:
+            return e.oid
+        d = e.child
+        assert d is not None
+        items = [(c.mode, name, self._write(c, w) if c.mode == TREE_MODE else c.oid or "")
+                 for name, c in d.entries.items()]
+        e.oid = w.add("tree", render_tree(items))
+        return e.oid

@@ -1,0 +1,155 @@
+"""Hermetic test fixtures: real git repositories in temporary folders, no mocks of git.
+
+Every test runs with its own HOME, no system or global git config, fixed dates and
+GIT_EDITOR=false, so results are reproducible and the developer's setup cannot leak in.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def sealed_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+               ) -> Iterator[None]:
+    home = tmp_path_factory.mktemp("home")
+    for name in list(os.environ):
+        if name.startswith(("GIT_", "PATCHQ_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Up Stream")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "up@example.org")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Up Stream")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "up@example.org")
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "1700000000 +0000")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "1700000000 +0000")
+    monkeypatch.setenv("GIT_EDITOR", "false")
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("LC_ALL", "C")
+    yield
+
+
+def git(cwd: Path, *args: str, input: bytes | None = None, check: bool = True) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr.decode()}")
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+@dataclass
+class Upstream:
+    """A git repository the tests write files into and commit."""
+
+    path: Path
+
+    def write(self, name: str, data: str | bytes) -> Upstream:
+        p = self.path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data.encode() if isinstance(data, str) else data)
+        return self
+
+    def read(self, name: str) -> bytes:
+        return (self.path / name).read_bytes()
+
+    def remove(self, name: str) -> Upstream:
+        git(self.path, "rm", "-q", name)
+        return self
+
+    def commit(self, message: str = "upstream change") -> str:
+        git(self.path, "add", "-A")
+        git(self.path, "commit", "-q", "--allow-empty", "-m", message)
+        return self.head()
+
+    def head(self) -> str:
+        return git(self.path, "rev-parse", "HEAD").strip()
+
+    def git(self, *args: str) -> str:
+        return git(self.path, *args)
+
+    def diff(self, *args: str) -> bytes:
+        proc = subprocess.run(["git", "diff", *args], cwd=self.path, capture_output=True,
+                              check=True)
+        return proc.stdout
+
+
+@dataclass
+class Queue:
+    """A patch repo folder: series, patches/ and patchq.toml."""
+
+    path: Path
+
+    def add(self, name: str, data: bytes | str, suffix: str = "") -> Queue:
+        p = self.path / "patches" / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data.encode() if isinstance(data, str) else data)
+        with (self.path / "series").open("a") as f:
+            f.write(name + suffix + "\n")
+        return self
+
+    def series(self) -> str:
+        return (self.path / "series").read_text()
+
+    def lock(self) -> bytes:
+        return (self.path / "series.lock").read_bytes()
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> Upstream:
+    path = tmp_path / "upstream"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    return Upstream(path)
+
+
+@pytest.fixture
+def queue(tmp_path: Path) -> Queue:
+    path = tmp_path / "queue"
+    (path / "patches").mkdir(parents=True)
+    (path / "series").write_text("")
+    (path / "patchq.toml").write_text('target = "../upstream"\n')
+    return Queue(path)
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run_patchq(*args: str, cwd: Path | None = None, input: bytes | None = None) -> Result:
+    """Run the real CLI in a subprocess, as a user would."""
+    proc = subprocess.run([sys.executable, "-m", "patchq", *args], cwd=cwd, input=input,
+                          capture_output=True, env=os.environ.copy())
+    return Result(proc.returncode, proc.stdout.decode(errors="replace"),
+                  proc.stderr.decode(errors="replace"))
+
+
+def run_inprocess(capsys: pytest.CaptureFixture[str], *args: str) -> Result:
+    """Run the CLI's `main` in this process (fast); output captured from stdout/stderr."""
+    from patchq.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return Result(code, out, err)
+
+
+@pytest.fixture
+def patchq(queue: Queue, capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    """`patchq(...)` runs the CLI on the `queue` patch repo, in process."""
+    def run(*args: str) -> Result:
+        return run_inprocess(capsys, "--dir", str(queue.path), *args)
+    return run

@@ -139,9 +139,9 @@ class Series:
             if e.name is not None and self.find(e.name) is not None:
                 raise BadInputError(f"patch {e.name!r} is already in the series", "series")
         entries = list(self.entries)
-        if entries and not entries[-1].raw.endswith("\n"):
-            entries[-1] = replace(entries[-1], raw=entries[-1].raw + "\n")
         if after is None:
+            if entries and not entries[-1].raw.endswith("\n"):
+                entries[-1] = replace(entries[-1], raw=entries[-1].raw + "\n")
             return Series(tuple(entries) + tuple(new))
         for i, e in enumerate(entries):
             if e.name == after:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from . import engine
 from .errors import ApplyError, BadInputError, UnsafePathError
@@ -63,6 +64,9 @@ class Failure:
     hunks: tuple[engine.HunkResult, ...]
     patch: Patch
     section: FilePatch
+    merged: bytes | None = None  # the 3-way result with conflict markers, if one was tried
+    conflicts: int = 0
+    tree: str | None = None  # the tree with every section up to and including the merge
 
     def message(self) -> str:
         bad = [h for h in self.hunks if not h.applied]
@@ -89,12 +93,16 @@ class SeriesResult:
     failure: Failure | None = None
 
 
-class _State:
+Preimage = Callable[[str, str], "bytes | None"]
+
+
+class SectionState:
     """The tree being built plus a cache of blob contents by id."""
 
-    def __init__(self, g: GitRepo, base_tree: str) -> None:
+    def __init__(self, g: GitRepo, w: ObjectWriter, base_tree: str) -> None:
         self.g = g
-        self.tree = MemTree(g.read_tree, base_tree)
+        self.w = w
+        self.tree = MemTree(lambda oid: g.read_tree(oid, w), base_tree)
         self.blobs: dict[str, bytes] = {}
         self.base: dict[str, tuple[str, str] | None] = {}
 
@@ -107,7 +115,7 @@ class _State:
     def content(self, oid: str) -> bytes:
         data = self.blobs.get(oid)
         if data is None:
-            data = self.g.read_blob(oid)
+            data = self.g.read_blob(oid, self.w)
             self.blobs[oid] = data
         return data
 
@@ -139,17 +147,25 @@ def identity(name: str, patch: Patch, fallback_when: int, fallback_tz: str
     ident = Ident(info.author_name or FALLBACK_NAME, info.author_email or FALLBACK_EMAIL,
                   info.date if info.date is not None else fallback_when,
                   info.tz or fallback_tz)
-    return ident, commit_message(info, _fallback_subject(name))
+    return ident, commit_message(info, fallback_subject(name))
 
 
 def apply_series(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry],
                  w: ObjectWriter, *, fuzz: int = 0, commits: bool = True,
-                 progress: Callable[[int, str], None] | None = None) -> SeriesResult:
-    """Apply `entries` in order onto commit `base`; stop at the first patch that fails."""
-    info = g.commit_info(base)
+                 progress: Callable[[int, str], None] | None = None,
+                 stamp: str | None = None, preimage: Preimage | None = None) -> SeriesResult:
+    """Apply `entries` in order onto commit `base`; stop at the first patch that fails.
+
+    `stamp` is the commit whose committer date dates header-less patches (default `base`;
+    a stack passes its base so one-by-one pushes give the same commits as `apply`).
+    `preimage(i, path)`, when given, returns the file entry `i` was made against, for the
+    3-way fallback (DESIGN §4 step 4).
+    """
+    info = g.commit_info(base, w)
     base_tree = info["tree"].decode()
-    when, tz = _ident_date(info.get("committer", b""))
-    state = _State(g, base_tree)
+    stamp_info = info if stamp is None or stamp == base else g.commit_info(stamp, w)
+    when, tz = ident_date(stamp_info.get("committer", b""))
+    state = SectionState(g, w, base_tree)
     results: list[PatchResult] = []
     head = base
     tree = base_tree
@@ -163,6 +179,16 @@ def apply_series(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry
         sections: list[SectionResult] = []
         for section in patch.sections:
             res = apply_section(state, section, w, fuzz, display)
+            if any(not h.applied for h in res.hunks) and preimage is not None:
+                res, merged, conflicts = _merge_section(state, section, res, w, display,
+                                                        partial(preimage, entry.name))
+                if conflicts and merged is not None:
+                    sections.append(res)
+                    state.put(section.path, section.new_mode or _mode_of(state, section),
+                              merged, w, display)
+                    failure = Failure(entry.name, display, res.path, res.hunks, patch, section,
+                                      merged, conflicts, state.tree.write(w))
+                    break
             sections.append(res)
             if any(not h.applied for h in res.hunks):
                 failure = Failure(entry.name, display, res.path, res.hunks, patch, section)
@@ -185,7 +211,7 @@ def apply_series(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry
     return SeriesResult(base, base_tree, tuple(results), tree, head, files, failure)
 
 
-def _fallback_subject(name: str) -> str:
+def fallback_subject(name: str) -> str:
     """A header-less patch's commit subject: its file name without .patch/.diff."""
     stem = name.rsplit("/", 1)[-1]
     for suffix in (".patch", ".diff"):
@@ -194,7 +220,7 @@ def _fallback_subject(name: str) -> str:
     return stem
 
 
-def _ident_date(raw: bytes) -> tuple[int, str]:
+def ident_date(raw: bytes) -> tuple[int, str]:
     """The date of a raw `Name <email> 1700000000 +0100` identity line."""
     parts = raw.rsplit(b" ", 2)
     try:
@@ -203,7 +229,7 @@ def _ident_date(raw: bytes) -> tuple[int, str]:
         return 0, "+0000"
 
 
-def apply_section(state: _State, s: FilePatch, w: ObjectWriter, fuzz: int,
+def apply_section(state: SectionState, s: FilePatch, w: ObjectWriter, fuzz: int,
                   display: str) -> SectionResult:
     """Apply one file section to the tree; bad input raises, a hunk that fails is reported."""
     where = f"{display}:{s.lineno}"
@@ -255,6 +281,67 @@ def apply_section(state: _State, s: FilePatch, w: ObjectWriter, fuzz: int,
         state.remove(s.old_path, where)
     state.put(s.path, mode, result.content, w, where)
     return res
+
+
+def _merge_section(state: SectionState, s: FilePatch, res: SectionResult, w: ObjectWriter,
+                   display: str, preimage: Callable[[str], bytes | None]
+                   ) -> tuple[SectionResult, bytes | None, int]:
+    """3-way fallback for a section whose hunks did not apply: merge the patch's change
+    (preimage → preimage + patch) into the file as it is now, like `git merge-file`."""
+    if s.is_new or s.is_delete or s.old_path is None or res.action == "conflict":
+        return res, None, 0
+    where = f"{display}:{s.lineno}"
+    current = state.get(s.old_path, where)
+    before = preimage(s.old_path)
+    if before is None and s.old_id and state.g.has_object(s.old_id):
+        before = state.content(state.g.resolve(s.old_id, "blob"))
+    if current is None or before is None:
+        return res, None, 0
+    theirs = engine.apply_hunks(before, s.hunks)
+    if not theirs.ok:
+        return res, None, 0
+    ours = state.content(current[1])
+    merged, conflicts = state.g.merge_file(ours, before, theirs.content,
+                                           ("upstream", "base", display))
+    hunks = tuple(h if h.applied else engine.HunkResult(
+        h.index, engine.CONFLICT if conflicts else engine.MERGE, reason=h.reason)
+        for h in res.hunks)
+    out = SectionResult(res.path, res.old_path, res.action, hunks)
+    if conflicts:
+        return out, merged, conflicts
+    mode = s.new_mode or current[0]
+    if s.rename:
+        state.remove(s.old_path, where)
+    state.put(s.path, mode, merged, w, where)
+    return out, None, 0
+
+
+def _mode_of(state: SectionState, s: FilePatch) -> str:
+    entry = state.tree.get(s.old_path or s.path)
+    return entry[0] if entry else DEFAULT_MODE
+
+
+def preimages(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry],
+              w: ObjectWriter) -> Preimage:
+    """For the 3-way step: each patch's files as they were when the series applied cleanly,
+    by re-applying the series onto the pinned base (the lock's) in memory."""
+    old = apply_series(g, repo, base, entries, w, commits=False)
+    before: dict[str, str] = {}
+    tree = old.base_tree
+    for p in old.patches:
+        before[p.name] = tree
+        tree = p.tree
+    if old.failure is not None:
+        before[old.failure.name] = tree
+
+    def lookup(name: str, path: str) -> bytes | None:
+        t = before.get(name)
+        if t is None:
+            return None
+        entry = MemTree(lambda oid: g.read_tree(oid, w), t).get(path)
+        return g.read_blob(entry[1], w) if entry else None
+
+    return lookup
 
 
 def _conflict(s: FilePatch, why: str,

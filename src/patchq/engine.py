@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from .patch import Hunk, split_lines
 
 EXACT, OFFSET, FUZZ, FAILED, AMBIGUOUS = "exact", "offset", "fuzz", "failed", "ambiguous"
-_RANK = {EXACT: 0, OFFSET: 1, FUZZ: 2, AMBIGUOUS: 3, FAILED: 3}
+# Set by the 3-way step above the engine (application), ranked here with the rest.
+MERGE, CONFLICT = "merge", "conflict"
+_RANK = {EXACT: 0, OFFSET: 1, FUZZ: 2, MERGE: 3, AMBIGUOUS: 4, FAILED: 4, CONFLICT: 5}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +45,7 @@ class HunkResult:
 
     @property
     def applied(self) -> bool:
-        return self.status in (EXACT, OFFSET, FUZZ)
+        return self.status in (EXACT, OFFSET, FUZZ, MERGE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import zlib
@@ -74,6 +75,10 @@ class ObjectWriter:
         if oid not in self.pending:
             self.pending[oid] = (kind, data)
         return oid
+
+    def get(self, oid: str) -> tuple[str, bytes] | None:
+        """A pending object, so work built in memory can be read before (or without) a flush."""
+        return self.pending.get(oid)
 
     def flush(self) -> int:
         """Write every pending object not already in the store; returns how many were written."""
@@ -148,30 +153,36 @@ class GitRepo:
         except BadInputError:
             return None
 
-    def read(self, oid: str) -> tuple[str, bytes]:
-        """(type, data) of an object, through the persistent cat-file reader."""
+    def read(self, oid: str, pending: ObjectWriter | None = None) -> tuple[str, bytes]:
+        """(type, data) of an object: from `pending` if it is there, else through the
+        persistent cat-file reader."""
+        if pending is not None:
+            hit = pending.get(oid)
+            if hit is not None:
+                return hit
         try:
             _, kind, _, data = self.repo.git.get_object_data(oid)
         except ValueError:
             raise GitError(f"object {oid} is missing", str(self.root)) from None
         return _text(kind), bytes(data)
 
-    def read_blob(self, oid: str) -> bytes:
-        kind, data = self.read(oid)
+    def read_blob(self, oid: str, pending: ObjectWriter | None = None) -> bytes:
+        kind, data = self.read(oid, pending)
         if kind != "blob":
             raise GitError(f"object {oid} is a {kind}, not a blob", str(self.root))
         return data
 
-    def read_tree(self, oid: str) -> list[tuple[str, bytes, str]]:
+    def read_tree(self, oid: str, pending: ObjectWriter | None = None
+                  ) -> list[tuple[str, bytes, str]]:
         """Entries (mode, name, id) of a tree object."""
-        kind, data = self.read(oid)
+        kind, data = self.read(oid, pending)
         if kind != "tree":
             raise GitError(f"object {oid} is a {kind}, not a tree", str(self.root))
         return parse_tree(data)
 
-    def commit_info(self, oid: str) -> dict[str, bytes]:
+    def commit_info(self, oid: str, pending: ObjectWriter | None = None) -> dict[str, bytes]:
         """Headers of a commit object (tree, first parent, author, committer) and its message."""
-        kind, data = self.read(oid)
+        kind, data = self.read(oid, pending)
         if kind != "commit":
             raise GitError(f"object {oid} is a {kind}, not a commit", str(self.root))
         head, _, msg = data.partition(b"\n\n")
@@ -203,11 +214,14 @@ class GitRepo:
         body = message if message.endswith("\n") else message + "\n"
         return w.add("commit", b"\n".join(lines) + b"\n\n" + body.encode("utf-8"))
 
-    def run(self, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+    def run(self, *args: str, input: bytes | None = None, check: bool = True,
+            env: dict[str, str] | None = None) -> bytes:
         """Run one git command in the target; failures become GitError with its stderr."""
         self.processes += 1
+        full_env = os.environ.copy()
+        full_env.update(env or {})
         proc = subprocess.run(["git", *args], cwd=self.root, input=input, capture_output=True,
-                              env=os.environ.copy())
+                              env=full_env)
         if check and proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise GitError(f"`git {' '.join(args)}` failed: {err[-1] if err else proc.returncode}",
@@ -222,12 +236,8 @@ class GitRepo:
 
     def checkout_branch(self, branch: str, commit: str, reason: str) -> None:
         """Point `branch` at `commit` and check it out: the one working-tree update of a run."""
-        env_msg = f"patchq: {reason}"
-        os.environ["GIT_REFLOG_ACTION"] = env_msg
-        try:
-            self.run("checkout", "-q", "-B", branch, commit)
-        finally:
-            os.environ.pop("GIT_REFLOG_ACTION", None)
+        self.run("checkout", "-q", "-B", branch, commit,
+                 env={"GIT_REFLOG_ACTION": f"patchq: {reason}"})
 
     def current_branch(self) -> str | None:
         try:
@@ -257,6 +267,60 @@ class GitRepo:
                 continue
             paths.append(path)
         return paths
+
+    def merge_file(self, ours: bytes, base: bytes, theirs: bytes,
+                   labels: tuple[str, str, str]) -> tuple[bytes, int]:
+        """`git merge-file --diff3` of three versions: (merged bytes, number of conflicts)."""
+        with tempfile.TemporaryDirectory(prefix="patchq-merge-") as tmp:
+            paths = []
+            for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+                p = Path(tmp) / name
+                p.write_bytes(data)
+                paths.append(str(p))
+            self.processes += 1
+            proc = subprocess.run(
+                ["git", "merge-file", "-p", "--diff3", "-L", labels[0], "-L", labels[1],
+                 "-L", labels[2], *paths], capture_output=True, env=os.environ.copy())
+        if proc.returncode < 0 or proc.returncode > 127:
+            raise GitError(f"git merge-file failed: {proc.stderr.decode(errors='replace')}",
+                           str(self.root))
+        return proc.stdout, proc.returncode
+
+    def worktree_tree(self) -> str:
+        """The tree of the working tree's tracked files (and files staged in the index),
+        built in a temporary copy of the index so the user's index is untouched."""
+        with tempfile.TemporaryDirectory(prefix="patchq-index-") as tmp:
+            index = Path(tmp) / "index"
+            real = self.git_dir / "index"
+            if real.exists():
+                shutil.copyfile(real, index)
+            env = {"GIT_INDEX_FILE": str(index)}
+            if not real.exists():
+                self.run("read-tree", "HEAD", env=env)
+            self.run("add", "-u", "--", ".", env=env)
+            return self.run("write-tree", env=env).decode().strip()
+
+    def untracked(self) -> list[str]:
+        out = self.run("ls-files", "--others", "--exclude-standard", "-z")
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def diff_trees(self, a: str, b: str, context: int = 3) -> bytes:
+        """git's own diff between two trees, as `refresh` writes it: renames detected,
+        12-digit index ids (stable across machines), no colour, no external tools."""
+        return self.run("diff-tree", "-p", "-M", f"-U{context}", "--abbrev=12", "--no-color",
+                        "--no-ext-diff", "--no-textconv", "--binary", "--src-prefix=a/",
+                        "--dst-prefix=b/", "--no-relative", a, b)
+
+    def reset_to(self, commit: str, reason: str) -> None:
+        """Move the checked-out branch and the index to `commit`, leaving files alone."""
+        self.run("reset", "-q", commit, "--", env={"GIT_REFLOG_ACTION": f"patchq: {reason}"})
+
+    def stash_save(self, message: str) -> str | None:
+        """Save uncommitted work (untracked files too) as a stash; its id, or None if none."""
+        before = self.try_resolve("refs/stash")
+        self.run("stash", "push", "--include-untracked", "-q", "-m", message)
+        after = self.try_resolve("refs/stash")
+        return after if after != before else None
 
     def format_patch(self, revision_range: str) -> bytes:
         """`git format-patch --stdout` of a range: the mbox that `import --git` reads."""

@@ -11,7 +11,8 @@ each stack commit as the patch says.
 
 Decisions a reader of the import code needs:
 
-* Names are checked case-insensitively against `existing` (and against each other),
+* `existing` is every name in `series` plus every file under `patches/` (relative, `/`).
+  Names are checked case-insensitively against it (and against each other),
   because `patches/` may live on a case-insensitive filesystem, where `Fix.patch` would
   overwrite `fix.patch`. A name is also refused where it would turn an existing file into
   a directory or the other way round (`a.patch` vs `a.patch/b.patch`).
@@ -19,23 +20,24 @@ Decisions a reader of the import code needs:
   when one is taken, `-2`, `-3`, … goes before `.patch`. Loose files and mbox messages
   can therefore always be named without a clash; a quilt series keeps its names (guards
   and people refer to them), so there a clash is an error naming both.
-* mbox messages start at a `From ` line at the top of the file or after a blank line
-  that also looks like an envelope (`From <sender> <asctime date>`), which is what git,
-  mutt and Python's `mailbox` write. Nothing is unescaped: each patch keeps the
-  message's exact bytes, and mboxrd's `>From ` quoting can only touch the message text,
-  never a diff line (those start with ` `, `+` or `-`).
+* An mbox message starts at a `From ` line, at the top of the file or after a blank
+  line, that looks like an envelope (`From <sender> <asctime date>`, as git, mutt and
+  Python's `mailbox` write it); a `From ` line of prose does not split a message.
+  Nothing is unescaped: each patch keeps the message's exact bytes, and mboxrd's
+  `>From ` quoting can only touch the message text, never a diff line (those start
+  with ` `, `+` or `-`).
 """
 
 from __future__ import annotations
 
 import calendar
+import datetime
 import email.policy
 import email.utils
 import posixpath
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from email.parser import HeaderParser
 from typing import Any
 
 from . import patch as patchmod
@@ -96,16 +98,21 @@ _COVER_RE = re.compile(r"(?<![\d/])0+/\d+$")
 _NO_ZONE_RE = re.compile(r"\d:\d\d(?::\d\d)?\s*$")
 _ISO_DATE_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\b")
 
+_ENVELOPE_RE = re.compile(
+    rb"From \S* +(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) +"
+    rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} +"
+    rb"\d{1,2}:\d\d(?::\d\d)? +(?:[A-Za-z]{1,5} +|[+-]\d{4} +)?\d{4}\b")
+_ENVELOPE_TEXT_RE = re.compile(_ENVELOPE_RE.pattern.decode())
 _MAIL_ONLY = frozenset({"date", "message-id", "mime-version", "content-type",
                         "content-transfer-encoding", "to", "cc", "in-reply-to", "references"})
 _DEP3_ONLY = frozenset({"description", "author", "origin", "forwarded", "applied-upstream",
                         "last-update", "reviewed-by", "acked-by", "bug"})
-_MAIL_HEADER_PARSER = HeaderParser(policy=email.policy.default)
 
 
 @dataclass(frozen=True, slots=True)
 class _Header:
     info: HeaderInfo
+    kind: str  # "mail", "dep3", "hg", "git" (git show) or "text"
     raw_subject: str | None = None
     encoding: str | None = None
 
@@ -119,10 +126,12 @@ def _read_header(header: bytes) -> _Header:
     lines = [line.rstrip("\r") for line in _decode(header).split("\n")]
     first = lines[0] if lines else ""
     if first.startswith("# HG changeset patch"):
-        return _Header(_hg_header(lines))
+        return _Header(_hg_header(lines), "hg")
     if _GIT_SHOW_RE.match(first):
-        return _Header(_git_show_header(lines))
-    envelope = first.startswith("From ")
+        return _Header(_git_show_header(lines), "git")
+    # An mbox envelope line; "From now on, …" in free text is not one.
+    envelope = _ENVELOPE_TEXT_RE.match(first) is not None or (
+        first.startswith("From ") and len(lines) > 1 and _FIELD_RE.match(lines[1]) is not None)
     start = 1 if envelope else 0
     fields, end = _field_block(lines, start)
     names = {name.lower() for name, _ in fields}
@@ -130,8 +139,8 @@ def _read_header(header: bytes) -> _Header:
     if envelope or names & _MAIL_ONLY or (not dep3 and names & {"from", "subject"}):
         return _mail_header(fields, lines[end:])
     if dep3:
-        return _Header(_dep3_header(fields, lines, end))
-    return _Header(_free_text(lines))
+        return _Header(_dep3_header(fields, lines, end), "dep3")
+    return _Header(_free_text(lines), "text")
 
 
 def _decode(data: bytes) -> str:
@@ -171,11 +180,11 @@ def _until_break(lines: Sequence[str]) -> list[str]:
 def _clean_body(lines: Sequence[str]) -> str:
     """Trailing spaces and surrounding blank lines dropped, as `git commit` would."""
     text = [line.rstrip() for line in lines]
-    while text and not text[0]:
-        text.pop(0)
-    while text and not text[-1]:
-        text.pop()
-    return "\n".join(text)
+    first = next((i for i, line in enumerate(text) if line), len(text))
+    last = len(text)
+    while last > first and not text[last - 1]:
+        last -= 1
+    return "\n".join(text[first:last])
 
 
 def _one_line(text: str) -> str:
@@ -226,7 +235,7 @@ def _mail_header(fields: list[tuple[str, list[str]]], rest: list[str]) -> _Heade
     subject = _clean_subject(raw_subject) if raw_subject is not None else None
     enc = values.get("content-transfer-encoding")
     info = HeaderInfo(name, addr, date, tz, subject or None, _clean_body(body))
-    return _Header(info, raw_subject, enc.strip().lower() if enc else None)
+    return _Header(info, "mail", raw_subject, enc.strip().lower() if enc else None)
 
 
 def _mail_values(fields: list[tuple[str, list[str]]]) -> dict[str, str]:
@@ -321,9 +330,10 @@ def _iso_date(value: str) -> int | None:
     if m is None:
         return None
     try:
-        return calendar.timegm((int(m.group(1)), int(m.group(2)), int(m.group(3)), 0, 0, 0))
-    except (ValueError, OverflowError):
+        day = datetime.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
         return None
+    return calendar.timegm(day.timetuple())
 
 
 def _dep3_header(fields: list[tuple[str, list[str]]], lines: list[str], end: int) -> HeaderInfo:
@@ -347,10 +357,13 @@ def _dep3_header(fields: list[tuple[str, list[str]]], lines: list[str], end: int
     subject: str | None = None
     body_lines: list[str] = []
     if desc is not None:
-        subject = _one_line(desc[0]) or None
         for cont in desc[1:]:
             text = cont[1:] if cont[:1] in (" ", "\t") else cont
             body_lines.append("" if text.strip() == "." else text)
+        subject = _one_line(desc[0]) or None
+        if subject is None:  # `Description:` alone, the summary on the next line
+            subject, rest = _split_free(body_lines)
+            body_lines = rest.split("\n") if rest else []
     extra = _clean_body(_until_break(lines[i:]))
     if extra:
         if subject is None:
@@ -387,7 +400,7 @@ def _hg_header(lines: list[str]) -> HeaderInfo:
                 stamp, west = int(float(parts[2])), int(parts[3])
                 tz = _format_tz(-west)
                 date = stamp if tz is not None else None
-            except (IndexError, ValueError):
+            except (IndexError, ValueError, OverflowError):
                 pass
         i += 1
     subject, body = _split_free(lines[i:])
@@ -497,12 +510,17 @@ def _parse(data: bytes, where: str, strip: int, first_line: int = 1) -> patchmod
     """patch.parse, with errors numbered from `first_line` of the file `where` names."""
     try:
         return patchmod.parse(data, where, strip)
-    except BadInputError:
-        if first_line > 1:
-            # Only on failure: parse again behind blank lines (which are header text and
-            # change nothing else), so the message and its hint count lines in the mbox.
+    except BadInputError as err:
+        if first_line <= 1:
+            raise
+        # Only on failure: parse again behind blank lines (header text, which changes
+        # nothing else), so the message and its hint count lines in the whole mbox.
+        # patch.parse taking a first line number would make this unnecessary.
+        try:
             patchmod.parse(b"\n" * (first_line - 1) + data, where, strip)
-        raise
+        except BadInputError as numbered:
+            raise numbered from None
+        raise err from None
 
 
 def _refuse_encoded(head: _Header, where: str) -> None:
@@ -523,7 +541,9 @@ def from_files(paths_and_data: Sequence[tuple[str, bytes]], existing: Sequence[s
     docstring) and can stand in a series line (no spaces, no leading `#`); otherwise it
     is named `NNNN-<slug of its subject>.patch`, NNNN being `start_number` plus its
     position in `paths_and_data` (so numbers follow the series order). A later file whose
-    base name an earlier one took gets a numbered name. A file that only parses at `-p0`
+    base name an earlier one took gets a numbered name. A file without a diff is refused
+    unless its header is a patch header (mail, DEP-3, hg, git show): a header-only patch
+    records a decision, a README does not. A file that only parses at `-p0`
     (`--- file.orig` / `+++ file`) gets `strip=0`. Base names that are unsafe (a leading
     `.`, backslashes, control characters) are refused, not renamed.
     """
@@ -531,10 +551,10 @@ def from_files(paths_and_data: Sequence[tuple[str, bytes]], existing: Sequence[s
     out: list[Incoming] = []
     for index, (path, data) in enumerate(paths_and_data):
         parsed, strip = _parse_loose(data, path)
-        if not parsed.sections:
+        head = _read_header(parsed.header)
+        if not parsed.sections and head.kind == "text":
             raise BadInputError("no diff in this file", path,
                                 "patchq imports unified diffs (`git diff`, `diff -u`, quilt)")
-        head = _read_header(parsed.header)
         _refuse_encoded(head, path)
         base = posixpath.basename(path)
         name: str | None = None
@@ -564,10 +584,6 @@ def _parse_loose(data: bytes, path: str) -> tuple[patchmod.Patch, int | None]:
 # --- mbox -------------------------------------------------------------------------------
 
 _FROM_LINE_RE = re.compile(rb"^From [^\n]*", re.M)
-_ENVELOPE_RE = re.compile(
-    rb"From \S* +(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) +"
-    rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} +"
-    rb"\d{1,2}:\d\d(?::\d\d)? +(?:[A-Za-z]{1,5} +|[+-]\d{4} +)?\d{4}\b")
 
 
 def _mbox_messages(data: bytes) -> Iterator[tuple[int, int, int]]:
@@ -647,17 +663,19 @@ def from_quilt(series_text: str, read: Callable[[str], bytes], where: str,
                existing: Sequence[str]) -> list[Incoming]:
     """The patches of a quilt series, in order, keeping names, `-pN` and guards.
 
-    `where` is the quilt patches folder as the user named it; errors say
-    `<where>/series:<line>` or `<where>/<patch>:<line>`. `read(name)` returns a patch
-    file's bytes and raises OSError (or KeyError) when it is missing. Names keep their
-    subfolders (the caller creates them); a name in use is an error naming both. Patches
-    without a `-pN` are parsed at quilt's default, -p1, and keep `strip=None`.
-    Header-only patches are kept, as quilt keeps them.
+    `where` is the series file as the user named it (`../debian/patches/series`); errors
+    say `<where>:<line>`, or `<its folder>/<patch>:<line>` for a malformed patch, which is
+    also each patch's `source`. `read(name)` returns a patch file's bytes and raises
+    OSError (or KeyError) when it is missing, so the error can name the series line.
+    Names keep their subfolders (the caller creates them); a name in use is an error
+    naming both. Patches without a `-pN` are parsed at quilt's default, -p1, and keep
+    `strip=None`. Header-only patches are kept, as quilt keeps them.
     """
-    base = where.rstrip("/")
-    series_where = f"{base}/series" if base else "series"
+    series_where = where
+    folder = posixpath.dirname(where)
     series = Series.parse(series_text, series_where)
     taken = _Taken(existing)
+    lines: dict[str, int] = {}  # names imported so far, with their series lines
     out: list[Incoming] = []
     for entry in series.patches:
         name = entry.name
@@ -666,11 +684,15 @@ def from_quilt(series_text: str, read: Callable[[str], bytes], where: str,
         check_name(name, line_where)
         other = taken.clash(name)
         if other is not None:
-            what = "is already in the patch repo" if other == name \
-                else f"clashes with {other!r} already in the patch repo"
+            if other in lines:
+                what = f"clashes with {other!r} on line {lines[other]} of this series"
+            elif other == name:
+                what = "is already in the patch repo"
+            else:
+                what = f"clashes with {other!r} already in the patch repo"
             raise BadInputError(f"patch {name!r} {what}", line_where,
                                 "rename or delete one of them first")
-        file_where = f"{base}/{name}" if base else name
+        file_where = posixpath.join(folder, name)
         try:
             data = read(name)
         except (OSError, KeyError):
@@ -678,5 +700,6 @@ def from_quilt(series_text: str, read: Callable[[str], bytes], where: str,
                                 f"expected it at {file_where}") from None
         _parse(data, file_where, entry.strip_level(1))
         taken.add(name)
+        lines[name] = entry.lineno
         out.append(Incoming(name, data, entry.strip, entry.guards, file_where))
     return out

@@ -15,7 +15,8 @@ from ..context import Context
 from ..errors import BadInputError
 from ..lock import Lock, records_for, sha256
 from ..series import Entry
-from ..state import run_lock, write_state
+from ..stack import Stack, save
+from ..state import run_lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +86,8 @@ def apply(ctx: Context, onto: str | None, branch: str | None, guards: Sequence[s
         w.flush()
         g.checkout_branch(name, result.head, f"apply {len(entries)} patches onto {base[:12]}")
         repo.write_lock(lock)
-        write_state(g.state_dir(), repo.config.queue, {
-            "base": base, "branch": name, "applied": [e.name for e in entries],
-            "commits": [p.commit for p in result.patches]})
+        save(g, repo.config.queue, Stack(base, name, tuple(e.name or "" for e in entries),
+                                         tuple(p.commit or "" for p in result.patches)))
     return ApplyOutcome(result, name, lock)
 
 

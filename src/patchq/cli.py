@@ -14,12 +14,14 @@ from typing import Any
 import click
 
 from . import __version__, importers, output
-from .application import PatchResult
+from .application import Failure, PatchResult, raise_failure
 from .commands import apply as apply_cmd
+from .commands import export as export_cmd
 from .commands import importing
 from .commands import init as init_cmd
+from .commands import stack as stack_cmd
 from .context import Context
-from .errors import PatchqError
+from .errors import ConflictError, PatchqError
 
 pass_ctx = click.make_pass_decorator(Context)
 
@@ -191,6 +193,335 @@ def verify(ctx: Context, as_json: bool) -> None:
                     "differs from series.lock")
     if not out.ok:
         sys.exit(1)
+
+
+@cli.command()
+@click.argument("target", required=False, metavar="[NAME|N]")
+@click.option("-a", "--all", "all_", is_flag=True, help="Push every remaining active patch.")
+@click.option("--fuzz", type=click.IntRange(0, 3), help="Allow fuzz up to N (default: config, 0).")
+@click.option("--merge", is_flag=True, help="Fall back to a 3-way merge against the lock's base; "
+              "conflicts are left as markers in the working tree.")
+@click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_ctx
+def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: bool,
+         force: bool, as_json: bool) -> None:
+    """Apply the next patch, N patches, up to NAME, or all (-a) on top of the stack.
+
+    Stops with exit 3 at a patch that does not apply, leaving the stack at the last good
+    patch. With --merge a patch that needs a 3-way merge is pushed and the merge is left
+    in the working tree; resolve it and run `patchq refresh`.
+
+    \b
+    Examples:
+      patchq push            # the next patch
+      patchq push -a         # all of them
+      patchq push 0003-fa3-optional.patch --merge
+    """
+    progress = output.Progress(len(stack_cmd.unapplied(ctx)) if all_ else 0, "pushing")
+    out = stack_cmd.push(ctx, target, all_, fuzz, merge, force, progress)
+    progress.done()
+    if out.saved:
+        output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "
+                    f"(`git stash show -p {out.saved[:12]}`)")
+    if as_json:
+        output.emit_json({"applied": list(out.stack.applied),
+                          "pushed": [_patch_json(p) for p in out.pushed],
+                          "failure": _failure_json(out.failure)})
+    else:
+        for p in out.pushed:
+            output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
+    if out.failure is not None:
+        f = out.failure
+        if f.tree is not None:
+            raise ConflictError(f"{f.conflicts} conflict{'s' if f.conflicts != 1 else ''} in "
+                                f"{f.path} left in the working tree", f.display,
+                                "resolve them, then `patchq refresh`")
+        raise_failure(f)
+    if not as_json:
+        output.info(f"now at {out.stack.top}")
+
+
+@cli.command()
+@click.argument("target", required=False, metavar="[NAME|N]")
+@click.option("-a", "--all", "all_", is_flag=True, help="Pop every applied patch.")
+@click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
+@pass_ctx
+def pop(ctx: Context, target: str | None, all_: bool, force: bool) -> None:
+    """Remove the top patch, N patches, down to NAME (which stays applied), or all (-a).
+
+    \b
+    Examples:
+      patchq pop
+      patchq pop -a
+      patchq pop 0002-cccl-include.patch
+    """
+    out = stack_cmd.pop(ctx, target, all_, force)
+    if out.saved:
+        output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "
+                    f"(`git stash show -p {out.saved[:12]}`)")
+    for name in out.popped:
+        output.info(f"popped {name}")
+    output.info(f"now at {out.stack.top}" if out.stack.top else "no patches applied")
+
+
+@cli.command()
+@click.argument("name")
+@click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
+@pass_ctx
+def goto(ctx: Context, name: str, force: bool) -> None:
+    """Push or pop until NAME is the top patch.
+
+    \b
+    Example:
+      patchq goto 0002-cccl-include.patch
+    """
+    out = stack_cmd.goto(ctx, name, force)
+    for p in out.pushed:
+        output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
+    for n in out.popped:
+        output.info(f"popped {n}")
+    if out.failure is not None:
+        raise_failure(out.failure)
+    output.info(f"now at {out.stack.top}" if out.stack.top else "no patches applied")
+
+
+@cli.command("applied")
+@pass_ctx
+def applied_cmd(ctx: Context) -> None:
+    """List the applied patches, bottom first.
+
+    \b
+    Example:
+      patchq applied | wc -l
+    """
+    for name in stack_cmd.applied(ctx):
+        output.data(name)
+
+
+@cli.command("unapplied")
+@pass_ctx
+def unapplied_cmd(ctx: Context) -> None:
+    """List the active patches not applied yet.
+
+    \b
+    Example:
+      patchq unapplied
+    """
+    for name in stack_cmd.unapplied(ctx):
+        output.data(name)
+
+
+@cli.command()
+@pass_ctx
+def top(ctx: Context) -> None:
+    """Print the top applied patch (exit 4 if none).
+
+    \b
+    Example:
+      patchq top
+    """
+    output.data(stack_cmd.top(ctx))
+
+
+@cli.command()
+@click.argument("name")
+@click.option("-m", "--message", help="The new patch's header (its description).")
+@pass_ctx
+def new(ctx: Context, name: str, message: str | None) -> None:
+    """Create an empty patch after the top and push it; edit files, then `refresh`.
+
+    \b
+    Example:
+      patchq new 0005-fix-sm120.patch -m "Build FP4 kernels for sm_120a"
+    """
+    stack_cmd.new(ctx, name, message)
+    output.info(f"now at {name} (empty); edit files and run `patchq refresh`")
+
+
+@cli.command()
+@click.argument("name", required=False)
+@pass_ctx
+def refresh(ctx: Context, name: str | None) -> None:
+    """Write the working tree's changes into the top (or named applied) patch.
+
+    The header is kept byte for byte and unchanged hunks stay byte-identical; running
+    refresh twice changes nothing. Untracked files are not included: `git add` them.
+
+    \b
+    Example:
+      patchq refresh
+    """
+    out = stack_cmd.refresh(ctx, name)
+    output.info(f"refreshed {out.name}" if out.changed else f"{out.name} is unchanged")
+    if out.untracked:
+        output.info(f"not included: {len(out.untracked)} untracked file(s), e.g. "
+                    f"{out.untracked[0]} (`git add` them to include)")
+
+
+@cli.command()
+@click.argument("name")
+@click.option("-r", "--remove", is_flag=True, help="Also delete the patch file.")
+@pass_ctx
+def delete(ctx: Context, name: str, remove: bool) -> None:
+    """Remove a patch from the series (the top one is popped first); keeps its file unless -r.
+
+    \b
+    Example:
+      patchq delete 0004-old-workaround.patch -r
+    """
+    stack_cmd.delete(ctx, name, remove)
+    output.info(f"deleted {name} from the series" + ("" if remove else " (file kept)"))
+
+
+@cli.command()
+@click.argument("old")
+@click.argument("new_name", metavar="NEW")
+@pass_ctx
+def rename(ctx: Context, old: str, new_name: str) -> None:
+    """Rename a patch (its file and its series line).
+
+    \b
+    Example:
+      patchq rename fix.patch 0001-cmake-policy-guards.patch
+    """
+    stack_cmd.rename(ctx, old, new_name)
+    output.info(f"renamed {old} to {new_name}")
+
+
+@cli.command()
+@click.argument("name")
+@pass_ctx
+def fold(ctx: Context, name: str) -> None:
+    """Fold the unapplied patch NAME into the top patch and remove it from the series.
+
+    \b
+    Example:
+      patchq fold 0004-typo-fix.patch
+    """
+    stack_cmd.fold(ctx, name)
+    output.info(f"folded {name} into {stack_cmd.top(ctx)}")
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("-e", "--edit", is_flag=True, help="Edit the header in $EDITOR.")
+@pass_ctx
+def header(ctx: Context, name: str | None, edit: bool) -> None:
+    """Print (or with -e edit) a patch's header; the diff below it is never touched.
+
+    \b
+    Examples:
+      patchq header 0001-cmake-policy-guards.patch
+      patchq header -e
+    """
+    text = stack_cmd.header(ctx, name, (lambda t: click.edit(t, extension=".txt"))
+                            if edit else None)
+    if not edit:
+        sys.stdout.write(text)
+
+
+@cli.command()
+@click.argument("name", required=False)
+@pass_ctx
+def diff(ctx: Context, name: str | None) -> None:
+    """Show the top patch as refresh would write it now, or the named patch.
+
+    \b
+    Example:
+      patchq diff | less
+    """
+    sys.stdout.buffer.write(stack_cmd.diff(ctx, name))
+
+
+@cli.command()
+@click.argument("name", required=False)
+@pass_ctx
+def files(ctx: Context, name: str | None) -> None:
+    """List the files the top (or named) patch touches.
+
+    \b
+    Example:
+      patchq files 0003-sm120a-fp4.patch
+    """
+    for path in stack_cmd.files(ctx, name):
+        output.data(path)
+
+
+@cli.command()
+@click.argument("path")
+@pass_ctx
+def patches(ctx: Context, path: str) -> None:
+    """List the patches that touch a file.
+
+    \b
+    Example:
+      patchq patches sgl-kernel/CMakeLists.txt
+    """
+    for name in stack_cmd.patches_touching(ctx, path):
+        output.data(name)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@pass_ctx
+def status(ctx: Context, as_json: bool) -> None:
+    """Show the stack: base, applied patches, guards, unrefreshed edits, an operation in progress.
+
+    \b
+    Example:
+      patchq status
+    """
+    st = stack_cmd.status(ctx)
+    if as_json:
+        output.emit_json({"branch": st.branch, "base": st.base, "applied": list(st.applied),
+                          "unapplied": list(st.unapplied), "guards": list(st.guards),
+                          "dirty": list(st.dirty), "on_branch": st.on_branch,
+                          "operation": st.operation})
+        return
+    if st.branch is None:
+        output.data("no patches applied in this target")
+    else:
+        where = "" if st.on_branch else " (not checked out)"
+        output.data(f"stack {st.branch}{where} on {str(st.base)[:12]}: "
+                    f"{len(st.applied)} applied, {len(st.unapplied)} unapplied")
+        if st.applied:
+            output.data(f"top: {st.applied[-1]}")
+    output.data(f"guards: {' '.join(st.guards) or '(none)'}")
+    if st.dirty:
+        output.data(f"unrefreshed changes: {', '.join(st.dirty[:5])}"
+                    + (f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""))
+    if st.operation:
+        output.data(f"in progress: {st.operation} (`patchq {st.operation} --continue` or "
+                    f"`--abort`)")
+
+
+@cli.command()
+@click.option("--mbox", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the active series as an mbox for `git am`.")
+@click.option("--quilt", type=click.Path(file_okay=False, path_type=Path),
+              help="Write the active series as a quilt folder (series + patches).")
+@pass_ctx
+def export(ctx: Context, mbox: Path | None, quilt: Path | None) -> None:
+    """Take the active series out as an mbox or a quilt folder.
+
+    \b
+    Examples:
+      patchq export --mbox series.mbox && git am series.mbox
+      patchq export --quilt /tmp/q && QUILT_PATCHES=/tmp/q quilt push -a
+    """
+    if sum(x is not None for x in (mbox, quilt)) != 1:
+        raise click.UsageError("give exactly one of --mbox F or --quilt DIR")
+    n = export_cmd.export_mbox(ctx, mbox) if mbox else \
+        export_cmd.export_quilt(ctx, quilt)  # type: ignore[arg-type]
+    output.info(f"exported {n} patches to {mbox or quilt}")
+
+
+def _failure_json(f: Failure | None) -> dict[str, Any] | None:
+    if f is None:
+        return None
+    return {"name": f.name, "file": f.path, "conflicts": f.conflicts,
+            "hunks": [{"status": h.status, "reason": h.reason} for h in f.hunks]}
 
 
 def _patch_json(p: PatchResult) -> dict[str, Any]:

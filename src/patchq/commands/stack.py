@@ -1,0 +1,512 @@
+"""The stack verbs: push, pop, goto, refresh, new, delete, rename, fold, header.
+
+Each is a transaction: the new commits are built in memory, objects written in one
+batch, the branch moved and the working tree updated once, and only then the patch
+files and the stack record written. Uncommitted work is never overwritten: moves refuse
+(exit 5) unless `--force`, which first saves it as a git stash and says which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from ..application import (
+    Failure,
+    PatchResult,
+    Preimage,
+    SectionState,
+    apply_section,
+    apply_series,
+    fallback_subject,
+    ident_date,
+    identity,
+    load_patch,
+    preimages,
+    raise_failure,
+)
+from ..context import Context
+from ..errors import BadInputError, ConflictError, UnsafeStateError
+from ..gitrepo import GitRepo, Ident, ObjectWriter
+from ..patch import Patch, parse
+from ..series import Entry, Series, make_entry
+from ..stack import Stack, check_branch, load, save
+from ..state import run_lock
+from .apply import active_entries, branch_name, choose_base
+
+
+@dataclass(frozen=True, slots=True)
+class MoveOutcome:
+    """What a push/pop/goto did: the patches moved, how they applied, where it stopped."""
+
+    stack: Stack
+    pushed: tuple[PatchResult, ...] = ()
+    popped: tuple[str, ...] = ()
+    failure: Failure | None = None
+    saved: str | None = None  # the stash holding work saved by --force
+
+
+def _open_stack(ctx: Context, create: bool) -> Stack:
+    repo, g = ctx.repo(), ctx.git()
+    stack = load(g, repo.config.queue)
+    if stack is None or (not stack.applied and g.current_branch() != stack.branch):
+        if not create:
+            raise BadInputError("no patch is applied", str(g.root), "`patchq push` first")
+        return Stack(choose_base(ctx, None), branch_name(ctx, None))
+    check_branch(g, stack)
+    return stack
+
+
+def _protect(ctx: Context, force: bool, what: str) -> str | None:
+    """Refuse to move over uncommitted work, or (--force) save it as a stash first."""
+    g = ctx.git()
+    dirty = g.dirty_paths(ctx.own_paths())
+    if not dirty:
+        return None
+    if not force:
+        more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
+        raise UnsafeStateError(f"unrefreshed changes in {dirty[0]}{more}", str(g.root),
+                               f"`patchq refresh` them, or {what} --force to save them in a "
+                               "stash first")
+    return g.stash_save(f"patchq: saved before {what}")
+
+
+def _series_state(ctx: Context, stack: Stack) -> tuple[tuple[str, ...], tuple[Entry, ...]]:
+    """The active series, checked to begin with the applied stack."""
+    _, entries = active_entries(ctx, None)
+    names = tuple(e.name or "" for e in entries)
+    if names[: len(stack.applied)] != stack.applied:
+        raise UnsafeStateError("the applied patches are no longer the start of the active "
+                               "series (series or guards changed)", "series",
+                               "`patchq pop -a --force` and push again")
+    return names, entries
+
+
+def _resolve_target(names: Sequence[str], applied: int, target: str | None) -> int:
+    """How many patches should be applied after a push/pop to `target`."""
+    if target is None:
+        return -1
+    if target.isdigit() and target not in names:
+        return int(target)
+    if target not in names:
+        raise BadInputError(f"no active patch named {target!r}", "series",
+                            "see `patchq series -v`")
+    return names.index(target) + 1
+
+
+def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry], w: ObjectWriter
+              ) -> Preimage | None:
+    lock = ctx.repo().read_lock()
+    if lock is None or not g.has_object(lock.base):
+        return None
+    return preimages(g, ctx.repo(), lock.base, entries, w)
+
+
+def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: bool,
+         force: bool, progress: Callable[[int, str], None] | None = None) -> MoveOutcome:
+    """Apply the next patch (or up to `target`, or all) on top of the stack."""
+    repo, g = ctx.repo(), ctx.git()
+    with run_lock(g.state_dir()):
+        stack = _open_stack(ctx, create=True)
+        names, entries = _series_state(ctx, stack)
+        n = len(stack.applied)
+        want = len(names) if all_ else _resolve_target(names, n, target)
+        if want == -1:
+            want = n + 1
+        elif target is not None and target.isdigit() and target not in names:
+            want = n + int(target)
+        if want <= n or n >= len(names):
+            raise BadInputError("nothing to push" if n >= len(names) else
+                                f"{target} is already applied", "series",
+                                "see `patchq series -v`")
+        want = min(want, len(names))
+        saved = _protect(ctx, force, "push")
+        w = g.writer()
+        fz = repo.config.fuzz if fuzz is None else fuzz
+        pre = _preimage(ctx, g, entries, w) if merge else None
+        result = apply_series(g, repo, stack.head, entries[n:want], w, fuzz=fz,
+                              progress=progress, stamp=stack.base, preimage=pre)
+        pushed = tuple(p.name for p in result.patches)
+        new = stack.extended(pushed, tuple(p.commit or "" for p in result.patches))
+        f = result.failure
+        if f is not None and f.tree is not None:
+            # 3-way conflict: like StGit, the patch goes on the stack with its old content
+            # unchanged in the commit and the merge (with markers) in the working tree;
+            # `patchq refresh` after resolving records the resolution.
+            when, tz = ident_date(g.commit_info(stack.base)["committer"])
+            author, message = identity(f.name, f.patch, when, tz)
+            tree = g.commit_info(new.head, w)["tree"].decode()
+            commit = GitRepo.commit_object(w, tree, [new.head], message, author, author)
+            new = new.extended((f.name,), (commit,))
+        w.flush()
+        if new.head != stack.head or g.current_branch() != new.branch:
+            g.checkout_branch(new.branch, new.head, f"push {len(new.applied) - n}")
+        if f is not None and f.tree is not None:
+            g.run("read-tree", "-m", "-u", new.head, f.tree)
+            g.run("reset", "-q", "--", ".")
+        save(g, repo.config.queue, new)
+    return MoveOutcome(new, result.patches, failure=f, saved=saved)
+
+
+def pop(ctx: Context, target: str | None, all_: bool, force: bool) -> MoveOutcome:
+    """Remove the top patch (or down to `target`, which stays applied, or all)."""
+    repo, g = ctx.repo(), ctx.git()
+    with run_lock(g.state_dir()):
+        stack = _open_stack(ctx, create=False)
+        if not stack.applied:
+            raise BadInputError("no patch is applied", str(g.root))
+        n = len(stack.applied)
+        if all_:
+            keep = 0
+        elif target is None:
+            keep = n - 1
+        elif target in stack.applied:
+            keep = stack.applied.index(target) + 1
+            if keep == n:
+                raise BadInputError(f"{target} is already the top patch", "series")
+        elif target.isdigit():
+            keep = max(n - int(target), 0)
+        else:
+            raise BadInputError(f"{target!r} is not applied", "series", "see `patchq applied`")
+        saved = _protect(ctx, force, "pop")
+        new = stack.truncated(keep)
+        g.checkout_branch(new.branch, new.head, f"pop {n - keep}")
+        save(g, repo.config.queue, new)
+    return MoveOutcome(new, popped=stack.applied[keep:][::-1], saved=saved)
+
+
+def goto(ctx: Context, name: str, force: bool) -> MoveOutcome:
+    """Push or pop until `name` is the top patch."""
+    stack = load(ctx.git(), ctx.repo().config.queue)
+    if stack is not None and name in stack.applied:
+        return pop(ctx, name, False, force)
+    return push(ctx, name, False, None, False, force)
+
+
+# --- editing the queue ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshOutcome:
+    name: str
+    changed: bool
+    untracked: tuple[str, ...]
+
+
+def _reuse_unchanged(old: Patch, new: Patch) -> Patch:
+    """Keep the old bytes of every hunk (and section header) that did not change."""
+    by_path = {(s.old_path, s.new_path): s for s in old.sections}
+    sections = []
+    for s in new.sections:
+        prev = by_path.get((s.old_path, s.new_path))
+        if prev is None:
+            sections.append(s)
+            continue
+        old_hunks = {h: h for h in prev.hunks}
+        hunks = tuple(old_hunks.get(h, h) for h in s.hunks)
+        same = len(hunks) == len(prev.hunks) and all(a is b for a, b in zip(hunks, prev.hunks,
+                                                                             strict=True))
+        flags_same = (s.is_new, s.is_delete, s.rename, s.copy, s.new_mode or prev.new_mode) == \
+            (prev.is_new, prev.is_delete, prev.rename, prev.copy, prev.new_mode or s.new_mode)
+        sections.append(replace(prev) if same and flags_same
+                        else replace(s, hunks=hunks))
+    return Patch(old.header, tuple(sections), old.trailer)
+
+
+def render_refreshed(old: Patch, diff: bytes, where: str) -> bytes:
+    """The patch file after refresh: old header and trailer, git's diff, unchanged hunks kept."""
+    new = parse(diff, where, 1)
+    out = _reuse_unchanged(old, new)
+    header = out.header
+    if out.sections and header and not header.endswith(b"\n"):
+        header += b"\n"
+    return Patch(header, out.sections, out.trailer if out.sections else b"").render()
+
+
+def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
+    """Regenerate the top (or named applied) patch from the working tree."""
+    repo, g = ctx.repo(), ctx.git()
+    with run_lock(g.state_dir()):
+        stack = _open_stack(ctx, create=False)
+        if not stack.applied:
+            raise BadInputError("no patch is applied", str(g.root), "`patchq push` first")
+        name = name or stack.applied[-1]
+        if name not in stack.applied:
+            raise BadInputError(f"{name!r} is not applied", "series", "push it first")
+        k = stack.applied.index(name)
+        wt = g.worktree_tree()
+        head_tree = g.commit_info(stack.head)["tree"].decode()
+        parent = stack.commit_below(k)
+        parent_tree = g.commit_info(parent)["tree"].decode()
+        w = g.writer()
+        if k == len(stack.applied) - 1:
+            new_tree = wt
+        else:
+            new_tree = _carry_edits_down(ctx, stack, k, head_tree, wt, w)
+        entry = repo.series.find(name)
+        assert entry is not None
+        _, old_patch = load_patch(repo, entry)
+        diff = g.diff_trees(parent_tree, new_tree, repo.config.context)
+        data = render_refreshed(old_patch, diff, repo.display(name))
+        old_data = repo.read_patch(name)
+        info = g.commit_info(stack.commits[k])
+        commit = _recommit(w, info, new_tree, parent)
+        commits = list(stack.commits[: k]) + [commit]
+        if k < len(stack.applied) - 1:
+            above = [repo.series.find(n) for n in stack.applied[k + 1 :]]
+            res = apply_series(g, repo, commit, [e for e in above if e], w,
+                               stamp=stack.base)
+            if res.failure is not None:
+                raise ConflictError(f"after refreshing {name}, {res.failure.display} no longer "
+                                    f"applies: {res.failure.message()}", str(g.root),
+                                    "nothing was changed; refresh the patches above first")
+            if res.tree != wt:
+                raise ConflictError(f"your edits do not carry through the patches above {name}",
+                                    str(g.root), "nothing was changed; pop to it and refresh")
+            commits += [p.commit or "" for p in res.patches]
+        new = replace(stack, commits=tuple(commits))
+        w.flush()
+        g.reset_to(new.head, f"refresh {name}")
+        if data != old_data:
+            repo.write_patch(name, data)
+        save(g, repo.config.queue, new)
+        return RefreshOutcome(name, data != old_data, tuple(g.untracked()))
+
+
+def _recommit(w: ObjectWriter, info: dict[str, bytes], tree: str, parent: str) -> str:
+    """A commit like `info` (same author, committer, message) with a new tree and parent."""
+    lines = [b"tree " + tree.encode(), b"parent " + parent.encode(),
+             b"author " + info["author"], b"committer " + info["committer"]]
+    return w.add("commit", b"\n".join(lines) + b"\n\n" + info["message"])
+
+
+def _carry_edits_down(ctx: Context, stack: Stack, k: int, head_tree: str, wt: str,
+                      w: ObjectWriter) -> str:
+    """The tree of patch k with the working tree's edits (relative to the top) applied."""
+    g = ctx.git()
+    edits = parse(g.diff_trees(head_tree, wt, 3), "working tree", 1)
+    tree_k = g.commit_info(stack.commits[k])["tree"].decode()
+    state = SectionState(g, w, tree_k)
+    for s in edits.sections:
+        res = apply_section(state, s, w, 0, "working tree")
+        if not all(h.applied for h in res.hunks):
+            raise ConflictError(f"your edit to {s.path} does not apply to {stack.applied[k]}",
+                                str(g.root), "nothing was changed; pop to it and refresh")
+    return state.tree.write(w)
+
+
+def new(ctx: Context, name: str, message: str | None) -> str:
+    """Create an empty patch after the top and push it."""
+    repo, g = ctx.repo(), ctx.git()
+    entry = make_entry(name)
+    path = repo.patch_path(name)
+    if path.exists() or repo.series.find(name) is not None:
+        raise BadInputError(f"patch {name!r} already exists", str(path))
+    with run_lock(g.state_dir()):
+        stack = _open_stack(ctx, create=True)
+        if stack.applied:
+            _series_state(ctx, stack)
+        _protect(ctx, False, "new")
+        header = (message.rstrip("\n") + "\n").encode() if message else b""
+        after = stack.top
+        series = repo.series.with_appended([entry], after) if after else \
+            Series((entry,) + repo.series.entries)
+        w = g.writer()
+        info_tree = g.commit_info(stack.head)["tree"].decode()
+        when, tz = ident_date(g.commit_info(stack.base)["committer"])
+        ident = Ident("patchq", "patchq@invalid", when, tz)
+        commit = GitRepo.commit_object(w, info_tree, [stack.head],
+                                       message or fallback_subject(name), ident, ident)
+        w.flush()
+        new_stack = stack.extended((name,), (commit,))
+        g.checkout_branch(new_stack.branch, new_stack.head, f"new {name}")
+        repo.write_patch(name, header)
+        repo.write_series(series)
+        save(g, repo.config.queue, new_stack)
+    return name
+
+
+def delete(ctx: Context, name: str, remove_file: bool) -> None:
+    """Remove an unapplied (or the top) patch from the series; its file is kept unless -r."""
+    repo, g = ctx.repo(), ctx.git()
+    entry = repo.series.find(name)
+    if entry is None:
+        raise BadInputError(f"no patch named {name!r} in the series", "series")
+    stack = load(g, repo.config.queue)
+    if stack is not None and name in stack.applied:
+        if stack.top != name:
+            raise UnsafeStateError(f"{name} is applied below the top", "series",
+                                   f"`patchq goto {name}` then pop it, or pop down past it")
+        pop(ctx, None, False, False)
+    with run_lock(g.state_dir()):
+        series = Series(tuple(e for e in repo.series.entries if e.name != name))
+        repo.write_series(series)
+        if remove_file:
+            repo.patch_path(name).unlink(missing_ok=True)
+
+
+def rename(ctx: Context, old: str, new_name: str) -> None:
+    repo, g = ctx.repo(), ctx.git()
+    entry = repo.series.find(old)
+    if entry is None:
+        raise BadInputError(f"no patch named {old!r} in the series", "series")
+    target = repo.patch_path(new_name)
+    if target.exists() or repo.series.find(new_name) is not None:
+        raise BadInputError(f"patch {new_name!r} already exists", str(target))
+    fresh = make_entry(new_name, entry.strip, entry.guards)
+    with run_lock(g.state_dir()):
+        data = repo.read_patch(old)
+        repo.write_patch(new_name, data)
+        series = Series(tuple(replace(fresh, lineno=e.lineno) if e.name == old else e
+                              for e in repo.series.entries))
+        repo.write_series(series)
+        repo.patch_path(old).unlink()
+        stack = load(g, repo.config.queue)
+        if stack is not None and old in stack.applied:
+            save(g, repo.config.queue, replace(stack, applied=tuple(
+                new_name if n == old else n for n in stack.applied)))
+
+
+def fold(ctx: Context, name: str) -> None:
+    """Merge the unapplied patch `name` into the top patch, and drop it from the series."""
+    repo, g = ctx.repo(), ctx.git()
+    entry = repo.series.find(name)
+    if entry is None:
+        raise BadInputError(f"no patch named {name!r} in the series", "series")
+    with run_lock(g.state_dir()):
+        stack = _open_stack(ctx, create=False)
+        if not stack.applied:
+            raise BadInputError("no patch is applied to fold into", str(g.root))
+        if name in stack.applied:
+            raise BadInputError(f"{name} is applied; only an unapplied patch can be folded",
+                                "series")
+        _protect(ctx, False, "fold")
+        top = stack.applied[-1]
+        k = len(stack.applied) - 1
+        w = g.writer()
+        res = apply_series(g, repo, stack.head, [entry], w, commits=False)
+        if res.failure is not None:
+            raise_failure(res.failure)
+        parent_tree = g.commit_info(stack.commit_below(k))["tree"].decode()
+        top_entry = repo.series.find(top)
+        assert top_entry is not None
+        _, old_patch = load_patch(repo, top_entry)
+        data = render_refreshed(old_patch, g.diff_trees(parent_tree, res.tree,
+                                                        repo.config.context), repo.display(top))
+        commit = _recommit(w, g.commit_info(stack.head), res.tree, stack.commit_below(k))
+        new = replace(stack, commits=stack.commits[:-1] + (commit,))
+        w.flush()
+        g.checkout_branch(new.branch, new.head, f"fold {name} into {top}")
+        repo.write_patch(top, data)
+        repo.write_series(Series(tuple(e for e in repo.series.entries if e.name != name)))
+        repo.patch_path(name).unlink(missing_ok=True)
+        save(g, repo.config.queue, new)
+
+
+def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | None) -> str:
+    """The header of a patch; with `edit`, replace it (the diff is kept byte for byte)."""
+    repo = ctx.repo()
+    name = name or top(ctx)
+    entry = repo.series.find(name)
+    if entry is None:
+        raise BadInputError(f"no patch named {name!r} in the series", "series")
+    data, patch = load_patch(repo, entry)
+    text = patch.header.decode("utf-8", "surrogateescape")
+    if edit is None:
+        return text
+    changed = edit(text)
+    if changed is None or changed == text:
+        return text
+    new_header = changed.encode("utf-8", "surrogateescape")
+    if new_header and not new_header.endswith(b"\n"):
+        new_header += b"\n"
+    repo.write_patch(name, new_header + data[len(patch.header):])
+    return changed
+
+
+def top(ctx: Context) -> str:
+    """The top applied patch; bad input if none."""
+    stack = load(ctx.git(), ctx.repo().config.queue)
+    if stack is None or not stack.applied:
+        raise BadInputError("no patch is applied", "series", "name a patch")
+    return stack.applied[-1]
+
+
+# --- inspecting ------------------------------------------------------------------------
+
+
+def applied(ctx: Context) -> tuple[str, ...]:
+    stack = load(ctx.git(), ctx.repo().config.queue)
+    return stack.applied if stack else ()
+
+
+def unapplied(ctx: Context) -> tuple[str, ...]:
+    done = set(applied(ctx))
+    _, entries = active_entries(ctx, None)
+    return tuple(e.name or "" for e in entries if e.name not in done)
+
+
+def diff(ctx: Context, name: str | None) -> bytes:
+    """The top patch as refresh would write it now, or a named patch as applied or filed."""
+    repo, g = ctx.repo(), ctx.git()
+    stack = load(g, repo.config.queue)
+    if name is None:
+        if stack is None or not stack.applied:
+            raise BadInputError("no patch is applied", "series", "name a patch")
+        parent = g.commit_info(stack.commit_below(len(stack.applied) - 1))["tree"].decode()
+        return g.diff_trees(parent, g.worktree_tree(), repo.config.context)
+    if stack is not None and name in stack.applied:
+        k = stack.applied.index(name)
+        a = g.commit_info(stack.commit_below(k))["tree"].decode()
+        b = g.commit_info(stack.commits[k])["tree"].decode()
+        return g.diff_trees(a, b, repo.config.context)
+    entry = repo.series.find(name)
+    if entry is None:
+        raise BadInputError(f"no patch named {name!r} in the series", "series")
+    _, patch = load_patch(repo, entry)
+    return b"".join(s.render() for s in patch.sections)
+
+
+def files(ctx: Context, name: str | None) -> tuple[str, ...]:
+    repo = ctx.repo()
+    name = name or top(ctx)
+    entry = repo.series.find(name)
+    if entry is None:
+        raise BadInputError(f"no patch named {name!r} in the series", "series")
+    _, patch = load_patch(repo, entry)
+    return patch.paths
+
+
+def patches_touching(ctx: Context, path: str) -> tuple[str, ...]:
+    repo = ctx.repo()
+    out = []
+    for e in repo.series.patches:
+        _, patch = load_patch(repo, e)
+        if path in patch.paths:
+            out.append(e.name or "")
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    branch: str | None
+    base: str | None
+    applied: tuple[str, ...]
+    unapplied: tuple[str, ...]
+    guards: tuple[str, ...]
+    dirty: tuple[str, ...]
+    on_branch: bool
+    operation: str | None
+
+
+def status(ctx: Context) -> Status:
+    repo, g = ctx.repo(), ctx.git()
+    stack = load(g, repo.config.queue)
+    op = None
+    rebase_state = g.state_dir() / f"{repo.config.queue}.rebase.json"
+    if rebase_state.exists():
+        op = "rebase"
+    return Status(stack.branch if stack else None, stack.base if stack else None,
+                  stack.applied if stack else (), unapplied(ctx), repo.config.guards,
+                  tuple(g.dirty_paths(ctx.own_paths())),
+                  stack is not None and g.current_branch() == stack.branch, op)

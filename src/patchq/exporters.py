@@ -1,0 +1,70 @@
+"""Taking the series out: an mbox for `git am`, a quilt folder for `quilt push -a`.
+
+Only active patches (guards honoured) are exported: quilt reads MQ guards as comments
+and would apply a guarded-out patch.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Sequence
+from dataclasses import dataclass
+from email.header import Header
+
+from .importers import header_info
+from .patch import Patch
+
+_ENVELOPE = b"From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    name: str
+    data: bytes
+    patch: Patch
+    strip: int
+
+
+def _subject_line(subject: str, n: int, total: int) -> str:
+    prefix = "[PATCH]" if total == 1 else f"[PATCH {n}/{total}]"
+    text = f"{prefix} {subject}"
+    if text.isascii():
+        return text
+    return Header(text, "utf-8").encode()
+
+
+def to_mail(item: Outgoing, n: int, total: int, fallback_date: int) -> bytes:
+    """One patch as a mail message `git am` takes; a mail-format patch keeps its bytes."""
+    if item.data.startswith(b"From ") and item.strip == 1:
+        data = item.data
+        return data if data.endswith(b"\n") else data + b"\n"
+    info = header_info(item.patch.header)
+    subject = info.subject or item.name.rsplit("/", 1)[-1].removesuffix(".patch")
+    author = email.utils.formataddr((info.author_name or "patchq",
+                                     info.author_email or "patchq@invalid"))
+    when = info.date if info.date is not None else fallback_date
+    date = email.utils.formatdate(when, localtime=False)
+    head = (f"From: {author}\nDate: {date}\nSubject: {_subject_line(subject, n, total)}\n\n")
+    body = info.body.strip("\n")
+    out = _ENVELOPE + head.encode()
+    if body:
+        out += body.encode() + b"\n"
+    out += b"---\n"
+    sections = b"".join(s.render() for s in item.patch.sections)
+    if item.strip != 1:
+        # git am takes -p1 only; a -p0 patch is re-rendered with a/ b/ prefixes.
+        from dataclasses import replace
+
+        sections = b"".join(replace(s, raw_header=None, hunks=tuple(
+            replace(h, raw=h.raw) for h in s.hunks)).render() for s in item.patch.sections)
+    return out + sections + b"\n"
+
+
+def mbox(items: Sequence[Outgoing], fallback_date: int) -> bytes:
+    """The whole active series as one mbox, in series order."""
+    return b"".join(to_mail(it, i, len(items), fallback_date) for i, it in enumerate(items, 1))
+
+
+def quilt_series(items: Sequence[Outgoing]) -> str:
+    """A quilt `series` naming the exported patches with their strip levels."""
+    return "".join(f"{it.name}{'' if it.strip == 1 else f' -p{it.strip}'}\n" for it in items)

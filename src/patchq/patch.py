@@ -380,6 +380,8 @@ def strip_path(raw: bytes, strip: int, cur: _Lines, lineno: int, *,
         return None
     if b"\0" in name:
         raise cur.error("file name contains a NUL byte", lineno)
+    if not name:
+        raise cur.error("empty file name", lineno)
     if name.startswith(b"/"):
         # Whatever the strip level, a patch naming /etc/... was not made inside a tree.
         raise UnsafePathError(f"absolute path {decode_path(name)!r} in the patch",
@@ -393,11 +395,17 @@ def strip_path(raw: bytes, strip: int, cur: _Lines, lineno: int, *,
             raise cur.error(f"-p{strip} strips the whole of {decode_path(name)!r}", lineno,
                             "set the patch's strip level in series (e.g. -p0)")
         name = b"/".join(parts[strip:])
+        if not name:
+            raise cur.error("file name ends in a slash", lineno)
     return decode_path(name)
 
 
-def _git_names(line: bytes, strip: int, cur: _Lines, lineno: int) -> tuple[str, str]:
-    """The two names of a `diff --git a/X b/Y` line (used when no ---/+++ lines follow)."""
+def _git_names(line: bytes, strip: int, cur: _Lines, lineno: int) -> tuple[str, str] | None:
+    """The two names of a `diff --git a/X b/Y` line (used when no ---/+++ lines follow).
+
+    None when two different names hold spaces, so the line cannot say where one ends:
+    like git apply, the caller then takes them from the rename/copy or ---/+++ lines.
+    """
     rest = line[len(b"diff --git "):].rstrip(b"\r\n")
     if rest.startswith(b'"'):
         end = _quoted_end(rest)
@@ -419,8 +427,9 @@ def _git_names(line: bytes, strip: int, cur: _Lines, lineno: int) -> tuple[str, 
         if not first:
             if not candidates:
                 raise cur.error("cannot read the file names of this `diff --git` line", lineno)
-            pos = candidates[len(candidates) // 2]
-            first, second = rest[:pos], rest[pos + 1 :]
+            if len(candidates) > 1:
+                return None
+            first, second = rest[: candidates[0]], rest[candidates[0] + 1 :]
     old = strip_path(first, strip, cur, lineno, exact=True)
     new = strip_path(second, strip, cur, lineno, exact=True)
     if old is None or new is None:
@@ -501,6 +510,7 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
     new_path: str | None = None
     fields: dict[str, object] = {"git": first.startswith(b"diff --git ")}
     have_names = False
+    named = True  # False while a `diff --git` line's names are unknown
     binary = False
     minus = plus = b""
     if first.startswith(b"Binary files "):
@@ -514,8 +524,10 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
                          raw_header=b"".join(cur.lines[start : cur.i]), lineno=start + 1)
     if fields["git"]:
         cur.take()
-        git_old, git_new = _git_names(first, strip, cur, start + 1)
-        old_path, new_path = git_old, git_new
+        names = _git_names(first, strip, cur, start + 1)
+        named = names is not None
+        if names is not None:
+            old_path, new_path = names
         while (line := cur.peek()) is not None and line.startswith(_GIT_EXT):
             n = cur.i + 1
             cur.take()
@@ -535,6 +547,7 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
                     fields["new_mode"] = mode
             elif text.startswith((b"rename from ", b"copy from ", b"rename old ")):
                 fields["rename" if text.startswith(b"rename") else "copy"] = True
+                named = True
                 old_path = strip_path(text.split(b" ", 2)[2], max(strip - 1, 0), cur, n,
                                       exact=True)
             elif text.startswith((b"rename to ", b"copy to ", b"rename new ")):
@@ -575,6 +588,8 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
         if not have_names:
             old_path, new_path = a, b
         else:
+            if not named:
+                old_path, new_path, named = a, b, True
             # ---/+++ are authoritative for the content; /dev/null marks create/delete.
             if a is None:
                 old_path = None
@@ -587,6 +602,9 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
         # diff -u between two trees names the same file twice with different prefixes
         # (`x.orig/f`, `f.orig`); take the one GNU patch would take.
         new_path = old_path = _best_name(old_path, new_path)
+    if not named:
+        raise cur.error("cannot read the file names of this `diff --git` line", start + 1,
+                        "names with spaces that differ need rename/copy or ---/+++ lines")
     header_end = cur.i
     hunks: list[Hunk] = []
     while (line := cur.peek()) is not None and line.startswith(b"@@ "):
@@ -611,8 +629,7 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
         old_path, new_path, tuple(hunks),
         old_mode=_opt_str(fields.get("old_mode")), new_mode=_opt_str(fields.get("new_mode")),
         rename=bool(fields.get("rename")), copy=bool(fields.get("copy")),
-        similarity=fields.get("similarity") if isinstance(fields.get("similarity"), int)
-        else None,
+        similarity=_opt_int(fields.get("similarity")),
         old_id=_opt_str(fields.get("old_id")), new_id=_opt_str(fields.get("new_id")),
         binary=binary, git=bool(fields["git"]),
         raw_header=b"".join(cur.lines[start:header_end]), lineno=start + 1,
@@ -621,6 +638,10 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
 
 def _opt_str(v: object) -> str | None:
     return v if isinstance(v, str) else None
+
+
+def _opt_int(v: object) -> int | None:
+    return v if isinstance(v, int) else None
 
 
 def _best_name(*names: str) -> str:
@@ -677,11 +698,11 @@ def parse(data: bytes, where: str = "<patch>", strip: int = 1) -> Patch:
         if line.startswith(b"@@ "):
             raise cur.error("hunk outside any file section")
         if sections and sections[-1].hunks:
-            last = sections[-1].hunks[-1]
+            end = sections[-1].hunks[-1]
             if line[:1] in (b" ", b"-", b"+"):
-                raise cur.error(f"hunk header says {last.old_len} old and {last.new_len} new "
+                raise cur.error(f"hunk header says {end.old_len} old and {end.new_len} new "
                                 "lines, but the hunk goes on", None,
-                                f"the hunk starting on line {last.lineno} has wrong line counts")
+                                f"the hunk starting on line {end.lineno} has wrong line counts")
             raise cur.error("unexpected text after a hunk", None,
                             "a hunk's line counts may be wrong, or text is mixed into the diff")
         raise cur.error("unexpected text between file sections")
@@ -708,8 +729,14 @@ def _refuse_other_formats(lines: list[bytes], cur: _Lines, whole: bool) -> None:
     `lines` are the header's; `whole` says no unified section follows them.
     """
     redo = "re-create it with `diff -u` or `git diff`"
+    # A mail's commit message may quote anything; like git mailinfo, its patch part starts
+    # at the `---` line.
+    body = 0
+    if lines and lines[0].startswith((b"From ", b"From: ", b"Subject: ")):
+        body = next((n for n, ln in enumerate(lines) if ln.rstrip(b"\r\n") == b"---"),
+                    len(lines))
     for n, line in enumerate(lines, 1):
-        if _HUNK_RE.match(line):
+        if n > body and _HUNK_RE.match(line):
             # git apply: "patch fragment without header".
             raise cur.error("hunk outside any file section", n,
                             "the `---`/`+++` lines that name its file are missing")
@@ -722,12 +749,16 @@ def _refuse_other_formats(lines: list[bytes], cur: _Lines, whole: bool) -> None:
                             n, redo)
     if not whole:
         return
-    text = [(n, ln) for n, ln in enumerate(lines, 1) if ln.strip()]
-    if text and _ED_RE.match(text[0][1]):
-        n = text[0][0]
-        if n < len(lines) and lines[n].startswith((b"< ", b"> ")):
-            raise cur.error("this is a normal-format diff; patchq takes only unified diffs", n,
-                            redo)
+    # Like GNU patch (pch.c), after any header text: a command line (`4c`, `3,5d`) followed
+    # by `<`/`>` lines is a normal diff; one followed later by a lone `.` is an ed script.
+    first = next((n for n, ln in enumerate(lines, 1) if ln.strip()), 0)
+    n = next((n for n, ln in enumerate(lines, 1) if _ED_RE.match(ln)), 0)
+    if not n:
+        return
+    if n < len(lines) and lines[n].startswith((b"< ", b"> ")):
+        raise cur.error("this is a normal-format diff; patchq takes only unified diffs", n,
+                        redo)
+    if n == first or any(ln.rstrip(b"\r\n") == b"." for ln in lines[n:]):
         raise cur.error("this looks like an ed-script diff; patchq takes only unified diffs", n,
                         redo)
 

@@ -313,6 +313,11 @@ touch_all .
 diff -c --label a/f.txt --label b/f.txt old.txt new.txt > "$bad/context-diff.patch" || true
 diff -e old.txt new.txt > "$bad/ed-diff.patch" || true
 diff old.txt new.txt > "$bad/normal-diff.patch" || true
+# The same after header text, as a mail or a DEP-3 header leaves them.
+{ printf 'Subject: [PATCH] say four\n\n'; diff -e old.txt new.txt || true; } \
+    > "$bad/ed-diff-after-header.patch"
+{ printf 'Description: say four\n\n'; diff old.txt new.txt || true; } \
+    > "$bad/normal-diff-after-header.patch"
 # A context section before a unified one: must not pass as header text.
 { diff -c --label a/f.txt --label b/f.txt old.txt new.txt || true
   diff -u --label a/g.txt --label b/g.txt old.txt new.txt || true; } > "$bad/context-then-unified.patch"

@@ -16,9 +16,11 @@ import click
 from . import __version__, importers, output
 from .application import Failure, PatchResult, raise_failure
 from .commands import apply as apply_cmd
+from .commands import check as check_cmd
 from .commands import export as export_cmd
 from .commands import importing
 from .commands import init as init_cmd
+from .commands import rebase as rebase_cmd
 from .commands import stack as stack_cmd
 from .context import Context
 from .errors import ConflictError, PatchqError
@@ -522,6 +524,138 @@ def _failure_json(f: Failure | None) -> dict[str, Any] | None:
         return None
     return {"name": f.name, "file": f.path, "conflicts": f.conflicts,
             "hunks": [{"status": h.status, "reason": h.reason} for h in f.hunks]}
+
+
+@cli.command()
+@click.option("--onto", metavar="REF", help="Upstream to check against (default: the "
+              "configured branch, origin/<branch>).")
+@click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (DESIGN §3).")
+@pass_ctx
+def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> None:
+    """Report how every patch and hunk fares on an upstream, without touching anything.
+
+    Each hunk is clean, offset, fuzz, merge (3-way), conflict, upstreamed or missing,
+    with the upstream commits that moved or changed its lines. Exit 0: no drift;
+    1: drift that `rebase` handles alone; 3: a person is needed.
+
+    \b
+    Example:
+      git -C ../sglang fetch && patchq check --onto origin/main
+    """
+    out = check_cmd.check(ctx, onto, fuzz)
+    if as_json:
+        output.emit_json({"base": out.base, "onto": out.onto, "patches": [
+            {"name": p.name, "status": p.status,
+             "hunks": [{"file": h.file, "status": h.status, "offset": h.offset,
+                        "fuzz": h.fuzz, "drift": list(h.drift), "anchored": h.anchored,
+                        "reason": h.reason} for h in p.hunks]} for p in out.patches]})
+    else:
+        output.data(f"checking {len(out.patches)} patches: {out.base[:12]} -> {out.onto[:12]} "
+                    f"({out.onto_ref})")
+        for p in out.patches:
+            _print_check(p, out.subjects)
+        counts: dict[str, int] = {}
+        for p in out.patches:
+            counts[p.status] = counts.get(p.status, 0) + 1
+        output.data("summary: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    sys.exit(out.exit_code)
+
+
+def _print_check(p: Any, subjects: dict[str, str]) -> None:
+    output.data(f"{_check_word(p.status)} {p.name}")
+    for h in p.hunks:
+        if h.status == "clean":
+            continue
+        detail = f"{h.offset:+d} lines" if h.status == "offset" else \
+            f"fuzz {h.fuzz}" if h.status == "fuzz" else \
+            "placed by its anchor line; review it" if h.anchored else h.reason
+        output.data(f"    {h.file} hunk #{h.index + 1}: {h.status}"
+                    + (f" ({detail})" if detail else ""))
+        for c in h.drift[:5]:
+            output.data(f"        {c[:12]} {subjects.get(c, '')}")
+        if len(h.drift) > 5:
+            output.data(f"        … and {len(h.drift) - 5} more commits")
+
+
+def _check_word(status: str) -> str:
+    colour = {"clean": "green", "offset": "yellow", "fuzz": "yellow", "merge": "yellow",
+              "upstreamed": "green"}.get(status, "red")
+    return output.paint(f"{status:>10}", colour, sys.stdout)
+
+
+@cli.command()
+@click.option("--onto", metavar="REF", help="The new upstream to rebase onto.")
+@click.option("--continue", "continue_", is_flag=True, help="Go on after resolving a conflict "
+              "(edit the files; no `git add` needed).")
+@click.option("--skip", is_flag=True, help="Drop the conflicting patch (recorded `dropped`).")
+@click.option("--abort", is_flag=True, help="Restore target, series, patches and lock exactly.")
+@click.option("--dry-run", is_flag=True, help="Say what would happen; change nothing.")
+@click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
+@pass_ctx
+def rebase(ctx: Context, onto: str | None, continue_: bool, skip: bool, abort: bool,
+           dry_run: bool, fuzz: int | None, as_json: bool) -> None:
+    """Rebase the series onto a new upstream, refresh it, and record it in series.lock.
+
+    Exact and offset hunks need no one; fuzz is taken only within the policy and when
+    unique; the rest are merged 3-way against the lock's base. At a conflict it stops
+    (exit 3) with markers in the target: edit the files, then --continue; or --skip the
+    patch; or --abort to put everything back.
+
+    \b
+    Examples:
+      patchq rebase --onto origin/main
+      patchq rebase --continue
+      patchq report --format md -o review.md
+    """
+    modes = sum(bool(x) for x in (continue_, skip, abort))
+    if modes > 1 or (modes and (onto or dry_run)):
+        raise click.UsageError("use one of --onto REF [--dry-run], --continue, --skip, --abort")
+    if abort:
+        rebase_cmd.abort(ctx)
+        output.info("rebase aborted; target, series, patches and lock are as before")
+        return
+    if dry_run:
+        dr = rebase_cmd.dry_run(ctx, onto, fuzz)  # type: ignore[arg-type]
+        if as_json:
+            output.emit_json({"base": dr.base, "onto": dr.onto, "patches": [
+                {"name": p.name, "outcome": rebase_cmd.outcome_of(p), "status": p.status,
+                 "drift": list(p.drift)} for p in dr.patches]})
+        else:
+            for p in dr.patches:
+                output.data(f"{rebase_cmd.outcome_of(p):>10} {p.name}")
+        sys.exit(3 if any(rebase_cmd.outcome_of(p) == "conflict" for p in dr.patches) else 0)
+    if continue_:
+        out = rebase_cmd.continue_(ctx)
+    elif skip:
+        out = rebase_cmd.skip(ctx)
+    else:
+        if not onto and not ctx.repo().config.branch:
+            raise click.UsageError("give --onto REF (or set `branch` in patchq.toml)")
+        out = rebase_cmd.start(ctx, onto or "", fuzz)
+    if as_json:
+        output.emit_json({"finished": out.finished, "base": out.base, "onto": out.onto,
+                          "patches": [{k: v for k, v in d.items() if not k.startswith("tree")}
+                                      for d in out.done],
+                          "conflict": None if out.conflict is None else out.conflict.name})
+    else:
+        for d in out.done:
+            output.info(f"{d['outcome']:>10} {d['name']}")
+    if out.conflict is not None:
+        c = out.conflict
+        bad = [h for h in c.hunks if h.status in ("conflict", "missing")]
+        files = sorted({h.file for h in bad})
+        drift = list(dict.fromkeys(x for h in bad for x in h.drift))
+        why = "; ".join(f"{x[:12]} {(out.subjects or {}).get(x, '')}".strip()
+                        for x in drift[:3])
+        raise ConflictError(
+            f"{c.name} does not apply to {out.onto[:12]}: conflict in {', '.join(files)}"
+            + (f" (upstream: {why})" if why else ""), ctx.repo().display(c.name),
+            "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)")
+    if not as_json:
+        output.info(f"rebased {len(out.done)} patches onto {out.onto[:12]}; "
+                    "see `patchq report`")
 
 
 def _patch_json(p: PatchResult) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from ..application import (
 from ..context import Context
 from ..errors import BadInputError, ConflictError, UnsafeStateError
 from ..gitrepo import GitRepo, Ident, ObjectWriter
-from ..patch import Patch, parse
+from ..patch import FilePatch, Patch, parse, quote_path
 from ..series import Entry, Series, make_entry
 from ..stack import Stack, check_branch, load, save
 from ..state import run_lock
@@ -193,6 +193,14 @@ class RefreshOutcome:
     untracked: tuple[str, ...]
 
 
+def _shape(s: FilePatch) -> tuple[object, ...]:
+    """What a section does besides its hunks: create/delete (with mode), rename, mode change."""
+    mode_change = (s.old_mode, s.new_mode) if s.old_mode and s.new_mode and \
+        s.old_mode != s.new_mode else None
+    created = (s.new_mode or "100644") if s.is_new else None
+    return (s.is_new, s.is_delete, s.rename, s.copy, mode_change, created)
+
+
 def _reuse_unchanged(old: Patch, new: Patch) -> Patch:
     """Keep the old bytes of every hunk (and section header) that did not change."""
     by_path = {(s.old_path, s.new_path): s for s in old.sections}
@@ -206,16 +214,41 @@ def _reuse_unchanged(old: Patch, new: Patch) -> Patch:
         hunks = tuple(old_hunks.get(h, h) for h in s.hunks)
         same = len(hunks) == len(prev.hunks) and all(a is b for a, b in zip(hunks, prev.hunks,
                                                                              strict=True))
-        flags_same = (s.is_new, s.is_delete, s.rename, s.copy, s.new_mode or prev.new_mode) == \
-            (prev.is_new, prev.is_delete, prev.rename, prev.copy, prev.new_mode or s.new_mode)
-        sections.append(replace(prev) if same and flags_same
-                        else replace(s, hunks=hunks))
+        sections.append(prev if same and _shape(s) == _shape(prev) else replace(s, hunks=hunks))
     return Patch(old.header, tuple(sections), old.trailer)
 
 
-def render_refreshed(old: Patch, diff: bytes, where: str) -> bytes:
-    """The patch file after refresh: old header and trailer, git's diff, unchanged hunks kept."""
+def _unprefixed(s: FilePatch) -> FilePatch:
+    """A section of git's diff (a/ b/ prefixes) rewritten for a -p0 patch (no prefixes)."""
+    def name(path: str | None) -> bytes:
+        raw = quote_path(path or s.path)
+        return raw + b"\t" if b" " in raw else raw  # as git ends a name holding a space
+
+    out = []
+    for line in s.render_header().splitlines(keepends=True):
+        if line.startswith(b"diff --git "):
+            line = b"diff --git %s %s\n" % (quote_path(s.old_path or s.path),
+                                            quote_path(s.new_path or s.path))
+        elif line.startswith(b"--- ") and s.old_path is not None:
+            line = b"--- " + name(s.old_path) + b"\n"
+        elif line.startswith(b"+++ ") and s.new_path is not None:
+            line = b"+++ " + name(s.new_path) + b"\n"
+        out.append(line)
+    return replace(s, raw_header=b"".join(out))
+
+
+def render_refreshed(old: Patch, diff: bytes, where: str, strip: int = 1) -> bytes:
+    """The patch file after refresh: old header and trailer, git's diff, unchanged hunks kept.
+
+    New sections are written for the patch's strip level, so a `-p0` entry of a quilt
+    series stays a `-p0` patch.
+    """
+    if strip not in (0, 1):
+        raise BadInputError(f"refresh writes -p1 or -p0 patches, and this one is -p{strip}",
+                            where, "change its series entry to -p1 and its paths to a/ b/")
     new = parse(diff, where, 1)
+    if strip == 0:
+        new = Patch(new.header, tuple(_unprefixed(s) for s in new.sections), new.trailer)
     out = _reuse_unchanged(old, new)
     header = out.header
     if out.sections and header and not header.endswith(b"\n"):
@@ -246,8 +279,10 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
         entry = repo.series.find(name)
         assert entry is not None
         _, old_patch = load_patch(repo, entry)
+        w.flush()  # git diff-tree below reads the carried-down tree from the object store
         diff = g.diff_trees(parent_tree, new_tree, repo.config.context)
-        data = render_refreshed(old_patch, diff, repo.display(name))
+        data = render_refreshed(old_patch, diff, repo.display(name),
+                                entry.strip_level(repo.config.strip))
         old_data = repo.read_patch(name)
         info = g.commit_info(stack.commits[k])
         commit = _recommit(w, info, new_tree, parent)
@@ -391,8 +426,10 @@ def fold(ctx: Context, name: str) -> None:
         top_entry = repo.series.find(top)
         assert top_entry is not None
         _, old_patch = load_patch(repo, top_entry)
+        w.flush()  # git diff-tree below reads the folded tree from the object store
         data = render_refreshed(old_patch, g.diff_trees(parent_tree, res.tree,
-                                                        repo.config.context), repo.display(top))
+                                                        repo.config.context), repo.display(top),
+                                top_entry.strip_level(repo.config.strip))
         commit = _recommit(w, g.commit_info(stack.head), res.tree, stack.commit_below(k))
         new = replace(stack, commits=stack.commits[:-1] + (commit,))
         w.flush()

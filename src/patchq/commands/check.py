@@ -1,0 +1,87 @@
+"""`check`: the drift report — how each patch and hunk fares on a new upstream, and why.
+
+Nothing is written: the series is replayed onto REF in memory (each patch on the tree
+the earlier ones produced), and the upstream commits behind every drifted hunk are named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..application import preimages
+from ..context import Context
+from ..errors import BadInputError
+from ..gitrepo import GitRepo
+from ..replay import CLEAN, CONFLICT, MISSING, PatchCheck, Replay, attribute_drift
+from ..series import Entry
+from ..stack import load
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    base: str
+    onto: str
+    onto_ref: str
+    patches: tuple[PatchCheck, ...]
+    subjects: dict[str, str]
+
+    @property
+    def exit_code(self) -> int:
+        """0 no drift, 1 drift rebase handles alone, 3 a person is needed (DESIGN §3)."""
+        statuses = {p.status for p in self.patches}
+        if statuses & {CONFLICT, MISSING}:
+            return 3
+        return 0 if statuses <= {CLEAN} else 1
+
+
+def default_onto(ctx: Context, g: GitRepo, onto: str | None) -> tuple[str, str]:
+    """REF given, else the configured upstream branch (origin/<branch>, then <branch>)."""
+    if onto:
+        return onto, g.resolve(onto)
+    branch = ctx.repo().config.branch
+    if branch:
+        for ref in (f"origin/{branch}", branch):
+            oid = g.try_resolve(ref)
+            if oid:
+                return ref, oid
+    raise BadInputError("no upstream to check against", str(ctx.repo().root),
+                        "give --onto REF, or set `branch` in patchq.toml")
+
+
+def old_base(ctx: Context, g: GitRepo) -> tuple[str, tuple[str, ...]]:
+    """The pinned base (the lock's, else the applied stack's) and the guards it used."""
+    repo = ctx.repo()
+    lock = repo.read_lock()
+    if lock is not None:
+        if not g.has_object(lock.base):
+            raise BadInputError(f"the lock's base {lock.base[:12]} is not in the target",
+                                str(g.root), "fetch upstream history first")
+        return lock.base, lock.guards
+    stack = load(g, repo.config.queue)
+    if stack is not None:
+        return stack.base, repo.config.guards
+    raise BadInputError("no series.lock and no applied stack: nothing pins the old base",
+                        str(repo.lock_path), "run `patchq apply --onto OLD-BASE` first")
+
+
+def replay_series(ctx: Context, base: str, onto: str, entries: Sequence[Entry],
+                  fuzz: int) -> tuple[list[PatchCheck], dict[str, str]]:
+    """Classify every active patch on `onto`, continuing past conflicts; drift attributed."""
+    g, repo = ctx.git(), ctx.repo()
+    w = g.writer(dry_run=True)
+    pre = preimages(g, repo, base, entries, w)
+    rp = Replay.start(g, repo, base, onto, w, fuzz, pre)
+    for e in entries:
+        rp.step(e)
+    return attribute_drift(g, base, onto, w, rp.results, repo, entries)
+
+
+def check(ctx: Context, onto: str | None, fuzz: int | None = None) -> CheckOutcome:
+    repo, g = ctx.repo(), ctx.git()
+    ref, onto_id = default_onto(ctx, g, onto)
+    base, guards = old_base(ctx, g)
+    entries = repo.series.active(guards)
+    fz = repo.config.fuzz if fuzz is None else fuzz
+    results, subjects = replay_series(ctx, base, onto_id, entries, fz)
+    return CheckOutcome(base, onto_id, ref, tuple(results), subjects)

@@ -1,0 +1,424 @@
+"""`rebase`: carry the series onto a new upstream, refresh it, and record what happened.
+
+The whole run happens in memory; the target is touched once at the end — or, at a
+conflict, once to show the markers. Until the rebase finishes, `series`, `patches/` and
+`series.lock` are not written at all: pending results live under `.git/patchq/`, so
+`--abort` has nothing to undo in the patch repo. The finishing writes first back up
+what they replace, so even a rebase killed while finishing can be aborted or continued.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..application import ident_date, identity, load_patch, preimages
+from ..context import Context
+from ..errors import BadInputError, ConflictError, UnsafeStateError
+from ..fsutil import atomic_write
+from ..gitrepo import GitRepo
+from ..lock import Lock, PatchRecord, sha256
+from ..replay import (
+    CLEAN,
+    CONFLICT,
+    MERGE,
+    MISSING,
+    UPSTREAMED,
+    PatchCheck,
+    Replay,
+    attribute_drift,
+)
+from ..series import Entry, Series
+from ..stack import Stack, load, save
+from ..state import run_lock
+from ..tree import MemTree
+from .apply import branch_name
+from .check import default_onto, old_base, replay_series
+from .stack import render_refreshed
+
+MARKER = b"<<<<<<< "
+
+
+def _state_path(ctx: Context) -> Path:
+    return ctx.git().state_dir() / f"{ctx.repo().config.queue}.rebase.json"
+
+
+def _pending_dir(ctx: Context) -> Path:
+    return ctx.git().state_dir() / f"{ctx.repo().config.queue}.rebase"
+
+
+def in_progress(ctx: Context) -> bool:
+    return _state_path(ctx).exists()
+
+
+def _read_state(ctx: Context) -> dict[str, Any]:
+    try:
+        doc = json.loads(_state_path(ctx).read_text())
+    except FileNotFoundError:
+        raise BadInputError("no rebase in progress", str(ctx.git().root)) from None
+    except ValueError:
+        raise UnsafeStateError("the rebase state is damaged", str(_state_path(ctx)),
+                               "`patchq rebase --abort`") from None
+    assert isinstance(doc, dict)
+    return doc
+
+
+def _write_state(ctx: Context, doc: dict[str, Any]) -> None:
+    atomic_write(_state_path(ctx), (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
+
+
+@dataclass(frozen=True, slots=True)
+class RebaseOutcome:
+    """Where a rebase run ended: finished, or stopped at a conflict (state saved)."""
+
+    done: tuple[dict[str, Any], ...]
+    finished: bool
+    conflict: PatchCheck | None = None
+    subjects: dict[str, str] | None = None
+    base: str = ""
+    onto: str = ""
+
+
+def start(ctx: Context, onto: str, fuzz: int | None) -> RebaseOutcome:
+    repo, g = ctx.repo(), ctx.git()
+    with run_lock(g.state_dir()):
+        if in_progress(ctx):
+            raise UnsafeStateError("a rebase is already in progress", str(_state_path(ctx)),
+                                   "`patchq rebase --continue`, `--skip` or `--abort`")
+        g.require_clean(ctx.own_paths())
+        ref, onto_id = default_onto(ctx, g, onto)
+        base, guards = old_base(ctx, g)
+        entries = repo.series.active(guards)
+        stack = load(g, repo.config.queue)
+        branch = stack.branch if stack else branch_name(ctx, None)
+        doc: dict[str, Any] = {
+            "old_base": base, "onto": onto_id, "onto_ref": ref, "guards": list(guards),
+            "fuzz": repo.config.fuzz if fuzz is None else fuzz,
+            "orig_branch": g.current_branch(), "orig_head": g.head(),
+            "stack_before": None if stack is None else {
+                "base": stack.base, "branch": stack.branch, "applied": list(stack.applied),
+                "commits": list(stack.commits)},
+            "branch": branch,
+            "branch_before": g.try_resolve(f"refs/heads/{branch}"),
+            "entries": [e.name for e in entries], "done": [], "head": onto_id,
+            "current": None, "phase": "running", "subjects": {},
+        }
+        return _run(ctx, doc)
+
+
+def _run(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
+    """Replay the remaining patches from doc['head']; stop at a conflict or finish."""
+    repo, g = ctx.repo(), ctx.git()
+    entries = [repo.series.find(n) for n in doc["entries"]]
+    if any(e is None for e in entries):
+        raise UnsafeStateError("the series changed during the rebase", "series",
+                               "`patchq rebase --abort`")
+    all_entries = [e for e in entries if e is not None]
+    w = g.writer()
+    pre = preimages(g, repo, doc["old_base"], all_entries, w)
+    rp = Replay.start(g, repo, doc["old_base"], doc["onto"], w, int(doc["fuzz"]), pre,
+                      tree=g.commit_info(doc["head"], w)["tree"].decode())
+    when, tz = ident_date(g.commit_info(doc["onto"])["committer"])
+    finished_names = {d["name"] for d in doc["done"]}
+    todo = [e for e in all_entries if e.name not in finished_names]
+    for entry in todo:
+        assert entry.name is not None
+        res = rp.step(entry)
+        (res,), subjects = attribute_drift(g, doc["old_base"], doc["onto"], w, [res], repo,
+                                           [entry])
+        doc["subjects"].update(subjects)
+        record = {"name": entry.name, "status": res.status, "drift": list(res.drift),
+                  "hunks": [_hunk_json(h) for h in res.hunks],
+                  "tree_before": res.tree_before, "tree_after": res.tree}
+        if res.status in (CONFLICT, MISSING):
+            w.flush()
+            doc["current"] = record | {"conflict_tree": res.conflict_tree,
+                                       "files": list(res.conflict_files)}
+            _show_conflict(ctx, doc, res)
+            _write_state(ctx, doc)
+            return RebaseOutcome(tuple(doc["done"]), False, res, doc["subjects"],
+                                 doc["old_base"], doc["onto"])
+        if res.status == UPSTREAMED:
+            record["outcome"] = "upstreamed"
+        else:
+            _, patch = load_patch(repo, entry)
+            author, message = identity(entry.name, patch, when, tz)
+            commit = GitRepo.commit_object(w, res.tree, [doc["head"]], message, author, author)
+            doc["head"] = commit
+            record["commit"] = commit
+            moved = any(h.status != CLEAN for h in res.hunks) or res.renames
+            record["outcome"] = ("merged" if any(h.status == MERGE for h in res.hunks)
+                                 else "refreshed" if moved else "unchanged")
+        doc["done"].append(record)
+    w.flush()
+    return _finish(ctx, doc)
+
+
+def _hunk_json(h: Any) -> dict[str, Any]:
+    return {"file": h.file, "index": h.index, "status": h.status, "offset": h.offset,
+            "fuzz": h.fuzz, "anchored": h.anchored, "drift": list(h.drift), "reason": h.reason}
+
+
+def _show_conflict(ctx: Context, doc: dict[str, Any], res: PatchCheck) -> None:
+    """Check out the rebased stack so far and lay the markers over it (index untouched)."""
+    g = ctx.git()
+    g.checkout_branch(doc["branch"], doc["head"], f"rebase stopped at {res.name}")
+    if res.conflict_tree is not None:
+        g.run("read-tree", "-m", "-u", doc["head"], res.conflict_tree)
+        g.run("reset", "-q", "--", ".")
+
+
+def _clear_conflict(ctx: Context, doc: dict[str, Any]) -> None:
+    """Throw away the working tree's conflict state (used by --skip and --abort)."""
+    g = ctx.git()
+    cur = doc.get("current") or {}
+    g.run("reset", "-q", "--hard", "HEAD")
+    tree = cur.get("conflict_tree")
+    if tree:
+        added = g.run("diff-tree", "-r", "--name-only", "-z", "--diff-filter=A", "HEAD", tree)
+        for name in added.split(b"\0"):
+            if name:
+                path = g.root / name.decode("utf-8", "surrogateescape")
+                if path.is_file() and not path.is_symlink():
+                    path.unlink()
+
+
+def continue_(ctx: Context) -> RebaseOutcome:
+    """Take the person's resolution of the conflicting patch (no `git add` needed)."""
+    repo, g = ctx.repo(), ctx.git()
+    with run_lock(g.state_dir()):
+        doc = _read_state(ctx)
+        if doc.get("phase") == "finishing":
+            return _finish(ctx, doc)
+        cur = doc.get("current")
+        if not cur:
+            return _run(ctx, doc)
+        for path in cur.get("files", []):
+            f = g.root / path
+            if f.is_file() and any(line.startswith(MARKER) for line in f.read_bytes()
+                                   .split(b"\n")):
+                raise ConflictError(f"{path} still has conflict markers", str(g.root),
+                                    "resolve them, then `patchq rebase --continue`")
+        wt = g.worktree_tree()
+        entry = repo.series.find(cur["name"])
+        if entry is None:
+            raise UnsafeStateError("the series changed during the rebase", "series",
+                                   "`patchq rebase --abort`")
+        _, patch = load_patch(repo, entry)
+        when, tz = ident_date(g.commit_info(doc["onto"])["committer"])
+        author, message = identity(cur["name"], patch, when, tz)
+        w = g.writer()
+        commit = GitRepo.commit_object(w, wt, [doc["head"]], message, author, author)
+        w.flush()
+        doc["head"] = commit
+        record = dict(cur)
+        record.pop("conflict_tree", None)
+        record.pop("files", None)
+        record |= {"outcome": "resolved", "commit": commit, "tree_after": wt}
+        doc["done"].append(record)
+        doc["current"] = None
+        g.reset_to(commit, f"rebase: resolved {cur['name']}")
+        _write_state(ctx, doc)
+        return _run(ctx, doc)
+
+
+def skip(ctx: Context) -> RebaseOutcome:
+    """Drop the conflicting patch (recorded `dropped`) and go on."""
+    g = ctx.git()
+    with run_lock(g.state_dir()):
+        doc = _read_state(ctx)
+        cur = doc.get("current")
+        if not cur:
+            raise BadInputError("no conflicting patch to skip", str(_state_path(ctx)))
+        _clear_conflict(ctx, doc)
+        record = {k: v for k, v in cur.items() if k not in ("conflict_tree", "files")}
+        doc["done"].append(record | {"outcome": "dropped"})
+        doc["current"] = None
+        _write_state(ctx, doc)
+        return _run(ctx, doc)
+
+
+def abort(ctx: Context) -> None:
+    """Put the target, series, patches/ and series.lock back exactly as they were."""
+    repo, g = ctx.repo(), ctx.git()
+    with run_lock(g.state_dir()):
+        doc = _read_state(ctx)
+        _clear_conflict(ctx, doc)
+        backup = _pending_dir(ctx) / "backup"
+        if backup.is_dir():
+            _restore_backup(repo.root, backup)
+        branch = doc["branch"]
+        before = doc.get("branch_before")
+        orig_branch, orig_head = doc.get("orig_branch"), doc.get("orig_head")
+        if orig_branch == branch and before:
+            g.checkout_branch(branch, before, "rebase --abort")
+        else:
+            if orig_branch:
+                g.run("checkout", "-q", "-f", orig_branch)
+            elif orig_head:
+                g.run("checkout", "-q", "-f", "--detach", orig_head)
+            if before:
+                g.update_ref(f"refs/heads/{branch}", before, None, "patchq: rebase --abort")
+            elif g.try_resolve(f"refs/heads/{branch}"):
+                g.run("branch", "-q", "-D", branch)
+        sb = doc.get("stack_before")
+        if sb:
+            save(g, repo.config.queue, Stack(sb["base"], sb["branch"], tuple(sb["applied"]),
+                                             tuple(sb["commits"])))
+        shutil.rmtree(_pending_dir(ctx), ignore_errors=True)
+        _state_path(ctx).unlink(missing_ok=True)
+
+
+def _restore_backup(root: Path, backup: Path) -> None:
+    manifest = json.loads((backup / "manifest.json").read_text())
+    for rel, existed in manifest.items():
+        dest = root / rel
+        if existed:
+            atomic_write(dest, (backup / "files" / rel).read_bytes())
+        else:
+            dest.unlink(missing_ok=True)
+
+
+def _finish(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
+    """Write the refreshed patches, series and lock (backed up first), move the stack."""
+    repo, g = ctx.repo(), ctx.git()
+    new_bytes: dict[str, bytes] = {}
+    old_bytes: dict[str, bytes] = {}
+    for rec in doc["done"]:
+        if rec["outcome"] not in ("refreshed", "merged", "resolved"):
+            continue
+        entry = repo.series.find(rec["name"])
+        assert entry is not None
+        data, patch = load_patch(repo, entry)
+        diff = g.diff_trees(rec["tree_before"], rec["tree_after"], repo.config.context)
+        new_bytes[rec["name"]] = render_refreshed(patch, diff, repo.display(rec["name"]))
+        old_bytes[rec["name"]] = data
+    gone = {r["name"]: r["outcome"] for r in doc["done"]
+            if r["outcome"] in ("upstreamed", "dropped")}
+    series = Series(tuple(
+        _commented(e.raw, gone[e.name], doc["onto"]) if e.name in gone else e
+        for e in repo.series.entries))
+    # The report needs the old patches; keep them beside the state, not in the patch repo.
+    last = {"from": doc["old_base"], "onto": doc["onto"], "onto_ref": doc["onto_ref"],
+            "patches": [{k: v for k, v in r.items() if not k.startswith("tree")}
+                        for r in doc["done"]],
+            "subjects": doc["subjects"],
+            "old": {k: v.decode("utf-8", "surrogateescape") for k, v in old_bytes.items()},
+            "new": {k: v.decode("utf-8", "surrogateescape") for k, v in new_bytes.items()}}
+    if doc.get("phase") != "finishing":
+        _backup(ctx, repo.root, ["series", "series.lock"] +
+                [f"patches/{n}" for n in new_bytes])
+        doc["phase"] = "finishing"
+        _write_state(ctx, doc)
+    for name, data in new_bytes.items():
+        repo.write_patch(name, data)
+    repo.write_series(series)
+    kept = [r for r in doc["done"] if r["outcome"] not in ("upstreamed", "dropped")]
+    records = []
+    for r in kept:
+        data = new_bytes.get(r["name"]) or repo.read_patch(r["name"])
+        records.append(PatchRecord(r["name"], sha256(data), r["outcome"], tuple(r["drift"])))
+    top_tree = g.commit_info(doc["head"])["tree"].decode()
+    files: dict[str, tuple[str | None, str | None]] = {}
+    onto_tree = g.commit_info(doc["onto"])["tree"].decode()
+    if top_tree != onto_tree:
+        out = g.run("diff-tree", "-r", "--no-renames", "-z", onto_tree, top_tree)
+        files = _files_map(out)
+    old_lock = repo.read_lock()
+    # Paths the series touches but leaves as upstream has them stay in the map.
+    if old_lock is not None:
+        for path in old_lock.files:
+            if path not in files:
+                oid = _blob_at(g, top_tree, path)
+                files[path] = (oid, oid)
+    lock = Lock(doc["onto"], top_tree, files, tuple(doc["guards"]), tuple(records),
+                {"from": doc["old_base"], "onto": doc["onto"], "onto_ref": doc["onto_ref"]})
+    repo.write_lock(lock)
+    g.checkout_branch(doc["branch"], doc["head"], f"rebase onto {doc['onto'][:12]}")
+    save(g, repo.config.queue, Stack(doc["onto"], doc["branch"],
+                                     tuple(r["name"] for r in kept),
+                                     tuple(r["commit"] for r in kept)))
+    atomic_write(g.state_dir() / f"{repo.config.queue}.last-rebase.json",
+                 (json.dumps(last, indent=2, sort_keys=True) + "\n").encode())
+    shutil.rmtree(_pending_dir(ctx), ignore_errors=True)
+    _state_path(ctx).unlink(missing_ok=True)
+    return RebaseOutcome(tuple(doc["done"]), True, None, doc["subjects"], doc["old_base"],
+                         doc["onto"])
+
+
+def _commented(raw: str, outcome: str, onto: str) -> Entry:
+    """The series line of a patch leaving the active series, kept as a comment."""
+    return Entry(raw=f"# {outcome} in {onto[:12]}: {raw.rstrip()}\n")
+
+
+def _backup(ctx: Context, root: Path, rels: list[str]) -> None:
+    backup = _pending_dir(ctx) / "backup"
+    shutil.rmtree(backup, ignore_errors=True)
+    manifest = {}
+    for rel in rels:
+        src = root / rel
+        manifest[rel] = src.exists()
+        if src.exists():
+            dest = backup / "files" / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
+    atomic_write(backup / "manifest.json", json.dumps(manifest).encode())
+
+
+def _files_map(raw: bytes) -> dict[str, tuple[str | None, str | None]]:
+    """Parse `diff-tree -r -z` raw output into path → (old blob, new blob)."""
+    out: dict[str, tuple[str | None, str | None]] = {}
+    parts = raw.split(b"\0")
+    i = 0
+    zero = "0" * 40
+    while i + 1 < len(parts):
+        meta = parts[i].decode()
+        path = parts[i + 1].decode("utf-8", "surrogateescape")
+        i += 2
+        fields = meta.lstrip(":").split()
+        if len(fields) < 5:
+            continue
+        a, b = fields[2], fields[3]
+        out[path] = (None if a == zero else a, None if b == zero else b)
+    return out
+
+
+def _blob_at(g: GitRepo, tree: str, path: str) -> str | None:
+    entry = MemTree(g.read_tree, tree).get(path)
+    return entry[1] if entry else None
+
+
+@dataclass(frozen=True, slots=True)
+class DryRun:
+    base: str
+    onto: str
+    patches: tuple[PatchCheck, ...]
+    subjects: dict[str, str]
+
+
+def dry_run(ctx: Context, onto: str, fuzz: int | None) -> DryRun:
+    """What `rebase --onto` would do to each patch, changing nothing."""
+    repo, g = ctx.repo(), ctx.git()
+    _, onto_id = default_onto(ctx, g, onto)
+    base, guards = old_base(ctx, g)
+    entries = repo.series.active(guards)
+    fz = repo.config.fuzz if fuzz is None else fuzz
+    results, subjects = replay_series(ctx, base, onto_id, entries, fz)
+    return DryRun(base, onto_id, tuple(results), subjects)
+
+
+def outcome_of(p: PatchCheck) -> str:
+    """The lock outcome a patch would get (`conflict` where a person must decide)."""
+    if p.status == UPSTREAMED:
+        return "upstreamed"
+    if p.status in (CONFLICT, MISSING):
+        return "conflict"
+    if any(h.status == MERGE for h in p.hunks):
+        return "merged"
+    if p.status == CLEAN and not p.renames:
+        return "unchanged"
+    return "refreshed"
+

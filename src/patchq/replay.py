@@ -1,0 +1,381 @@
+"""Replaying a series onto a new upstream in memory: the ladder of DESIGN §4 per hunk.
+
+Shared by `check` (classify, change nothing) and `rebase` (classify, then refresh and
+record). For every hunk, in order: exact → offset → fuzz (policy) via the engine; a hunk
+that fails is tested for being already upstream (it reverse-applies); the rest go to a
+3-way merge against the patch's exact preimage from the pinned base; where the merge
+conflicts, anchored placement may still put the change where its removed lines (or the
+line a pure insertion hangs from) match exactly once; otherwise it is a conflict.
+Files that upstream renamed are followed; files it deleted make the patch `missing`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from . import engine
+from .application import Preimage, SectionState, load_patch
+from .drift import Attribution, Change, attribute, history
+from .errors import UnsafePathError
+from .gitrepo import GitRepo, ObjectWriter
+from .patch import FilePatch, Hunk, split_lines
+from .patchrepo import PatchRepo
+from .series import Entry
+from .tree import MemTree
+
+CLEAN, OFFSET, FUZZ, MERGE, CONFLICT = "clean", "offset", "fuzz", "merge", "conflict"
+UPSTREAMED, MISSING = "upstreamed", "missing"
+_RANK = {CLEAN: 0, OFFSET: 1, FUZZ: 2, UPSTREAMED: 2, MERGE: 3, CONFLICT: 4, MISSING: 5}
+_FROM_ENGINE = {engine.EXACT: CLEAN, engine.OFFSET: OFFSET, engine.FUZZ: FUZZ}
+
+
+@dataclass(frozen=True, slots=True)
+class HunkCheck:
+    """How one hunk fares on the new upstream, and the upstream commits behind it."""
+
+    file: str
+    index: int
+    status: str
+    offset: int = 0
+    fuzz: int = 0
+    anchored: bool = False
+    reason: str = ""
+    drift: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PatchCheck:
+    name: str
+    hunks: tuple[HunkCheck, ...]
+    tree_before: str
+    tree: str  # after the patch (for a conflict: without the conflicting sections)
+    conflict_tree: str | None = None  # with conflict markers in the conflicting files
+    conflict_files: tuple[str, ...] = ()
+    renames: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def status(self) -> str:
+        if not self.hunks:
+            return CLEAN
+        statuses = [h.status for h in self.hunks]
+        if all(s == UPSTREAMED for s in statuses):
+            return UPSTREAMED
+        worst = max((s for s in statuses if s != UPSTREAMED), key=_RANK.__getitem__)
+        if UPSTREAMED in statuses and _RANK[worst] < _RANK[OFFSET]:
+            return OFFSET  # partly upstreamed: the rest still needs a refresh
+        return worst
+
+    @property
+    def drift(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c for h in self.hunks for c in h.drift))
+
+
+@dataclass(slots=True)
+class Replay:
+    """The running state of a replay: the new tree and what each patch did."""
+
+    g: GitRepo
+    repo: PatchRepo
+    old_base: str
+    onto: str
+    w: ObjectWriter
+    fuzz: int
+    preimage: Preimage | None
+    renames: dict[str, str]
+    state: SectionState
+    results: list[PatchCheck] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, g: GitRepo, repo: PatchRepo, old_base: str, onto: str, w: ObjectWriter,
+              fuzz: int, preimage: Preimage | None, tree: str | None = None) -> Replay:
+        onto_tree = tree or g.commit_info(onto, w)["tree"].decode()
+        return cls(g, repo, old_base, onto, w, fuzz, preimage, upstream_renames(g, old_base, onto),
+                   SectionState(g, w, onto_tree))
+
+    def tree(self) -> str:
+        return self.state.tree.write(self.w)
+
+    def step(self, entry: Entry) -> PatchCheck:
+        """Replay one patch on the current tree; a conflict leaves the tree without it."""
+        assert entry.name is not None
+        _, patch = load_patch(self.repo, entry)
+        display = self.repo.display(entry.name)
+        before = self.tree()
+        hunks: list[HunkCheck] = []
+        markers: dict[str, bytes] = {}
+        renames: list[tuple[str, str]] = []
+        for s in patch.sections:
+            s2 = self._follow_rename(s)
+            if s2 is not s:
+                renames.append((s.path, s2.path))
+            checks, merged = self._section(s2, display, entry.name)
+            hunks.extend(checks)
+            if merged is not None:
+                markers[s2.path] = merged
+        after = self.tree()
+        conflict_tree = None
+        if any(h.status in (CONFLICT, MISSING) for h in hunks):
+            # Leave the patch out of the tree; its markers go to a side tree for a person.
+            self.state.tree = MemTree(lambda oid: self.g.read_tree(oid, self.w), before)
+            after = before
+            if markers:
+                side = SectionState(self.g, self.w, before)
+                for path, data in markers.items():
+                    cur = side.tree.get(path, display)
+                    side.put(path, cur[0] if cur else "100644", data, self.w, display)
+                conflict_tree = side.tree.write(self.w)
+        res = PatchCheck(entry.name, tuple(hunks), before, after, conflict_tree,
+                         tuple(markers), tuple(renames))
+        self.results.append(res)
+        return res
+
+    def _follow_rename(self, s: FilePatch) -> FilePatch:
+        old = s.old_path
+        if old is None or old not in self.renames or self.state.tree.get(old) is not None:
+            return s
+        to = self.renames[old]
+        new_path = to if s.new_path == old else s.new_path
+        return replace(s, old_path=to, new_path=new_path, raw_header=None)
+
+    def _section(self, s: FilePatch, display: str, name: str
+                 ) -> tuple[list[HunkCheck], bytes | None]:
+        """Classify and (where safe) apply one section; returns hunk checks and markers."""
+        where = f"{display}:{s.lineno}"
+        st = self.state
+        path = s.path
+        n = max(len(s.hunks), 1)
+        if s.binary:
+            return [HunkCheck(path, 0, CONFLICT, reason="binary patch")], None
+        current = st.get(s.old_path, where) if s.old_path is not None else \
+            st.get(s.path, where)
+        if s.is_new:
+            if current is not None:
+                wanted = engine.apply_hunks(None, s.hunks).content
+                same = st.content(current[1]) == wanted
+                status = UPSTREAMED if same else CONFLICT
+                return [HunkCheck(path, i, status, reason="" if same else
+                                  f"{path} already exists upstream") for i in range(n)], None
+            res = engine.apply_hunks(None, s.hunks)
+            st.put(path, s.new_mode or "100644", res.content, self.w, where)
+            return [HunkCheck(path, i, CLEAN) for i in range(len(s.hunks))], None
+        if current is None:
+            if s.is_delete:
+                return [HunkCheck(path, i, UPSTREAMED) for i in range(n)], None
+            return [HunkCheck(path, i, MISSING, reason=f"{s.old_path} is gone upstream")
+                    for i in range(n)], None
+        content = st.content(current[1])
+        res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz)
+        checks = [HunkCheck(path, h.index, _FROM_ENGINE.get(h.status, CONFLICT), h.offset,
+                            h.fuzz, reason=h.reason) for h in res.hunks]
+        final = res.content
+        markers = None
+        failing = [h.index for h in res.failures]
+        if failing:
+            cur = res.content
+            for i in list(failing):
+                back = engine.apply_hunks(cur, [s.hunks[i]], reverse=True)
+                if back.ok:
+                    checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
+                    failing.remove(i)
+            if failing:
+                final, markers = self._merge(s, content, cur, failing, checks, name, where)
+        if markers is not None:
+            return checks, markers
+        if s.is_delete:
+            if final:
+                return [replace(c, status=CONFLICT, reason=f"{path} is not empty after its "
+                                "deletion") for c in checks], None
+            st.remove(path, where)
+            return checks, None
+        mode = s.new_mode or current[0]
+        if s.rename:
+            assert s.old_path is not None
+            st.remove(s.old_path, where)
+        if final != content or s.rename or mode != current[0]:
+            st.put(path, mode, final, self.w, where)
+        return checks, None
+
+    def _merge(self, s: FilePatch, content: bytes, cur: bytes, failing: list[int],
+               checks: list[HunkCheck], name: str, where: str) -> tuple[bytes, bytes | None]:
+        """3-way merge, then anchored placement; fills `checks`, returns (content, markers)."""
+        assert s.old_path is not None
+        pre = self.preimage(name, s.old_path) if self.preimage else None
+        if pre is None and s.old_id and self.g.has_object(s.old_id):
+            pre = self.state.content(self.g.resolve(s.old_id, "blob"))
+        merged: bytes | None = None
+        if pre is not None:
+            theirs = engine.apply_hunks(pre, s.hunks)
+            if theirs.ok:
+                merged, conflicts = self.g.merge_file(content, pre, theirs.content,
+                                                      ("upstream", "base", name))
+                if conflicts == 0:
+                    # Merging in the failing hunks changed nothing beyond the hunks that
+                    # applied: upstream already made those changes.
+                    status = UPSTREAMED if merged == cur else MERGE
+                    for i in failing:
+                        checks[i] = replace(checks[i], status=status, reason="")
+                    return merged, None
+        placed = anchored(cur, [s.hunks[i] for i in failing])
+        if placed is not None:
+            for i in failing:
+                checks[i] = replace(checks[i], status=MERGE, anchored=True, reason="")
+            return placed, None
+        for i in failing:
+            checks[i] = replace(checks[i], status=CONFLICT)
+        if merged is None:
+            merged = _conflict_blocks(cur, [s.hunks[i] for i in failing], name)
+        return content, merged
+
+
+def upstream_renames(g: GitRepo, old: str, new: str) -> dict[str, str]:
+    """Files upstream renamed between two commits (old path → new path)."""
+    if old == new:
+        return {}
+    out = g.run("diff-tree", "-r", "-M", "--name-status", "-z", "--no-ext-diff", old, new)
+    parts = out.split(b"\0")
+    renames: dict[str, str] = {}
+    i = 0
+    while i < len(parts):
+        status = parts[i]
+        if status.startswith(b"R") and i + 2 < len(parts):
+            renames[parts[i + 1].decode("utf-8", "surrogateescape")] = \
+                parts[i + 2].decode("utf-8", "surrogateescape")
+            i += 3
+        elif status.startswith((b"C",)):
+            i += 3
+        elif status:
+            i += 2
+        else:
+            i += 1
+    return renames
+
+
+def _trivial(line: bytes) -> bool:
+    """A line too common to anchor on: blank, or only brackets and punctuation."""
+    return len(line.strip().strip(b"{}()[];,").strip()) < 3
+
+
+def anchored(content: bytes, hunks: Sequence[Hunk]) -> bytes | None:
+    """DESIGN §4 step 5: place each change block where its removed lines — or, for a pure
+    insertion, the unchanged line it hangs from — occur exactly once. None if any can't."""
+    lines = split_lines(content)
+    for h in hunks:
+        blocks = _change_blocks(h)
+        for before, removed, added, after in blocks:
+            if removed:
+                if all(_trivial(x) for x in removed):
+                    return None
+                hits = [i for i in range(len(lines) - len(removed) + 1)
+                        if lines[i : i + len(removed)] == removed]
+                if len(hits) != 1:
+                    return None
+                i = hits[0]
+                lines[i : i + len(removed)] = added
+                continue
+            anchor_hit = None
+            if before is not None and not _trivial(before):
+                hits = [i for i, x in enumerate(lines) if x == before]
+                if len(hits) == 1:
+                    anchor_hit = hits[0] + 1
+            if anchor_hit is None and after is not None and not _trivial(after):
+                hits = [i for i, x in enumerate(lines) if x == after]
+                if len(hits) == 1:
+                    anchor_hit = hits[0]
+            if anchor_hit is None:
+                return None
+            lines[anchor_hit:anchor_hit] = added
+    return b"".join(lines)
+
+
+def _change_blocks(h: Hunk) -> list[tuple[bytes | None, list[bytes], list[bytes], bytes | None]]:
+    """Each run of -/+ lines with the context line before and after it."""
+    out = []
+    i = 0
+    lines = h.lines
+    while i < len(lines):
+        if lines[i][0] == " ":
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j][0] != " ":
+            j += 1
+        before = lines[i - 1][1] if i > 0 else None
+        after = lines[j][1] if j < len(lines) else None
+        removed = [c for t, c in lines[i:j] if t == "-"]
+        added = [c for t, c in lines[i:j] if t == "+"]
+        out.append((before, removed, added, after))
+        i = j
+    return out
+
+
+def _conflict_blocks(content: bytes, hunks: Sequence[Hunk], name: str) -> bytes:
+    """Without a preimage to merge against: mark each hunk at its stated place."""
+    lines = split_lines(content)
+    if lines and not lines[-1].endswith(b"\n"):
+        lines[-1] += b"\n"
+    for h in sorted(hunks, key=lambda x: -x.old_pos):
+        pos = min(h.old_pos, len(lines))
+        block = [b"<<<<<<< upstream (the patch expected the lines below)\n"]
+        block += [x if x.endswith(b"\n") else x + b"\n" for x in h.old_lines]
+        block += [b"=======\n"] + [x if x.endswith(b"\n") else x + b"\n" for x in h.new_lines]
+        block += [f">>>>>>> {name}\n".encode()]
+        lines[pos:pos] = block
+    return b"".join(lines)
+
+
+def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
+                    results: Sequence[PatchCheck], repo: PatchRepo,
+                    entries: Sequence[Entry]) -> tuple[list[PatchCheck], dict[str, str]]:
+    """Fill each non-clean hunk's `drift`: one `git log` per file that drifted.
+
+    Also returns the subjects of the commits named, for messages and reports."""
+    subjects: dict[str, str] = {}
+    if old_base == onto:
+        return list(results), subjects
+    by_name = {e.name: e for e in entries}
+    base_tree = MemTree(lambda oid: g.read_tree(oid, w), g.commit_info(old_base, w)["tree"]
+                        .decode())
+    histories: dict[str, list[Change]] = {}
+    out = []
+    for r in results:
+        if all(h.status == CLEAN for h in r.hunks):
+            out.append(r)
+            continue
+        entry = by_name.get(r.name)
+        sections: dict[str, FilePatch] = {}
+        if entry is not None:
+            _, patch = load_patch(repo, entry)
+            renamed = dict(r.renames)
+            for s in patch.sections:
+                sections[renamed.get(s.path, s.path)] = s
+        new_hunks = []
+        for h in r.hunks:
+            sec = sections.get(h.file)
+            if h.status == CLEAN or sec is None or sec.old_path is None \
+                    or h.index >= len(sec.hunks):
+                new_hunks.append(h)
+                continue
+            if h.file not in histories:
+                histories[h.file] = history(g, old_base, onto, h.file)
+                subjects.update((c.commit, c.subject) for c in histories[h.file])
+            start, length = _region(g, w, base_tree, sec.old_path, sec.hunks[h.index])
+            att: Attribution = attribute(histories[h.file], start, length)
+            new_hunks.append(replace(h, drift=att.for_status(h.status)))
+        out.append(replace(r, hunks=tuple(new_hunks)))
+    return out, subjects
+
+
+def _region(g: GitRepo, w: ObjectWriter, base_tree: MemTree, path: str, h: Hunk
+            ) -> tuple[int, int]:
+    """Where a hunk's context and removed lines sit in the old base's file (0-based)."""
+    try:
+        entry = base_tree.get(path)
+    except UnsafePathError:
+        entry = None
+    if entry is not None:
+        res = engine.apply_hunks(g.read_blob(entry[1], w), [h])
+        if res.ok:
+            return res.hunks[0].line - 1, len(h.old_lines)
+    return h.old_pos, len(h.old_lines)
+

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from . import __version__, importers, output
+from . import __version__, importers, output, report
 from .application import Failure, PatchResult, raise_failure
 from .commands import apply as apply_cmd
 from .commands import check as check_cmd
@@ -21,6 +21,7 @@ from .commands import export as export_cmd
 from .commands import importing
 from .commands import init as init_cmd
 from .commands import rebase as rebase_cmd
+from .commands import report as report_cmd
 from .commands import stack as stack_cmd
 from .context import Context
 from .errors import ConflictError, PatchqError
@@ -656,6 +657,31 @@ def rebase(ctx: Context, onto: str | None, continue_: bool, skip: bool, abort: b
     if not as_json:
         output.info(f"rebased {len(out.done)} patches onto {out.onto[:12]}; "
                     "see `patchq report`")
+
+
+@cli.command("report")
+@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text",
+              show_default=True, help="text for terminals, md for pull requests, json for tools.")
+@click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to this file instead of stdout.")
+@pass_ctx
+def report_cmd_(ctx: Context, fmt: str, out: Path | None) -> None:
+    """Review the last rebase: each patch's outcome, why it moved, and only what changed.
+
+    Each patch is marked cosmetic (only positions or context moved) or substantive (an
+    added or removed line changed); substantive ones show just the lines that changed.
+
+    \b
+    Examples:
+      patchq report
+      patchq report --format md -o review.md && gh pr create --body-file review.md
+    """
+    text = report.render(report_cmd.build(ctx), fmt)
+    if out is not None:
+        report_cmd.write(text, out)
+        output.info(f"wrote {out}")
+    else:
+        sys.stdout.write(text)
 
 
 def _patch_json(p: PatchResult) -> dict[str, Any]:

@@ -66,7 +66,8 @@ def init(ctx: Context, upstream: str | None, branch: str | None, init_target: st
 
 
 @cli.command("series")
-@click.option("-v", "--verbose", is_flag=True, help="Mark guarded-out patches.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Mark patches as in quilt: = top, + applied, # guarded out.")
 @click.option("--guard", "guards", multiple=True, help="Treat this guard as active (repeatable).")
 @pass_ctx
 def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...]) -> None:
@@ -77,12 +78,11 @@ def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...]) -> None:
       patchq series -v
     """
     repo = ctx.repo()
-    active = guards or repo.config.guards
-    for e in repo.series.patches:
-        if not verbose:
+    if not verbose:
+        for e in repo.series.patches:
             output.data(e.name or "")
-            continue
-        mark = "+" if e.active(active) else "#"
+        return
+    for mark, e in stack_cmd.series_marks(ctx, guards or repo.config.guards):
         guard_text = (" " + " ".join(f"#{g}" for g in e.guards)) if e.guards else ""
         output.data(f"{mark} {e.name}{guard_text}")
 
@@ -280,6 +280,9 @@ def goto(ctx: Context, name: str, force: bool) -> None:
       patchq goto 0002-cccl-include.patch
     """
     out = stack_cmd.goto(ctx, name, force)
+    if out.saved:
+        output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "
+                    f"(`git stash show -p {out.saved[:12]}`)")
     for p in out.pushed:
         output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
     for n in out.popped:
@@ -682,6 +685,24 @@ def report_cmd_(ctx: Context, fmt: str, out: Path | None) -> None:
         output.info(f"wrote {out}")
     else:
         sys.stdout.write(text)
+
+
+@cli.command()
+@click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
+def demo(folder: Path | None) -> None:
+    """Guided run: carry a CMake kernel library's patch series across an upstream move.
+
+    Builds an upstream repository and a four-patch series in FOLDER (default: a new
+    temporary folder), then applies, moves upstream, checks, rebases, resolves a
+    conflict, continues, reports and verifies — explaining each step. Needs only git.
+
+    \b
+    Example:
+      patchq demo /tmp/patchq-demo
+    """
+    from . import demo as demo_mod
+
+    demo_mod.run(folder)
 
 
 def _patch_json(p: PatchResult) -> dict[str, Any]:

@@ -344,6 +344,26 @@ class GitRepo:
         self.repo.close()
 
 
+def init_repository(path: Path, branch: str = "main") -> GitRepo:
+    """Create a new repository (used by `demo` to build its upstream)."""
+    path.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["git", "init", "-q", "-b", branch, str(path)], capture_output=True)
+    if proc.returncode != 0:
+        raise GitError(f"git init failed: {proc.stderr.decode(errors='replace').strip()}",
+                       str(path))
+    return GitRepo(path)
+
+
+def commit_all(g: GitRepo, message: str, who: Ident) -> str:
+    """Commit every change in the working tree as `who` (demo upstreams only)."""
+    env = {"GIT_AUTHOR_NAME": who.name, "GIT_AUTHOR_EMAIL": who.email,
+           "GIT_AUTHOR_DATE": f"{who.when} {who.tz}", "GIT_COMMITTER_NAME": who.name,
+           "GIT_COMMITTER_EMAIL": who.email, "GIT_COMMITTER_DATE": f"{who.when} {who.tz}"}
+    g.run("add", "-A")
+    g.run("-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message, env=env)
+    return g.resolve("HEAD")
+
+
 def parse_tree(data: bytes) -> list[tuple[str, bytes, str]]:
     """Decode a tree object's entries: `<mode> <name>\\0<20-byte id>` repeated."""
     out = []

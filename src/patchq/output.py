@@ -31,8 +31,10 @@ def emit_json(doc: Any) -> None:
 
 
 def info(line: str) -> None:
-    """A diagnostic for people (stderr)."""
+    """A diagnostic for people (stderr), after any data already written, in order."""
+    sys.stdout.flush()
     sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 class Progress:

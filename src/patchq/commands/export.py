@@ -31,12 +31,14 @@ def export_mbox(ctx: Context, path: Path) -> int:
 def export_quilt(ctx: Context, folder: Path) -> int:
     """Write `folder/series` and the patch files; refuse to overwrite a different file."""
     items = _items(ctx)
-    for it in items:
-        dest = folder / it.name
-        if dest.exists() and dest.read_bytes() != it.data:
+    series = exporters.quilt_series(items).encode()
+    # The series too: exporting into a patch repo must not replace its own series.
+    for dest, data in [(folder / it.name, it.data) for it in items] + [(folder / "series",
+                                                                        series)]:
+        if dest.exists() and (not dest.is_file() or dest.read_bytes() != data):
             raise BadInputError(f"{dest} exists with other content", str(folder),
                                 "export into an empty folder")
     for it in items:
         atomic_write(folder / it.name, it.data)
-    atomic_write(folder / "series", exporters.quilt_series(items).encode())
+    atomic_write(folder / "series", series)
     return len(items)

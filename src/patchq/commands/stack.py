@@ -18,7 +18,6 @@ from ..application import (
     SectionState,
     apply_section,
     apply_series,
-    fallback_subject,
     ident_date,
     identity,
     load_patch,
@@ -27,7 +26,7 @@ from ..application import (
 )
 from ..context import Context
 from ..errors import BadInputError, ConflictError, UnsafeStateError
-from ..gitrepo import GitRepo, Ident, ObjectWriter
+from ..gitrepo import GitRepo, ObjectWriter
 from ..patch import FilePatch, Patch, parse, quote_path
 from ..series import Entry, Series, make_entry
 from ..stack import Stack, check_branch, load, save
@@ -57,17 +56,20 @@ def _open_stack(ctx: Context, create: bool) -> Stack:
     return stack
 
 
-def _protect(ctx: Context, force: bool, what: str) -> str | None:
-    """Refuse to move over uncommitted work, or (--force) save it as a stash first."""
+def _protect(ctx: Context, force: bool, what: str, can_force: bool = True) -> str | None:
+    """Refuse to move over uncommitted work, or (--force) save it as a stash first.
+
+    `what` is the command the user typed, so the hint names the right one.
+    """
     g = ctx.git()
     dirty = g.dirty_paths(ctx.own_paths())
     if not dirty:
         return None
     if not force:
         more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
-        raise UnsafeStateError(f"unrefreshed changes in {dirty[0]}{more}", str(g.root),
-                               f"`patchq refresh` them, or {what} --force to save them in a "
-                               "stash first")
+        hint = (f"`patchq refresh` them, or `patchq {what} --force` to save them in a stash "
+                "first") if can_force else "`patchq refresh` or `git stash` them first"
+        raise UnsafeStateError(f"unrefreshed changes in {dirty[0]}{more}", str(g.root), hint)
     return g.stash_save(f"patchq: saved before {what}")
 
 
@@ -95,15 +97,18 @@ def _resolve_target(names: Sequence[str], applied: int, target: str | None) -> i
 
 
 def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry], w: ObjectWriter
-              ) -> Preimage | None:
+              ) -> Preimage:
+    """Each patch's pre-images for the 3-way step: from the lock's pinned base, else none
+    (the merge then falls back on the patch's `index` blob ids, DESIGN §4 step 4)."""
     lock = ctx.repo().read_lock()
     if lock is None or not g.has_object(lock.base):
-        return None
+        return lambda name, path: None
     return preimages(g, ctx.repo(), lock.base, entries, w)
 
 
 def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: bool,
-         force: bool, progress: Callable[[int, str], None] | None = None) -> MoveOutcome:
+         force: bool, progress: Callable[[int, str], None] | None = None,
+         verb: str = "push") -> MoveOutcome:
     """Apply the next patch (or up to `target`, or all) on top of the stack."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir()):
@@ -120,7 +125,7 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
                                 f"{target} is already applied", "series",
                                 "see `patchq series -v`")
         want = min(want, len(names))
-        saved = _protect(ctx, force, "push")
+        saved = _protect(ctx, force, verb)
         w = g.writer()
         fz = repo.config.fuzz if fuzz is None else fuzz
         pre = _preimage(ctx, g, entries, w) if merge else None
@@ -148,7 +153,8 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
     return MoveOutcome(new, result.patches, failure=f, saved=saved)
 
 
-def pop(ctx: Context, target: str | None, all_: bool, force: bool) -> MoveOutcome:
+def pop(ctx: Context, target: str | None, all_: bool, force: bool,
+        verb: str = "pop") -> MoveOutcome:
     """Remove the top patch (or down to `target`, which stays applied, or all)."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir()):
@@ -168,7 +174,7 @@ def pop(ctx: Context, target: str | None, all_: bool, force: bool) -> MoveOutcom
             keep = max(n - int(target), 0)
         else:
             raise BadInputError(f"{target!r} is not applied", "series", "see `patchq applied`")
-        saved = _protect(ctx, force, "pop")
+        saved = _protect(ctx, force, verb)
         new = stack.truncated(keep)
         g.checkout_branch(new.branch, new.head, f"pop {n - keep}")
         save(g, repo.config.queue, new)
@@ -179,8 +185,8 @@ def goto(ctx: Context, name: str, force: bool) -> MoveOutcome:
     """Push or pop until `name` is the top patch."""
     stack = load(ctx.git(), ctx.repo().config.queue)
     if stack is not None and name in stack.applied:
-        return pop(ctx, name, False, force)
-    return push(ctx, name, False, None, False, force)
+        return pop(ctx, name, False, force, verb="goto")
+    return push(ctx, name, False, None, False, force, verb="goto")
 
 
 # --- editing the queue ---------------------------------------------------------------
@@ -341,7 +347,11 @@ def new(ctx: Context, name: str, message: str | None) -> str:
         stack = _open_stack(ctx, create=True)
         if stack.applied:
             _series_state(ctx, stack)
-        _protect(ctx, False, "new")
+        if g.current_branch() != stack.branch or g.head() != stack.head:
+            _protect(ctx, False, "new", can_force=False)
+        # On the stack branch the new commit has the top's tree, so the checkout below
+        # leaves uncommitted edits alone; like `stg new`, they go into the new patch on
+        # `patchq refresh`.
         header = (message.rstrip("\n") + "\n").encode() if message else b""
         after = stack.top
         series = repo.series.with_appended([entry], after) if after else \
@@ -349,9 +359,9 @@ def new(ctx: Context, name: str, message: str | None) -> str:
         w = g.writer()
         info_tree = g.commit_info(stack.head)["tree"].decode()
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
-        ident = Ident("patchq", "patchq@invalid", when, tz)
-        commit = GitRepo.commit_object(w, info_tree, [stack.head],
-                                       message or fallback_subject(name), ident, ident)
+        # The same identity and message `push` gives the patch, so both make one commit.
+        ident, text = identity(name, Patch(header, ()), when, tz)
+        commit = GitRepo.commit_object(w, info_tree, [stack.head], text, ident, ident)
         w.flush()
         new_stack = stack.extended((name,), (commit,))
         g.checkout_branch(new_stack.branch, new_stack.head, f"new {name}")
@@ -415,7 +425,7 @@ def fold(ctx: Context, name: str) -> None:
         if name in stack.applied:
             raise BadInputError(f"{name} is applied; only an unapplied patch can be folded",
                                 "series")
-        _protect(ctx, False, "fold")
+        _protect(ctx, False, "fold", can_force=False)
         top = stack.applied[-1]
         k = len(stack.applied) - 1
         w = g.writer()
@@ -470,6 +480,23 @@ def top(ctx: Context) -> str:
 
 
 # --- inspecting ------------------------------------------------------------------------
+
+
+def series_marks(ctx: Context, guards: Sequence[str]) -> tuple[tuple[str, Entry], ...]:
+    """Each patch of the series with quilt's `series -v` mark: `=` the top, `+` applied,
+    ` ` unapplied, and `#` guarded out (not applied by push or apply)."""
+    repo = ctx.repo()
+    try:
+        done = applied(ctx)
+    except BadInputError:  # no target: a patch repo read on its own applies nothing
+        done = ()
+    out = []
+    for e in repo.series.patches:
+        mark = "#" if not e.active(guards) else " "
+        if e.name in done:
+            mark = "=" if e.name == done[-1] else "+"
+        out.append((mark, e))
+    return tuple(out)
 
 
 def applied(ctx: Context) -> tuple[str, ...]:

@@ -120,9 +120,12 @@ class SectionState:
         return data
 
     def put(self, path: str, mode: str, data: bytes, w: ObjectWriter, where: str) -> None:
+        before = self.tree.get(path, where)
         if path not in self.base:
-            self.base[path] = self.tree.get(path, where)
-        oid = w.add("blob", data)
+            self.base[path] = before
+        oid = w.add("blob", data, base=before[1] if before else None)
+        if before is not None:
+            self.blobs.pop(before[1], None)  # keep only current versions in memory
         self.blobs[oid] = data
         self.tree.set(path, mode, oid, where)
 
@@ -202,6 +205,7 @@ def apply_series(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry
             commit = GitRepo.commit_object(w, tree, [head], message, author, author)
             head = commit
         results.append(PatchResult(entry.name, tuple(sections), tree, commit))
+        w.maybe_flush()
     files = {}
     for path, before in state.base.items():
         after = state.tree.get(path, "")

@@ -36,6 +36,10 @@ def split_lines(data: bytes) -> list[bytes]:
     """Split on LF only, keeping endings (CR, VT, FF stay inside lines)."""
     if not data:
         return []
+    if b"\r" not in data:
+        # bytes.splitlines() splits on LF and CR only: without CR it is exactly our rule,
+        # in C.
+        return data.splitlines(keepends=True)
     lines = data.split(b"\n")
     last = lines.pop()
     out = [line + b"\n" for line in lines]
@@ -453,38 +457,49 @@ def _parse_hunk(cur: _Lines) -> Hunk:
                         "only an empty side (`-0,0` or `+0,0`) starts at line 0")
     old_left, new_left = old_len, new_len
     lines: list[tuple[str, bytes]] = []
+    src, i, n = cur.lines, cur.i, len(cur.lines)
+    append = lines.append
+    # The hot loop of parsing: plain locals, one branch per line.
     while old_left > 0 or new_left > 0:
-        line = cur.peek()
-        if line is None:
+        if i >= n:
+            cur.i = i
             raise cur.error(
                 f"truncated hunk: header says {old_len} old and {new_len} new lines, found "
                 f"{old_len - old_left} and {new_len - new_left}", start + 1)
+        line = src[i]
         tag = line[:1]
-        if tag == b"\\" and lines:
-            cur.take()
-            t, c = lines[-1]
-            lines[-1] = (t, c[:-1] if c.endswith(b"\n") else c)
-            continue
-        if tag == b" " or line in (b"\n", b"\r\n"):
-            content = line[1:] if tag == b" " else line
+        if tag == b" ":
             if old_left == 0 or new_left == 0:
-                raise _count_error(cur, start, old_len, new_len, old_left, new_left)
-            lines.append((" ", content))
+                break
+            append((" ", line[1:]))
             old_left -= 1
             new_left -= 1
         elif tag == b"-":
             if old_left == 0:
-                raise _count_error(cur, start, old_len, new_len, old_left, new_left)
-            lines.append(("-", line[1:]))
+                break
+            append(("-", line[1:]))
             old_left -= 1
         elif tag == b"+":
             if new_left == 0:
-                raise _count_error(cur, start, old_len, new_len, old_left, new_left)
-            lines.append(("+", line[1:]))
+                break
+            append(("+", line[1:]))
+            new_left -= 1
+        elif tag == b"\\" and lines:
+            t, c = lines[-1]
+            lines[-1] = (t, c[:-1] if c.endswith(b"\n") else c)
+        elif line in (b"\n", b"\r\n"):
+            # A context line whose leading space a mailer stripped.
+            if old_left == 0 or new_left == 0:
+                break
+            append((" ", line))
+            old_left -= 1
             new_left -= 1
         else:
-            raise _count_error(cur, start, old_len, new_len, old_left, new_left)
-        cur.take()
+            break
+        i += 1
+    cur.i = i
+    if old_left > 0 or new_left > 0:
+        raise _count_error(cur, start, old_len, new_len, old_left, new_left)
     nxt = cur.peek()
     if nxt is not None and nxt.startswith(b"\\") and lines:
         cur.take()

@@ -121,6 +121,8 @@ class PatchRepo:
             raise BadInputError(f"unsafe patch name {name!r}", where,
                                 "patch names are paths inside patches/")
         path = self.patches_dir.joinpath(*parts)
+        if len(parts) == 1 and not path.is_symlink():
+            return path  # a plain file right in patches/: nothing to resolve
         base = self.patches_dir.resolve()
         real = path.resolve()
         if real != base and base not in real.parents:

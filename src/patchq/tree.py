@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import UnsafePathError
-from .gitrepo import TREE_MODE, ObjectWriter, render_tree
+from .gitrepo import TREE_MODE, ObjectWriter
 
 Reader = Callable[[str], list[tuple[str, bytes, str]]]
 SYMLINK, GITLINK = "120000", "160000"
@@ -24,13 +24,18 @@ class _Entry:
     mode: str
     oid: str | None  # None: a directory whose id must be recomputed
     child: _Dir | None = None
+    enc: bytes | None = None  # this entry's bytes in its parent tree object, once known
+    prev: str | None = None  # the id this directory had before it changed (a delta base)
 
 
 class _Dir:
-    __slots__ = ("entries",)
+    """A directory's entries; `order` caches git's sort order until a name comes or goes."""
 
-    def __init__(self, entries: dict[bytes, _Entry]) -> None:
+    __slots__ = ("entries", "order")
+
+    def __init__(self, entries: dict[bytes, _Entry], order: list[bytes] | None = None) -> None:
         self.entries = entries
+        self.order = order
 
 
 def check_path(path: str, where: str) -> list[bytes]:
@@ -54,6 +59,14 @@ def check_path(path: str, where: str) -> list[bytes]:
     return parts
 
 
+def _invalidate(chain: list[_Entry]) -> None:
+    """Directories on a changed path must be re-encoded; remember their old ids."""
+    for e in chain:
+        if e.oid is not None:
+            e.prev = e.oid
+        e.oid = e.enc = None
+
+
 class MemTree:
     """A git tree being edited in memory; `write` returns the new tree's id."""
 
@@ -63,9 +76,10 @@ class MemTree:
 
     def _load(self, e: _Entry) -> _Dir:
         if e.child is None:
-            entries = {} if e.oid is None else {
-                name: _Entry(mode, oid) for mode, name, oid in self._reader(e.oid)}
-            e.child = _Dir(entries)
+            listing = [] if e.oid is None else self._reader(e.oid)
+            # A tree object is already in git's order.
+            e.child = _Dir({name: _Entry(mode, oid) for mode, name, oid in listing},
+                           [name for _, name, _ in listing])
         return e.child
 
     def _walk(self, parts: list[bytes], path: str, where: str, create: bool
@@ -78,8 +92,9 @@ class MemTree:
             if e is None:
                 if not create:
                     return chain, None
-                e = _Entry(TREE_MODE, None, _Dir({}))
+                e = _Entry(TREE_MODE, None, _Dir({}, []))
                 d.entries[name] = e
+                d.order = None
             elif e.mode != TREE_MODE:
                 what = {SYMLINK: "a symlink", GITLINK: "a submodule"}.get(e.mode, "a file")
                 prefix = b"/".join(parts[: i + 1]).decode("utf-8", "surrogateescape")
@@ -110,9 +125,10 @@ class MemTree:
         existing = d.entries.get(parts[-1])
         if existing is not None and existing.mode == TREE_MODE:
             raise UnsafePathError(f"{path!r} is a directory", where)
+        if existing is None:
+            d.order = None
         d.entries[parts[-1]] = _Entry(mode, oid)
-        for e in chain:
-            e.oid = None
+        _invalidate(chain)
 
     def remove(self, path: str, where: str = "") -> None:
         parts = check_path(path, where)
@@ -120,8 +136,8 @@ class MemTree:
         if d is None or parts[-1] not in d.entries:
             return
         del d.entries[parts[-1]]
-        for e in chain:
-            e.oid = None
+        d.order = None
+        _invalidate(chain)
         # Drop directories left empty, as git does.
         for depth in range(len(parts) - 1, 0, -1):
             parent = chain[depth - 1].child
@@ -129,6 +145,7 @@ class MemTree:
             if parent is None or entry.child is None or entry.child.entries:
                 break
             del parent.entries[parts[depth - 1]]
+            parent.order = None
 
     def write(self, w: ObjectWriter) -> str:
         """Encode the changed directories (bottom-up) into `w`; the root tree's id."""
@@ -139,7 +156,17 @@ class MemTree:
             return e.oid
         d = e.child
         assert d is not None
-        items = [(c.mode, name, self._write(c, w) if c.mode == TREE_MODE else c.oid or "")
-                 for name, c in d.entries.items()]
-        e.oid = w.add("tree", render_tree(items))
+        entries = d.entries
+        if d.order is None:
+            d.order = sorted(entries, key=lambda n: n + b"/" if entries[n].mode == TREE_MODE
+                             else n)
+        parts = []
+        for name in d.order:
+            c = entries[name]
+            if c.enc is None:
+                oid = self._write(c, w) if c.mode == TREE_MODE else c.oid
+                assert oid is not None
+                c.enc = b"%s %s\0%s" % (c.mode.encode(), name, bytes.fromhex(oid))
+            parts.append(c.enc)
+        e.oid = w.add("tree", b"".join(parts), base=e.prev)
         return e.oid

@@ -122,5 +122,26 @@ def test_engine_fuzz_agrees_with_gnu_patch(tmp_path: Path,
           f"{'applied' if theirs is not None else 'refused'}")
     if theirs is not None and all(h.status in (engine.EXACT, engine.OFFSET) for h in ours.hunks):
         assert ours.content == theirs
-    elif theirs is not None and len(hunks) == 1:
+    elif theirs is not None and len(hunks) == 1 \
+            and hunks[0].leading_context == hunks[0].trailing_context:
+        # GNU patch anchors a hunk with less leading than trailing context (one at the top
+        # of a file) its own way under fuzz; see test_fuzz_at_file_start_differs_from_gnu.
         assert ours.content == theirs
+
+
+def test_fuzz_at_file_start_differs_from_gnu_patch_on_purpose(tmp_path: Path) -> None:
+    """Found by the property above: upstream deleted the line our insertion followed.
+
+    GNU patch -F2 puts our line after `line 1`; patchq puts it where it was, before
+    `line 1` (the only place its remaining context matches). Both are fuzz guesses;
+    this pins patchq's so a change of behaviour is a deliberate one.
+    """
+    old, new = ["line 0", "line 1", "line 2"], ["line 0", "ours", "line 1", "line 2"]
+    patch = git_diff(tmp_path, body(old), body(new))
+    hunks = parse(patch, "gen.diff", strip=1).sections[0].hunks
+    ours = engine.apply_hunks(body(["line 1", "line 2"]), hunks, fuzz=1)
+    assert ours.hunks[0].status == engine.FUZZ
+    assert ours.content == body(["ours", "line 1", "line 2"])
+    theirs = run_tool(tmp_path, ["patch", "-s", "-p1", "--fuzz=2", "--no-backup-if-mismatch",
+                                 "-r", "-", "-i"], body(["line 1", "line 2"]), patch)
+    assert theirs == body(["line 1", "ours", "line 2"])

@@ -325,27 +325,59 @@ def _mode_of(state: SectionState, s: FilePatch) -> str:
     return entry[0] if entry else DEFAULT_MODE
 
 
+class OldStack:
+    """Each patch's files as they were when the series applied cleanly on the pinned base
+    (the lock's): the exact preimages the 3-way step merges against.
+
+    Lazy: the old series is re-applied only as far as the latest patch asked about, and
+    only the blob ids of the paths each patch touches are remembered, so a check or
+    rebase without conflicts never pays for it.
+    """
+
+    def __init__(self, g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry],
+                 w: ObjectWriter) -> None:
+        self.g, self.repo, self.w = g, repo, w
+        self.entries = list(entries)
+        self.index = {e.name: i for i, e in enumerate(self.entries)}
+        self.base = base
+        self.state: SectionState | None = None
+        self.done = 0
+        self.before: dict[tuple[str, str], str | None] = {}
+        self.broken = False  # the old series itself stopped applying
+
+    def __call__(self, name: str, path: str) -> bytes | None:
+        want = self.index.get(name)
+        if want is None:
+            return None
+        while self.done <= want and not self.broken:
+            self._advance()
+        oid = self.before.get((name, path))
+        return self.state.content(oid) if oid and self.state else None
+
+    def _advance(self) -> None:
+        if self.state is None:
+            tree = self.g.commit_info(self.base, self.w)["tree"].decode()
+            self.state = SectionState(self.g, self.w, tree)
+        entry = self.entries[self.done]
+        assert entry.name is not None
+        _, patch = load_patch(self.repo, entry)
+        display = self.repo.display(entry.name)
+        for section in patch.sections:
+            for path in section.paths:
+                if (entry.name, path) not in self.before:
+                    got = self.state.tree.get(path, display)
+                    self.before[(entry.name, path)] = got[1] if got else None
+            res = apply_section(self.state, section, self.w, 0, display)
+            if any(not h.applied for h in res.hunks):
+                self.broken = True
+                break
+        self.done += 1
+
+
 def preimages(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry],
               w: ObjectWriter) -> Preimage:
-    """For the 3-way step: each patch's files as they were when the series applied cleanly,
-    by re-applying the series onto the pinned base (the lock's) in memory."""
-    old = apply_series(g, repo, base, entries, w, commits=False)
-    before: dict[str, str] = {}
-    tree = old.base_tree
-    for p in old.patches:
-        before[p.name] = tree
-        tree = p.tree
-    if old.failure is not None:
-        before[old.failure.name] = tree
-
-    def lookup(name: str, path: str) -> bytes | None:
-        t = before.get(name)
-        if t is None:
-            return None
-        entry = MemTree(lambda oid: g.read_tree(oid, w), t).get(path)
-        return g.read_blob(entry[1], w) if entry else None
-
-    return lookup
+    """The 3-way step's preimage lookup for a series pinned at `base` (see OldStack)."""
+    return OldStack(g, repo, base, entries, w)
 
 
 def _conflict(s: FilePatch, why: str,

@@ -1,0 +1,53 @@
+"""`export --script`: write the stdlib-only applier for machines without patchq."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .. import scriptgen
+from ..application import apply_series, load_patch, raise_failure
+from ..context import Context
+from ..errors import BadInputError, DriftError
+from ..fsutil import atomic_write
+from ..tree import MemTree
+
+
+def export_script(ctx: Context, out: Path) -> int:
+    """Build the script from the lock's base and the active series; returns files embedded."""
+    repo, g = ctx.repo(), ctx.git()
+    lock = repo.read_lock()
+    if lock is None:
+        raise BadInputError("no series.lock: the script embeds the locked result",
+                            str(repo.lock_path), "run `patchq apply` first")
+    if not g.has_object(lock.base):
+        raise BadInputError(f"the lock's base {lock.base[:12]} is not in the target",
+                            str(g.root), "fetch it first")
+    entries = repo.series.active(lock.guards)
+    w = g.writer(dry_run=True)
+    res = apply_series(g, repo, lock.base, entries, w, commits=False)
+    if res.failure is not None:
+        raise_failure(res.failure)
+    if res.tree != lock.result_tree:
+        raise DriftError("the series no longer gives series.lock's result", str(repo.lock_path),
+                         "run `patchq verify`, then `patchq apply` to re-lock")
+    final = MemTree(lambda oid: g.read_tree(oid, w), res.tree)
+    contents: dict[str, tuple[bytes | None, bytes | None]] = {}
+    modes: dict[str, str | None] = {}
+    for path, (before, after) in res.files.items():
+        if before == after:
+            continue
+        contents[path] = (g.read_blob(before, w) if before else None,
+                          g.read_blob(after, w) if after else None)
+        entry = final.get(path)
+        modes[path] = entry[0] if entry else None
+    touched: dict[str, list[str]] = {}
+    for e in entries:
+        _, patch = load_patch(repo, e)
+        for p in patch.paths:
+            touched.setdefault(p, []).append(e.name or "")
+    ids = {p: res.files[p] for p in contents}
+    files = scriptgen.build_files(contents, ids, modes, touched)
+    atomic_write(out, scriptgen.render(repo.root.name, lock.base, files).encode())
+    os.chmod(out, 0o755)
+    return len(files)

@@ -1,0 +1,115 @@
+"""`lint`: check a patch repo on its own, without a target.
+
+Errors (exit 4) make the series unusable: a missing or unparsable patch, a duplicate, a
+malformed guard or strip level, an unsafe name. Warnings (exit 1) are worth a look: a
+patch without a header, whitespace damage, a lock whose hashes no longer match, a file
+in patches/ that no series line names. Pure over the files it is given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import BadInputError, PatchqError
+from .lock import Lock, sha256
+from .patch import parse
+from .patchrepo import LOCK, PATCHES, SERIES, Config, PatchRepo
+from .series import Series
+
+ERROR, WARNING = "error", "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    level: str
+    where: str
+    what: str
+
+    def line(self) -> str:
+        return f"{self.where}: {self.level}: {self.what}"
+
+
+def lint(root: Path) -> list[Finding]:
+    """Every finding for the patch repo at `root`, errors first within each file."""
+    out: list[Finding] = []
+    series_path = root / SERIES
+    if not series_path.is_file():
+        return [Finding(ERROR, str(series_path), "no series file")]
+    try:
+        config = Config.parse((root / "patchq.toml").read_text(encoding="utf-8"),
+                              str(root / "patchq.toml")) \
+            if (root / "patchq.toml").is_file() else Config()
+    except BadInputError as err:
+        out.append(Finding(ERROR, err.where or "patchq.toml", err.what))
+        config = Config()
+    try:
+        series = Series.parse(series_path.read_text(encoding="utf-8", errors="surrogateescape"),
+                              SERIES)
+    except BadInputError as err:
+        return out + [Finding(ERROR, err.where or SERIES, err.what)]
+    repo = PatchRepo(root, config, series)
+    hashes: dict[str, str] = {}
+    for e in series.patches:
+        assert e.name is not None
+        where = f"{PATCHES}/{e.name}"
+        try:
+            data = repo.read_patch(e.name)
+        except PatchqError as err:
+            out.append(Finding(ERROR, f"{SERIES}:{e.lineno}", err.what))
+            continue
+        hashes[e.name] = sha256(data)
+        try:
+            patch = parse(data, where, e.strip_level(config.strip))
+        except PatchqError as err:
+            out.append(Finding(ERROR, err.where or where, err.what))
+            continue
+        if not patch.sections:
+            out.append(Finding(WARNING, where, "contains no diff"))
+        if not patch.header.strip():
+            out.append(Finding(WARNING, where, "has no header: say what it does and why "
+                               "(DEP-3 Description/Author/Origin/Forwarded, or a mail header)"))
+        for s in patch.sections:
+            for h in s.hunks:
+                body = (h.raw or b"").split(b"\n")[1:]
+                if body and body[-1] == b"":
+                    body.pop()  # the piece after the final newline
+                for k, line in enumerate(body):
+                    if line in (b"", b"\r"):
+                        out.append(Finding(WARNING, f"{where}:{h.lineno + 1 + k}",
+                                           "empty context line without its leading space "
+                                           "(whitespace damage, e.g. by a mail client)"))
+                        break
+    lock_path = root / LOCK
+    if lock_path.is_file():
+        try:
+            lock = Lock.from_json(lock_path.read_bytes(), LOCK)
+        except BadInputError as err:
+            out.append(Finding(ERROR, LOCK, err.what))
+        else:
+            for rec in lock.patches:
+                if rec.name not in hashes:
+                    if series.find(rec.name) is None:
+                        out.append(Finding(WARNING, LOCK, f"{rec.name} is locked but not in "
+                                           "the series"))
+                    continue
+                if hashes[rec.name] != rec.sha256:
+                    out.append(Finding(WARNING, f"{PATCHES}/{rec.name}",
+                                       "changed since series.lock was written (sha256 differs)"))
+    listed = set(series.names())
+    pdir = root / PATCHES
+    if pdir.is_dir():
+        for f in sorted(pdir.rglob("*")):
+            rel = f.relative_to(pdir).as_posix()
+            if f.is_file() and rel not in listed and not rel.startswith(".") \
+                    and rel != "series":
+                commented = any(rel in (x.raw or "") for x in series.entries if x.name is None)
+                if not commented:
+                    out.append(Finding(WARNING, f"{PATCHES}/{rel}", "not named in series"))
+    return out
+
+
+def exit_code(findings: list[Finding]) -> int:
+    if any(f.level == ERROR for f in findings):
+        return 4
+    return 1 if findings else 0

@@ -144,9 +144,11 @@ def import_cmd(ctx: Context, files: tuple[Path, ...], git_range: str | None,
               "config's guards).")
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Allow fuzz up to N (default: config, 0).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("-v", "--verbose", is_flag=True, help="Name every patch, not only those that "
+              "did not apply exactly.")
 @pass_ctx
 def apply(ctx: Context, onto: str | None, branch: str | None, guards: tuple[str, ...],
-          fuzz: int | None, as_json: bool) -> None:
+          fuzz: int | None, as_json: bool, verbose: bool) -> None:
     """Apply every active patch onto a base, one reproducible commit each, and write series.lock.
 
     The commits are built in memory and the working tree is updated once, at the end; the
@@ -166,9 +168,13 @@ def apply(ctx: Context, onto: str | None, branch: str | None, guards: tuple[str,
                           "branch": out.branch,
                           "patches": [_patch_json(p) for p in res.patches]})
         return
+    counts: dict[str, int] = {}
     for p in res.patches:
-        output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
-    output.info(f"applied {len(res.patches)} patches onto {res.base[:12]}; "
+        counts[p.status] = counts.get(p.status, 0) + 1
+        if verbose or p.status != "exact":
+            output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    output.info(f"applied {len(res.patches)} patches onto {res.base[:12]} ({summary or 'none'}); "
                 f"{out.branch} is at {res.head[:12]}")
 
 
@@ -376,7 +382,8 @@ def delete(ctx: Context, name: str, remove: bool) -> None:
     Example:
       patchq delete 0004-old-workaround.patch -r
     """
-    stack_cmd.delete(ctx, name, remove)
+    if stack_cmd.delete(ctx, name, remove):
+        output.info(f"popped {name}")
     output.info(f"deleted {name} from the series" + ("" if remove else " (file kept)"))
 
 
@@ -507,17 +514,28 @@ def status(ctx: Context, as_json: bool) -> None:
               help="Write the active series as an mbox for `git am`.")
 @click.option("--quilt", type=click.Path(file_okay=False, path_type=Path),
               help="Write the active series as a quilt folder (series + patches).")
+@click.option("--script", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a stdlib-only Python script that applies the locked series to a "
+                   "plain folder.")
 @pass_ctx
-def export(ctx: Context, mbox: Path | None, quilt: Path | None) -> None:
-    """Take the active series out as an mbox or a quilt folder.
+def export(ctx: Context, mbox: Path | None, quilt: Path | None, script: Path | None) -> None:
+    """Take the active series out as an mbox, a quilt folder, or a self-contained script.
 
     \b
     Examples:
       patchq export --mbox series.mbox && git am series.mbox
       patchq export --quilt /tmp/q && QUILT_PATCHES=/tmp/q quilt push -a
+      patchq export --script apply-series.py && scp apply-series.py box: && \\
+        ssh box python3 apply-series.py /src/sglang
     """
-    if sum(x is not None for x in (mbox, quilt)) != 1:
-        raise click.UsageError("give exactly one of --mbox F or --quilt DIR")
+    if sum(x is not None for x in (mbox, quilt, script)) != 1:
+        raise click.UsageError("give exactly one of --mbox F, --quilt DIR or --script F.py")
+    if script is not None:
+        from .commands import script as script_cmd
+
+        n = script_cmd.export_script(ctx, script)
+        output.info(f"wrote {script}: applies the series to {n} files of a plain folder")
+        return
     n = export_cmd.export_mbox(ctx, mbox) if mbox else \
         export_cmd.export_quilt(ctx, quilt)  # type: ignore[arg-type]
     output.info(f"exported {n} patches to {mbox or quilt}")
@@ -568,6 +586,8 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
 
 def _print_check(p: Any, subjects: dict[str, str]) -> None:
     output.data(f"{_check_word(p.status)} {p.name}")
+    for old, new in p.renames:
+        output.data(f"    {old}: renamed upstream to {new}")
     for h in p.hunks:
         if h.status == "clean":
             continue
@@ -705,6 +725,34 @@ def demo(folder: Path | None) -> None:
     demo_mod.run(folder)
 
 
+@cli.command("lint")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@click.pass_context
+def lint_cmd(click_ctx: click.Context, as_json: bool) -> None:
+    """Check the patch repo alone: entries exist and parse, no duplicates, guards, headers,
+    whitespace damage, lock hashes. Exit 0 clean, 1 warnings, 4 errors.
+
+    \b
+    Example:
+      patchq lint && git commit -am "refresh series"
+    """
+    from . import lint as lint_mod
+    from .patchrepo import PatchRepo
+
+    ctx: Context = click_ctx.obj
+    root = ctx.dir if ctx.dir is not None else PatchRepo.find(Path.cwd())
+    findings = lint_mod.lint(root)
+    if as_json:
+        output.emit_json({"findings": [{"level": f.level, "where": f.where, "what": f.what}
+                                       for f in findings]})
+    else:
+        for f in findings:
+            output.data(f.line())
+        if not findings:
+            output.info("lint: no findings")
+    sys.exit(lint_mod.exit_code(findings))
+
+
 def _patch_json(p: PatchResult) -> dict[str, Any]:
     return {"name": p.name, "status": p.status, "commit": p.commit,
             "files": [{"file": s.path, "action": s.action, "status": s.status,
@@ -718,9 +766,17 @@ def _status_word(status: str) -> str:
 
 
 def _moved(p: PatchResult) -> str:
-    notes = [f"{s.path} hunk #{h.index + 1} {h.status} {h.offset:+d}"
-             + (f" fuzz {h.fuzz}" if h.fuzz else "")
-             for s in p.sections for h in s.hunks if h.status != "exact"]
+    """How the hunks that did not apply exactly were placed: `a.txt hunk #2 offset -2`,
+    `a.txt hunk #1 fuzz 1` (with its offset, if any)."""
+    notes = []
+    for s in p.sections:
+        for h in s.hunks:
+            if h.status == "exact":
+                continue
+            how = f"fuzz {h.fuzz}" if h.status == "fuzz" else h.status
+            if h.offset or h.status == "offset":
+                how += f" {h.offset:+d}" if h.status == "offset" else f" offset {h.offset:+d}"
+            notes.append(f"{s.path} hunk #{h.index + 1} {how}")
     return f" ({'; '.join(notes)})" if notes else ""
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import email.utils
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
 from email.header import Header
 
 from .importers import header_info
@@ -33,7 +34,17 @@ def _subject_line(subject: str, n: int, total: int) -> str:
     return Header(text, "utf-8").encode()
 
 
-def to_mail(item: Outgoing, n: int, total: int, fallback_date: int) -> bytes:
+def _mail_date(when: int, tz: str | None) -> str:
+    """An RFC 2822 date in the patch's own zone, so `git am` records the very author date."""
+    offset = 0
+    if tz and len(tz) == 5 and tz[0] in "+-" and tz[1:].isdigit():
+        offset = (-1 if tz[0] == "-" else 1) * (int(tz[1:3]) * 3600 + int(tz[3:]) * 60)
+    zone = timezone(timedelta(seconds=offset))
+    return email.utils.format_datetime(datetime.fromtimestamp(when, zone))
+
+
+def to_mail(item: Outgoing, n: int, total: int, fallback_date: int,
+            fallback_tz: str = "+0000") -> bytes:
     """One patch as a mail message `git am` takes; a mail-format patch keeps its bytes."""
     if item.data.startswith(b"From ") and item.strip == 1:
         data = item.data
@@ -43,7 +54,7 @@ def to_mail(item: Outgoing, n: int, total: int, fallback_date: int) -> bytes:
     author = email.utils.formataddr((info.author_name or "patchq",
                                      info.author_email or "patchq@invalid"))
     when = info.date if info.date is not None else fallback_date
-    date = email.utils.formatdate(when, localtime=False)
+    date = _mail_date(when, info.tz if info.date is not None else fallback_tz)
     head = (f"From: {author}\nDate: {date}\nSubject: {_subject_line(subject, n, total)}\n\n")
     body = info.body.strip("\n")
     out = _ENVELOPE + head.encode()
@@ -53,16 +64,15 @@ def to_mail(item: Outgoing, n: int, total: int, fallback_date: int) -> bytes:
     sections = b"".join(s.render() for s in item.patch.sections)
     if item.strip != 1:
         # git am takes -p1 only; a -p0 patch is re-rendered with a/ b/ prefixes.
-        from dataclasses import replace
-
-        sections = b"".join(replace(s, raw_header=None, hunks=tuple(
-            replace(h, raw=h.raw) for h in s.hunks)).render() for s in item.patch.sections)
+        sections = b"".join(replace(s, raw_header=None).render() for s in item.patch.sections)
     return out + sections + b"\n"
 
 
-def mbox(items: Sequence[Outgoing], fallback_date: int) -> bytes:
-    """The whole active series as one mbox, in series order."""
-    return b"".join(to_mail(it, i, len(items), fallback_date) for i, it in enumerate(items, 1))
+def mbox(items: Sequence[Outgoing], fallback_date: int, fallback_tz: str = "+0000") -> bytes:
+    """The whole active series as one mbox, in series order; a patch whose header has no
+    date is dated `fallback_date` (patchq passes the base's, as `push` dates its commit)."""
+    return b"".join(to_mail(it, i, len(items), fallback_date, fallback_tz)
+                    for i, it in enumerate(items, 1))
 
 
 def quilt_series(items: Sequence[Outgoing]) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import exporters
-from ..application import load_patch
+from ..application import ident_date, load_patch
 from ..context import Context
 from ..errors import BadInputError
 from ..fsutil import atomic_write
-from .apply import active_entries
+from ..stack import load
+from .apply import active_entries, choose_base
 
 
 def _items(ctx: Context) -> list[exporters.Outgoing]:
@@ -22,9 +23,28 @@ def _items(ctx: Context) -> list[exporters.Outgoing]:
     return out
 
 
+def _base_date(ctx: Context) -> tuple[int, str]:
+    """The committer date of the base `push` would apply the series to (the stack's, else
+    the lock's, the upstream branch or HEAD): `push` dates header-less patches with it, so
+    `git am` gives them the same author date. The epoch when there is no target to ask."""
+    try:
+        g = ctx.git()
+        stack = load(g, ctx.repo().config.queue)
+        base = stack.base if stack is not None else choose_base(ctx, None)
+    except BadInputError:
+        return 0, "+0000"
+    return ident_date(g.commit_info(base)["committer"])
+
+
 def export_mbox(ctx: Context, path: Path) -> int:
+    """Write the active series as one mbox; refuse a patch without a diff (git am would stop
+    at it: "Patch is empty")."""
     items = _items(ctx)
-    atomic_write(path, exporters.mbox(items, 0))
+    for it in items:
+        if not it.patch.sections:
+            raise BadInputError("the patch has no diff, and git am stops at an empty patch",
+                                ctx.repo().display(it.name), "refresh it, or delete it")
+    atomic_write(path, exporters.mbox(items, *_base_date(ctx)))
     return len(items)
 
 

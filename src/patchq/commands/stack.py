@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from ..application import (
     Failure,
@@ -27,10 +28,11 @@ from ..application import (
 from ..context import Context
 from ..errors import BadInputError, ConflictError, UnsafeStateError
 from ..gitrepo import GitRepo, ObjectWriter
-from ..patch import FilePatch, Patch, parse, quote_path
+from ..patch import FilePatch, Hunk, Patch, parse, quote_path
 from ..series import Entry, Series, make_entry
 from ..stack import Stack, check_branch, load, save
 from ..state import run_lock
+from ..tree import MemTree
 from .apply import active_entries, branch_name, choose_base
 
 
@@ -45,8 +47,22 @@ class MoveOutcome:
     saved: str | None = None  # the stash holding work saved by --force
 
 
+def _rebase_state(ctx: Context) -> Path:
+    """The in-progress rebase's record (owned by `commands/rebase.py`, which imports us)."""
+    return ctx.git().state_dir() / f"{ctx.repo().config.queue}.rebase.json"
+
+
+def _refuse_during_rebase(ctx: Context) -> None:
+    """The stack and the series belong to a rebase until it finishes (DESIGN §3, exit 5)."""
+    if _rebase_state(ctx).exists():
+        raise UnsafeStateError("a rebase is in progress", str(ctx.git().root),
+                               "finish it with `patchq rebase --continue`, `--skip` or "
+                               "`--abort` first")
+
+
 def _open_stack(ctx: Context, create: bool) -> Stack:
     repo, g = ctx.repo(), ctx.git()
+    _refuse_during_rebase(ctx)
     stack = load(g, repo.config.queue)
     if stack is None or (not stack.applied and g.current_branch() != stack.branch):
         if not create:
@@ -135,6 +151,8 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
         new = stack.extended(pushed, tuple(p.commit or "" for p in result.patches))
         f = result.failure
         if f is not None and f.tree is not None:
+            f = _rest_of_merged_patch(g, w, f, fz)
+        if f is not None and f.tree is not None:
             # 3-way conflict: like StGit, the patch goes on the stack with its old content
             # unchanged in the commit and the merge (with markers) in the working tree;
             # `patchq refresh` after resolving records the resolution.
@@ -149,8 +167,33 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
         if f is not None and f.tree is not None:
             g.run("read-tree", "-m", "-u", new.head, f.tree)
             g.run("reset", "-q", "--", ".")
+            # Files the patch creates stay known to git (intent to add), so `refresh`
+            # records them rather than leaving them out as untracked.
+            added = g.run("diff-tree", "-r", "-z", "--name-only", "--diff-filter=A",
+                          new.head, f.tree).split(b"\0")
+            paths = [p.decode("utf-8", "surrogateescape") for p in added if p]
+            if paths:
+                g.run("add", "-N", "--", *paths)
         save(g, repo.config.queue, new)
     return MoveOutcome(new, result.patches, failure=f, saved=saved)
+
+
+def _rest_of_merged_patch(g: GitRepo, w: ObjectWriter, f: Failure, fuzz: int) -> Failure:
+    """After a section conflicted in the 3-way merge, apply the patch's later sections too,
+    so the working tree holds the whole patch for the person resolving it.
+
+    `apply_series` stops at the conflicting section; a later section that does not apply
+    either turns the result into a plain failure (nothing is pushed), never a half patch.
+    """
+    sections = f.patch.sections
+    k = next(i for i, s in enumerate(sections) if s is f.section)
+    state = SectionState(g, w, f.tree or "")
+    for s in sections[k + 1 :]:
+        res = apply_section(state, s, w, fuzz, f.display)
+        if not all(h.applied for h in res.hunks):
+            return replace(f, path=res.path, hunks=res.hunks, section=s, merged=None,
+                           conflicts=0, tree=None)
+    return replace(f, tree=state.tree.write(w))
 
 
 def pop(ctx: Context, target: str | None, all_: bool, force: bool,
@@ -207,6 +250,10 @@ def _shape(s: FilePatch) -> tuple[object, ...]:
     return (s.is_new, s.is_delete, s.rename, s.copy, mode_change, created)
 
 
+def _hunk_key(h: Hunk) -> tuple[object, ...]:
+    return (h.old_start, h.old_len, h.new_start, h.new_len, h.lines)
+
+
 def _reuse_unchanged(old: Patch, new: Patch) -> Patch:
     """Keep the old bytes of every hunk (and section header) that did not change."""
     by_path = {(s.old_path, s.new_path): s for s in old.sections}
@@ -216,8 +263,10 @@ def _reuse_unchanged(old: Patch, new: Patch) -> Patch:
         if prev is None:
             sections.append(s)
             continue
-        old_hunks = {h: h for h in prev.hunks}
-        hunks = tuple(old_hunks.get(h, h) for h in s.hunks)
+        # The `@@` heading is git's guess at the enclosing function; quilt and diff -u write
+        # none, so a hunk that differs only there is unchanged and keeps its old bytes.
+        old_hunks = {_hunk_key(h): h for h in prev.hunks}
+        hunks = tuple(old_hunks.get(_hunk_key(h), h) for h in s.hunks)
         same = len(hunks) == len(prev.hunks) and all(a is b for a, b in zip(hunks, prev.hunks,
                                                                              strict=True))
         sections.append(prev if same and _shape(s) == _shape(prev) else replace(s, hunks=hunks))
@@ -273,11 +322,11 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
         if name not in stack.applied:
             raise BadInputError(f"{name!r} is not applied", "series", "push it first")
         k = stack.applied.index(name)
-        wt = g.worktree_tree()
         head_tree = g.commit_info(stack.head)["tree"].decode()
         parent = stack.commit_below(k)
         parent_tree = g.commit_info(parent)["tree"].decode()
         w = g.writer()
+        wt = _worktree(ctx, w, head_tree)
         if k == len(stack.applied) - 1:
             new_tree = wt
         else:
@@ -287,6 +336,7 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
         _, old_patch = load_patch(repo, entry)
         w.flush()  # git diff-tree below reads the carried-down tree from the object store
         diff = g.diff_trees(parent_tree, new_tree, repo.config.context)
+        _refuse_conflict_markers(diff, repo.display(name), name, str(g.root))
         data = render_refreshed(old_patch, diff, repo.display(name),
                                 entry.strip_level(repo.config.strip))
         old_data = repo.read_patch(name)
@@ -311,7 +361,46 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
         if data != old_data:
             repo.write_patch(name, data)
         save(g, repo.config.queue, new)
-        return RefreshOutcome(name, data != old_data, tuple(g.untracked()))
+        own = tuple(ctx.own_paths())
+        return RefreshOutcome(name, data != old_data, tuple(
+            p for p in g.untracked() if not any(p == o or p.startswith(o + "/") for o in own)))
+
+
+def _worktree(ctx: Context, w: ObjectWriter, head_tree: str) -> str:
+    """The working tree as a tree, with the patch repo's own files as in `head_tree`.
+
+    With the queue inside the target (quilt-style), `series` and `patches/` may be tracked
+    there; the patch files refresh writes must never end up inside a patch.
+    """
+    g = ctx.git()
+    wt = g.worktree_tree()
+    own = ctx.own_paths()
+    if not own:
+        return wt
+    out = g.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", head_tree, wt, "--",
+                *(f":(literal){p}" for p in own))
+    paths = [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+    if not paths:
+        return wt
+    head = MemTree(lambda oid: g.read_tree(oid, w), head_tree)
+    tree = MemTree(lambda oid: g.read_tree(oid, w), wt)
+    for path in paths:
+        entry = head.get(path)
+        if entry is None:
+            tree.remove(path)
+        else:
+            tree.set(path, *entry)
+    return tree.write(w)
+
+
+def _refuse_conflict_markers(diff: bytes, label: str, name: str, where: str) -> None:
+    """Refuse to record the markers `push --merge` left (labelled with the patch's file)."""
+    marker = b">>>>>>> " + label.encode("utf-8", "surrogateescape")
+    for s in parse(diff, "working tree", 1).sections:
+        for h in s.hunks:
+            if any(t == "+" and c.rstrip(b"\r\n") == marker for t, c in h.lines):
+                raise ConflictError(f"{s.path} still has the conflict markers of {name}",
+                                    where, "resolve them first")
 
 
 def _recommit(w: ObjectWriter, info: dict[str, bytes], tree: str, parent: str) -> str:
@@ -355,7 +444,7 @@ def new(ctx: Context, name: str, message: str | None) -> str:
         header = (message.rstrip("\n") + "\n").encode() if message else b""
         after = stack.top
         series = repo.series.with_appended([entry], after) if after else \
-            Series((entry,) + repo.series.entries)
+            _insert_first(repo.series, entry)
         w = g.writer()
         info_tree = g.commit_info(stack.head)["tree"].decode()
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
@@ -371,12 +460,25 @@ def new(ctx: Context, name: str, message: str | None) -> str:
     return name
 
 
-def delete(ctx: Context, name: str, remove_file: bool) -> None:
-    """Remove an unapplied (or the top) patch from the series; its file is kept unless -r."""
+def _insert_first(series: Series, entry: Entry) -> Series:
+    """`entry` as the first patch, after the comments that open the file."""
+    entries = series.entries
+    first = next((i for i, e in enumerate(entries) if e.is_patch), None)
+    if first is None:
+        return series.with_appended([entry])
+    return Series(entries[:first] + (entry,) + entries[first:])
+
+
+def delete(ctx: Context, name: str, remove_file: bool) -> bool:
+    """Remove an unapplied (or the top) patch from the series; its file is kept unless -r.
+
+    Returns whether the patch was popped first.
+    """
     repo, g = ctx.repo(), ctx.git()
     entry = repo.series.find(name)
     if entry is None:
         raise BadInputError(f"no patch named {name!r} in the series", "series")
+    _refuse_during_rebase(ctx)
     stack = load(g, repo.config.queue)
     if stack is not None and name in stack.applied:
         if stack.top != name:
@@ -388,9 +490,11 @@ def delete(ctx: Context, name: str, remove_file: bool) -> None:
         repo.write_series(series)
         if remove_file:
             repo.patch_path(name).unlink(missing_ok=True)
+    return stack is not None and name in stack.applied
 
 
 def rename(ctx: Context, old: str, new_name: str) -> None:
+    """Rename a patch's file and series line (strip level and guards kept)."""
     repo, g = ctx.repo(), ctx.git()
     entry = repo.series.find(old)
     if entry is None:
@@ -400,16 +504,19 @@ def rename(ctx: Context, old: str, new_name: str) -> None:
         raise BadInputError(f"patch {new_name!r} already exists", str(target))
     fresh = make_entry(new_name, entry.strip, entry.guards)
     with run_lock(g.state_dir()):
-        data = repo.read_patch(old)
+        _refuse_during_rebase(ctx)
+        data, patch = load_patch(repo, entry)
+        stack = load(g, repo.config.queue)
+        if stack is not None and old in stack.applied:
+            # A header-less patch's commit subject is its name: follow the new one.
+            renamed = replace(stack, applied=tuple(new_name if n == old else n
+                                                   for n in stack.applied))
+            _rewrite_messages(g, repo.config.queue, renamed, new_name, patch)
         repo.write_patch(new_name, data)
         series = Series(tuple(replace(fresh, lineno=e.lineno) if e.name == old else e
                               for e in repo.series.entries))
         repo.write_series(series)
         repo.patch_path(old).unlink()
-        stack = load(g, repo.config.queue)
-        if stack is not None and old in stack.applied:
-            save(g, repo.config.queue, replace(stack, applied=tuple(
-                new_name if n == old else n for n in stack.applied)))
 
 
 def fold(ctx: Context, name: str) -> None:
@@ -461,14 +568,53 @@ def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | N
     text = patch.header.decode("utf-8", "surrogateescape")
     if edit is None:
         return text
+    try:
+        g: GitRepo | None = ctx.git()
+    except BadInputError:  # a patch repo edited on its own: no stack to follow
+        g = None
+    if g is not None:
+        _refuse_during_rebase(ctx)
+    stack = load(g, repo.config.queue) if g is not None else None
+    if g is not None and stack is not None and name in stack.applied:
+        check_branch(g, stack)  # refuse before the editor opens, not after the typing
     changed = edit(text)
     if changed is None or changed == text:
         return text
     new_header = changed.encode("utf-8", "surrogateescape")
     if new_header and not new_header.endswith(b"\n"):
         new_header += b"\n"
-    repo.write_patch(name, new_header + data[len(patch.header):])
+    new_data = new_header + data[len(patch.header):]
+    repo.write_patch(name, new_data)  # what the user typed is saved before anything else
+    if g is not None and stack is not None and name in stack.applied:
+        with run_lock(g.state_dir()):
+            stack = load(g, repo.config.queue)
+            if stack is not None and name in stack.applied:
+                _rewrite_messages(g, repo.config.queue, stack, name,
+                                  parse(new_data, repo.display(name),
+                                        entry.strip_level(repo.config.strip)))
     return changed
+
+
+def _rewrite_messages(g: GitRepo, queue: str, stack: Stack, name: str, patch: Patch) -> None:
+    """Give an applied patch's commit the author and message of its new header, and re-parent
+    the commits above (trees unchanged), so the stack is what pushing the series gives."""
+    check_branch(g, stack)
+    k = stack.applied.index(name)
+    w = g.writer()
+    when, tz = ident_date(g.commit_info(stack.base)["committer"])
+    author, message = identity(name, patch, when, tz)
+    tree = g.commit_info(stack.commits[k])["tree"].decode()
+    commit = GitRepo.commit_object(w, tree, [stack.commit_below(k)], message, author, author)
+    commits = list(stack.commits[:k]) + [commit]
+    for old in stack.commits[k + 1 :]:
+        info = g.commit_info(old)
+        commit = _recommit(w, info, info["tree"].decode(), commit)
+        commits.append(commit)
+    w.flush()
+    new = replace(stack, commits=tuple(commits))
+    # Same trees: moving the branch leaves the index and the working tree as they are.
+    g.update_ref(f"refs/heads/{stack.branch}", new.head, stack.head, f"patchq: header {name}")
+    save(g, queue, new)
 
 
 def top(ctx: Context) -> str:
@@ -518,7 +664,10 @@ def diff(ctx: Context, name: str | None) -> bytes:
         if stack is None or not stack.applied:
             raise BadInputError("no patch is applied", "series", "name a patch")
         parent = g.commit_info(stack.commit_below(len(stack.applied) - 1))["tree"].decode()
-        return g.diff_trees(parent, g.worktree_tree(), repo.config.context)
+        w = g.writer()
+        wt = _worktree(ctx, w, g.commit_info(stack.head)["tree"].decode())
+        w.flush()
+        return g.diff_trees(parent, wt, repo.config.context)
     if stack is not None and name in stack.applied:
         k = stack.applied.index(name)
         a = g.commit_info(stack.commit_below(k))["tree"].decode()
@@ -566,10 +715,7 @@ class Status:
 def status(ctx: Context) -> Status:
     repo, g = ctx.repo(), ctx.git()
     stack = load(g, repo.config.queue)
-    op = None
-    rebase_state = g.state_dir() / f"{repo.config.queue}.rebase.json"
-    if rebase_state.exists():
-        op = "rebase"
+    op = "rebase" if _rebase_state(ctx).exists() else None
     return Status(stack.branch if stack else None, stack.base if stack else None,
                   stack.applied if stack else (), unapplied(ctx), repo.config.guards,
                   tuple(g.dirty_paths(ctx.own_paths())),

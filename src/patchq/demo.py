@@ -134,7 +134,7 @@ UPSTREAM_MOVES: list[tuple[str, Callable[[str], str]]] = [
      lambda t: t.replace("cmake_policy(SET CMP0169 OLD)\ncmake_policy(SET CMP0177 NEW)\n",
                          "if(POLICY CMP0169)\n  cmake_policy(SET CMP0169 OLD)\nendif()\n"
                          "if(POLICY CMP0177)\n  cmake_policy(SET CMP0177 NEW)\nendif()\n")),
-    ("Link flash_ops with its CUDA runtime",
+    ("Note that the flash-attention 3 kernels are Hopper only",
      lambda t: t.replace("# flash-attention 3 kernels\n",
                          "# flash-attention 3 kernels (Hopper only)\n")),
     ("Build FP4 kernels for sm_103a",

@@ -62,10 +62,13 @@ def parse_log(data: bytes) -> list[Change]:
 
 
 def history(g: GitRepo, old: str, new: str, path: str) -> list[Change]:
-    """Every commit in old..new that changed `path` (named as at `new`), oldest first."""
-    data = g.run("log", "--reverse", "--format=%x00%H %s", "-p", "-U0", "--no-color",
+    """Every commit in old..new that changed `path` (named as at `new`), oldest first.
+
+    Not `--reverse`: git applies it after `--follow`, which then loses the file's history
+    before a rename (git 2.x), so the newest-first list is reversed here."""
+    data = g.run("log", "--topo-order", "--format=%x00%H %s", "-p", "-U0", "--no-color",
                  "--no-ext-diff", "--follow", "-M", f"{old}..{new}", "--", path)
-    return parse_log(data)
+    return parse_log(data)[::-1]
 
 
 def attribute(changes: Iterable[Change], start: int, length: int) -> Attribution:

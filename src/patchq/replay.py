@@ -7,6 +7,12 @@ that fails is tested for being already upstream (it reverse-applies); the rest g
 conflicts, anchored placement may still put the change where its removed lines (or the
 line a pure insertion hangs from) match exactly once; otherwise it is a conflict.
 Files that upstream renamed are followed; files it deleted make the patch `missing`.
+
+The pinned base is also used to doubt the engine, never to guess harder: a hunk placed
+by offset or fuzz whose surrounding lines differ from the pre-image's (it may have
+landed in a look-alike copy of the block) is kept only if the 3-way merge gives the same
+file; anchored placement needs its lines to be unique in the pre-image too; and a hunk
+counts as upstreamed by reverse-applying only if its patched lines occur once.
 """
 
 from __future__ import annotations
@@ -116,15 +122,16 @@ class Replay:
         after = self.tree()
         conflict_tree = None
         if any(h.status in (CONFLICT, MISSING) for h in hunks):
-            # Leave the patch out of the tree; its markers go to a side tree for a person.
+            # What a person resolves goes to a side tree: the patch's sections that applied,
+            # and markers in the files that did not (a missing file's change is theirs to
+            # redo). The replay goes on without the patch.
+            side = SectionState(self.g, self.w, after)
+            for path, data in markers.items():
+                cur = side.tree.get(path, display)
+                side.put(path, cur[0] if cur else "100644", data, self.w, display)
+            conflict_tree = side.tree.write(self.w)
             self.state.tree = MemTree(lambda oid: self.g.read_tree(oid, self.w), before)
             after = before
-            if markers:
-                side = SectionState(self.g, self.w, before)
-                for path, data in markers.items():
-                    cur = side.tree.get(path, display)
-                    side.put(path, cur[0] if cur else "100644", data, self.w, display)
-                conflict_tree = side.tree.write(self.w)
         res = PatchCheck(entry.name, tuple(hunks), before, after, conflict_tree,
                          tuple(markers), tuple(renames))
         self.results.append(res)
@@ -166,20 +173,48 @@ class Replay:
                     for i in range(n)], None
         content = st.content(current[1])
         res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz)
-        checks = [HunkCheck(path, h.index, _FROM_ENGINE.get(h.status, CONFLICT), h.offset,
-                            h.fuzz, reason=h.reason) for h in res.hunks]
+        # A hunk the engine could not place has no offset or fuzz, whatever it tried.
+        checks = [HunkCheck(path, h.index, _FROM_ENGINE[h.status], h.offset, h.fuzz)
+                  if h.applied else HunkCheck(path, h.index, CONFLICT, reason=h.reason)
+                  for h in res.hunks]
         final = res.content
         markers = None
         failing = [h.index for h in res.failures]
+        moved = any(h.status in (engine.OFFSET, engine.FUZZ) for h in res.hunks)
+        pre = self._preimage(s, name) if failing or moved else None
+        doubtful = _doubtful(s.hunks, res, content, pre)
+        if doubtful and pre is not None:
+            # A hunk that moved to a place whose surroundings differ from the pinned base's
+            # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
+            theirs = engine.apply_hunks(pre, s.hunks)
+            merged, conflicts = self.g.merge_file(content, pre, theirs.content,
+                                                  ("upstream", "base", name))
+            if conflicts or merged != res.content:
+                failing = sorted(failing + doubtful)
+                for i in doubtful:
+                    checks[i] = replace(checks[i], status=CONFLICT, offset=0, fuzz=0,
+                                        reason="its lines match only at a place that differs "
+                                        "from the pinned base")
+                res = _apply_only(content, s.hunks, [i for i in range(len(s.hunks))
+                                                     if i not in failing], self.fuzz)
+                final = res.content
+                for r in res.hunks:
+                    checks[r.index] = HunkCheck(path, r.index, _FROM_ENGINE[r.status], r.offset,
+                                                r.fuzz) if r.applied else \
+                        HunkCheck(path, r.index, CONFLICT, reason=r.reason)
+                failing = sorted(set(failing) | {r.index for r in res.failures})
         if failing:
             cur = res.content
+            cur_lines = split_lines(cur)
             for i in list(failing):
                 back = engine.apply_hunks(cur, [s.hunks[i]], reverse=True)
-                if back.ok:
+                # Upstreamed only if the patched lines are there once: a look-alike
+                # elsewhere in the file proves nothing.
+                if back.ok and _count(cur_lines, s.hunks[i].new_lines) == 1:
                     checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
                     failing.remove(i)
             if failing:
-                final, markers = self._merge(s, content, cur, failing, checks, name, where)
+                final, markers = self._merge(s, content, cur, pre, failing, checks, name)
         if markers is not None:
             return checks, markers
         if s.is_delete:
@@ -196,13 +231,20 @@ class Replay:
             st.put(path, mode, final, self.w, where)
         return checks, None
 
-    def _merge(self, s: FilePatch, content: bytes, cur: bytes, failing: list[int],
-               checks: list[HunkCheck], name: str, where: str) -> tuple[bytes, bytes | None]:
-        """3-way merge, then anchored placement; fills `checks`, returns (content, markers)."""
-        assert s.old_path is not None
+    def _preimage(self, s: FilePatch, name: str) -> bytes | None:
+        """The file this section was made against: from the pinned base, else `index`."""
+        if s.old_path is None:
+            return None
         pre = self.preimage(name, s.old_path) if self.preimage else None
         if pre is None and s.old_id and self.g.has_object(s.old_id):
             pre = self.state.content(self.g.resolve(s.old_id, "blob"))
+        return pre
+
+    def _merge(self, s: FilePatch, content: bytes, cur: bytes, pre: bytes | None,
+               failing: list[int], checks: list[HunkCheck], name: str
+               ) -> tuple[bytes, bytes | None]:
+        """3-way merge, then anchored placement; fills `checks`, returns (content, markers)."""
+        assert s.old_path is not None
         merged: bytes | None = None
         if pre is not None:
             theirs = engine.apply_hunks(pre, s.hunks)
@@ -216,7 +258,8 @@ class Replay:
                     for i in failing:
                         checks[i] = replace(checks[i], status=status, reason="")
                     return merged, None
-        placed = anchored(cur, [s.hunks[i] for i in failing])
+        placed = anchored(cur, [s.hunks[i] for i in failing], pre) if pre is not None \
+            else None
         if placed is not None:
             for i in failing:
                 checks[i] = replace(checks[i], status=MERGE, anchored=True, reason="")
@@ -256,15 +299,18 @@ def _trivial(line: bytes) -> bool:
     return len(line.strip().strip(b"{}()[];,").strip()) < 3
 
 
-def anchored(content: bytes, hunks: Sequence[Hunk]) -> bytes | None:
+def anchored(content: bytes, hunks: Sequence[Hunk], pre: bytes) -> bytes | None:
     """DESIGN §4 step 5: place each change block where its removed lines — or, for a pure
-    insertion, the unchanged line it hangs from — occur exactly once. None if any can't."""
+    insertion, the unchanged line it hangs from — occur exactly once, both in the new file
+    and in the pinned pre-image `pre` (so it is the same line, not a look-alike in another
+    block that upstream left alone while editing the real one). None if any can't."""
     lines = split_lines(content)
+    old = split_lines(pre)
     for h in hunks:
         blocks = _change_blocks(h)
         for before, removed, added, after in blocks:
             if removed:
-                if all(_trivial(x) for x in removed):
+                if all(_trivial(x) for x in removed) or _count(old, removed) != 1:
                     return None
                 hits = [i for i in range(len(lines) - len(removed) + 1)
                         if lines[i : i + len(removed)] == removed]
@@ -274,11 +320,12 @@ def anchored(content: bytes, hunks: Sequence[Hunk]) -> bytes | None:
                 lines[i : i + len(removed)] = added
                 continue
             anchor_hit = None
-            if before is not None and not _trivial(before):
+            if before is not None and not _trivial(before) and _count(old, [before]) == 1:
                 hits = [i for i, x in enumerate(lines) if x == before]
                 if len(hits) == 1:
                     anchor_hit = hits[0] + 1
-            if anchor_hit is None and after is not None and not _trivial(after):
+            if anchor_hit is None and after is not None and not _trivial(after) \
+                    and _count(old, [after]) == 1:
                 hits = [i for i, x in enumerate(lines) if x == after]
                 if len(hits) == 1:
                     anchor_hit = hits[0]
@@ -286,6 +333,66 @@ def anchored(content: bytes, hunks: Sequence[Hunk]) -> bytes | None:
                 return None
             lines[anchor_hit:anchor_hit] = added
     return b"".join(lines)
+
+
+def _count(lines: Sequence[bytes], seq: Sequence[bytes]) -> int:
+    """How many times `seq` occurs in `lines` (an empty `seq`: never)."""
+    if not seq:
+        return 0
+    n = len(seq)
+    first = seq[0]
+    return sum(1 for i in range(len(lines) - n + 1)
+               if lines[i] == first and list(lines[i : i + n]) == list(seq))
+
+
+# How many lines around a moved hunk must look as they did in the pinned base.
+_SURROUNDINGS = 3
+
+
+def _starts(hunks: Sequence[Hunk], res: engine.FileResult) -> dict[int, int]:
+    """Where each placed hunk's old lines start in the file it was applied to (0-based)."""
+    out = {}
+    shift = 0
+    for r in res.hunks:
+        if not r.applied:
+            continue
+        h = hunks[r.index]
+        out[r.index] = r.line - 1 - shift
+        shift += len(h.new_lines) - len(h.old_lines)
+    return out
+
+
+def _doubtful(hunks: Sequence[Hunk], res: engine.FileResult, content: bytes,
+              pre: bytes | None) -> list[int]:
+    """Hunks placed by offset or fuzz whose surrounding lines differ from the pre-image's."""
+    moved = [r.index for r in res.hunks if r.status in (engine.OFFSET, engine.FUZZ)]
+    if not moved or pre is None:
+        return []
+    then = engine.apply_hunks(pre, hunks)
+    if not then.ok:
+        return []
+    was, now = _starts(hunks, then), _starts(hunks, res)
+    a, b = split_lines(pre), split_lines(content)
+    k = _SURROUNDINGS
+    out = []
+    for i in moved:
+        q, p, n = was[i], now[i], len(hunks[i].old_lines)
+        if p < 0:  # fuzz dropped leading context that is not even in the file
+            out.append(i)
+            continue
+        above = a[max(q - k, 0) : q] == b[max(p - k, 0) : p]
+        below = a[q + n : q + n + k] == b[p + n : p + n + k]
+        if not (above and below):
+            out.append(i)
+    return out
+
+
+def _apply_only(content: bytes, hunks: Sequence[Hunk], keep: Sequence[int], fuzz: int
+                ) -> engine.FileResult:
+    """Apply only the hunks `keep`; the report keeps the hunks' own indices."""
+    res = engine.apply_hunks(content, [hunks[i] for i in keep], fuzz=fuzz)
+    return engine.FileResult(res.content, tuple(replace(r, index=keep[r.index])
+                                                for r in res.hunks))
 
 
 def _change_blocks(h: Hunk) -> list[tuple[bytes | None, list[bytes], list[bytes], bytes | None]]:
@@ -326,8 +433,10 @@ def _conflict_blocks(content: bytes, hunks: Sequence[Hunk], name: str) -> bytes:
 
 def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
                     results: Sequence[PatchCheck], repo: PatchRepo,
-                    entries: Sequence[Entry]) -> tuple[list[PatchCheck], dict[str, str]]:
-    """Fill each non-clean hunk's `drift`: one `git log` per file that drifted.
+                    entries: Sequence[Entry], histories: dict[str, list[Change]] | None = None
+                    ) -> tuple[list[PatchCheck], dict[str, str]]:
+    """Fill each non-clean hunk's `drift`: one `git log` per file that drifted (a caller
+    that attributes patch by patch passes the same `histories` to keep it so).
 
     Also returns the subjects of the commits named, for messages and reports."""
     subjects: dict[str, str] = {}
@@ -336,7 +445,7 @@ def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
     by_name = {e.name: e for e in entries}
     base_tree = MemTree(lambda oid: g.read_tree(oid, w), g.commit_info(old_base, w)["tree"]
                         .decode())
-    histories: dict[str, list[Change]] = {}
+    histories = {} if histories is None else histories
     out = []
     for r in results:
         if all(h.status == CLEAN for h in r.hunks):
@@ -352,13 +461,17 @@ def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
         new_hunks = []
         for h in r.hunks:
             sec = sections.get(h.file)
-            if h.status == CLEAN or sec is None or sec.old_path is None \
-                    or h.index >= len(sec.hunks):
+            if h.status == CLEAN or sec is None:
                 new_hunks.append(h)
                 continue
             if h.file not in histories:
                 histories[h.file] = history(g, old_base, onto, h.file)
-                subjects.update((c.commit, c.subject) for c in histories[h.file])
+            subjects.update((c.commit, c.subject) for c in histories[h.file])
+            if sec.old_path is None or h.index >= len(sec.hunks):
+                # A file the patch creates (upstream created it too), or a section without
+                # hunks: every upstream commit to the file is behind it.
+                new_hunks.append(replace(h, drift=tuple(c.commit for c in histories[h.file])))
+                continue
             start, length = _region(g, w, base_tree, sec.old_path, sec.hunks[h.index])
             att: Attribution = attribute(histories[h.file], start, length)
             new_hunks.append(replace(h, drift=att.for_status(h.status)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,31 @@ def _changes(p: Patch) -> list[str]:
     return out
 
 
+def interdiff(before: Sequence[str], after: Sequence[str]) -> tuple[str, ...]:
+    """Only the added/removed lines that differ between two patches' `_changes`, each run
+    led by the name of its file (` === path`): `-` for the old patch, `+` for the new."""
+    out: list[str] = []
+    shown = None
+    sm = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            continue
+        run = [*before[i1:i2], *after[j1:j2]]
+        where = _file_before(after, j1) or _file_before(before, i1)
+        if not run[0].startswith("=== ") and where is not None and where != shown:
+            out.append(" " + where)
+        out += ["-" + x for x in before[i1:i2]] + ["+" + x for x in after[j1:j2]]
+        shown = _file_before(after, j2) or _file_before(before, i2)
+    return tuple(out)
+
+
+def _file_before(lines: Sequence[str], k: int) -> str | None:
+    for line in reversed(lines[:k]):
+        if line.startswith("=== "):
+            return line
+    return None
+
+
 def review(record: Mapping[str, Any]) -> Review:
     """Build the review from the record `rebase` leaves in .git/patchq/."""
     old, new = record.get("old", {}), record.get("new", {})
@@ -73,8 +98,7 @@ def review(record: Mapping[str, Any]) -> Review:
                 kind = "cosmetic"
             else:
                 kind = "substantive"
-                inter = tuple(line.rstrip("\n") for line in difflib.unified_diff(
-                    before, after, f"a/{name}", f"b/{name}", n=1, lineterm=""))
+                inter = interdiff(before, after)
         reviews.append(PatchReview(name, outcome, kind, moved, tuple(p.get("drift", ())), hunks,
                                    inter, anchored))
     return Review(record["from"], record["onto"], record.get("onto_ref", ""), tuple(reviews),
@@ -97,12 +121,14 @@ def _commit(c: str, subjects: Mapping[str, str]) -> str:
     return f"{c[:12]} {s}".strip()
 
 
-def _hunk_line(h: Mapping[str, Any], subjects: Mapping[str, str]) -> str:
+def _hunk_line(h: Mapping[str, Any], subjects: Mapping[str, str], outcome: str = "") -> str:
     status = h.get("status", "")
     what = {"offset": f"moved {h.get('offset', 0):+d} lines", "fuzz": f"fuzz {h.get('fuzz')}",
             "merge": "3-way merged" + (", placed by its anchor line — check it"
                                        if h.get("anchored") else ""),
-            "upstreamed": "already upstream, dropped", "conflict": "conflict, resolved by hand",
+            "upstreamed": "already upstream, dropped",
+            "conflict": "conflict, " + ("the patch was skipped" if outcome == "dropped"
+                                        else "resolved by hand"),
             "missing": "file gone upstream"}.get(status, status)
     by = ", ".join(_commit(c, subjects) for c in h.get("drift", ())[:3])
     return f"{h.get('file')} hunk #{int(h.get('index', 0)) + 1}: {what}" + \
@@ -116,10 +142,10 @@ def to_text(r: Review) -> str:
         lines.append(f"{p.outcome:>10}  {p.name}  [{p.kind}]")
         for h in p.hunks:
             if h.get("status") != "clean":
-                lines.append(f"            {_hunk_line(h, r.subjects)}")
+                lines.append(f"            {_hunk_line(h, r.subjects, p.outcome)}")
         for c in p.drift if not p.hunks else ():
             lines.append(f"            drift: {_commit(c, r.subjects)}")
-        for line in p.interdiff[2:]:
+        for line in p.interdiff:
             lines.append(f"            {line}")
     counts = _counts(r)
     lines += ["", "summary: " + ", ".join(f"{n} {k}" for k, n in counts.items())]
@@ -160,7 +186,7 @@ def to_markdown(r: Review) -> str:
         out += ["", f"### `{p.name}` — {p.outcome}, {p.kind}", ""]
         for h in p.hunks:
             if h.get("status") != "clean":
-                out.append(f"- {_md_escape(_hunk_line(h, r.subjects))}")
+                out.append(f"- {_md_escape(_hunk_line(h, r.subjects, p.outcome))}")
         if p.kind == "removed":
             out.append(f"- removed from the active series ({p.outcome}); its line in `series`"
                        " is kept as a comment")

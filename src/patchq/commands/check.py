@@ -32,7 +32,8 @@ class CheckOutcome:
         statuses = {p.status for p in self.patches}
         if statuses & {CONFLICT, MISSING}:
             return 3
-        return 0 if statuses <= {CLEAN} else 1
+        # A file renamed upstream leaves the hunks clean, but the patch must be rewritten.
+        return 0 if statuses <= {CLEAN} and not any(p.renames for p in self.patches) else 1
 
 
 def default_onto(ctx: Context, g: GitRepo, onto: str | None) -> tuple[str, str]:

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..application import ident_date, identity, load_patch, preimages
+from ..application import apply_series, ident_date, identity, load_patch, preimages
 from ..context import Context
+from ..drift import Change
 from ..errors import BadInputError, ConflictError, UnsafeStateError
 from ..fsutil import atomic_write
 from ..gitrepo import GitRepo
 from ..lock import Lock, PatchRecord, sha256
+from ..patchrepo import PatchRepo
 from ..replay import (
     CLEAN,
     CONFLICT,
@@ -34,12 +36,12 @@ from ..replay import (
 from ..series import Entry, Series
 from ..stack import Stack, load, save
 from ..state import run_lock
-from ..tree import MemTree
 from .apply import branch_name
 from .check import default_onto, old_base, replay_series
 from .stack import render_refreshed
 
-MARKER = b"<<<<<<< "
+# The marker lines of a diff3-style conflict (ours, base, theirs); each carries a label.
+MARKERS = (b"<<<<<<< ", b"||||||| ", b">>>>>>> ")
 
 
 def _state_path(ctx: Context) -> Path:
@@ -94,6 +96,14 @@ def start(ctx: Context, onto: str, fuzz: int | None) -> RebaseOutcome:
         entries = repo.series.active(guards)
         stack = load(g, repo.config.queue)
         branch = stack.branch if stack else branch_name(ctx, None)
+        tip = g.try_resolve(f"refs/heads/{stack.branch}") if stack else None
+        if stack is not None and tip is not None and tip != stack.head:
+            # Commits made on the stack branch with git are edits no patch holds yet; the
+            # rebase would rebuild the branch without them.
+            raise UnsafeStateError(f"{stack.branch} moved outside patchq (now {tip[:12]}, "
+                                   f"expected {stack.head[:12]})", str(g.root),
+                                   "fold those commits into patches (`git reset --soft` and "
+                                   "`patchq refresh`), or reset the branch")
         doc: dict[str, Any] = {
             "old_base": base, "onto": onto_id, "onto_ref": ref, "guards": list(guards),
             "fuzz": repo.config.fuzz if fuzz is None else fuzz,
@@ -124,11 +134,12 @@ def _run(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
     when, tz = ident_date(g.commit_info(doc["onto"])["committer"])
     finished_names = {d["name"] for d in doc["done"]}
     todo = [e for e in all_entries if e.name not in finished_names]
+    histories: dict[str, list[Change]] = {}
     for entry in todo:
         assert entry.name is not None
         res = rp.step(entry)
         (res,), subjects = attribute_drift(g, doc["old_base"], doc["onto"], w, [res], repo,
-                                           [entry])
+                                           [entry], histories)
         doc["subjects"].update(subjects)
         record = {"name": entry.name, "status": res.status, "drift": list(res.drift),
                   "hunks": [_hunk_json(h) for h in res.hunks],
@@ -169,6 +180,13 @@ def _show_conflict(ctx: Context, doc: dict[str, Any], res: PatchCheck) -> None:
     if res.conflict_tree is not None:
         g.run("read-tree", "-m", "-u", doc["head"], res.conflict_tree)
         g.run("reset", "-q", "--", ".")
+        # Files the patch creates stay known to git (intent to add), so `git diff` shows
+        # them and --continue takes them without a `git add`.
+        added = [n.decode("utf-8", "surrogateescape") for n in g.run(
+            "diff-tree", "-r", "--name-only", "-z", "--diff-filter=A", doc["head"],
+            res.conflict_tree).split(b"\0") if n]
+        if added:
+            g.run("add", "-N", "--", *added, env={"GIT_LITERAL_PATHSPECS": "1"})
 
 
 def _clear_conflict(ctx: Context, doc: dict[str, Any]) -> None:
@@ -198,11 +216,17 @@ def continue_(ctx: Context) -> RebaseOutcome:
             return _run(ctx, doc)
         for path in cur.get("files", []):
             f = g.root / path
-            if f.is_file() and any(line.startswith(MARKER) for line in f.read_bytes()
+            if f.is_file() and any(line.startswith(MARKERS) for line in f.read_bytes()
                                    .split(b"\n")):
                 raise ConflictError(f"{path} still has conflict markers", str(g.root),
                                     "resolve them, then `patchq rebase --continue`")
         wt = g.worktree_tree()
+        if wt == cur["tree_before"]:
+            # As `git rebase --continue` does: an empty resolution is not silently kept as
+            # an empty patch; the person says whether to drop it.
+            raise ConflictError(f"the resolution of {cur['name']} changes nothing",
+                                str(g.root), "edit the files, or `patchq rebase --skip` to "
+                                "drop the patch")
         entry = repo.series.find(cur["name"])
         if entry is None:
             raise UnsafeStateError("the series changed during the rebase", "series",
@@ -294,7 +318,8 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
         assert entry is not None
         data, patch = load_patch(repo, entry)
         diff = g.diff_trees(rec["tree_before"], rec["tree_after"], repo.config.context)
-        new_bytes[rec["name"]] = render_refreshed(patch, diff, repo.display(rec["name"]))
+        new_bytes[rec["name"]] = render_refreshed(patch, diff, repo.display(rec["name"]),
+                                                  entry.strip_level(repo.config.strip))
         old_bytes[rec["name"]] = data
     gone = {r["name"]: r["outcome"] for r in doc["done"]
             if r["outcome"] in ("upstreamed", "dropped")}
@@ -322,18 +347,16 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
         data = new_bytes.get(r["name"]) or repo.read_patch(r["name"])
         records.append(PatchRecord(r["name"], sha256(data), r["outcome"], tuple(r["drift"])))
     top_tree = g.commit_info(doc["head"])["tree"].decode()
-    files: dict[str, tuple[str | None, str | None]] = {}
-    onto_tree = g.commit_info(doc["onto"])["tree"].decode()
-    if top_tree != onto_tree:
+    # `files` must list what `verify` will see the series touch: re-apply the series just
+    # written onto the new base, in memory, exactly as `apply` and `verify` do.
+    written = PatchRepo.open(repo.root)
+    again = apply_series(g, written, doc["onto"], written.series.active(doc["guards"]),
+                         g.writer(dry_run=True), commits=False)
+    files = dict(again.files)
+    if again.failure is not None:
+        onto_tree = g.commit_info(doc["onto"])["tree"].decode()
         out = g.run("diff-tree", "-r", "--no-renames", "-z", onto_tree, top_tree)
         files = _files_map(out)
-    old_lock = repo.read_lock()
-    # Paths the series touches but leaves as upstream has them stay in the map.
-    if old_lock is not None:
-        for path in old_lock.files:
-            if path not in files:
-                oid = _blob_at(g, top_tree, path)
-                files[path] = (oid, oid)
     lock = Lock(doc["onto"], top_tree, files, tuple(doc["guards"]), tuple(records),
                 {"from": doc["old_base"], "onto": doc["onto"], "onto_ref": doc["onto_ref"]})
     repo.write_lock(lock)
@@ -384,11 +407,6 @@ def _files_map(raw: bytes) -> dict[str, tuple[str | None, str | None]]:
         a, b = fields[2], fields[3]
         out[path] = (None if a == zero else a, None if b == zero else b)
     return out
-
-
-def _blob_at(g: GitRepo, tree: str, path: str) -> str | None:
-    entry = MemTree(g.read_tree, tree).get(path)
-    return entry[1] if entry else None
 
 
 @dataclass(frozen=True, slots=True)

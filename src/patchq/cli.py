@@ -21,12 +21,34 @@ from .commands import export as export_cmd
 from .commands import importing
 from .commands import init as init_cmd
 from .commands import rebase as rebase_cmd
+from .commands import recover as recover_cmd
 from .commands import report as report_cmd
 from .commands import stack as stack_cmd
 from .context import Context
 from .errors import ConflictError, PatchqError
 
 pass_ctx = click.make_pass_decorator(Context)
+
+
+def _recovery(f: Any) -> Any:
+    """--continue/--abort: finish or undo this command after it was killed half-way."""
+    f = click.option("--abort", "recover_abort", is_flag=True,
+                     help="Undo a run of this command that was interrupted.")(f)
+    return click.option("--continue", "recover_continue", is_flag=True,
+                        help="Finish a run of this command that was interrupted.")(f)
+
+
+def _recovered(ctx: Context, cont: bool, abort: bool) -> bool:
+    """Run the recovery the flags ask for; True if the command should stop there."""
+    if not (cont or abort):
+        return False
+    if cont and abort:
+        raise click.UsageError("--continue and --abort exclude each other")
+    op, saved = recover_cmd.recover(ctx, "continue" if cont else "abort")
+    if saved:
+        output.info(f"saved uncommitted changes found on the way in stash {saved[:12]}")
+    output.info(f"{'finished' if cont else 'undid'} the interrupted `patchq {op}`")
+    return True
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -146,9 +168,11 @@ def import_cmd(ctx: Context, files: tuple[Path, ...], git_range: str | None,
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("-v", "--verbose", is_flag=True, help="Name every patch, not only those that "
               "did not apply exactly.")
+@_recovery
 @pass_ctx
 def apply(ctx: Context, onto: str | None, branch: str | None, guards: tuple[str, ...],
-          fuzz: int | None, as_json: bool, verbose: bool) -> None:
+          fuzz: int | None, as_json: bool, verbose: bool, recover_continue: bool,
+          recover_abort: bool) -> None:
     """Apply every active patch onto a base, one reproducible commit each, and write series.lock.
 
     The commits are built in memory and the working tree is updated once, at the end; the
@@ -158,6 +182,8 @@ def apply(ctx: Context, onto: str | None, branch: str | None, guards: tuple[str,
     Example:
       patchq apply --onto origin/main --guard sm120
     """
+    if _recovered(ctx, recover_continue, recover_abort):
+        return
     entries = ctx.repo().series.active(guards or ctx.repo().config.guards)
     progress = output.Progress(len(entries), "applying")
     out = apply_cmd.apply(ctx, onto, branch, guards or None, fuzz, progress)
@@ -212,9 +238,10 @@ def verify(ctx: Context, as_json: bool) -> None:
               "conflicts are left as markers in the working tree.")
 @click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@_recovery
 @pass_ctx
 def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: bool,
-         force: bool, as_json: bool) -> None:
+         force: bool, as_json: bool, recover_continue: bool, recover_abort: bool) -> None:
     """Apply the next patch, N patches, up to NAME, or all (-a) on top of the stack.
 
     Stops with exit 3 at a patch that does not apply, leaving the stack at the last good
@@ -227,6 +254,8 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
       patchq push -a         # all of them
       patchq push 0003-fa3-optional.patch --merge
     """
+    if _recovered(ctx, recover_continue, recover_abort):
+        return
     progress = output.Progress(len(stack_cmd.unapplied(ctx)) if all_ else 0, "pushing")
     out = stack_cmd.push(ctx, target, all_, fuzz, merge, force, progress)
     progress.done()
@@ -255,8 +284,10 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
 @click.argument("target", required=False, metavar="[NAME|N]")
 @click.option("-a", "--all", "all_", is_flag=True, help="Pop every applied patch.")
 @click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
+@_recovery
 @pass_ctx
-def pop(ctx: Context, target: str | None, all_: bool, force: bool) -> None:
+def pop(ctx: Context, target: str | None, all_: bool, force: bool, recover_continue: bool,
+        recover_abort: bool) -> None:
     """Remove the top patch, N patches, down to NAME (which stays applied), or all (-a).
 
     \b
@@ -265,6 +296,8 @@ def pop(ctx: Context, target: str | None, all_: bool, force: bool) -> None:
       patchq pop -a
       patchq pop 0002-cccl-include.patch
     """
+    if _recovered(ctx, recover_continue, recover_abort):
+        return
     out = stack_cmd.pop(ctx, target, all_, force)
     if out.saved:
         output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "
@@ -277,14 +310,18 @@ def pop(ctx: Context, target: str | None, all_: bool, force: bool) -> None:
 @cli.command()
 @click.argument("name")
 @click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
+@_recovery
 @pass_ctx
-def goto(ctx: Context, name: str, force: bool) -> None:
+def goto(ctx: Context, name: str, force: bool, recover_continue: bool,
+         recover_abort: bool) -> None:
     """Push or pop until NAME is the top patch.
 
     \b
     Example:
       patchq goto 0002-cccl-include.patch
     """
+    if _recovered(ctx, recover_continue, recover_abort):
+        return
     out = stack_cmd.goto(ctx, name, force)
     if out.saved:
         output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "
@@ -353,8 +390,10 @@ def new(ctx: Context, name: str, message: str | None) -> None:
 
 @cli.command()
 @click.argument("name", required=False)
+@_recovery
 @pass_ctx
-def refresh(ctx: Context, name: str | None) -> None:
+def refresh(ctx: Context, name: str | None, recover_continue: bool,
+            recover_abort: bool) -> None:
     """Write the working tree's changes into the top (or named applied) patch.
 
     The header is kept byte for byte and unchanged hunks stay byte-identical; running
@@ -364,6 +403,8 @@ def refresh(ctx: Context, name: str | None) -> None:
     Example:
       patchq refresh
     """
+    if _recovered(ctx, recover_continue, recover_abort):
+        return
     out = stack_cmd.refresh(ctx, name)
     output.info(f"refreshed {out.name}" if out.changed else f"{out.name} is unchanged")
     if out.untracked:
@@ -504,7 +545,12 @@ def status(ctx: Context, as_json: bool) -> None:
     if st.dirty:
         output.data(f"unrefreshed changes: {', '.join(st.dirty[:5])}"
                     + (f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""))
-    if st.operation:
+    if st.operation and st.operation.startswith("interrupted "):
+        op = st.operation.split(" ", 1)[1]
+        verb = op if op in ("apply", "push", "pop", "goto", "refresh") else "recover"
+        output.data(f"{st.operation}: patchq was stopped while changing the target "
+                    f"(`patchq {verb} --continue` to finish, `patchq {verb} --abort` to undo)")
+    elif st.operation:
         output.data(f"in progress: {st.operation} (`patchq {st.operation} --continue` or "
                     f"`--abort`)")
 
@@ -751,6 +797,23 @@ def lint_cmd(click_ctx: click.Context, as_json: bool) -> None:
         if not findings:
             output.info("lint: no findings")
     sys.exit(lint_mod.exit_code(findings))
+
+
+@cli.command()
+@_recovery
+@pass_ctx
+def recover(ctx: Context, recover_continue: bool, recover_abort: bool) -> None:
+    """Finish (--continue) or undo (--abort) any command that was killed half-way.
+
+    patchq journals every change to the target before making it, so a killed `new`,
+    `fold`, `rename` or `header -e` (or any other) can always be completed or undone.
+
+    \b
+    Example:
+      patchq recover --abort
+    """
+    if not _recovered(ctx, recover_continue, recover_abort):
+        raise click.UsageError("give --continue or --abort")
 
 
 def _patch_json(p: PatchResult) -> dict[str, Any]:

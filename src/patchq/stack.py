@@ -8,6 +8,7 @@ moved behind patchq's back is noticed instead of silently rewritten.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from .errors import UnsafeStateError
 from .gitrepo import GitRepo
@@ -73,6 +74,11 @@ def check_branch(g: GitRepo, stack: Stack) -> None:
         raise UnsafeStateError(f"{stack.branch} moved outside patchq (now {str(head)[:12]}, "
                                f"expected {stack.head[:12]})", str(g.root),
                                "reset it, or re-apply with `patchq apply`")
+
+
+def stack_path(g: GitRepo, queue: str) -> Path:
+    """Where the stack record of `queue` lives."""
+    return g.state_dir() / f"{queue}.json"
 
 
 def save(g: GitRepo, queue: str, stack: Stack) -> None:

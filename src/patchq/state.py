@@ -26,9 +26,27 @@ def _alive(pid: int) -> bool:
     return True
 
 
+RECOVERABLE = ("apply", "push", "pop", "goto", "refresh")
+
+
+def _refuse_interrupted(state_dir: Path) -> None:
+    """A journal left by a killed command: nothing may run until it is finished or undone."""
+    try:
+        doc = json.loads((state_dir / "op.json").read_text())
+    except (FileNotFoundError, ValueError):
+        return
+    op = doc.get("op", "command") if isinstance(doc, dict) else "command"
+    verb = op if op in RECOVERABLE else "recover"
+    raise UnsafeStateError(f"an interrupted `patchq {op}` left the target half-changed",
+                           str(state_dir / "op.json"),
+                           f"`patchq {verb} --continue` to finish it, or "
+                           f"`patchq {verb} --abort` to undo it")
+
+
 @contextmanager
-def run_lock(state_dir: Path) -> Iterator[None]:
-    """Hold `.git/patchq/lock` for the duration of a mutating command."""
+def run_lock(state_dir: Path, recovering: bool = False) -> Iterator[None]:
+    """Hold `.git/patchq/lock` for the duration of a mutating command; refuse to start
+    over an interrupted command's journal unless `recovering` from it."""
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / "lock"
     for _ in range(2):
@@ -50,6 +68,8 @@ def run_lock(state_dir: Path) -> Iterator[None]:
     else:
         raise UnsafeStateError("cannot take the target's lock", str(path))
     try:
+        if not recovering:
+            _refuse_interrupted(state_dir)
         yield
     finally:
         path.unlink(missing_ok=True)

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .. import journal
 from ..application import SeriesResult, apply_series, raise_failure
 from ..context import Context
 from ..errors import BadInputError
 from ..lock import Lock, records_for, sha256
+from ..patchrepo import LOCK
 from ..series import Entry
-from ..stack import Stack, save
+from ..stack import Stack
 from ..state import run_lock
 
 
@@ -84,10 +86,12 @@ def apply(ctx: Context, onto: str | None, branch: str | None, guards: Sequence[s
                     guards=active, patches=records_for(datas, previous),
                     last_rebase=previous.last_rebase if previous else None)
         w.flush()
-        g.checkout_branch(name, result.head, f"apply {len(entries)} patches onto {base[:12]}")
-        repo.write_lock(lock)
-        save(g, repo.config.queue, Stack(base, name, tuple(e.name or "" for e in entries),
-                                         tuple(p.commit or "" for p in result.patches)))
+        stack = Stack(base, name, tuple(e.name or "" for e in entries),
+                      tuple(p.commit or "" for p in result.patches))
+        journal.run(g, repo.root, journal.Plan(
+            "apply", name, result.head, stack, repo.config.queue,
+            files={LOCK: lock.to_json()},
+            reason=f"{len(entries)} patches onto {base[:12]}"))
     return ApplyOutcome(result, name, lock)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import journal
 from ..application import (
     Failure,
     PatchResult,
@@ -29,8 +30,9 @@ from ..context import Context
 from ..errors import BadInputError, ConflictError, UnsafeStateError
 from ..gitrepo import GitRepo, ObjectWriter
 from ..patch import FilePatch, Hunk, Patch, parse, quote_path
+from ..patchrepo import PATCHES, SERIES, PatchRepo
 from ..series import Entry, Series, make_entry
-from ..stack import Stack, check_branch, load, save
+from ..stack import Stack, check_branch, load
 from ..state import run_lock
 from ..tree import MemTree
 from .apply import active_entries, branch_name, choose_base
@@ -162,19 +164,18 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
             commit = GitRepo.commit_object(w, tree, [new.head], message, author, author)
             new = new.extended((f.name,), (commit,))
         w.flush()
-        if new.head != stack.head or g.current_branch() != new.branch:
-            g.checkout_branch(new.branch, new.head, f"push {len(new.applied) - n}")
+        overlay: str | None = None
+        added: tuple[str, ...] = ()
         if f is not None and f.tree is not None:
-            g.run("read-tree", "-m", "-u", new.head, f.tree)
-            g.run("reset", "-q", "--", ".")
+            overlay = f.tree
             # Files the patch creates stay known to git (intent to add), so `refresh`
             # records them rather than leaving them out as untracked.
-            added = g.run("diff-tree", "-r", "-z", "--name-only", "--diff-filter=A",
-                          new.head, f.tree).split(b"\0")
-            paths = [p.decode("utf-8", "surrogateescape") for p in added if p]
-            if paths:
-                g.run("add", "-N", "--", *paths)
-        save(g, repo.config.queue, new)
+            out = g.run("diff-tree", "-r", "-z", "--name-only", "--diff-filter=A",
+                        new.head, f.tree).split(b"\0")
+            added = tuple(p.decode("utf-8", "surrogateescape") for p in out if p)
+        journal.run(g, repo.root, journal.Plan(
+            verb, new.branch, new.head, new, repo.config.queue, overlay=overlay,
+            intent_to_add=added, reason=f"{len(new.applied) - n} patches"))
     return MoveOutcome(new, result.patches, failure=f, saved=saved)
 
 
@@ -219,8 +220,8 @@ def pop(ctx: Context, target: str | None, all_: bool, force: bool,
             raise BadInputError(f"{target!r} is not applied", "series", "see `patchq applied`")
         saved = _protect(ctx, force, verb)
         new = stack.truncated(keep)
-        g.checkout_branch(new.branch, new.head, f"pop {n - keep}")
-        save(g, repo.config.queue, new)
+        journal.run(g, repo.root, journal.Plan(verb, new.branch, new.head, new,
+                                               repo.config.queue, reason=f"{n - keep} patches"))
     return MoveOutcome(new, popped=stack.applied[keep:][::-1], saved=saved)
 
 
@@ -357,10 +358,9 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
             commits += [p.commit or "" for p in res.patches]
         new = replace(stack, commits=tuple(commits))
         w.flush()
-        g.reset_to(new.head, f"refresh {name}")
-        if data != old_data:
-            repo.write_patch(name, data)
-        save(g, repo.config.queue, new)
+        journal.run(g, repo.root, journal.Plan(
+            "refresh", new.branch, new.head, new, repo.config.queue, worktree=journal.INDEX,
+            files={f"{PATCHES}/{name}": data} if data != old_data else {}, reason=name))
         own = tuple(ctx.own_paths())
         return RefreshOutcome(name, data != old_data, tuple(
             p for p in g.untracked() if not any(p == o or p.startswith(o + "/") for o in own)))
@@ -453,10 +453,9 @@ def new(ctx: Context, name: str, message: str | None) -> str:
         commit = GitRepo.commit_object(w, info_tree, [stack.head], text, ident, ident)
         w.flush()
         new_stack = stack.extended((name,), (commit,))
-        g.checkout_branch(new_stack.branch, new_stack.head, f"new {name}")
-        repo.write_patch(name, header)
-        repo.write_series(series)
-        save(g, repo.config.queue, new_stack)
+        journal.run(g, repo.root, journal.Plan(
+            "new", new_stack.branch, new_stack.head, new_stack, repo.config.queue,
+            files={f"{PATCHES}/{name}": header, SERIES: _series_bytes(series)}, reason=name))
     return name
 
 
@@ -507,16 +506,19 @@ def rename(ctx: Context, old: str, new_name: str) -> None:
         _refuse_during_rebase(ctx)
         data, patch = load_patch(repo, entry)
         stack = load(g, repo.config.queue)
+        series = Series(tuple(replace(fresh, lineno=e.lineno) if e.name == old else e
+                              for e in repo.series.entries))
+        files: dict[str, bytes | None] = {f"{PATCHES}/{new_name}": data,
+                                          SERIES: _series_bytes(series),
+                                          f"{PATCHES}/{old}": None}
         if stack is not None and old in stack.applied:
             # A header-less patch's commit subject is its name: follow the new one.
             renamed = replace(stack, applied=tuple(new_name if n == old else n
                                                    for n in stack.applied))
-            _rewrite_messages(g, repo.config.queue, renamed, new_name, patch)
-        repo.write_patch(new_name, data)
-        series = Series(tuple(replace(fresh, lineno=e.lineno) if e.name == old else e
-                              for e in repo.series.entries))
-        repo.write_series(series)
-        repo.patch_path(old).unlink()
+            _rewrite_messages(g, repo, renamed, new_name, patch, "rename", files)
+        else:
+            journal.run(g, repo.root, journal.Plan("rename", "", None, None, repo.config.queue,
+                                                   files=files, reason=f"{old} to {new_name}"))
 
 
 def fold(ctx: Context, name: str) -> None:
@@ -550,11 +552,11 @@ def fold(ctx: Context, name: str) -> None:
         commit = _recommit(w, g.commit_info(stack.head), res.tree, stack.commit_below(k))
         new = replace(stack, commits=stack.commits[:-1] + (commit,))
         w.flush()
-        g.checkout_branch(new.branch, new.head, f"fold {name} into {top}")
-        repo.write_patch(top, data)
-        repo.write_series(Series(tuple(e for e in repo.series.entries if e.name != name)))
-        repo.patch_path(name).unlink(missing_ok=True)
-        save(g, repo.config.queue, new)
+        remaining = Series(tuple(e for e in repo.series.entries if e.name != name))
+        journal.run(g, repo.root, journal.Plan(
+            "fold", new.branch, new.head, new, repo.config.queue,
+            files={f"{PATCHES}/{top}": data, SERIES: _series_bytes(remaining),
+                   f"{PATCHES}/{name}": None}, reason=f"{name} into {top}"))
 
 
 def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | None) -> str:
@@ -589,13 +591,18 @@ def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | N
         with run_lock(g.state_dir()):
             stack = load(g, repo.config.queue)
             if stack is not None and name in stack.applied:
-                _rewrite_messages(g, repo.config.queue, stack, name,
+                _rewrite_messages(g, repo, stack, name,
                                   parse(new_data, repo.display(name),
-                                        entry.strip_level(repo.config.strip)))
+                                        entry.strip_level(repo.config.strip)), "header", {})
     return changed
 
 
-def _rewrite_messages(g: GitRepo, queue: str, stack: Stack, name: str, patch: Patch) -> None:
+def _series_bytes(series: Series) -> bytes:
+    return series.format().encode("utf-8", "surrogateescape")
+
+
+def _rewrite_messages(g: GitRepo, repo: PatchRepo, stack: Stack, name: str, patch: Patch,
+                      op: str, files: dict[str, bytes | None]) -> None:
     """Give an applied patch's commit the author and message of its new header, and re-parent
     the commits above (trees unchanged), so the stack is what pushing the series gives."""
     check_branch(g, stack)
@@ -612,9 +619,9 @@ def _rewrite_messages(g: GitRepo, queue: str, stack: Stack, name: str, patch: Pa
         commits.append(commit)
     w.flush()
     new = replace(stack, commits=tuple(commits))
-    # Same trees: moving the branch leaves the index and the working tree as they are.
-    g.update_ref(f"refs/heads/{stack.branch}", new.head, stack.head, f"patchq: header {name}")
-    save(g, queue, new)
+    # Same trees: moving only the branch leaves the index and the working tree as they are.
+    journal.run(g, repo.root, journal.Plan(op, stack.branch, new.head, new, repo.config.queue,
+                                           worktree=journal.REF, files=files, reason=name))
 
 
 def top(ctx: Context) -> str:
@@ -716,6 +723,9 @@ def status(ctx: Context) -> Status:
     repo, g = ctx.repo(), ctx.git()
     stack = load(g, repo.config.queue)
     op = "rebase" if _rebase_state(ctx).exists() else None
+    interrupted = journal.pending(g)
+    if interrupted is not None:
+        op = f"interrupted {interrupted.get('op', 'command')}"
     return Status(stack.branch if stack else None, stack.base if stack else None,
                   stack.applied if stack else (), unapplied(ctx), repo.config.guards,
                   tuple(g.dirty_paths(ctx.own_paths())),

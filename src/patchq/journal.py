@@ -1,0 +1,236 @@
+"""Crash safety for the commands that change a target: a journal under `.git/patchq/`.
+
+A mutating command computes its whole result in memory and writes its git objects first
+(unreferenced objects change nothing). Before it touches anything a person can see, it
+records in `.git/patchq/op/` the before and after of all it will change — the stack
+branch and HEAD, the stack record, how the working tree follows, and the patch-repo files
+(old bytes backed up, new bytes staged) — and only then changes them, removing the
+journal last. A command killed in between leaves the journal behind: every later command
+refuses (exit 5) and says how out — `--continue` replays the after state (each step is
+idempotent), `--abort` restores the before state. Ctrl-C during the change rolls back on
+the spot. Uncommitted changes found while recovering are stashed, never discarded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import BadInputError
+from .fsutil import atomic_write
+from .gitrepo import GitRepo
+from .stack import Stack, save, stack_path
+
+JOURNAL = "op.json"
+CHECKOUT, INDEX, REF = "checkout", "index", "ref"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Everything a command is about to change, in its after state."""
+
+    op: str
+    branch: str
+    head: str | None  # None: the target is not touched (only patch-repo files change)
+    stack: Stack | None
+    queue: str
+    # CHECKOUT: files follow the branch; INDEX: only the ref and the index (refresh: the
+    # files are the person's edits); REF: only the ref (same trees, new messages).
+    worktree: str = CHECKOUT
+    files: dict[str, bytes | None] = field(default_factory=dict)  # patch repo: new bytes
+    overlay: str | None = None  # a tree laid over the working tree afterwards (conflicts)
+    intent_to_add: tuple[str, ...] = ()
+    reason: str = ""
+
+
+def journal_dir(g: GitRepo) -> Path:
+    return g.state_dir() / "op"
+
+
+def pending(g: GitRepo) -> dict[str, Any] | None:
+    """The journal of an interrupted command, if one is there."""
+    path = g.state_dir() / JOURNAL
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        # Torn while being written: the command had not changed anything yet.
+        path.unlink(missing_ok=True)
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def run(g: GitRepo, patch_root: Path, plan: Plan) -> str | None:
+    """Record, then carry out `plan`; on Ctrl-C roll back. Returns a stash id if recovery
+    had to stash changes (it never does on the normal path)."""
+    doc = _record(g, patch_root, plan)
+    try:
+        saved = _forward(g, patch_root, doc)
+    except KeyboardInterrupt:
+        _backward(g, patch_root, doc)
+        _clear(g)
+        raise
+    _clear(g)
+    return saved
+
+
+def recover(g: GitRepo, patch_root: Path, mode: str) -> tuple[str, str | None]:
+    """Finish (`continue`) or undo (`abort`) an interrupted command; (its name, stash id)."""
+    doc = pending(g)
+    if doc is None:
+        raise BadInputError("nothing to recover: no interrupted command", str(g.state_dir()))
+    saved = _forward(g, patch_root, doc) if mode == "continue" else \
+        _backward(g, patch_root, doc)
+    _clear(g)
+    return str(doc.get("op")), saved
+
+
+def _record(g: GitRepo, patch_root: Path, plan: Plan) -> dict[str, Any]:
+    d = journal_dir(g)
+    shutil.rmtree(d, ignore_errors=True)
+    files: dict[str, dict[str, bool]] = {}
+    for rel, new in plan.files.items():
+        old = patch_root / rel
+        before = old.is_file()
+        if before:
+            dest = d / "before" / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(old, dest)
+        if new is not None:
+            dest = d / "after" / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(new)
+        files[rel] = {"before": before, "after": new is not None}
+    sp = stack_path(g, plan.queue)
+    doc = {
+        "op": plan.op, "pid": os.getpid(), "queue": plan.queue, "reason": plan.reason,
+        "branch": plan.branch,
+        "before": {"branch_ref": g.try_resolve(f"refs/heads/{plan.branch}"),
+                   "head_branch": g.current_branch(), "head": g.head(),
+                   "stack": json.loads(sp.read_text()) if sp.exists() else None},
+        "after": {"head": plan.head,
+                  "stack": None if plan.stack is None else _stack_doc(plan.stack),
+                  "worktree": plan.worktree, "overlay": plan.overlay,
+                  "intent_to_add": list(plan.intent_to_add)},
+        "files": files,
+    }
+    atomic_write(g.state_dir() / JOURNAL,
+                 (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
+    return doc
+
+
+def _stack_doc(s: Stack) -> dict[str, Any]:
+    return {"base": s.base, "branch": s.branch, "applied": list(s.applied),
+            "commits": list(s.commits)}
+
+
+def _stash_if_dirty(g: GitRepo, patch_root: Path, why: str) -> str | None:
+    own = _own(g, patch_root)
+    if g.dirty_paths(own):
+        return g.stash_save(f"patchq: saved while recovering {why}")
+    return None
+
+
+def _own(g: GitRepo, patch_root: Path) -> list[str]:
+    try:
+        rel = patch_root.resolve().relative_to(g.root.resolve())
+    except ValueError:
+        return []
+    prefix = "" if str(rel) == "." else rel.as_posix() + "/"
+    return [prefix + n for n in ("patchq.toml", "series", "series.lock", "patches")]
+
+
+def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
+    after, branch = doc["after"], doc["branch"]
+    reason = f"patchq: {doc['op']} {doc.get('reason', '')}".strip()
+    recovering = doc["pid"] != os.getpid()
+    saved = None
+    head = after["head"]
+    if head is None:
+        pass
+    elif after["worktree"] == CHECKOUT:
+        if recovering:
+            # A killed checkout may have left some files half-moved; keep anything that
+            # is not what either side holds in a stash, then force.
+            saved = _stash_if_dirty(g, patch_root, doc["op"])
+            g.run("checkout", "-q", "-f", "-B", branch, head, env={"GIT_REFLOG_ACTION": reason})
+        elif g.current_branch() != branch or g.head() != head:
+            g.run("checkout", "-q", "-B", branch, head, env={"GIT_REFLOG_ACTION": reason})
+        if after.get("overlay"):
+            g.run("read-tree", "-m", "-u", head, after["overlay"])
+            g.run("reset", "-q", "--", ".")
+            if after.get("intent_to_add"):
+                g.run("add", "-N", "--", *after["intent_to_add"])
+    elif after["worktree"] == INDEX and g.current_branch() == branch:
+        # The working tree holds the person's edits: move only the branch and the index.
+        g.run("reset", "-q", head, "--", env={"GIT_REFLOG_ACTION": reason})
+    else:
+        g.update_ref(f"refs/heads/{branch}", head, None, reason)
+    d = journal_dir(g)
+    for rel, f in doc["files"].items():
+        dest = patch_root / rel
+        if f["after"]:
+            atomic_write(dest, (d / "after" / rel).read_bytes())
+        else:
+            dest.unlink(missing_ok=True)
+    s = after["stack"]
+    if s is not None:
+        save(g, doc["queue"], Stack(s["base"], s["branch"], tuple(s["applied"]),
+                                    tuple(s["commits"])))
+    return saved
+
+
+def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
+    before, after, branch = doc["before"], doc["after"], doc["branch"]
+    reason = f"patchq: undo {doc['op']}"
+    saved = None
+    d = journal_dir(g)
+    for rel, f in doc["files"].items():
+        dest = patch_root / rel
+        if f["before"]:
+            atomic_write(dest, (d / "before" / rel).read_bytes())
+        else:
+            dest.unlink(missing_ok=True)
+    old_ref = before["branch_ref"]
+    if after["head"] is None:
+        pass
+    elif after["worktree"] == CHECKOUT:
+        if doc["pid"] != os.getpid():
+            saved = _stash_if_dirty(g, patch_root, doc["op"])
+        if before["head_branch"] == branch and old_ref:
+            g.run("checkout", "-q", "-f", "-B", branch, old_ref,
+                  env={"GIT_REFLOG_ACTION": reason})
+        else:
+            if before["head_branch"]:
+                g.run("checkout", "-q", "-f", before["head_branch"])
+            elif before["head"]:
+                g.run("checkout", "-q", "-f", "--detach", before["head"])
+            if old_ref:
+                g.update_ref(f"refs/heads/{branch}", old_ref, None, reason)
+            elif g.try_resolve(f"refs/heads/{branch}"):
+                g.run("branch", "-q", "-D", branch)
+    elif old_ref:
+        if after["worktree"] == INDEX and g.current_branch() == branch:
+            g.run("reset", "-q", old_ref, "--", env={"GIT_REFLOG_ACTION": reason})
+        else:
+            g.update_ref(f"refs/heads/{branch}", old_ref, None, reason)
+    sp = stack_path(g, doc["queue"])
+    if after["stack"] is None:
+        pass
+    elif before["stack"] is None:
+        sp.unlink(missing_ok=True)
+    else:
+        s = before["stack"]
+        save(g, doc["queue"], Stack(s["base"], s["branch"], tuple(s["applied"]),
+                                    tuple(s["commits"])))
+    return saved
+
+
+def _clear(g: GitRepo) -> None:
+    (g.state_dir() / JOURNAL).unlink(missing_ok=True)
+    shutil.rmtree(journal_dir(g), ignore_errors=True)

@@ -170,7 +170,8 @@ def test_each_check_status(one: str, upstream: Upstream, queue: Queue,
     r = patchq("rebase", "--onto", "main", *args)
     assert r.code == (3 if outcome == "conflict" else 0), r.err
     if outcome == "upstreamed":
-        assert outcomes(queue) == {} and queue.series().startswith("# upstreamed in ")
+        assert outcomes(queue) == {"p.patch": "upstreamed"}
+        assert queue.series().startswith("# upstreamed in ")
     elif outcome != "conflict":
         assert outcomes(queue) == {"p.patch": outcome}
         assert lock(queue)["patches"][0]["drift"] == [commits[i] for i in blame]
@@ -244,12 +245,14 @@ def test_rebase_outcomes_lock_and_exact_reapply(six: tuple[str, dict[str, str]],
     assert f"e.txt hunk #1: already upstream, dropped (by {who['e'][:12]}" in report
 
     assert outcomes(queue) == {"a.patch": "unchanged", "b.patch": "refreshed",
-                               "c.patch": "merged", "d.patch": "resolved"}
+                               "c.patch": "merged", "d.patch": "resolved",
+                               "e.patch": "upstreamed", "h.patch": "dropped"}
     lk = lock(queue)
     assert lk["base"] == onto
     assert lk["last_rebase"] == {"from": base, "onto": onto, "onto_ref": "main"}
     assert {p["name"]: p["drift"] for p in lk["patches"]} == {
-        "a.patch": [], "b.patch": [who["b"]], "c.patch": [who["c"]], "d.patch": [who["d"]]}
+        "a.patch": [], "b.patch": [who["b"]], "c.patch": [who["c"]], "d.patch": [who["d"]],
+        "e.patch": [who["e"]], "h.patch": [who["h"]]}
     assert queue.series() == ("a.patch\nb.patch\nc.patch\nd.patch\n"
                               f"# upstreamed in {onto[:12]}: e.patch\n"
                               f"# dropped in {onto[:12]}: h.patch\n")
@@ -592,7 +595,7 @@ def test_continue_needs_the_markers_gone_and_no_git_add(six: tuple[str, dict[str
     assert r.code == 0, r.err
     assert outcomes(queue)["d.patch"] == "resolved"
     assert "+line 20 both\n" in (queue.path / "patches/d.patch").read_text()
-    assert "h.patch" not in outcomes(queue)
+    assert outcomes(queue)["h.patch"] == "dropped"
     r = patchq("rebase", "--continue")
     assert r.code == 4 and "no rebase in progress" in r.err
 
@@ -759,7 +762,8 @@ def test_new_and_deleted_files_already_upstream(upstream: Upstream, queue: Queue
     assert r.code == 3 and "clash.patch" in r.err
     assert upstream.read("clash.txt") == b"theirs\n"
     assert patchq("rebase", "--skip").code == 0
-    assert outcomes(queue) == {}
+    assert outcomes(queue) == {"add.patch": "upstreamed", "del.patch": "upstreamed",
+                               "clash.patch": "dropped"}
     assert queue.series().splitlines()[2].startswith("# dropped in ")
     assert patchq("verify").code == 0
 

@@ -21,6 +21,7 @@ def test_demo_end_state(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     queue = root / "patches-repo"
     lock = json.loads((queue / "series.lock").read_text())
     assert {p["name"]: p["rebase"] for p in lock["patches"]} == {
+        "0001-cmake-policy-guards.patch": "upstreamed",
         "0002-cuda13-cccl-include.patch": "refreshed",
         "0003-fp4-sm120a.patch": "resolved",
         "0004-fa3-optional.patch": "merged"}

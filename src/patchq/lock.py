@@ -16,6 +16,8 @@ from .errors import BadInputError
 
 VERSION = 1
 OUTCOMES = ("unchanged", "refreshed", "merged", "resolved", "upstreamed", "dropped", "new")
+# Outcomes of patches that left the active series: recorded, but not applied.
+GONE = ("upstreamed", "dropped")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +90,17 @@ def sha256(data: bytes) -> str:
 
 def records_for(names_and_data: Sequence[tuple[str, bytes]], previous: Lock | None
                 ) -> tuple[PatchRecord, ...]:
-    """Patch records for a fresh apply: keep what the previous lock said of each patch."""
+    """Patch records for a fresh apply: keep what the previous lock said of each patch, and
+    its records of patches the last rebase took out of the series (upstreamed, dropped)."""
     out = []
+    names = set()
     for name, data in names_and_data:
+        names.add(name)
         old = previous.record(name) if previous else None
-        if old is not None:
+        if old is not None and old.rebase not in GONE:
             out.append(PatchRecord(name, sha256(data), old.rebase, old.drift))
         else:
             out.append(PatchRecord(name, sha256(data)))
+    if previous is not None:
+        out.extend(p for p in previous.patches if p.rebase in GONE and p.name not in names)
     return tuple(out)

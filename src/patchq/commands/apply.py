@@ -14,7 +14,7 @@ from .. import journal
 from ..application import SeriesResult, apply_series, raise_failure
 from ..context import Context
 from ..errors import BadInputError
-from ..lock import Lock, records_for, sha256
+from ..lock import GONE, Lock, records_for, sha256
 from ..patchrepo import LOCK
 from ..series import Entry
 from ..stack import Stack
@@ -115,7 +115,7 @@ def verify(ctx: Context) -> VerifyOutcome:
                             str(g.root), "fetch upstream history first")
     entries = repo.series.active(lock.guards)
     problems: list[str] = []
-    locked = [p.name for p in lock.patches]
+    locked = [p.name for p in lock.patches if p.rebase not in GONE]
     names = [e.name or "" for e in entries]
     for name in names:
         rec = lock.record(name)

@@ -21,7 +21,7 @@ from ..drift import Change
 from ..errors import BadInputError, ConflictError, UnsafeStateError
 from ..fsutil import atomic_write
 from ..gitrepo import GitRepo
-from ..lock import Lock, PatchRecord, sha256
+from ..lock import GONE, Lock, PatchRecord, sha256
 from ..patchrepo import PatchRepo
 from ..replay import (
     CLEAN,
@@ -341,9 +341,11 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
     for name, data in new_bytes.items():
         repo.write_patch(name, data)
     repo.write_series(series)
-    kept = [r for r in doc["done"] if r["outcome"] not in ("upstreamed", "dropped")]
+    kept = [r for r in doc["done"] if r["outcome"] not in GONE]
+    # Every patch the rebase saw is recorded, those that left the active series too: the
+    # lock is where `upstreamed` and `dropped` are kept for tools and reviewers.
     records = []
-    for r in kept:
+    for r in doc["done"]:
         data = new_bytes.get(r["name"]) or repo.read_patch(r["name"])
         records.append(PatchRecord(r["name"], sha256(data), r["outcome"], tuple(r["drift"])))
     top_tree = g.commit_info(doc["head"])["tree"].decode()

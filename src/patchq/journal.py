@@ -24,6 +24,7 @@ from .errors import BadInputError
 from .fsutil import atomic_write
 from .gitrepo import GitRepo
 from .stack import Stack, save, stack_path
+from .state import crashpoint
 
 JOURNAL = "op.json"
 CHECKOUT, INDEX, REF = "checkout", "index", "ref"
@@ -70,7 +71,9 @@ def run(g: GitRepo, patch_root: Path, plan: Plan) -> str | None:
     had to stash changes (it never does on the normal path)."""
     doc = _record(g, patch_root, plan)
     try:
+        crashpoint("journal:recorded")
         saved = _forward(g, patch_root, doc)
+        crashpoint("journal:done")
     except KeyboardInterrupt:
         _backward(g, patch_root, doc)
         _clear(g)
@@ -171,6 +174,7 @@ def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
         g.run("reset", "-q", head, "--", env={"GIT_REFLOG_ACTION": reason})
     else:
         g.update_ref(f"refs/heads/{branch}", head, None, reason)
+    crashpoint("journal:target-moved")
     d = journal_dir(g)
     for rel, f in doc["files"].items():
         dest = patch_root / rel
@@ -178,6 +182,7 @@ def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
             atomic_write(dest, (d / "after" / rel).read_bytes())
         else:
             dest.unlink(missing_ok=True)
+        crashpoint("journal:file-written")
     s = after["stack"]
     if s is not None:
         save(g, doc["queue"], Stack(s["base"], s["branch"], tuple(s["applied"]),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +17,17 @@ from typing import Any
 
 from .errors import UnsafeStateError
 from .fsutil import atomic_write
+
+
+def crashpoint(label: str) -> None:
+    """Fault injection for the interruption tests: PATCHQ_CRASH_AT=<label> kills this
+    process with SIGKILL here (PATCHQ_CRASH_SIGNAL=INT raises Ctrl-C instead). Never set
+    outside tests; costs one dict lookup."""
+    if os.environ.get("PATCHQ_CRASH_AT") != label:
+        return
+    if os.environ.get("PATCHQ_CRASH_SIGNAL") == "INT":
+        raise KeyboardInterrupt
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _alive(pid: int) -> bool:

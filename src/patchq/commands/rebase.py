@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from ..errors import BadInputError, ConflictError, UnsafeStateError
 from ..fsutil import atomic_write
 from ..gitrepo import GitRepo
 from ..lock import GONE, Lock, PatchRecord, sha256
+from ..patch import parse
 from ..patchrepo import PatchRepo
 from ..replay import (
     CLEAN,
@@ -35,7 +36,7 @@ from ..replay import (
 )
 from ..series import Entry, Series
 from ..stack import Stack, load, save
-from ..state import run_lock
+from ..state import crashpoint, run_lock
 from .apply import branch_name
 from .check import default_onto, old_base, replay_series
 from .stack import render_refreshed
@@ -147,8 +148,12 @@ def _run(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
         if res.status in (CONFLICT, MISSING):
             w.flush()
             doc["current"] = record | {"conflict_tree": res.conflict_tree,
-                                       "files": list(res.conflict_files)}
-            _show_conflict(ctx, doc, res)
+                                       "files": list(res.conflict_files), "shown": False}
+            # State first, then the target: a run killed in between can still --abort.
+            _write_state(ctx, doc)
+            crashpoint("rebase:stopped")
+            _show_conflict(ctx, doc, res.name, res.conflict_tree)
+            doc["current"]["shown"] = True
             _write_state(ctx, doc)
             return RebaseOutcome(tuple(doc["done"]), False, res, doc["subjects"],
                                  doc["old_base"], doc["onto"])
@@ -173,18 +178,20 @@ def _hunk_json(h: Any) -> dict[str, Any]:
             "fuzz": h.fuzz, "anchored": h.anchored, "drift": list(h.drift), "reason": h.reason}
 
 
-def _show_conflict(ctx: Context, doc: dict[str, Any], res: PatchCheck) -> None:
+def _show_conflict(ctx: Context, doc: dict[str, Any], name: str,
+                   conflict_tree: str | None) -> None:
     """Check out the rebased stack so far and lay the markers over it (index untouched)."""
     g = ctx.git()
-    g.checkout_branch(doc["branch"], doc["head"], f"rebase stopped at {res.name}")
-    if res.conflict_tree is not None:
-        g.run("read-tree", "-m", "-u", doc["head"], res.conflict_tree)
+    g.run("checkout", "-q", "-f", "-B", doc["branch"], doc["head"],
+          env={"GIT_REFLOG_ACTION": f"patchq: rebase stopped at {name}"})
+    if conflict_tree is not None:
+        g.run("read-tree", "-m", "-u", doc["head"], conflict_tree)
         g.run("reset", "-q", "--", ".")
         # Files the patch creates stay known to git (intent to add), so `git diff` shows
         # them and --continue takes them without a `git add`.
         added = [n.decode("utf-8", "surrogateescape") for n in g.run(
             "diff-tree", "-r", "--name-only", "-z", "--diff-filter=A", doc["head"],
-            res.conflict_tree).split(b"\0") if n]
+            conflict_tree).split(b"\0") if n]
         if added:
             g.run("add", "-N", "--", *added, env={"GIT_LITERAL_PATHSPECS": "1"})
 
@@ -214,6 +221,14 @@ def continue_(ctx: Context) -> RebaseOutcome:
         cur = doc.get("current")
         if not cur:
             return _run(ctx, doc)
+        if not cur.get("shown", True):
+            # Killed before the markers reached the working tree: show them now.
+            _show_conflict(ctx, doc, cur["name"], cur.get("conflict_tree"))
+            cur["shown"] = True
+            _write_state(ctx, doc)
+            raise ConflictError(f"{cur['name']} needs resolving; its conflict is now in the "
+                                "working tree", str(g.root),
+                                "resolve it, then `patchq rebase --continue`")
         for path in cur.get("files", []):
             f = g.root / path
             if f.is_file() and any(line.startswith(MARKERS) for line in f.read_bytes()
@@ -311,12 +326,21 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
     repo, g = ctx.repo(), ctx.git()
     new_bytes: dict[str, bytes] = {}
     old_bytes: dict[str, bytes] = {}
+    resuming = doc.get("phase") == "finishing"
+    saved = _pending_dir(ctx) / "backup" / "files"
+    if resuming and (saved / "series").is_file():
+        # Killed while finishing: the patch repo may be half-written; start from the copy.
+        repo = replace(repo, series=Series.parse(
+            (saved / "series").read_text(encoding="utf-8", errors="surrogateescape")))
     for rec in doc["done"]:
         if rec["outcome"] not in ("refreshed", "merged", "resolved"):
             continue
         entry = repo.series.find(rec["name"])
         assert entry is not None
-        data, patch = load_patch(repo, entry)
+        backup_copy = saved / "patches" / rec["name"]
+        data = backup_copy.read_bytes() if resuming and backup_copy.is_file() \
+            else repo.read_patch(rec["name"])
+        patch = parse(data, repo.display(rec["name"]), entry.strip_level(repo.config.strip))
         diff = g.diff_trees(rec["tree_before"], rec["tree_after"], repo.config.context)
         new_bytes[rec["name"]] = render_refreshed(patch, diff, repo.display(rec["name"]),
                                                   entry.strip_level(repo.config.strip))
@@ -338,9 +362,12 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
                 [f"patches/{n}" for n in new_bytes])
         doc["phase"] = "finishing"
         _write_state(ctx, doc)
+    crashpoint("rebase:finishing")
     for name, data in new_bytes.items():
         repo.write_patch(name, data)
+        crashpoint("rebase:patch-written")
     repo.write_series(series)
+    crashpoint("rebase:series-written")
     kept = [r for r in doc["done"] if r["outcome"] not in GONE]
     # Every patch the rebase saw is recorded, those that left the active series too: the
     # lock is where `upstreamed` and `dropped` are kept for tools and reviewers.
@@ -362,7 +389,10 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
     lock = Lock(doc["onto"], top_tree, files, tuple(doc["guards"]), tuple(records),
                 {"from": doc["old_base"], "onto": doc["onto"], "onto_ref": doc["onto_ref"]})
     repo.write_lock(lock)
-    g.checkout_branch(doc["branch"], doc["head"], f"rebase onto {doc['onto'][:12]}")
+    crashpoint("rebase:lock-written")
+    g.run("checkout", "-q", "-f", "-B", doc["branch"], doc["head"],
+          env={"GIT_REFLOG_ACTION": f"patchq: rebase onto {doc['onto'][:12]}"})
+    crashpoint("rebase:checked-out")
     save(g, repo.config.queue, Stack(doc["onto"], doc["branch"],
                                      tuple(r["name"] for r in kept),
                                      tuple(r["commit"] for r in kept)))

@@ -1,0 +1,190 @@
+"""Killing patchq (SIGKILL) or pressing Ctrl-C at every step where it changes things.
+
+Each scenario is built twice, identically (fixed dates make identical commits): once to
+run the command undisturbed (the reference end state), once to run it with
+PATCHQ_CRASH_AT set to one of its crash points. After a kill, `status` must explain the
+state, `--abort` must give back the exact starting state (target and patch repo, byte
+for byte), and after a second kill `--continue` must give exactly the reference state.
+Ctrl-C at the same points must roll back on the spot and exit 130.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from .conftest import git
+
+BASE = "".join(f"line {i}\n" for i in range(1, 41))
+P1 = ("Subject: one\n\n--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n line 4\n-line 5\n+LINE 5\n"
+      " line 6\n")
+P2 = ("Subject: two\n\n--- a/f.txt\n+++ b/f.txt\n@@ -19,3 +19,3 @@\n line 19\n-line 20\n"
+      "+LINE 20\n line 21\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+new file\n")
+P3 = ("Subject: three\n\n--- a/f.txt\n+++ b/f.txt\n@@ -34,3 +34,3 @@\n line 34\n-line 35\n"
+      "+LINE 35\n line 36\n")
+
+
+def run(queue: Path, *args: str, crash: str | None = None, signal: str | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if crash:
+        env["PATCHQ_CRASH_AT"] = crash
+    if signal:
+        env["PATCHQ_CRASH_SIGNAL"] = signal
+    return subprocess.run([sys.executable, "-m", "patchq", "--dir", str(queue), *args],
+                          env=env, capture_output=True, text=True)
+
+
+def build(root: Path) -> tuple[Path, Path, str]:
+    """An upstream with a base and a later commit, and a queue of three patches."""
+    up, q = root / "upstream", root / "queue"
+    up.mkdir(parents=True)
+    git(up, "init", "-q", "-b", "main")
+    (up / "f.txt").write_text(BASE)
+    git(up, "add", "-A")
+    git(up, "commit", "-q", "-m", "base")
+    base = git(up, "rev-parse", "HEAD").strip()
+    (up / "f.txt").write_text("header 1\nheader 2\n" + BASE)
+    git(up, "commit", "-q", "-am", "upstream adds two lines on top")
+    (q / "patches").mkdir(parents=True)
+    (q / "patchq.toml").write_text('target = "../upstream"\n')
+    for name, body in (("p1.patch", P1), ("p2.patch", P2), ("p3.patch", P3)):
+        (q / "patches" / name).write_text(body)
+    (q / "series").write_text("p1.patch\np2.patch\np3.patch\n")
+    git(up, "checkout", "-q", "--detach", base)
+    return up, q, base
+
+
+def snapshot(up: Path, q: Path) -> dict[str, str]:
+    """Everything a person could see: refs, HEAD, index status, files, the stack record."""
+    out = {"HEAD": git(up, "symbolic-ref", "-q", "HEAD", check=False).strip()
+           or git(up, "rev-parse", "HEAD").strip(),
+           "refs": git(up, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"),
+           "status": git(up, "status", "--porcelain=v1", "--untracked-files=all")}
+    for root, skip in ((up, ".git"), (q, None)):
+        for p in sorted(root.rglob("*")):
+            rel = p.relative_to(root)
+            if (skip and rel.parts[0] == skip) or not p.is_file():
+                continue
+            out[f"{root.name}/{rel}"] = hashlib.sha256(p.read_bytes()).hexdigest()
+    for p in sorted((up / ".git" / "patchq").glob("*.json")):
+        out[f"state/{p.name}"] = p.read_text()
+    return out
+
+
+Setup = Callable[[Path, Path, str], None]
+
+
+def nothing(up: Path, q: Path, base: str) -> None:
+    del up, q, base
+
+
+def applied_two(up: Path, q: Path, base: str) -> None:
+    assert run(q, "apply", "--onto", base).returncode == 0
+    assert run(q, "pop").returncode == 0
+
+
+def edited_top(up: Path, q: Path, base: str) -> None:
+    assert run(q, "apply", "--onto", base).returncode == 0
+    (up / "f.txt").write_text((up / "f.txt").read_text().replace("LINE 35", "LINE 35 edited"))
+
+
+CASES: list[tuple[str, Setup, list[str], list[str]]] = [
+    ("apply", nothing, ["apply", "--onto", "{base}"],
+     ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"]),
+    ("push", applied_two, ["push", "-a"],
+     ["journal:recorded", "journal:target-moved", "journal:done"]),
+    ("pop", applied_two, ["pop", "-a"], ["journal:recorded", "journal:target-moved"]),
+    ("refresh", edited_top, ["refresh"],
+     ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"]),
+]
+
+
+@pytest.mark.parametrize("op,setup,args,points", CASES, ids=[c[0] for c in CASES])
+def test_killed_commands_can_be_undone_or_finished(tmp_path: Path, op: str, setup: Setup,
+                                                   args: list[str], points: list[str]) -> None:
+    up, q, base = build(tmp_path / "ref")
+    setup(up, q, base)
+    argv = [a.replace("{base}", base) for a in args]
+    assert run(q, *argv).returncode == 0
+    reference = snapshot(up, q)
+    for i, point in enumerate(points):
+        up, q, base2 = build(tmp_path / f"{i}")
+        assert base2 == base
+        setup(up, q, base)
+        before = snapshot(up, q)
+        killed = run(q, *argv, crash=point)
+        assert killed.returncode == -9, (point, killed.stderr)
+        st = run(q, "status")
+        assert f"interrupted {op}" in st.stdout, (point, st.stdout)
+        refused = run(q, "push")
+        assert refused.returncode == 5 and f"interrupted `patchq {op}`" in refused.stderr
+        undo = run(q, op, "--abort")
+        assert undo.returncode == 0, (point, undo.stderr)
+        assert snapshot(up, q) == before, point
+        assert run(q, *argv, crash=point).returncode == -9
+        done = run(q, op, "--continue")
+        assert done.returncode == 0, (point, done.stderr)
+        assert snapshot(up, q) == reference, point
+
+
+@pytest.mark.parametrize("op,setup,args,points", CASES, ids=[c[0] for c in CASES])
+def test_ctrl_c_rolls_back_on_the_spot(tmp_path: Path, op: str, setup: Setup,
+                                       args: list[str], points: list[str]) -> None:
+    for i, point in enumerate(points):
+        up, q, base = build(tmp_path / f"{i}")
+        setup(up, q, base)
+        argv = [a.replace("{base}", base) for a in args]
+        before = snapshot(up, q)
+        r = run(q, *argv, crash=point, signal="INT")
+        assert r.returncode == 130, (point, r.stderr)
+        assert "interrupted" in r.stderr
+        assert snapshot(up, q) == before, point
+        assert run(q, "status").stdout.count("interrupted") == 0
+
+
+REBASE_POINTS = ["rebase:finishing", "rebase:patch-written", "rebase:series-written",
+                 "rebase:lock-written", "rebase:checked-out"]
+
+
+def test_killed_rebase_can_be_aborted_or_continued(tmp_path: Path) -> None:
+    up, q, base = build(tmp_path / "ref")
+    assert run(q, "apply", "--onto", base).returncode == 0
+    assert run(q, "rebase", "--onto", "main").returncode == 0
+    reference = snapshot(up, q)
+    for i, point in enumerate(REBASE_POINTS):
+        up, q, _ = build(tmp_path / f"{i}")
+        assert run(q, "apply", "--onto", base).returncode == 0
+        before = snapshot(up, q)
+        assert run(q, "rebase", "--onto", "main", crash=point).returncode == -9, point
+        assert "in progress: rebase" in run(q, "status").stdout
+        assert run(q, "rebase", "--abort").returncode == 0, point
+        assert snapshot(up, q) == before, point
+        assert run(q, "rebase", "--onto", "main", crash=point).returncode == -9
+        done = run(q, "rebase", "--continue")
+        assert done.returncode == 0, (point, done.stderr)
+        assert snapshot(up, q) == reference, point
+
+
+def test_rebase_killed_before_showing_its_conflict(tmp_path: Path) -> None:
+    up, q, base = build(tmp_path)
+    assert run(q, "apply", "--onto", base).returncode == 0
+    before = snapshot(up, q)
+    (up / "f.txt").write_text((up / "f.txt").read_text())  # unchanged: still clean
+    git(up, "checkout", "-q", "main")
+    (up / "f.txt").write_text((up / "f.txt").read_text().replace("line 20", "line twenty"))
+    git(up, "commit", "-q", "-am", "upstream edits line 20")
+    git(up, "checkout", "-q", "patchq/main")
+    before = snapshot(up, q)
+    assert run(q, "rebase", "--onto", "main", crash="rebase:stopped").returncode == -9
+    again = run(q, "rebase", "--continue")
+    assert again.returncode == 3 and "now in the working tree" in again.stderr
+    assert "<<<<<<<" in (up / "f.txt").read_text()
+    assert run(q, "rebase", "--abort").returncode == 0
+    assert snapshot(up, q) == before

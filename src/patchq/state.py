@@ -7,9 +7,11 @@ that no longer runs is taken over, so a killed run never blocks the next one.
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,9 +58,36 @@ def _refuse_interrupted(state_dir: Path) -> None:
 
 
 @contextmanager
-def run_lock(state_dir: Path, recovering: bool = False) -> Iterator[None]:
-    """Hold `.git/patchq/lock` for the duration of a mutating command; refuse to start
-    over an interrupted command's journal unless `recovering` from it."""
+def repo_lock(root: Path, wait: float = 3.0) -> Iterator[None]:
+    """Hold an exclusive lock on the patch repo folder (flock on its directory, so no
+    file is added to the user's repo, and a killed holder releases it by dying). A
+    second writer waits up to `wait` seconds, then exits 5."""
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise UnsafeStateError("another patchq is writing this patch repo",
+                                           str(root), "wait for it to finish") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+@contextmanager
+def run_lock(state_dir: Path, patch_root: Path | None = None,
+             recovering: bool = False) -> Iterator[None]:
+    """Hold `.git/patchq/lock` (and the patch repo's lock) for the duration of a mutating
+    command; refuse to start over an interrupted command's journal unless `recovering`."""
+    if patch_root is not None:
+        with repo_lock(patch_root), run_lock(state_dir, None, recovering):
+            yield
+        return
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / "lock"
     for _ in range(2):

@@ -71,7 +71,7 @@ def apply(ctx: Context, onto: str | None, branch: str | None, guards: Sequence[s
     """Apply the active series onto a base; nothing changes unless every patch applies."""
     repo, g = ctx.repo(), ctx.git()
     name = branch_name(ctx, branch)
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         g.require_clean(ctx.own_paths())
         base = choose_base(ctx, onto)
         active, entries = active_entries(ctx, guards)

@@ -15,7 +15,9 @@ from .. import importers
 from ..context import Context
 from ..errors import BadInputError
 from ..importers import Incoming
+from ..patchrepo import PatchRepo
 from ..series import make_entry
+from ..state import repo_lock
 
 
 def _existing(ctx: Context) -> list[str]:
@@ -82,6 +84,13 @@ def commit(ctx: Context, incoming: Sequence[Incoming], after: str | None) -> lis
         return []
     if after is not None and repo.series.find(after) is None:
         raise BadInputError(f"no patch named {after!r} in the series", "--after")
+    with repo_lock(repo.root):
+        return _commit(ctx, incoming, after)
+
+
+def _commit(ctx: Context, incoming: Sequence[Incoming], after: str | None) -> list[Incoming]:
+    # Read the series again under the lock: another import may have just written it.
+    repo = PatchRepo.open(ctx.repo().root)
     entries = [make_entry(i.name, i.strip, i.guards) for i in incoming]
     new_series = repo.series.with_appended(entries, after)
     written: list[Path] = []

@@ -87,7 +87,7 @@ class RebaseOutcome:
 
 def start(ctx: Context, onto: str, fuzz: int | None) -> RebaseOutcome:
     repo, g = ctx.repo(), ctx.git()
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         if in_progress(ctx):
             raise UnsafeStateError("a rebase is already in progress", str(_state_path(ctx)),
                                    "`patchq rebase --continue`, `--skip` or `--abort`")
@@ -214,7 +214,7 @@ def _clear_conflict(ctx: Context, doc: dict[str, Any]) -> None:
 def continue_(ctx: Context) -> RebaseOutcome:
     """Take the person's resolution of the conflicting patch (no `git add` needed)."""
     repo, g = ctx.repo(), ctx.git()
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         doc = _read_state(ctx)
         if doc.get("phase") == "finishing":
             return _finish(ctx, doc)
@@ -267,7 +267,7 @@ def continue_(ctx: Context) -> RebaseOutcome:
 def skip(ctx: Context) -> RebaseOutcome:
     """Drop the conflicting patch (recorded `dropped`) and go on."""
     g = ctx.git()
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         doc = _read_state(ctx)
         cur = doc.get("current")
         if not cur:
@@ -283,7 +283,7 @@ def skip(ctx: Context) -> RebaseOutcome:
 def abort(ctx: Context) -> None:
     """Put the target, series, patches/ and series.lock back exactly as they were."""
     repo, g = ctx.repo(), ctx.git()
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         doc = _read_state(ctx)
         _clear_conflict(ctx, doc)
         backup = _pending_dir(ctx) / "backup"

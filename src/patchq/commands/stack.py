@@ -129,7 +129,7 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
          verb: str = "push") -> MoveOutcome:
     """Apply the next patch (or up to `target`, or all) on top of the stack."""
     repo, g = ctx.repo(), ctx.git()
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         stack = _open_stack(ctx, create=True)
         names, entries = _series_state(ctx, stack)
         n = len(stack.applied)
@@ -201,7 +201,7 @@ def pop(ctx: Context, target: str | None, all_: bool, force: bool,
         verb: str = "pop") -> MoveOutcome:
     """Remove the top patch (or down to `target`, which stays applied, or all)."""
     repo, g = ctx.repo(), ctx.git()
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         stack = _open_stack(ctx, create=False)
         if not stack.applied:
             raise BadInputError("no patch is applied", str(g.root))
@@ -315,7 +315,7 @@ def render_refreshed(old: Patch, diff: bytes, where: str, strip: int = 1) -> byt
 def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
     """Regenerate the top (or named applied) patch from the working tree."""
     repo, g = ctx.repo(), ctx.git()
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         stack = _open_stack(ctx, create=False)
         if not stack.applied:
             raise BadInputError("no patch is applied", str(g.root), "`patchq push` first")
@@ -432,7 +432,7 @@ def new(ctx: Context, name: str, message: str | None) -> str:
     path = repo.patch_path(name)
     if path.exists() or repo.series.find(name) is not None:
         raise BadInputError(f"patch {name!r} already exists", str(path))
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         stack = _open_stack(ctx, create=True)
         if stack.applied:
             _series_state(ctx, stack)
@@ -484,7 +484,7 @@ def delete(ctx: Context, name: str, remove_file: bool) -> bool:
             raise UnsafeStateError(f"{name} is applied below the top", "series",
                                    f"`patchq goto {name}` then pop it, or pop down past it")
         pop(ctx, None, False, False)
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         series = Series(tuple(e for e in repo.series.entries if e.name != name))
         repo.write_series(series)
         if remove_file:
@@ -502,7 +502,7 @@ def rename(ctx: Context, old: str, new_name: str) -> None:
     if target.exists() or repo.series.find(new_name) is not None:
         raise BadInputError(f"patch {new_name!r} already exists", str(target))
     fresh = make_entry(new_name, entry.strip, entry.guards)
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         _refuse_during_rebase(ctx)
         data, patch = load_patch(repo, entry)
         stack = load(g, repo.config.queue)
@@ -527,7 +527,7 @@ def fold(ctx: Context, name: str) -> None:
     entry = repo.series.find(name)
     if entry is None:
         raise BadInputError(f"no patch named {name!r} in the series", "series")
-    with run_lock(g.state_dir()):
+    with run_lock(g.state_dir(), ctx.repo().root):
         stack = _open_stack(ctx, create=False)
         if not stack.applied:
             raise BadInputError("no patch is applied to fold into", str(g.root))
@@ -588,7 +588,7 @@ def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | N
     new_data = new_header + data[len(patch.header):]
     repo.write_patch(name, new_data)  # what the user typed is saved before anything else
     if g is not None and stack is not None and name in stack.applied:
-        with run_lock(g.state_dir()):
+        with run_lock(g.state_dir(), ctx.repo().root):
             stack = load(g, repo.config.queue)
             if stack is not None and name in stack.applied:
                 _rewrite_messages(g, repo, stack, name,

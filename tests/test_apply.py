@@ -204,3 +204,27 @@ def test_help_and_version() -> None:
         assert r.code == 0 and "Example" in r.out, cmd
     r = run_patchq("apply", "--fuzz", "9")
     assert r.code == 2
+
+
+def test_verify_files_mode_in_a_checkout_without_the_base(upstream: Upstream, queue: Queue,
+                                                         patchq, tmp_path: Path) -> None:
+    upstream.write("a.txt", "a\nb\nc\n").write("other.txt", "x\n")
+    base = upstream.commit("base")
+    queue.add("1.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n c\n")
+    assert patchq("apply", "--onto", base).code == 0
+    r = patchq("verify", "--files", "--json")
+    assert r.code == 1 and json.loads(r.out)["mode"] == "files"  # a.txt is patched here
+    # A source drop: a new repository holding the files as at the base, not its history.
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    git(drop, "init", "-q")
+    (drop / "a.txt").write_text("a\nb\nc\n")
+    git(drop, "add", "-A")
+    git(drop, "commit", "-q", "-m", "tarball")
+    r = run_patchq("--dir", str(queue.path), "--target", str(drop), "verify")
+    assert r.code == 0, r.err
+    assert "verified: the series reproduces the locked files" in r.err
+    (drop / "a.txt").write_text("a\nb\nchanged\n")
+    r = run_patchq("--dir", str(queue.path), "--target", str(drop), "verify")
+    assert r.code == 1
+    assert f"a.txt: not as at the pinned base {base[:12]}" in r.err

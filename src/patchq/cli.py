@@ -205,26 +205,33 @@ def apply(ctx: Context, onto: str | None, branch: str | None, guards: tuple[str,
 
 
 @cli.command()
+@click.option("--files", "files_only", is_flag=True,
+              help="Check the locked files in the working tree instead of re-applying on "
+                   "the base commit (automatic when the base is not in the target).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_ctx
-def verify(ctx: Context, as_json: bool) -> None:
+def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
     """Re-apply the series onto series.lock's base in memory and compare with the lock.
 
-    Exit 0 when the result equals the lock's result_tree and files, 1 when it differs.
-    Nothing is written.
+    Exit 0 when the result equals the lock's result_tree and files, 1 when it differs
+    (naming the first patch whose hash changed). Nothing is written. In a checkout
+    without the base commit (shallow, partial, a source tarball in git) the locked files
+    themselves are the base: they must be exactly as the lock pinned them.
 
     \b
-    Example:
+    Examples:
       patchq verify && echo reproducible
+      patchq verify --files   # in a shallow checkout at the pinned commit
     """
-    out = apply_cmd.verify(ctx)
+    out = apply_cmd.verify(ctx, files_only)
     if as_json:
         output.emit_json({"ok": out.ok, "expected_tree": out.expected_tree, "tree": out.tree,
-                          "problems": list(out.problems)})
+                          "mode": out.mode, "problems": list(out.problems)})
     else:
         for p in out.problems:
             output.info(p)
-        output.info("verified: the series reproduces series.lock" if out.ok else
+        what = "the locked files" if out.mode == "files" else "series.lock"
+        output.info(f"verified: the series reproduces {what}" if out.ok else
                     "differs from series.lock")
     if not out.ok:
         sys.exit(1)

@@ -33,7 +33,8 @@ class PatchRecord:
 @dataclass(frozen=True, slots=True)
 class Lock:
     base: str
-    result_tree: str
+    # None: written where the base's whole tree was not at hand (only `files` is known).
+    result_tree: str | None
     files: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
     guards: tuple[str, ...] = ()
     patches: tuple[PatchRecord, ...] = ()
@@ -56,7 +57,10 @@ class Lock:
                          "drift": list(p.drift)} for p in self.patches],
             "last_rebase": dict(self.last_rebase) if self.last_rebase is not None else None,
         }
-        return (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+        # A non-UTF-8 path (held as surrogates) is written as a JSON `\udcXX` escape, which
+        # json.loads turns back into the same surrogate: the file stays UTF-8 and exact.
+        text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        return text.encode("utf-8", "backslashreplace")
 
     @classmethod
     def from_json(cls, data: bytes, where: str = "series.lock") -> Lock:
@@ -75,7 +79,8 @@ class Lock:
                 if p.rebase not in OUTCOMES:
                     raise ValueError(f"unknown rebase outcome {p.rebase!r} for {p.name}")
             last = doc.get("last_rebase")
-            return cls(str(doc["base"]), str(doc["result_tree"]), files,
+            tree = doc["result_tree"]
+            return cls(str(doc["base"]), None if tree is None else str(tree), files,
                        tuple(str(g) for g in doc.get("guards", [])), patches,
                        {str(k): str(v) for k, v in last.items()} if last else None)
         except (ValueError, KeyError, TypeError, AttributeError) as e:

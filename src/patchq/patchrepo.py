@@ -25,6 +25,7 @@ class Config:
 
     upstream: str | None = None
     branch: str | None = None
+    pin: str | None = None  # the upstream commit the series is made against
     target: str | None = None
     strip: int = 1
     fuzz: int = 0
@@ -39,8 +40,8 @@ class Config:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise BadInputError(f"cannot read the configuration: {e}", where) from None
-        known = {"upstream": str, "branch": str, "target": str, "strip": int, "fuzz": int,
-                 "guards": list, "context": int, "queue": str}
+        known = {"upstream": str, "branch": str, "pin": str, "target": str, "strip": int,
+                 "fuzz": int, "guards": list, "context": int, "queue": str}
         kwargs: dict[str, object] = {}
         extra: dict[str, object] = {}
         for key, value in doc.items():

@@ -28,7 +28,7 @@ def export_script(ctx: Context, out: Path) -> int:
     res = apply_series(g, repo, lock.base, entries, w, commits=False)
     if res.failure is not None:
         raise_failure(res.failure)
-    if res.tree != lock.result_tree:
+    if lock.result_tree is not None and res.tree != lock.result_tree:
         raise DriftError("the series no longer gives series.lock's result", str(repo.lock_path),
                          "run `patchq verify`, then `patchq apply` to re-lock")
     final = MemTree(lambda oid: g.read_tree(oid, w), res.tree)

@@ -79,18 +79,12 @@ def worst(statuses: Iterable[str]) -> str:
 
 
 class _Index:
-    """Positions of each line in the file, built once and only when a search needs it."""
+    """Finds where a run of lines occurs. Scans with list.index (C speed) from the first
+    line of the run, rather than building a line → positions map per file, which cost
+    more than the searches it served when a file is searched only a few times."""
 
-    def __init__(self, lines: Sequence[bytes]) -> None:
+    def __init__(self, lines: list[bytes]) -> None:
         self.lines = lines
-        self._pos: dict[bytes, list[int]] | None = None
-
-    def positions(self, line: bytes) -> list[int]:
-        if self._pos is None:
-            self._pos = {}
-            for i, text in enumerate(self.lines):
-                self._pos.setdefault(text, []).append(i)
-        return self._pos.get(line, [])
 
     def matches(self, seq: Sequence[bytes], lo: int, hi: int) -> list[int]:
         """Every start in [lo, hi] where `seq` matches (hi is the last allowed start)."""
@@ -99,9 +93,18 @@ class _Index:
         n = len(seq)
         out = []
         lines = self.lines
-        for p in self.positions(seq[0]):
-            if lo <= p <= hi and lines[p : p + n] == seq:
-                out.append(p)
+        first = seq[0]
+        find = lines.index
+        i = max(lo, 0)
+        stop = hi + 1
+        while i < stop:
+            try:
+                i = find(first, i, stop)
+            except ValueError:
+                break
+            if lines[i : i + n] == seq:
+                out.append(i)
+            i += 1
         return out
 
 
@@ -143,18 +146,26 @@ def _locate(h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int,
     n = len(lines)
     stated = h.old_pos
     hi = n - len(old)  # last start at which `old` fits
+    new = h.new_lines
+    # A line without a newline can only be a file's last: put anywhere else, it would
+    # run into the next line (found by the apply/reverse property, tests/test_properties).
+    no_eol = bool(new) and not new[-1].endswith(b"\n")
     if not h.has_context:
         # Zero-context hunks (diff -U0) carry no anchor but their removed lines: a pure
         # insertion goes exactly where stated or nowhere.
         if not old:
+            if no_eol and stated != n:
+                return HunkResult(i, FAILED, reason="its last line has no newline, so it "
+                                  f"must go at the end of the file, not at line {stated + 1}"
+                                  ), None
             if lo <= stated <= n:
                 return HunkResult(i, EXACT, 0, 0, candidates=1), (stated, 0, 0)
             return HunkResult(i, FAILED, reason=f"line {stated} is past the end of the file "
                               f"({n} lines)"), None
-        begin = end = False
+        begin, end = False, no_eol
     else:
         begin = h.old_start <= 1
-        end = h.trailing_context == 0
+        end = h.trailing_context == 0 or no_eol
     allowed = _window(lo, hi, begin, end, n, len(old))
     # 1. exact, unless the previous hunk's offset predicts a different, equally good place.
     if stated in allowed and lines[stated : stated + len(old)] == old:

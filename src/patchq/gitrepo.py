@@ -72,16 +72,36 @@ class ObjectWriter:
         self.pending: dict[str, tuple[str, bytes]] = {}
         self.bases: dict[str, str] = {}  # object → an earlier version to delta against
         self.pending_bytes = 0
+        # Dry runs keep everything in memory: a big blob that differs little from its
+        # base is held as (kind, base, head length, middle, tail length) instead.
+        self.deltas: dict[str, tuple[str, str, int, bytes, int, int]] = {}
 
     def add(self, kind: str, data: bytes, base: str | None = None) -> str:
         """Queue an object; `base` names an earlier version (the same path's) as a hint."""
         oid = object_id(kind, data)
-        if oid not in self.pending:
-            self.pending[oid] = (kind, data)
-            self.pending_bytes += len(data)
-            if base is not None and base != oid:
-                self.bases[oid] = base
+        if oid in self.pending or oid in self.deltas:
+            return oid
+        if self.objects_dir is None and base is not None and len(data) > 4096:
+            if self._add_delta(oid, kind, data, base):
+                return oid
+        self.pending[oid] = (kind, data)
+        self.pending_bytes += len(data)
+        if base is not None and base != oid:
+            self.bases[oid] = base
         return oid
+
+    def _add_delta(self, oid: str, kind: str, data: bytes, base: str) -> bool:
+        got = self.get(base)
+        depth = self.deltas[base][5] + 1 if base in self.deltas else 0
+        if got is None or got[0] != kind or depth > 16:
+            return False
+        b = got[1]
+        p = _common_prefix(b, data)
+        s = _common_suffix(b, data, min(len(b), len(data)) - p)
+        if p + s < len(data) // 2:
+            return False
+        self.deltas[oid] = (kind, base, p, data[p : len(data) - s], s, depth)
+        return True
 
     def maybe_flush(self, limit: int = 96 << 20) -> None:
         """Bound memory on long series: write what is pending once it exceeds `limit`."""
@@ -90,7 +110,14 @@ class ObjectWriter:
 
     def get(self, oid: str) -> tuple[str, bytes] | None:
         """A pending object, so work built in memory can be read before (or without) a flush."""
-        return self.pending.get(oid)
+        hit = self.pending.get(oid)
+        if hit is not None or oid not in self.deltas:
+            return hit
+        kind, base, p, middle, s, _ = self.deltas[oid]
+        got = self.get(base)
+        assert got is not None
+        b = got[1]
+        return kind, b[:p] + middle + (b[len(b) - s :] if s else b"")
 
     def flush(self) -> int:
         """Write every pending object; returns how many were written.
@@ -462,7 +489,9 @@ class GitRepo:
         lines.append(b"author " + author.render())
         lines.append(b"committer " + committer.render())
         body = message if message.endswith("\n") else message + "\n"
-        return w.add("commit", b"\n".join(lines) + b"\n\n" + body.encode("utf-8"))
+        # surrogateescape: a message made from a non-UTF-8 patch name keeps its bytes.
+        return w.add("commit", b"\n".join(lines) + b"\n\n"
+                     + body.encode("utf-8", "surrogateescape"))
 
     def run(self, *args: str, input: bytes | None = None, check: bool = True,
             env: dict[str, str] | None = None) -> bytes:

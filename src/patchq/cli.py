@@ -29,6 +29,44 @@ from .errors import ConflictError, PatchqError
 
 pass_ctx = click.make_pass_decorator(Context)
 
+# `patchq --help` lists the commands by task, in this order; a command missing here is
+# still listed, under "Other", so adding one never hides it.
+TASKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Set up", ("init", "import", "export", "lint")),
+    ("Stack", ("series", "applied", "unapplied", "top", "push", "pop", "goto", "new",
+               "refresh", "delete", "rename", "fold", "header")),
+    ("Inspect", ("status", "diff", "files", "patches")),
+    ("Upstream", ("check", "rebase", "report")),
+    ("Reproduce", ("apply", "verify")),
+    ("Recover", ("recover",)),
+    ("Tour", ("demo",)),
+)
+
+
+class TaskGroup(click.Group):
+    """A click group whose help lists the commands under task headings (TASKS)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        ordered = [n for _, names in TASKS for n in names if n in self.commands]
+        return ordered + sorted(set(self.commands) - set(ordered))
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        listed: set[str] = set()
+        sections: list[tuple[str, list[click.Command]]] = []
+        for heading, names in (*TASKS, ("Other", tuple(sorted(self.commands)))):
+            cmds = [self.commands[n] for n in names
+                    if n in self.commands and not self.commands[n].hidden and n not in listed]
+            listed.update(c.name or "" for c in cmds)
+            if cmds:
+                sections.append((heading, cmds))
+        # One name column for all sections, so the headings read as one table.
+        width = max((len(c.name or "") for _, cmds in sections for c in cmds), default=0)
+        for heading, cmds in sections:
+            with formatter.section(heading):
+                formatter.write_dl([((c.name or "").ljust(width),
+                                     c.get_short_help_str(formatter.width - 6 - width))
+                                    for c in cmds])
+
 
 def _recovery(f: Any) -> Any:
     """--continue/--abort: finish or undo this command after it was killed half-way."""
@@ -51,7 +89,9 @@ def _recovered(ctx: Context, cont: bool, abort: bool) -> bool:
     return True
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=TaskGroup,
+             context_settings={"help_option_names": ["-h", "--help"],
+                               "max_content_width": 100})
 @click.version_option(__version__, prog_name="patchq")
 @click.option("--dir", "dir_", type=click.Path(file_okay=False, path_type=Path),
               help="The patch repo (default: nearest folder upwards with patchq.toml or series).")

@@ -10,7 +10,7 @@ fallbacks (the base commit's committer date), and the committer equals the autho
 
 from __future__ import annotations
 
-import posixpath
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -22,7 +22,7 @@ from .importers import commit_message, header_info
 from .patch import FilePatch, Patch, parse
 from .patchrepo import PatchRepo
 from .series import Entry
-from .tree import GITLINK, SYMLINK, MemTree
+from .tree import GITLINK, SYMLINK, MemTree, is_git_name
 
 DEFAULT_MODE = "100644"
 FALLBACK_NAME, FALLBACK_EMAIL = "patchq", "patchq@invalid"
@@ -119,8 +119,15 @@ class SectionState:
             self.blobs[oid] = data
         return data
 
-    def put(self, path: str, mode: str, data: bytes, w: ObjectWriter, where: str) -> None:
+    def put(self, path: str, mode: str, data: bytes, w: ObjectWriter, where: str, *,
+            markers: bool = False) -> None:
+        """Write a file; a symlink's target is checked (`markers`: conflict text for a
+        person, not a target anyone will follow)."""
         before = self.tree.get(path, where)
+        if mode == SYMLINK and not markers:
+            # Here, not in apply_section alone: rebase and check write trees through
+            # this too.
+            _check_link(self, path, data, where)
         if path not in self.base:
             self.base[path] = before
         oid = w.add("blob", data, base=before[1] if before else None)
@@ -135,11 +142,33 @@ class SectionState:
         self.tree.remove(path, where)
 
 
+_PARSED: OrderedDict[tuple[str, int, int, int], tuple[bytes, Patch]] = OrderedDict()
+
+
 def load_patch(repo: PatchRepo, entry: Entry) -> tuple[bytes, Patch]:
-    """Read and parse a series entry's patch with its strip level."""
+    """Read and parse a series entry's patch with its strip level.
+
+    check and rebase read each patch three times (old series, new series, drift); the
+    last few parses are kept, keyed by the file's path, size and mtime, so an edit in
+    between is always seen."""
     assert entry.name is not None
+    strip = entry.strip_level(repo.config.strip)
+    path = repo.patch_path(entry.name)
+    try:
+        st = path.stat()
+        key = (str(path), st.st_mtime_ns, st.st_size, strip)
+    except OSError:
+        key = None
+    if key is not None and key in _PARSED:
+        _PARSED.move_to_end(key)
+        hit: tuple[bytes, Patch] = _PARSED[key]
+        return hit
     data = repo.read_patch(entry.name)
-    patch = parse(data, repo.display(entry.name), entry.strip_level(repo.config.strip))
+    patch = parse(data, repo.display(entry.name), strip)
+    if key is not None:
+        _PARSED[key] = (data, patch)
+        if len(_PARSED) > 64:
+            _PARSED.popitem(last=False)
     return data, patch
 
 
@@ -188,7 +217,7 @@ def apply_series(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry
                 if conflicts and merged is not None:
                     sections.append(res)
                     state.put(section.path, section.new_mode or _mode_of(state, section),
-                              merged, w, display)
+                              merged, w, display, markers=True)
                     failure = Failure(entry.name, display, res.path, res.hunks, patch, section,
                                       merged, conflicts, state.tree.write(w))
                     break
@@ -272,8 +301,6 @@ def apply_section(state: SectionState, s: FilePatch, w: ObjectWriter, fuzz: int,
     res = SectionResult(s.path, s.old_path, action, result.hunks)
     if not result.ok:
         return res
-    if mode == SYMLINK:
-        _check_link(s.path, result.content, where)
     if s.is_delete:
         if result.content:
             return _conflict(s, f"{s.path!r} is not empty after its deletion",
@@ -387,16 +414,46 @@ def _conflict(s: FilePatch, why: str,
                          hunks + (engine.HunkResult(len(hunks), engine.FAILED, reason=why),))
 
 
-def _check_link(path: str, target: bytes, where: str) -> None:
-    """A symlink a patch creates must point inside the target."""
+def _check_link(state: SectionState, path: str, target: bytes, where: str) -> None:
+    """A symlink a patch writes must point inside the target, and not into .git.
+
+    The target is resolved the way the kernel will, through the symlinks the tree holds:
+    with `dot -> .` in the tree, `dot/dot/..` leaves it though it reads as inside, and
+    `out/x` leaves it when `out` points outside. A name that does not exist (yet) is
+    taken as a folder, so a later patch can only make such a link point at itself."""
     text = target.decode("utf-8", "surrogateescape")
     if text.startswith("/") or "\0" in text:
         raise UnsafePathError(f"symlink {path!r} points to absolute path {text!r}", where)
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), text))
-    if joined == ".." or joined.startswith("../"):
-        raise UnsafePathError(f"symlink {path!r} points outside the target ({text!r})", where)
-    if joined.split("/")[0].lower() == ".git":
-        raise UnsafePathError(f"symlink {path!r} points into .git", where)
+    outside = UnsafePathError(f"symlink {path!r} points outside the target ({text!r})", where,
+                              "a symlink may only point inside the target")
+    at = path.split("/")[:-1]  # where resolution stands: the link's folder, then on
+    todo = text.split("/")
+    hops = 0
+    while todo:
+        name = todo.pop(0)
+        if name in ("", "."):
+            continue
+        if name == "..":
+            if not at:
+                raise outside
+            at.pop()
+            continue
+        at.append(name)
+        if is_git_name(name.encode("utf-8", "surrogateescape")):
+            raise UnsafePathError(f"symlink {path!r} points into .git ({text!r})", where)
+        here = "/".join(at)
+        entry = (SYMLINK, None) if here == path else state.tree.peek(here)
+        if entry is None or entry[0] != SYMLINK:
+            continue
+        hops += 1
+        if hops > 40:  # the kernel's own limit (ELOOP)
+            raise UnsafePathError(f"symlink {path!r} goes through too many symlinks", where)
+        link = text if here == path else \
+            state.content(entry[1] or "").decode("utf-8", "surrogateescape")
+        if link.startswith("/"):
+            raise outside
+        at.pop()
+        todo = link.split("/") + todo
 
 
 def raise_failure(f: Failure) -> None:

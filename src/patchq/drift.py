@@ -1,10 +1,11 @@
 """Drift attribution: which upstream commits moved or changed the lines a hunk depends on.
 
-For each file with a drifted hunk, one `git log -p -U0` over old-base..new-base gives
-every commit's changed line ranges; the hunk's region (its context and removed lines in
-the old base) is then carried forward commit by commit. A commit whose change overlaps
-the region *touched* it (it changed what the hunk matches against); one that inserted
-or removed lines above it *moved* it. One git process per drifted file, not per hunk.
+One `git log -p -U0 -M` over old-base..new-base, for all the files whose hunks drifted
+at once, gives every commit's changed line ranges per file; each hunk's region (its
+context and removed lines in the old base) is then carried forward commit by commit. A
+commit whose change overlaps the region *touched* it (it changed what the hunk matches
+against); one that inserted or removed lines above it *moved* it. One git process per
+few hundred drifted files, not per file or per hunk.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .gitrepo import GitRepo
+from .patch import unquote
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -39,36 +41,74 @@ class Attribution:
         return self.touched or self.moved
 
 
-def parse_log(data: bytes) -> list[Change]:
-    """Parse `git log --format=%x00%H %s -p -U0` output (oldest first)."""
-    out: list[Change] = []
-    commit, subject = "", ""
-    ranges: list[tuple[int, int, int, int]] = []
-    for line in data.split(b"\n"):
-        if line.startswith(b"\0"):
-            if commit:
-                out.append(Change(commit, subject, tuple(ranges)))
-            head = line[1:].decode("utf-8", "replace")
-            commit, _, subject = head.partition(" ")
-            ranges = []
-            continue
-        m = _HUNK.match(line)
-        if m and commit:
-            ranges.append((int(m.group(1)), 1 if m.group(2) is None else int(m.group(2)),
-                           int(m.group(3)), 1 if m.group(4) is None else int(m.group(4))))
-    if commit:
-        out.append(Change(commit, subject, tuple(ranges)))
+def histories(g: GitRepo, old: str, new: str, paths: Iterable[str],
+              renames: dict[str, str]) -> dict[str, list[Change]]:
+    """`history` for many paths at once: one `git log` per few hundred paths.
+
+    Without --follow (one path only), a rename is followed through `renames` (old path
+    → path at `new`): both names are asked for, and the old name's commits are put
+    before the new name's, in commit order, under the new name.
+    """
+    wanted = sorted(set(paths))
+    back = {v: k for k, v in renames.items()}
+    names = sorted(set(wanted) | {back[p] for p in wanted if p in back})
+    per_file: dict[str, list[tuple[int, Change]]] = {}
+    order = 0
+    for i in range(0, len(names), 400):
+        data = g.run("log", "--reverse", "--topo-order", "--format=%x00%H %s", "-p", "-U0",
+                     "--no-color", "--no-ext-diff", "-M", f"{old}..{new}", "--",
+                     *names[i : i + 400], env={"GIT_LITERAL_PATHSPECS": "1"})
+        for seq, (path, change) in enumerate(_split_log(data)):
+            per_file.setdefault(path, []).append((order + seq, change))
+        order += 1 << 30
+    out: dict[str, list[Change]] = {}
+    for path in wanted:
+        merged = per_file.get(path, []) + per_file.get(back.get(path, ""), [])
+        out[path] = [c for _, c in sorted(merged, key=lambda x: x[0])]
     return out
 
 
-def history(g: GitRepo, old: str, new: str, path: str) -> list[Change]:
-    """Every commit in old..new that changed `path` (named as at `new`), oldest first.
+def _split_log(data: bytes) -> list[tuple[str, Change]]:
+    """(path, that commit's ranges in it) for every file of every commit, in log order."""
+    out: list[tuple[str, Change]] = []
+    commit = subject = ""
+    path: str | None = None
+    minus: str | None = None
+    ranges: list[tuple[int, int, int, int]] = []
 
-    Not `--reverse`: git applies it after `--follow`, which then loses the file's history
-    before a rename (git 2.x), so the newest-first list is reversed here."""
-    data = g.run("log", "--topo-order", "--format=%x00%H %s", "-p", "-U0", "--no-color",
-                 "--no-ext-diff", "--follow", "-M", f"{old}..{new}", "--", path)
-    return parse_log(data)[::-1]
+    def close() -> None:
+        if commit and path is not None and ranges:
+            out.append((path, Change(commit, subject, tuple(ranges))))
+
+    for line in data.split(b"\n"):
+        if line.startswith(b"\0"):
+            close()
+            head = line[1:].decode("utf-8", "replace")
+            commit, _, subject = head.partition(" ")
+            path, ranges = None, []
+        elif line.startswith(b"diff --git "):
+            close()
+            path, minus, ranges = None, None, []
+        elif line.startswith(b"--- ") and path is None:
+            minus = _side(line[4:], b"a/")
+        elif line.startswith(b"+++ ") and path is None:
+            path = _side(line[4:], b"b/") or minus
+        else:
+            m = _HUNK.match(line)
+            if m and path is not None:
+                ranges.append((int(m.group(1)), 1 if m.group(2) is None else int(m.group(2)),
+                               int(m.group(3)), 1 if m.group(4) is None else int(m.group(4))))
+    close()
+    return out
+
+
+def _side(raw: bytes, prefix: bytes) -> str | None:
+    name = unquote(raw.rstrip(b"\t"))
+    if name == b"/dev/null":
+        return None
+    if name.startswith(prefix):
+        name = name[len(prefix):]
+    return name.decode("utf-8", "surrogateescape")
 
 
 def attribute(changes: Iterable[Change], start: int, length: int) -> Attribution:

@@ -4,7 +4,9 @@ DESIGN §4 steps 1–3, in order, for every hunk:
 
 1. **exact** — the old lines (context and removed) match at the stated line;
 2. **offset** — they match elsewhere; the nearest match to where the previous hunk's
-   offset predicts wins, and a tie between two equally near matches is refused;
+   offset predicts wins, and a tie between two equally near matches is refused — as is
+   a nearer match to the stated line than the one the offset predicts (in repeated
+   blocks of code, the two predictions point at different copies);
 3. **fuzz** (only when asked) — outer context lines are dropped, one more per level, and
    the shortened hunk is taken only if it matches at exactly one place.
 
@@ -12,7 +14,8 @@ Hunks are placed in order, never before the end of the previous hunk's match, so
 hunks can never overlap. A hunk that cannot be placed unambiguously is reported
 `failed` or `ambiguous`; nothing ever guesses. Anchors follow `git apply`: a hunk with
 context that starts at line 1 must match at the top of the file, one without trailing
-context must match at its end (dropping context by fuzz releases that anchor).
+context must match at its end (dropping context by fuzz releases that anchor), and so
+must one whose last new line has no newline, since only a file's last line can lack it.
 
 Pure: bytes in, bytes and reports out; no git, no terminal.
 """
@@ -185,6 +188,15 @@ def _locate(h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int,
             return HunkResult(i, AMBIGUOUS, candidates=len(found), reason=(
                 f"matches equally well at lines {nearest[0] + 1} and {nearest[1] + 1}")), None
         p = nearest[0]
+        if last_offset:
+            # The stated line predicts too (it is what git apply goes by): if it points
+            # at another match, the two predictions disagree and neither is a fact.
+            # Found by bench/differential.py on repeated blocks of code.
+            near = min(found, key=lambda q: (abs(q - stated), q))
+            if near != p and abs(near - stated) < abs(p - stated):
+                return HunkResult(i, AMBIGUOUS, candidates=len(found), reason=(
+                    f"matches at line {p + 1}, where the previous hunk's offset puts it, "
+                    f"and at line {near + 1}, nearer the stated line")), None
         return HunkResult(i, OFFSET, p - stated, 0, candidates=len(found)), (p, 0, 0)
     # 3. fuzz: drop outer context, one more line per level; take only a unique match.
     lead, trail = h.leading_context, h.trailing_context

@@ -266,7 +266,7 @@ def unquote(raw: bytes) -> bytes:
         if nxt in _ESCAPES:
             out.append(_ESCAPES[nxt])
             i += 2
-        elif nxt.isdigit() and re.fullmatch(rb"[0-7]{3}", body[i + 1 : i + 4]):
+        elif nxt.isdigit() and re.fullmatch(rb"[0-3][0-7]{2}", body[i + 1 : i + 4]):
             out.append(int(body[i + 1 : i + 4], 8))
             i += 4
         else:
@@ -500,6 +500,11 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     cur.i = i
     if old_left > 0 or new_left > 0:
         raise _count_error(cur, start, old_len, new_len, old_left, new_left)
+    if i == n and not src[-1].endswith(b"\n") and src[-1][:1] != b"\\":
+        # Only the file's last line can lack an LF; a hunk line without one (and without
+        # `\ No newline at end of file`) was cut off. git apply refuses it too.
+        raise cur.error("truncated line: the patch ends in the middle of a line", n,
+                        "the file was cut short; get the whole patch again")
     nxt = cur.peek()
     if nxt is not None and nxt.startswith(b"\\") and lines:
         cur.take()

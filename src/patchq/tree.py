@@ -17,6 +17,9 @@ from .gitrepo import TREE_MODE, ObjectWriter
 
 Reader = Callable[[str], list[tuple[str, bytes, str]]]
 SYMLINK, GITLINK = "120000", "160000"
+# The usual file-system limits (Linux's NAME_MAX and PATH_MAX): a longer name would go
+# into the tree and then fail only when git checks the tree out.
+NAME_MAX, PATH_MAX = 255, 4095
 
 
 @dataclass(slots=True)
@@ -48,15 +51,25 @@ def check_path(path: str, where: str) -> list[bytes]:
     if raw.startswith(b"/"):
         raise UnsafePathError(f"absolute path {path!r}", where,
                               "patches may only touch files inside the target")
+    if len(raw) > PATH_MAX:
+        raise UnsafePathError(f"path {path[:60]!r}… is longer than {PATH_MAX} bytes", where,
+                              "no checkout could hold it")
     parts = raw.split(b"/")
     for p in parts:
+        if len(p) > NAME_MAX:
+            raise UnsafePathError(f"a name in {path[:60]!r}… is longer than {NAME_MAX} bytes",
+                                  where, "no common file system can hold it")
         if p in (b"", b".", b".."):
             raise UnsafePathError(f"path {path!r} has a {p.decode() or 'empty'!r} component",
                                   where, "patches may only touch files inside the target")
-        # .git, and the spellings that mean .git on case-insensitive or NTFS/HFS+ disks.
-        if p.rstrip(b". ").lower() == b".git" or p.lower() == b"git~1":
+        if is_git_name(p):
             raise UnsafePathError(f"path {path!r} goes into .git", where)
     return parts
+
+
+def is_git_name(name: bytes) -> bool:
+    """.git, and the spellings that mean .git on case-insensitive or NTFS/HFS+ disks."""
+    return name.rstrip(b". ").lower() == b".git" or name.lower() == b"git~1"
 
 
 def _invalidate(chain: list[_Entry]) -> None:
@@ -118,6 +131,20 @@ class MemTree:
         assert e.oid is not None
         return e.mode, e.oid
 
+    def peek(self, path: str) -> tuple[str, str | None] | None:
+        """(mode, id) at `path` with no checks; None if absent or below a non-directory.
+
+        For resolving symlink targets, where a name that goes nowhere is no error."""
+        e = self._root
+        for name in path.encode("utf-8", "surrogateescape").split(b"/"):
+            if e.mode != TREE_MODE:
+                return None
+            found = self._load(e).entries.get(name)
+            if found is None:
+                return None
+            e = found
+        return e.mode, e.oid
+
     def set(self, path: str, mode: str, oid: str, where: str = "") -> None:
         parts = check_path(path, where)
         chain, d = self._walk(parts, path, where, create=True)
@@ -151,22 +178,32 @@ class MemTree:
         """Encode the changed directories (bottom-up) into `w`; the root tree's id."""
         return self._write(self._root, w)
 
-    def _write(self, e: _Entry, w: ObjectWriter) -> str:
-        if e.oid is not None:
-            return e.oid
-        d = e.child
-        assert d is not None
-        entries = d.entries
-        if d.order is None:
-            d.order = sorted(entries, key=lambda n: n + b"/" if entries[n].mode == TREE_MODE
-                             else n)
-        parts = []
-        for name in d.order:
-            c = entries[name]
-            if c.enc is None:
-                oid = self._write(c, w) if c.mode == TREE_MODE else c.oid
-                assert oid is not None
-                c.enc = b"%s %s\0%s" % (c.mode.encode(), name, bytes.fromhex(oid))
-            parts.append(c.enc)
-        e.oid = w.add("tree", b"".join(parts), base=e.prev)
-        return e.oid
+    def _write(self, top: _Entry, w: ObjectWriter) -> str:
+        # Depth-first without recursion: a patch may name a path thousands of directories
+        # deep, beyond Python's recursion limit.
+        stack: list[tuple[_Entry, bool]] = [(top, False)]
+        while stack:
+            e, children_done = stack.pop()
+            if e.oid is not None:
+                continue
+            d = e.child
+            assert d is not None
+            entries = d.entries
+            if not children_done:
+                stack.append((e, True))
+                stack.extend((c, False) for c in entries.values()
+                             if c.mode == TREE_MODE and c.oid is None)
+                continue
+            if d.order is None:
+                d.order = sorted(entries, key=lambda n: n + b"/"
+                                 if entries[n].mode == TREE_MODE else n)
+            parts = []
+            for name in d.order:
+                c = entries[name]
+                if c.enc is None:
+                    assert c.oid is not None
+                    c.enc = b"%s %s\0%s" % (c.mode.encode(), name, bytes.fromhex(c.oid))
+                parts.append(c.enc)
+            e.oid = w.add("tree", b"".join(parts), base=e.prev)
+        assert top.oid is not None
+        return top.oid

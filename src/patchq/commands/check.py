@@ -75,7 +75,7 @@ def replay_series(ctx: Context, base: str, onto: str, entries: Sequence[Entry],
     rp = Replay.start(g, repo, base, onto, w, fuzz, pre)
     for e in entries:
         rp.step(e)
-    return attribute_drift(g, base, onto, w, rp.results, repo, entries)
+    return attribute_drift(g, base, onto, w, rp.results, repo, entries, renames=rp.renames)
 
 
 def check(ctx: Context, onto: str | None, fuzz: int | None = None) -> CheckOutcome:

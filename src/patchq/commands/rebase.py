@@ -18,6 +18,7 @@ from typing import Any
 from ..application import apply_series, ident_date, identity, load_patch, preimages
 from ..context import Context
 from ..drift import Change
+from ..drift import histories as histories_for
 from ..errors import BadInputError, ConflictError, UnsafeStateError
 from ..fsutil import atomic_write
 from ..gitrepo import GitRepo
@@ -38,7 +39,7 @@ from ..series import Entry, Series
 from ..stack import Stack, load, save
 from ..state import crashpoint, run_lock
 from .apply import branch_name
-from .check import default_onto, old_base, replay_series
+from .check import CheckOutcome, check, default_onto, old_base
 from .stack import render_refreshed
 
 # The marker lines of a diff3-style conflict (ours, base, theirs); each carries a label.
@@ -135,12 +136,16 @@ def _run(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
     when, tz = ident_date(g.commit_info(doc["onto"])["committer"])
     finished_names = {d["name"] for d in doc["done"]}
     todo = [e for e in all_entries if e.name not in finished_names]
-    histories: dict[str, list[Change]] = {}
+    # Upstream's history of every file the remaining patches touch, in one `git log`.
+    touched = {rp.renames.get(p, p) for e in todo for p in load_patch(repo, e)[1].paths}
+    histories: dict[str, list[Change]] = (
+        histories_for(g, doc["old_base"], doc["onto"], touched, rp.renames)
+        if touched and doc["old_base"] != doc["onto"] else {})
     for entry in todo:
         assert entry.name is not None
         res = rp.step(entry)
         (res,), subjects = attribute_drift(g, doc["old_base"], doc["onto"], w, [res], repo,
-                                           [entry], histories)
+                                           [entry], histories, rp.renames)
         doc["subjects"].update(subjects)
         record = {"name": entry.name, "status": res.status, "drift": list(res.drift),
                   "hunks": [_hunk_json(h) for h in res.hunks],
@@ -441,23 +446,10 @@ def _files_map(raw: bytes) -> dict[str, tuple[str | None, str | None]]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class DryRun:
-    base: str
-    onto: str
-    patches: tuple[PatchCheck, ...]
-    subjects: dict[str, str]
-
-
-def dry_run(ctx: Context, onto: str, fuzz: int | None) -> DryRun:
-    """What `rebase --onto` would do to each patch, changing nothing."""
-    repo, g = ctx.repo(), ctx.git()
-    _, onto_id = default_onto(ctx, g, onto)
-    base, guards = old_base(ctx, g)
-    entries = repo.series.active(guards)
-    fz = repo.config.fuzz if fuzz is None else fuzz
-    results, subjects = replay_series(ctx, base, onto_id, entries, fz)
-    return DryRun(base, onto_id, tuple(results), subjects)
+def dry_run(ctx: Context, onto: str, fuzz: int | None) -> CheckOutcome:
+    """What `rebase --onto` would do to each patch, changing nothing: the replay `check`
+    runs (outcome_of names each patch's would-be outcome)."""
+    return check(ctx, onto, fuzz)
 
 
 def outcome_of(p: PatchCheck) -> str:

@@ -474,9 +474,7 @@ def delete(ctx: Context, name: str, remove_file: bool) -> bool:
     Returns whether the patch was popped first.
     """
     repo, g = ctx.repo(), ctx.git()
-    entry = repo.series.find(name)
-    if entry is None:
-        raise BadInputError(f"no patch named {name!r} in the series", "series")
+    _entry(repo, name)  # refuse an unknown name before anything else
     _refuse_during_rebase(ctx)
     stack = load(g, repo.config.queue)
     if stack is not None and name in stack.applied:
@@ -495,9 +493,7 @@ def delete(ctx: Context, name: str, remove_file: bool) -> bool:
 def rename(ctx: Context, old: str, new_name: str) -> None:
     """Rename a patch's file and series line (strip level and guards kept)."""
     repo, g = ctx.repo(), ctx.git()
-    entry = repo.series.find(old)
-    if entry is None:
-        raise BadInputError(f"no patch named {old!r} in the series", "series")
+    entry = _entry(repo, old)
     target = repo.patch_path(new_name)
     if target.exists() or repo.series.find(new_name) is not None:
         raise BadInputError(f"patch {new_name!r} already exists", str(target))
@@ -524,9 +520,7 @@ def rename(ctx: Context, old: str, new_name: str) -> None:
 def fold(ctx: Context, name: str) -> None:
     """Merge the unapplied patch `name` into the top patch, and drop it from the series."""
     repo, g = ctx.repo(), ctx.git()
-    entry = repo.series.find(name)
-    if entry is None:
-        raise BadInputError(f"no patch named {name!r} in the series", "series")
+    entry = _entry(repo, name)
     with run_lock(g.state_dir(), ctx.repo().root):
         stack = _open_stack(ctx, create=False)
         if not stack.applied:
@@ -563,9 +557,7 @@ def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | N
     """The header of a patch; with `edit`, replace it (the diff is kept byte for byte)."""
     repo = ctx.repo()
     name = name or top(ctx)
-    entry = repo.series.find(name)
-    if entry is None:
-        raise BadInputError(f"no patch named {name!r} in the series", "series")
+    entry = _entry(repo, name)
     data, patch = load_patch(repo, entry)
     text = patch.header.decode("utf-8", "surrogateescape")
     if edit is None:
@@ -624,6 +616,14 @@ def _rewrite_messages(g: GitRepo, repo: PatchRepo, stack: Stack, name: str, patc
                                            worktree=journal.REF, files=files, reason=name))
 
 
+def _entry(repo: PatchRepo, name: str) -> Entry:
+    """The series entry of patch `name`; bad input if the series has none."""
+    entry = repo.series.find(name)
+    if entry is None:
+        raise BadInputError(f"no patch named {name!r} in the series", "series")
+    return entry
+
+
 def top(ctx: Context) -> str:
     """The top applied patch; bad input if none."""
     stack = load(ctx.git(), ctx.repo().config.queue)
@@ -680,20 +680,14 @@ def diff(ctx: Context, name: str | None) -> bytes:
         a = g.commit_info(stack.commit_below(k))["tree"].decode()
         b = g.commit_info(stack.commits[k])["tree"].decode()
         return g.diff_trees(a, b, repo.config.context)
-    entry = repo.series.find(name)
-    if entry is None:
-        raise BadInputError(f"no patch named {name!r} in the series", "series")
+    entry = _entry(repo, name)
     _, patch = load_patch(repo, entry)
     return b"".join(s.render() for s in patch.sections)
 
 
 def files(ctx: Context, name: str | None) -> tuple[str, ...]:
     repo = ctx.repo()
-    name = name or top(ctx)
-    entry = repo.series.find(name)
-    if entry is None:
-        raise BadInputError(f"no patch named {name!r} in the series", "series")
-    _, patch = load_patch(repo, entry)
+    _, patch = load_patch(repo, _entry(repo, name or top(ctx)))
     return patch.paths
 
 

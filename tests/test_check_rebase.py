@@ -806,3 +806,20 @@ def test_check_defaults_to_the_configured_branch_and_fuzz_is_refreshed_exactly(
     r = patchq("apply", "--onto", edit, "--fuzz", "0", "--json")
     assert [p["status"] for p in json.loads(r.out)["patches"]] == ["exact"]
     assert patchq("verify").code == 0
+
+
+def test_apply_after_a_rebase_keeps_the_lock_in_series_order(upstream: Upstream, queue: Queue,
+                                                            patchq: Callable[..., Result]
+                                                            ) -> None:
+    upstream.write("f.txt", BASE)
+    base = upstream.commit("base")
+    first = make_patch(upstream, "First\n\n", {"f.txt": sub(BASE, "line 5\n", "LINE 5\n")})
+    second = make_patch(upstream, "Second\n\n", {"f.txt": sub(BASE, "line 30\n", "LINE 30\n")})
+    pin(upstream, queue, patchq, [("a.patch", first), ("b.patch", second)], base)
+    advance(upstream, "take the first fix", {"f.txt": sub(BASE, "line 5\n", "LINE 5\n")})
+    assert patchq("rebase", "--onto", "main").code == 0
+    before = queue.lock()
+    assert [p["name"] for p in lock(queue)["patches"]] == ["a.patch", "b.patch"]
+    assert patchq("apply").code == 0
+    # Re-applying the same series on the same base writes the same lock, byte for byte.
+    assert queue.lock() == before

@@ -93,10 +93,13 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def records_for(names_and_data: Sequence[tuple[str, bytes]], previous: Lock | None
-                ) -> tuple[PatchRecord, ...]:
+def records_for(names_and_data: Sequence[tuple[str, bytes]], previous: Lock | None,
+                order: Sequence[str] = ()) -> tuple[PatchRecord, ...]:
     """Patch records for a fresh apply: keep what the previous lock said of each patch, and
-    its records of patches the last rebase took out of the series (upstreamed, dropped)."""
+    its records of patches the last rebase took out of the series (upstreamed, dropped).
+
+    Records follow `order` (the series file's lines, comments included, so a patch that
+    left the series keeps its place), else the order given."""
     out = []
     names = set()
     for name, data in names_and_data:
@@ -108,4 +111,10 @@ def records_for(names_and_data: Sequence[tuple[str, bytes]], previous: Lock | No
             out.append(PatchRecord(name, sha256(data)))
     if previous is not None:
         out.extend(p for p in previous.patches if p.rebase in GONE and p.name not in names)
+    if order:
+        where: dict[str, int] = {}
+        for i, line in enumerate(order):
+            for word in line.split():
+                where.setdefault(word, i)
+        out.sort(key=lambda rec: where.get(rec.name, len(order)))  # stable for ties
     return tuple(out)

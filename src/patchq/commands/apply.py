@@ -90,7 +90,8 @@ def apply(ctx: Context, onto: str | None, branch: str | None, guards: Sequence[s
         datas = [(e.name or "", repo.read_patch(e.name or "")) for e in entries]
         previous = repo.read_lock()
         lock = Lock(base=base, result_tree=result.tree, files=result.files,
-                    guards=active, patches=records_for(datas, previous),
+                    guards=active, patches=records_for(datas, previous,
+                                            [e.raw for e in repo.series.entries]),
                     last_rebase=previous.last_rebase if previous else None)
         w.flush()
         stack = Stack(base, name, tuple(e.name or "" for e in entries),

@@ -115,8 +115,12 @@ def main(argv):
         full = safe(root, f["path"])
         data = open(full, "rb").read() if os.path.isfile(full) else None
         have = blob_id(data) if data is not None else None
+        executable = f["mode"] == "100755"
         if have == f["result"]:
-            done += 1
+            if f["result"] is None or os.access(full, os.X_OK) == executable:
+                done += 1
+            else:
+                plan.append((f, full, None, "mode"))
             continue
         if have != f["base"]:
             who = ", ".join(f["patches"]) or "the series"
@@ -128,9 +132,14 @@ def main(argv):
             print("check failed: %s would not match the reviewed result; nothing was written"
                   % f["path"], file=sys.stderr)
             return 1
-        plan.append((f, full, new))
-    for f, full, new in plan:
-        if new is None:
+        plan.append((f, full, new, "delete" if new is None else "write"))
+    for f, full, new, what in plan:
+        mode = 0o755 if f["mode"] == "100755" else 0o644
+        if what == "mode":
+            os.chmod(full, mode)
+            print("mode     %s %o" % (f["path"], mode))
+            continue
+        if what == "delete":
             os.unlink(full)
             print("deleted  %s" % f["path"])
             continue
@@ -138,7 +147,7 @@ def main(argv):
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(full), prefix=".patchq-")
         with os.fdopen(fd, "wb") as out:
             out.write(new)
-        os.chmod(tmp, 0o755 if f["mode"] == "100755" else 0o644)
+        os.chmod(tmp, mode)
         os.replace(tmp, full)
         print("patched  %s" % f["path"])
     if not plan:

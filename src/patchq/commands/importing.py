@@ -71,7 +71,7 @@ def from_quilt(ctx: Context, folder: Path) -> list[Incoming]:
         p = (folder / name).resolve()
         if base not in p.parents:
             raise BadInputError(f"quilt patch {name!r} is outside the series folder", str(series))
-        return _read(p)
+        return p.read_bytes()  # OSError: from_quilt names the series line
 
     text = series.read_text(encoding="utf-8", errors="surrogateescape")
     return importers.from_quilt(text, read, str(series), _existing(ctx))

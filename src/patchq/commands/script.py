@@ -10,7 +10,7 @@ from ..application import apply_series, load_patch, raise_failure
 from ..context import Context
 from ..errors import BadInputError, DriftError
 from ..fsutil import atomic_write
-from ..tree import MemTree
+from ..tree import SYMLINK, MemTree
 
 
 def export_script(ctx: Context, out: Path) -> int:
@@ -32,15 +32,22 @@ def export_script(ctx: Context, out: Path) -> int:
         raise DriftError("the series no longer gives series.lock's result", str(repo.lock_path),
                          "run `patchq verify`, then `patchq apply` to re-lock")
     final = MemTree(lambda oid: g.read_tree(oid, w), res.tree)
+    base_tree = MemTree(lambda oid: g.read_tree(oid, w), res.base_tree)
     contents: dict[str, tuple[bytes | None, bytes | None]] = {}
     modes: dict[str, str | None] = {}
     for path, (before, after) in res.files.items():
-        if before == after:
-            continue
+        entry = final.get(path)
+        was = base_tree.get(path)
+        if before == after and (entry is None or was is None or entry[0] == was[0]):
+            continue  # neither content nor mode changed
         contents[path] = (g.read_blob(before, w) if before else None,
                           g.read_blob(after, w) if after else None)
-        entry = final.get(path)
         modes[path] = entry[0] if entry else None
+        if modes[path] == SYMLINK or (was is not None and was[0] == SYMLINK):
+            raise BadInputError(f"the series changes the symlink {path!r}; the exported "
+                                "script writes regular files only", str(repo.root),
+                                "use `patchq apply` on that machine, or drop the symlink "
+                                "change from the series")
     touched: dict[str, list[str]] = {}
     for e in entries:
         _, patch = load_patch(repo, e)

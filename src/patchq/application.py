@@ -96,6 +96,9 @@ class SeriesResult:
 Preimage = Callable[[str, str], "bytes | None"]
 
 
+_BLOB_CACHE = 32 << 20
+
+
 class SectionState:
     """The tree being built plus a cache of blob contents by id."""
 
@@ -103,7 +106,11 @@ class SectionState:
         self.g = g
         self.w = w
         self.tree = MemTree(lambda oid: g.read_tree(oid, w), base_tree)
-        self.blobs: dict[str, bytes] = {}
+        # Recently used file contents; everything can be read again (from the writer or
+        # git), so the cache is bounded — a thousand-patch replay would otherwise hold
+        # every file it touched, twice (old and new series).
+        self.blobs: OrderedDict[str, bytes] = OrderedDict()
+        self.blob_bytes = 0
         self.base: dict[str, tuple[str, str] | None] = {}
 
     def get(self, path: str, where: str) -> tuple[str, str] | None:
@@ -116,8 +123,19 @@ class SectionState:
         data = self.blobs.get(oid)
         if data is None:
             data = self.g.read_blob(oid, self.w)
-            self.blobs[oid] = data
+            self._remember(oid, data)
+        else:
+            self.blobs.move_to_end(oid)
         return data
+
+    def _remember(self, oid: str, data: bytes) -> None:
+        if oid in self.blobs:
+            return
+        self.blobs[oid] = data
+        self.blob_bytes += len(data)
+        while self.blob_bytes > _BLOB_CACHE and len(self.blobs) > 1:
+            _, old = self.blobs.popitem(last=False)
+            self.blob_bytes -= len(old)
 
     def put(self, path: str, mode: str, data: bytes, w: ObjectWriter, where: str, *,
             markers: bool = False) -> None:
@@ -131,9 +149,9 @@ class SectionState:
         if path not in self.base:
             self.base[path] = before
         oid = w.add("blob", data, base=before[1] if before else None)
-        if before is not None:
-            self.blobs.pop(before[1], None)  # keep only current versions in memory
-        self.blobs[oid] = data
+        if before is not None and before[1] in self.blobs:
+            self.blob_bytes -= len(self.blobs.pop(before[1]))  # only current versions
+        self._remember(oid, data)
         self.tree.set(path, mode, oid, where)
 
     def remove(self, path: str, where: str) -> None:

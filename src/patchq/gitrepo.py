@@ -18,7 +18,7 @@ import struct
 import subprocess
 import tempfile
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,8 +67,10 @@ def object_id(kind: str, data: bytes) -> str:
 class ObjectWriter:
     """Collects new objects in memory and writes them in one batch (or never, in dry runs)."""
 
-    def __init__(self, objects_dir: Path | None) -> None:
+    def __init__(self, objects_dir: Path | None,
+                 store: Callable[[str], tuple[str, bytes]] | None = None) -> None:
         self.objects_dir = objects_dir
+        self.store = store  # reads objects already in the repository (delta bases)
         self.pending: dict[str, tuple[str, bytes]] = {}
         self.bases: dict[str, str] = {}  # object → an earlier version to delta against
         self.pending_bytes = 0
@@ -91,7 +93,14 @@ class ObjectWriter:
         return oid
 
     def _add_delta(self, oid: str, kind: str, data: bytes, base: str) -> bool:
+        cur: str | None = base
+        while cur is not None:  # never a cycle: a revert to an upstream blob is its base
+            if cur == oid:
+                return False
+            cur = self.deltas[cur][1] if cur in self.deltas else None
         got = self.get(base)
+        if got is None and self.store is not None:
+            got = self.store(base)  # the first change to an upstream file
         depth = self.deltas[base][5] + 1 if base in self.deltas else 0
         if got is None or got[0] != kind or depth > 16:
             return False
@@ -115,6 +124,8 @@ class ObjectWriter:
             return hit
         kind, base, p, middle, s, _ = self.deltas[oid]
         got = self.get(base)
+        if got is None and self.store is not None:
+            got = self.store(base)
         assert got is not None
         b = got[1]
         return kind, b[:p] + middle + (b[len(b) - s :] if s else b"")
@@ -479,7 +490,9 @@ class GitRepo:
     # --- writes -----------------------------------------------------------------------
 
     def writer(self, dry_run: bool = False) -> ObjectWriter:
-        return ObjectWriter(None if dry_run else self.common_dir / "objects")
+        if dry_run:
+            return ObjectWriter(None, self.read)
+        return ObjectWriter(self.common_dir / "objects")
 
     @staticmethod
     def commit_object(w: ObjectWriter, tree: str, parents: Sequence[str], message: str,

@@ -175,18 +175,9 @@ def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
     else:
         g.update_ref(f"refs/heads/{branch}", head, None, reason)
     crashpoint("journal:target-moved")
-    d = journal_dir(g)
-    for rel, f in doc["files"].items():
-        dest = patch_root / rel
-        if f["after"]:
-            atomic_write(dest, (d / "after" / rel).read_bytes())
-        else:
-            dest.unlink(missing_ok=True)
-        crashpoint("journal:file-written")
-    s = after["stack"]
-    if s is not None:
-        save(g, doc["queue"], Stack(s["base"], s["branch"], tuple(s["applied"]),
-                                    tuple(s["commits"])))
+    _put_files(g, patch_root, doc, "after")
+    if after["stack"] is not None:
+        save(g, doc["queue"], _stack_of(after["stack"]))
     return saved
 
 
@@ -194,13 +185,7 @@ def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
     before, after, branch = doc["before"], doc["after"], doc["branch"]
     reason = f"patchq: undo {doc['op']}"
     saved = None
-    d = journal_dir(g)
-    for rel, f in doc["files"].items():
-        dest = patch_root / rel
-        if f["before"]:
-            atomic_write(dest, (d / "before" / rel).read_bytes())
-        else:
-            dest.unlink(missing_ok=True)
+    _put_files(g, patch_root, doc, "before")
     old_ref = before["branch_ref"]
     if after["head"] is None:
         pass
@@ -230,10 +215,25 @@ def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
     elif before["stack"] is None:
         sp.unlink(missing_ok=True)
     else:
-        s = before["stack"]
-        save(g, doc["queue"], Stack(s["base"], s["branch"], tuple(s["applied"]),
-                                    tuple(s["commits"])))
+        save(g, doc["queue"], _stack_of(before["stack"]))
     return saved
+
+
+def _put_files(g: GitRepo, patch_root: Path, doc: dict[str, Any], side: str) -> None:
+    """Give the patch repo's journaled files their `before` or `after` bytes."""
+    d = journal_dir(g) / side
+    for rel, f in doc["files"].items():
+        dest = patch_root / rel
+        if f[side]:
+            atomic_write(dest, (d / rel).read_bytes())
+        else:
+            dest.unlink(missing_ok=True)
+        if side == "after":
+            crashpoint("journal:file-written")
+
+
+def _stack_of(s: dict[str, Any]) -> Stack:
+    return Stack(s["base"], s["branch"], tuple(s["applied"]), tuple(s["commits"]))
 
 
 def _clear(g: GitRepo) -> None:

@@ -823,3 +823,22 @@ def test_apply_after_a_rebase_keeps_the_lock_in_series_order(upstream: Upstream,
     assert patchq("apply").code == 0
     # Re-applying the same series on the same base writes the same lock, byte for byte.
     assert queue.lock() == before
+
+
+def test_a_rename_onto_a_file_upstream_added_is_a_conflict_never_an_overwrite(
+        upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> None:
+    upstream.write("a.txt", BASE)
+    base = upstream.commit("base")
+    mv = (b"diff --git a/a.txt b/b.txt\nsimilarity index 100%\nrename from a.txt\n"
+          b"rename to b.txt\n")
+    pin(upstream, queue, patchq, [("mv.patch", mv)], base)
+    theirs = advance(upstream, "upstream adds its own b.txt", {"b.txt": "upstream's b\n"})
+    code, doc = check_json(patchq)
+    assert code == 3
+    assert doc["patches"][0]["status"] == "conflict"
+    assert "b.txt already exists upstream" in doc["patches"][0]["hunks"][0]["reason"]
+    r = patchq("rebase", "--onto", "main")
+    assert r.code == 3
+    assert upstream.git("show", "main:b.txt") == "upstream's b\n"
+    assert patchq("rebase", "--abort").code == 0
+    del theirs

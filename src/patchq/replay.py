@@ -24,12 +24,12 @@ from . import engine
 from .application import Preimage, SectionState, load_patch
 from .drift import Attribution, Change, attribute
 from .drift import histories as histories_for
-from .errors import UnsafePathError
+from .errors import BadInputError, UnsafePathError
 from .gitrepo import GitRepo, ObjectWriter
 from .patch import FilePatch, Hunk, split_lines
 from .patchrepo import PatchRepo
 from .series import Entry
-from .tree import MemTree
+from .tree import GITLINK, SYMLINK, MemTree
 
 CLEAN, OFFSET, FUZZ, MERGE, CONFLICT = "clean", "offset", "fuzz", "merge", "conflict"
 UPSTREAMED, MISSING = "upstreamed", "missing"
@@ -116,7 +116,8 @@ class Replay:
             s2 = self._follow_rename(s)
             if s2 is not s:
                 renames.append((s.path, s2.path))
-            checks, merged = self._section(s2, display, entry.name)
+            # The pinned preimage is filed under the patch's own path, not upstream's new one.
+            checks, merged = self._section(s2, display, entry.name, s.old_path)
             hunks.extend(checks)
             if merged is not None:
                 markers[s2.path] = merged
@@ -147,7 +148,7 @@ class Replay:
         new_path = to if s.new_path == old else s.new_path
         return replace(s, old_path=to, new_path=new_path, raw_header=None)
 
-    def _section(self, s: FilePatch, display: str, name: str
+    def _section(self, s: FilePatch, display: str, name: str, pin_path: str | None = None
                  ) -> tuple[list[HunkCheck], bytes | None]:
         """Classify and (where safe) apply one section; returns hunk checks and markers."""
         where = f"{display}:{s.lineno}"
@@ -173,6 +174,18 @@ class Replay:
                 return [HunkCheck(path, i, UPSTREAMED) for i in range(n)], None
             return [HunkCheck(path, i, MISSING, reason=f"{s.old_path} is gone upstream")
                     for i in range(n)], None
+        # The refusals `apply` makes (application.apply_section), made here too: the replay
+        # must never write through a symlink, into a submodule, or over upstream's file.
+        if current[0] == GITLINK:
+            raise BadInputError(f"{s.old_path!r} is a submodule; patchq does not patch "
+                                "submodules", where)
+        if current[0] == SYMLINK and SYMLINK not in (s.old_mode, s.new_mode):
+            raise UnsafePathError(f"{s.old_path!r} is a symlink upstream", where,
+                                  "patchq never writes through symlinks")
+        if (s.rename or s.copy) and s.new_path is not None and s.new_path != s.old_path \
+                and st.get(s.new_path, where) is not None:
+            return [HunkCheck(path, i, CONFLICT, reason=f"{s.new_path} already exists upstream")
+                    for i in range(n)], None
         content = st.content(current[1])
         res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz)
         # A hunk the engine could not place has no offset or fuzz, whatever it tried.
@@ -183,7 +196,7 @@ class Replay:
         markers = None
         failing = [h.index for h in res.failures]
         moved = any(h.status in (engine.OFFSET, engine.FUZZ) for h in res.hunks)
-        pre = self._preimage(s, name) if failing or moved else None
+        pre = self._preimage(s, name, pin_path) if failing or moved else None
         doubtful = _doubtful(s.hunks, res, content, pre)
         if doubtful and pre is not None:
             # A hunk that moved to a place whose surroundings differ from the pinned base's
@@ -235,11 +248,11 @@ class Replay:
             st.put(path, mode, final, self.w, where)
         return checks, None
 
-    def _preimage(self, s: FilePatch, name: str) -> bytes | None:
+    def _preimage(self, s: FilePatch, name: str, pin_path: str | None = None) -> bytes | None:
         """The file this section was made against: from the pinned base, else `index`."""
         if s.old_path is None:
             return None
-        pre = self.preimage(name, s.old_path) if self.preimage else None
+        pre = self.preimage(name, pin_path or s.old_path) if self.preimage else None
         if pre is None and s.old_id and self.g.has_object(s.old_id):
             pre = self.state.content(self.g.resolve(s.old_id, "blob"))
         return pre

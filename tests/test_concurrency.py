@@ -65,11 +65,18 @@ def test_second_command_on_a_busy_target_exits_5(upstream: Upstream, queue: Queu
     upstream.write("a.txt", "a\n")
     base = upstream.commit("base")
     queue.add("1.patch", DIFF.format("A"))
-    sleeper = subprocess.Popen(["sleep", "30"])
+    state = upstream.path / ".git" / "patchq"
+    state.mkdir(parents=True)
+    lock = state / "lock"
+    sleeper = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "os.pwrite(fd, b'%d\\n' % os.getpid(), 0)\n"
+        "print('held', flush=True)\n"
+        "time.sleep(30)\n")], stdout=subprocess.PIPE)
+    assert sleeper.stdout is not None and sleeper.stdout.readline() == b"held\n"
     try:
-        state = upstream.path / ".git" / "patchq"
-        state.mkdir(parents=True)
-        (state / "lock").write_text(f"{sleeper.pid}\n")
         p = patchq_proc(queue, "apply", "--onto", base)
         _, err = p.communicate(timeout=60)
         assert p.returncode == 5

@@ -11,6 +11,7 @@ import difflib
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -701,9 +702,15 @@ def test_a_second_patchq_on_the_target_waits_its_turn(upstream: Upstream, queue:
     three(upstream, queue)
     assert patchq("push").code == 0
     lock = upstream.path / ".git" / "patchq" / "lock"
-    other = subprocess.Popen(["sleep", "30"])
+    other = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "os.pwrite(fd, b'%d\\n' % os.getpid(), 0)\n"
+        "print('held', flush=True)\n"
+        "time.sleep(30)\n")], stdout=subprocess.PIPE)
+    assert other.stdout is not None and other.stdout.readline() == b"held\n"
     try:
-        lock.write_text(f"{other.pid}\n")
         before = snapshot(upstream.path, queue.path)
         for args in (("push",), ("pop",), ("refresh",), ("new", "x.patch"), ("goto", "p3.patch")):
             r = patchq(*args)
@@ -714,7 +721,7 @@ def test_a_second_patchq_on_the_target_waits_its_turn(upstream: Upstream, queue:
     finally:
         other.kill()
         other.wait()
-    # Its process is gone: the lock is stale and the next command takes it over.
+    # Its process is gone, and its lock with it: the next command goes ahead.
     assert lock.read_text() == f"{other.pid}\n"
     r = patchq("push")
     assert (r.code, r.err) == (0, " exact p2.patch\nnow at p2.patch\n")
@@ -950,3 +957,25 @@ def test_a_maintainers_day(upstream: Upstream, queue: Queue, patchq, tmp_path: P
     assert patchq("apply", "--onto", base).code == 0
     assert head(upstream) == top
     assert patchq("verify").code == 0
+
+
+def test_a_header_edit_that_would_break_the_patch_changes_nothing(
+        upstream: Upstream, queue: Queue, patchq, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    three(upstream, queue)
+    assert patchq("push").code == 0
+    before = (queue.path / "patches" / "p1.patch").read_bytes()
+    top = head(upstream)
+    editor = tmp_path / "editor.sh"
+    # A header that starts a file section of its own with a hunk it does not finish.
+    editor.write_text("#!/bin/sh\n"
+                      "printf 'Oops\\n--- a/x\\n+++ b/x\\n@@ -1,9 +1,9 @@\\n' > \"$1\"\n")
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    r = patchq("header", "-e")
+    assert r.code == 4
+    assert "the edited header would break the patch" in r.err
+    kept = r.err.split("your text is saved in ")[1].strip()
+    assert Path(kept).read_text() == "Oops\n--- a/x\n+++ b/x\n@@ -1,9 +1,9 @@\n"
+    assert (queue.path / "patches" / "p1.patch").read_bytes() == before
+    assert head(upstream) == top

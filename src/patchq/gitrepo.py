@@ -138,8 +138,7 @@ class ObjectWriter:
         difference between seconds and milliseconds for a thousand-patch series.
         """
         if self.objects_dir is None or not self.pending:
-            self.pending.clear()
-            return 0
+            return 0  # a dry run keeps its objects: they are still read from here
         items = list(self.pending.items())
         bases = self.bases
         self.pending.clear()

@@ -23,6 +23,7 @@ from typing import Any
 from .errors import BadInputError
 from .fsutil import atomic_write
 from .gitrepo import GitRepo
+from .patchrepo import own_paths
 from .stack import Stack, save, stack_path
 from .state import crashpoint
 
@@ -72,10 +73,10 @@ def run(g: GitRepo, patch_root: Path, plan: Plan) -> str | None:
     doc = _record(g, patch_root, plan)
     try:
         crashpoint("journal:recorded")
-        saved = _forward(g, patch_root, doc)
+        saved = _forward(g, patch_root, doc, recovering=False)
         crashpoint("journal:done")
     except KeyboardInterrupt:
-        _backward(g, patch_root, doc)
+        _backward(g, patch_root, doc, recovering=False)
         _clear(g)
         raise
     _clear(g)
@@ -87,8 +88,11 @@ def recover(g: GitRepo, patch_root: Path, mode: str) -> tuple[str, str | None]:
     doc = pending(g)
     if doc is None:
         raise BadInputError("nothing to recover: no interrupted command", str(g.state_dir()))
-    saved = _forward(g, patch_root, doc) if mode == "continue" else \
-        _backward(g, patch_root, doc)
+    # Recovering: whatever the working tree holds now is not known to be ours, so it is
+    # stashed before anything is forced. (Not decided by pid: in a container patchq is
+    # often pid 1 every time.)
+    saved = _forward(g, patch_root, doc, recovering=True) if mode == "continue" else \
+        _backward(g, patch_root, doc, recovering=True)
     _clear(g)
     return str(doc.get("op")), saved
 
@@ -133,25 +137,16 @@ def _stack_doc(s: Stack) -> dict[str, Any]:
 
 
 def _stash_if_dirty(g: GitRepo, patch_root: Path, why: str) -> str | None:
-    own = _own(g, patch_root)
+    own = own_paths(patch_root, g.root)
     if g.dirty_paths(own):
         return g.stash_save(f"patchq: saved while recovering {why}")
     return None
 
 
-def _own(g: GitRepo, patch_root: Path) -> list[str]:
-    try:
-        rel = patch_root.resolve().relative_to(g.root.resolve())
-    except ValueError:
-        return []
-    prefix = "" if str(rel) == "." else rel.as_posix() + "/"
-    return [prefix + n for n in ("patchq.toml", "series", "series.lock", "patches")]
-
-
-def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
+def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
+             ) -> str | None:
     after, branch = doc["after"], doc["branch"]
     reason = f"patchq: {doc['op']} {doc.get('reason', '')}".strip()
-    recovering = doc["pid"] != os.getpid()
     saved = None
     head = after["head"]
     if head is None:
@@ -181,7 +176,8 @@ def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
     return saved
 
 
-def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
+def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
+              ) -> str | None:
     before, after, branch = doc["before"], doc["after"], doc["branch"]
     reason = f"patchq: undo {doc['op']}"
     saved = None
@@ -190,7 +186,7 @@ def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
     if after["head"] is None:
         pass
     elif after["worktree"] == CHECKOUT:
-        if doc["pid"] != os.getpid():
+        if recovering:
             saved = _stash_if_dirty(g, patch_root, doc["op"])
         if before["head_branch"] == branch and old_ref:
             g.run("checkout", "-q", "-f", "-B", branch, old_ref,

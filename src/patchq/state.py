@@ -6,7 +6,6 @@ that no longer runs is taken over, so a killed run never blocks the next one.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import json
 import os
@@ -30,14 +29,6 @@ def crashpoint(label: str) -> None:
     if os.environ.get("PATCHQ_CRASH_SIGNAL") == "INT":
         raise KeyboardInterrupt
     os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError as e:
-        return e.errno == errno.EPERM
-    return True
 
 
 RECOVERABLE = ("apply", "push", "pop", "goto", "refresh")
@@ -90,30 +81,36 @@ def run_lock(state_dir: Path, patch_root: Path | None = None,
         return
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / "lock"
-    for _ in range(2):
+    # flock, not a pid file: taking it is atomic and it dies with its holder, so there is
+    # no stale lock to judge. The file is removed on release (nothing is left behind in
+    # .git); whoever locked a file that was removed meanwhile sees another inode at the
+    # path and tries again.
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            try:
-                pid = int(path.read_text().strip() or "0")
-            except (OSError, ValueError):
-                pid = 0
-            if pid and _alive(pid) and pid != os.getpid():
-                raise UnsafeStateError(f"another patchq (pid {pid}) is working on this target",
-                                       str(path), "wait for it to finish") from None
-            path.unlink(missing_ok=True)  # stale: its process is gone
-            continue
-        with os.fdopen(fd, "w") as f:
-            f.write(f"{os.getpid()}\n")
-        break
-    else:
-        raise UnsafeStateError("cannot take the target's lock", str(path))
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            os.close(fd)
+            who = f"another patchq (pid {holder})" if holder.isdigit() else "another patchq"
+            raise UnsafeStateError(f"{who} is working on this target", str(path),
+                                   "wait for it to finish") from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
     try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)  # for the message of whoever waits
         if not recovering:
             _refuse_interrupted(state_dir)
         yield
     finally:
-        path.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)  # before the close: nobody can lock this inode after
+        os.close(fd)
 
 
 def read_state(state_dir: Path, queue: str) -> dict[str, Any] | None:

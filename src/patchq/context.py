@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .errors import BadInputError
 from .gitrepo import GitRepo
-from .patchrepo import PatchRepo
+from .patchrepo import PatchRepo, own_paths
 
 
 @dataclass(slots=True)
@@ -51,13 +51,7 @@ class Context:
 
     def own_paths(self) -> list[str]:
         """The patch repo's files inside the target, which the dirty check must ignore."""
-        repo, root = self.repo(), self.git().root.resolve()
-        try:
-            rel = repo.root.resolve().relative_to(root)
-        except ValueError:
-            return []
-        prefix = "" if str(rel) == "." else rel.as_posix() + "/"
-        return [prefix + n for n in ("patchq.toml", "series", "series.lock", "patches")]
+        return own_paths(self.repo().root, self.git().root)
 
     def close(self) -> None:
         if self._git is not None:

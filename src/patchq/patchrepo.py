@@ -19,6 +19,17 @@ from .series import Series
 CONFIG, SERIES, PATCHES, LOCK = "patchq.toml", "series", "patches", "series.lock"
 
 
+def own_paths(patch_root: Path, target_root: Path) -> list[str]:
+    """The patch repo's files inside the target (when the queue lives in the upstream
+    checkout, quilt-style), as target paths: changes to them are not the user's edits."""
+    try:
+        rel = patch_root.resolve().relative_to(target_root.resolve())
+    except ValueError:
+        return []
+    prefix = "" if str(rel) == "." else rel.as_posix() + "/"
+    return [prefix + n for n in (CONFIG, SERIES, LOCK, PATCHES)]
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """patchq.toml: what to track and how to apply."""

@@ -7,28 +7,30 @@ from pathlib import Path
 
 from .. import report
 from ..context import Context
-from ..errors import BadInputError
+from ..errors import BadInputError, UnsafeStateError
 from ..fsutil import atomic_write
 
 
 def build(ctx: Context) -> report.Review:
     """The last rebase's review; summary-only from series.lock if the record is absent."""
     repo = ctx.repo()
-    record_path = None
     try:
         record_path = ctx.git().state_dir() / f"{repo.config.queue}.last-rebase.json"
-    except BadInputError:
+    except BadInputError:  # no target here: the lock is all there is
         record_path = None
     if record_path is not None and record_path.exists():
-        return report.review(json.loads(record_path.read_text()))
-    try:
-        doc = json.loads(repo.lock_path.read_bytes())
-    except FileNotFoundError:
+        try:
+            return report.review(json.loads(record_path.read_text()))
+        except (ValueError, KeyError, TypeError):
+            raise UnsafeStateError("the record of the last rebase is damaged",
+                                   str(record_path), "delete it to report from "
+                                   "series.lock alone, or rebase again") from None
+    lock = repo.read_lock()  # a malformed lock is bad input (exit 4), said in one line
+    if lock is None:
         raise BadInputError("no rebase to report on", str(repo.lock_path),
-                            "run `patchq rebase --onto REF` first") from None
-    return report.from_lock(doc)
+                            "run `patchq rebase --onto REF` first")
+    return report.from_lock(json.loads(lock.to_json()))
 
 
-def write(text: str, out: Path | None) -> None:
-    if out is not None:
-        atomic_write(out, text.encode())
+def write(text: str, out: Path) -> None:
+    atomic_write(out, text.encode())

@@ -8,6 +8,8 @@ files and the stack record written. Uncommitted work is never overwritten: moves
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,7 +35,7 @@ from ..patch import FilePatch, Hunk, Patch, parse, quote_path
 from ..patchrepo import PATCHES, SERIES, PatchRepo
 from ..series import Entry, Series, make_entry
 from ..stack import Stack, check_branch, load
-from ..state import run_lock
+from ..state import repo_lock, run_lock
 from ..tree import MemTree
 from .apply import active_entries, branch_name, choose_base
 
@@ -103,11 +105,12 @@ def _series_state(ctx: Context, stack: Stack) -> tuple[tuple[str, ...], tuple[En
 
 
 def _resolve_target(names: Sequence[str], applied: int, target: str | None) -> int:
-    """How many patches should be applied after a push/pop to `target`."""
+    """How many patches should be applied after pushing to `target`: the next one, N
+    more, or up to and including the patch named."""
     if target is None:
-        return -1
+        return applied + 1
     if target.isdigit() and target not in names:
-        return int(target)
+        return applied + int(target)
     if target not in names:
         raise BadInputError(f"no active patch named {target!r}", "series",
                             "see `patchq series -v`")
@@ -134,10 +137,6 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
         names, entries = _series_state(ctx, stack)
         n = len(stack.applied)
         want = len(names) if all_ else _resolve_target(names, n, target)
-        if want == -1:
-            want = n + 1
-        elif target is not None and target.isdigit() and target not in names:
-            want = n + int(target)
         if want <= n or n >= len(names):
             raise BadInputError("nothing to push" if n >= len(names) else
                                 f"{target} is already applied", "series",
@@ -476,18 +475,27 @@ def delete(ctx: Context, name: str, remove_file: bool) -> bool:
     repo, g = ctx.repo(), ctx.git()
     _entry(repo, name)  # refuse an unknown name before anything else
     _refuse_during_rebase(ctx)
-    stack = load(g, repo.config.queue)
-    if stack is not None and name in stack.applied:
-        if stack.top != name:
-            raise UnsafeStateError(f"{name} is applied below the top", "series",
-                                   f"`patchq goto {name}` then pop it, or pop down past it")
-        pop(ctx, None, False, False)
-    with run_lock(g.state_dir(), ctx.repo().root):
-        series = Series(tuple(e for e in repo.series.entries if e.name != name))
-        repo.write_series(series)
+    with run_lock(g.state_dir(), repo.root):
+        stack = load(g, repo.config.queue)
+        popped = stack is not None and name in stack.applied
+        files: dict[str, bytes | None] = {SERIES: _series_bytes(
+            Series(tuple(e for e in repo.series.entries if e.name != name)))}
         if remove_file:
-            repo.patch_path(name).unlink(missing_ok=True)
-    return stack is not None and name in stack.applied
+            files[f"{PATCHES}/{name}"] = None
+        if stack is not None and popped:
+            if stack.top != name:
+                raise UnsafeStateError(f"{name} is applied below the top", "series",
+                                       f"`patchq goto {name}` then pop it, or pop down past it")
+            check_branch(g, stack)
+            _protect(ctx, False, "delete", can_force=False)
+            new = stack.truncated(len(stack.applied) - 1)
+            # The pop and the series edit are one change: a kill in between is recoverable.
+            journal.run(g, repo.root, journal.Plan("delete", new.branch, new.head, new,
+                                                   repo.config.queue, files=files, reason=name))
+        else:
+            journal.run(g, repo.root, journal.Plan("delete", "", None, None, repo.config.queue,
+                                                   files=files, reason=name))
+    return popped
 
 
 def rename(ctx: Context, old: str, new_name: str) -> None:
@@ -578,14 +586,27 @@ def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | N
     if new_header and not new_header.endswith(b"\n"):
         new_header += b"\n"
     new_data = new_header + data[len(patch.header):]
-    repo.write_patch(name, new_data)  # what the user typed is saved before anything else
-    if g is not None and stack is not None and name in stack.applied:
-        with run_lock(g.state_dir(), ctx.repo().root):
-            stack = load(g, repo.config.queue)
-            if stack is not None and name in stack.applied:
-                _rewrite_messages(g, repo, stack, name,
-                                  parse(new_data, repo.display(name),
-                                        entry.strip_level(repo.config.strip)), "header", {})
+    try:
+        new_patch = parse(new_data, repo.display(name), entry.strip_level(repo.config.strip))
+    except BadInputError as e:
+        # Nothing is changed, and nothing typed is lost: the text goes to a file of its own.
+        fd, kept = tempfile.mkstemp(prefix=f"patchq-header-{Path(name).name}-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(changed)
+        raise BadInputError(f"the edited header would break the patch: {e.what}", e.where,
+                            f"nothing was changed; your text is saved in {kept}") from None
+    files: dict[str, bytes | None] = {f"{PATCHES}/{name}": new_data}
+    if g is None:
+        with repo_lock(repo.root):
+            repo.write_patch(name, new_data)
+        return changed
+    with run_lock(g.state_dir(), repo.root):
+        stack = load(g, repo.config.queue)
+        if stack is not None and name in stack.applied:
+            _rewrite_messages(g, repo, stack, name, new_patch, "header", files)
+        else:
+            journal.run(g, repo.root, journal.Plan("header", "", None, None, repo.config.queue,
+                                                   files=files, reason=name))
     return changed
 
 

@@ -149,6 +149,22 @@ def test_ctrl_c_rolls_back_on_the_spot(tmp_path: Path, op: str, setup: Setup,
         assert run(q, "status").stdout.count("interrupted") == 0
 
 
+@pytest.mark.parametrize("op,setup,args,points", CASES, ids=[c[0] for c in CASES])
+def test_a_failure_half_way_rolls_everything_back(tmp_path: Path, op: str, setup: Setup,
+                                                 args: list[str], points: list[str]) -> None:
+    """Any error while changing things (git refusing, a full disk) undoes what was done."""
+    for i, point in enumerate(points):
+        up, q, base = build(tmp_path / f"{i}")
+        setup(up, q, base)
+        argv = [a.replace("{base}", base) for a in args]
+        before = snapshot(up, q)
+        r = run(q, *argv, crash=point, signal="ERR")
+        assert r.returncode == 70, (point, r.stderr)
+        assert f"injected failure at {point}" in r.stderr
+        assert snapshot(up, q) == before, point
+        assert "interrupted" not in run(q, "status").stdout
+
+
 REBASE_POINTS = ["rebase:finishing", "rebase:patch-written", "rebase:series-written",
                  "rebase:lock-written", "rebase:checked-out"]
 

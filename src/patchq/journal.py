@@ -68,17 +68,22 @@ def pending(g: GitRepo) -> dict[str, Any] | None:
 
 
 def run(g: GitRepo, patch_root: Path, plan: Plan) -> str | None:
-    """Record, then carry out `plan`; on Ctrl-C roll back. Returns a stash id if recovery
-    had to stash changes (it never does on the normal path)."""
+    """Record, then carry out `plan`. On Ctrl-C or any failure (git refusing a checkout,
+    a full disk) everything is rolled back and the error raised: all or nothing. Only a
+    kill, or a rollback that fails too, leaves the journal for --continue/--abort."""
     doc = _record(g, patch_root, plan)
     try:
         crashpoint("journal:recorded")
         saved = _forward(g, patch_root, doc, recovering=False)
         crashpoint("journal:done")
-    except KeyboardInterrupt:
-        _backward(g, patch_root, doc, recovering=False)
-        _clear(g)
-        raise
+    except BaseException:
+        try:
+            _backward(g, patch_root, doc, recovering=False)
+        except Exception:  # noqa: BLE001 - the journal stays for --continue/--abort
+            pass
+        else:
+            _clear(g)
+        raise  # the first error is the story
     _clear(g)
     return saved
 

@@ -22,12 +22,14 @@ from .fsutil import atomic_write
 
 def crashpoint(label: str) -> None:
     """Fault injection for the interruption tests: PATCHQ_CRASH_AT=<label> kills this
-    process with SIGKILL here (PATCHQ_CRASH_SIGNAL=INT raises Ctrl-C instead). Never set
-    outside tests; costs one dict lookup."""
+    process with SIGKILL here (PATCHQ_CRASH_SIGNAL=INT raises Ctrl-C instead, ERR an
+    OSError). Never set outside tests; costs one dict lookup."""
     if os.environ.get("PATCHQ_CRASH_AT") != label:
         return
     if os.environ.get("PATCHQ_CRASH_SIGNAL") == "INT":
         raise KeyboardInterrupt
+    if os.environ.get("PATCHQ_CRASH_SIGNAL") == "ERR":
+        raise OSError(f"injected failure at {label}")
     os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -595,6 +595,32 @@ class GitRepo:
         out = self.run("ls-files", "--others", "--exclude-standard", "-z")
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
+    def diff_trees_many(self, pairs: Sequence[tuple[str, str]], context: int = 3
+                        ) -> list[bytes]:
+        """`diff_trees` for many pairs of trees in one `git diff-tree --stdin`: a rebase
+        that refreshes hundreds of patches starts one process, not hundreds."""
+        if not pairs:
+            return []
+        lines = "".join(f"{a} {b}\n" for a, b in pairs).encode()
+        out = self.run("diff-tree", "--stdin", "-p", "-M", f"-U{context}", "--abbrev=12",
+                       "--no-color", "--no-ext-diff", "--no-textconv", "--binary",
+                       "--src-prefix=a/", "--dst-prefix=b/", "--no-relative", input=lines)
+        # git echoes each input line before that pair's diff (nothing for identical trees);
+        # no diff line can equal "<40 hex> <40 hex>", every one starts with its own mark.
+        waiting: dict[bytes, list[int]] = {}
+        for i, (a, b) in enumerate(pairs):
+            waiting.setdefault(f"{a} {b}".encode(), []).append(i)
+        chunks: list[list[bytes]] = [[] for _ in pairs]
+        current = -1
+        for line in out.split(b"\n")[:-1] if out.endswith(b"\n") else out.split(b"\n"):
+            queue = waiting.get(line)
+            if queue and queue[0] > current:
+                current = queue.pop(0)
+                continue
+            if current >= 0:
+                chunks[current].append(line + b"\n")
+        return [b"".join(c) for c in chunks]
+
     def diff_trees(self, a: str, b: str, context: int = 3) -> bytes:
         """git's own diff between two trees, as `refresh` writes it: renames detected,
         12-digit index ids (stable across machines), no colour, no external tools."""

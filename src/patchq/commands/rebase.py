@@ -337,16 +337,18 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
         # Killed while finishing: the patch repo may be half-written; start from the copy.
         repo = replace(repo, series=Series.parse(
             (saved / "series").read_text(encoding="utf-8", errors="surrogateescape")))
-    for rec in doc["done"]:
-        if rec["outcome"] not in ("refreshed", "merged", "resolved"):
-            continue
+    changed = [r for r in doc["done"] if r["outcome"] in ("refreshed", "merged", "resolved")]
+    diffs = dict(zip((r["name"] for r in changed), g.diff_trees_many(
+        [(r["tree_before"], r["tree_after"]) for r in changed], repo.config.context),
+        strict=True))
+    for rec in changed:
         entry = repo.series.find(rec["name"])
         assert entry is not None
         backup_copy = saved / "patches" / rec["name"]
         data = backup_copy.read_bytes() if resuming and backup_copy.is_file() \
             else repo.read_patch(rec["name"])
         patch = parse(data, repo.display(rec["name"]), entry.strip_level(repo.config.strip))
-        diff = g.diff_trees(rec["tree_before"], rec["tree_after"], repo.config.context)
+        diff = diffs[rec["name"]]
         new_bytes[rec["name"]] = render_refreshed(patch, diff, repo.display(rec["name"]),
                                                   entry.strip_level(repo.config.strip))
         old_bytes[rec["name"]] = data

@@ -414,6 +414,8 @@ class GitRepo:
         self.git_dir = Path(self.repo.git_dir)
         self.common_dir = Path(self.repo.common_dir)
         self.processes = 1  # the cat-file --batch reader, started on first read
+        self._merges: dict[tuple[bytes, bytes, bytes, tuple[str, str, str]],
+                           tuple[bytes, int]] = {}
 
     def _config(self, key: str) -> str:
         try:
@@ -561,7 +563,23 @@ class GitRepo:
 
     def merge_file(self, ours: bytes, base: bytes, theirs: bytes,
                    labels: tuple[str, str, str]) -> tuple[bytes, int]:
-        """`git merge-file --diff3` of three versions: (merged bytes, number of conflicts)."""
+        """`git merge-file --diff3` of three versions: (merged bytes, number of conflicts).
+
+        The replay asks the same question twice for a moved hunk it doubts and then must
+        merge; the last few answers are kept so git runs once for it."""
+        key = (hashlib.sha1(ours).digest(), hashlib.sha1(base).digest(),
+               hashlib.sha1(theirs).digest(), labels)
+        hit = self._merges.get(key)
+        if hit is not None:
+            return hit
+        result = self._merge_file(ours, base, theirs, labels)
+        self._merges[key] = result
+        if len(self._merges) > 8:
+            self._merges.pop(next(iter(self._merges)))
+        return result
+
+    def _merge_file(self, ours: bytes, base: bytes, theirs: bytes,
+                    labels: tuple[str, str, str]) -> tuple[bytes, int]:
         with tempfile.TemporaryDirectory(prefix="patchq-merge-") as tmp:
             paths = []
             for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):

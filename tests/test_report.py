@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Queue, Result, Upstream
+from .conftest import Queue, Result, Upstream, git, run_inprocess
 from .test_check_rebase import BASE, advance, make_patch, pin, resolve, sub
 
 KEEP = "  keep one\n  keep two\n"
@@ -138,3 +138,21 @@ def test_report_from_the_lock_alone(rebased: dict[str, str], upstream: Upstream,
     r = patchq("report", "--format", "md")
     assert r.code == 0
     assert "| `sub.patch` | resolved |" in r.out and rebased["edit"][:12] in r.out
+
+
+def test_report_during_a_stopped_rebase_says_it_is_the_previous_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "demo"
+    assert run_inprocess(capsys, "demo", str(root)).code == 0
+    up, q = root / "sgl-kernel", str(root / "patches-repo")
+    git(up, "checkout", "-q", "main")
+    cm = up / "CMakeLists.txt"
+    cm.write_text(cm.read_text().replace('"100a;103a"', '"100a;103a;110a"'))
+    git(up, "commit", "-q", "-am", "Build FP4 kernels for sm_110a")
+    git(up, "checkout", "-q", "patchq/main")
+    assert run_inprocess(capsys, "--dir", q, "rebase", "--onto", "main").code == 3
+    r = run_inprocess(capsys, "--dir", q, "report")
+    assert r.code == 0
+    assert r.err == ("patchq: a rebase is in progress (stopped at a conflict): this report "
+                     "is of the last rebase that finished\n")
+    assert "0003-fp4-sm120a.patch" in r.out

@@ -793,6 +793,9 @@ def report_cmd_(ctx: Context, fmt: str, out: Path | None) -> None:
       patchq report --format md -o review.md && gh pr create --body-file review.md
     """
     text = report.render(report_cmd.build(ctx), fmt)
+    note = report_cmd.pending_note(ctx)
+    if note:
+        output.info(f"patchq: {note}")
     if out is not None:
         report_cmd.write(text, out)
         output.info(f"wrote {out}")

@@ -32,5 +32,19 @@ def build(ctx: Context) -> report.Review:
     return report.from_lock(json.loads(lock.to_json()))
 
 
+def pending_note(ctx: Context) -> str | None:
+    """A warning when a rebase is stopped at a conflict: the report is of the last one
+    that finished, not of the one in progress."""
+    from .rebase import in_progress
+
+    try:
+        if in_progress(ctx):
+            return ("a rebase is in progress (stopped at a conflict): this report is of the "
+                    "last rebase that finished")
+    except BadInputError:
+        return None
+    return None
+
+
 def write(text: str, out: Path) -> None:
     atomic_write(out, text.encode())

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,6 +121,25 @@ def queue(tmp_path: Path) -> Queue:
     (path / "series").write_text("")
     (path / "patchq.toml").write_text('target = "../upstream"\n')
     return Queue(path)
+
+
+@contextmanager
+def held_lock(path: Path) -> Iterator[int]:
+    """Another process holding patchq's flock on `path` (as a running patchq would), with
+    its pid written in the file; yields that pid, and kills the holder on exit."""
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(path)!r}, os.O_RDWR | os.O_CREAT)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "os.pwrite(fd, b'%d\\n' % os.getpid(), 0)\n"
+        "print('held', flush=True)\n"
+        "time.sleep(30)\n")], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        yield holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 @dataclass

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from .conftest import Queue, Upstream
+from .conftest import Queue, Upstream, held_lock
 
 DIFF = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+{}\n"
 
@@ -67,21 +67,9 @@ def test_second_command_on_a_busy_target_exits_5(upstream: Upstream, queue: Queu
     queue.add("1.patch", DIFF.format("A"))
     state = upstream.path / ".git" / "patchq"
     state.mkdir(parents=True)
-    lock = state / "lock"
-    sleeper = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, os, sys, time\n"
-        f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)\n"
-        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
-        "os.pwrite(fd, b'%d\\n' % os.getpid(), 0)\n"
-        "print('held', flush=True)\n"
-        "time.sleep(30)\n")], stdout=subprocess.PIPE)
-    assert sleeper.stdout is not None and sleeper.stdout.readline() == b"held\n"
-    try:
+    with held_lock(state / "lock") as pid:
         p = patchq_proc(queue, "apply", "--onto", base)
         _, err = p.communicate(timeout=60)
         assert p.returncode == 5
-        assert f"another patchq (pid {sleeper.pid}) is working on this target" in err.decode()
+        assert f"another patchq (pid {pid}) is working on this target" in err.decode()
         assert "patchq/main" not in upstream.git("branch")
-    finally:
-        sleeper.kill()
-        sleeper.wait()

@@ -134,33 +134,25 @@ def test_killed_commands_can_be_undone_or_finished(tmp_path: Path, op: str, setu
         assert snapshot(up, q) == reference, point
 
 
+# Ctrl-C, or any error while changing things (git refusing, a full disk): rolled back on
+# the spot, with the exit code and message each gives.
+STOPS = [("INT", 130, "interrupted"), ("ERR", 70, "injected failure at {point}")]
+
+
+@pytest.mark.parametrize("signal,code,phrase", STOPS, ids=["ctrl-c", "error"])
 @pytest.mark.parametrize("op,setup,args,points", CASES, ids=[c[0] for c in CASES])
-def test_ctrl_c_rolls_back_on_the_spot(tmp_path: Path, op: str, setup: Setup,
-                                       args: list[str], points: list[str]) -> None:
+def test_ctrl_c_or_a_failure_rolls_back_on_the_spot(tmp_path: Path, op: str, setup: Setup,
+                                                    args: list[str], points: list[str],
+                                                    signal: str, code: int,
+                                                    phrase: str) -> None:
     for i, point in enumerate(points):
         up, q, base = build(tmp_path / f"{i}")
         setup(up, q, base)
         argv = [a.replace("{base}", base) for a in args]
         before = snapshot(up, q)
-        r = run(q, *argv, crash=point, signal="INT")
-        assert r.returncode == 130, (point, r.stderr)
-        assert "interrupted" in r.stderr
-        assert snapshot(up, q) == before, point
-        assert run(q, "status").stdout.count("interrupted") == 0
-
-
-@pytest.mark.parametrize("op,setup,args,points", CASES, ids=[c[0] for c in CASES])
-def test_a_failure_half_way_rolls_everything_back(tmp_path: Path, op: str, setup: Setup,
-                                                 args: list[str], points: list[str]) -> None:
-    """Any error while changing things (git refusing, a full disk) undoes what was done."""
-    for i, point in enumerate(points):
-        up, q, base = build(tmp_path / f"{i}")
-        setup(up, q, base)
-        argv = [a.replace("{base}", base) for a in args]
-        before = snapshot(up, q)
-        r = run(q, *argv, crash=point, signal="ERR")
-        assert r.returncode == 70, (point, r.stderr)
-        assert f"injected failure at {point}" in r.stderr
+        r = run(q, *argv, crash=point, signal=signal)
+        assert r.returncode == code, (point, r.stderr)
+        assert phrase.format(point=point) in r.stderr
         assert snapshot(up, q) == before, point
         assert "interrupted" not in run(q, "status").stdout
 

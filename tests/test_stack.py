@@ -11,12 +11,11 @@ import difflib
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import Queue, Result, Upstream, git, run_inprocess
+from .conftest import Queue, Result, Upstream, git, held_lock, run_inprocess
 
 A = "".join(f"line {i}\n" for i in range(1, 31))
 B = "".join(f"b {i}\n" for i in range(1, 11))
@@ -702,27 +701,16 @@ def test_a_second_patchq_on_the_target_waits_its_turn(upstream: Upstream, queue:
     three(upstream, queue)
     assert patchq("push").code == 0
     lock = upstream.path / ".git" / "patchq" / "lock"
-    other = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, os, sys, time\n"
-        f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)\n"
-        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
-        "os.pwrite(fd, b'%d\\n' % os.getpid(), 0)\n"
-        "print('held', flush=True)\n"
-        "time.sleep(30)\n")], stdout=subprocess.PIPE)
-    assert other.stdout is not None and other.stdout.readline() == b"held\n"
-    try:
+    with held_lock(lock) as other:
         before = snapshot(upstream.path, queue.path)
         for args in (("push",), ("pop",), ("refresh",), ("new", "x.patch"), ("goto", "p3.patch")):
             r = patchq(*args)
             assert (r.code, r.out) == (5, ""), args
-            assert r.err == (f"patchq: {lock.resolve()}: another patchq (pid {other.pid}) is "
+            assert r.err == (f"patchq: {lock.resolve()}: another patchq (pid {other}) is "
                              "working on this target — wait for it to finish\n")
         assert snapshot(upstream.path, queue.path) == before
-    finally:
-        other.kill()
-        other.wait()
     # Its process is gone, and its lock with it: the next command goes ahead.
-    assert lock.read_text() == f"{other.pid}\n"
+    assert lock.read_text() == f"{other}\n"
     r = patchq("push")
     assert (r.code, r.err) == (0, " exact p2.patch\nnow at p2.patch\n")
     assert not lock.exists()

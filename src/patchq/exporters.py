@@ -61,10 +61,9 @@ def to_mail(item: Outgoing, n: int, total: int, fallback_date: int,
     if body:
         out += body.encode() + b"\n"
     out += b"---\n"
-    sections = b"".join(s.render() for s in item.patch.sections)
-    if item.strip != 1:
-        # git am takes -p1 only; a -p0 patch is re-rendered with a/ b/ prefixes.
-        sections = b"".join(replace(s, raw_header=None).render() for s in item.patch.sections)
+    # git am takes -p1 only; a -p0 patch's section headers are re-rendered with a/ b/.
+    sections = b"".join((s if item.strip == 1 else replace(s, raw_header=None)).render()
+                        for s in item.patch.sections)
     return out + sections + b"\n"
 
 

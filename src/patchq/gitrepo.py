@@ -33,7 +33,6 @@ _SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
           "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE")
 
 TREE_MODE = "40000"
-_HEX40 = re.compile(r"[0-9a-f]{40}")
 
 
 def scrub_environment() -> None:
@@ -727,7 +726,3 @@ def render_tree(entries: Iterable[tuple[str, bytes, str]]) -> bytes:
 def _text(value: str | bytes) -> str:
     """GitPython hands back bytes from cat-file though it types them as str."""
     return value.decode() if isinstance(value, bytes) else value
-
-
-def is_full_id(text: str) -> bool:
-    return bool(_HEX40.fullmatch(text))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from .errors import BadInputError, UnsafePathError
@@ -781,13 +780,3 @@ def _refuse_other_formats(lines: list[bytes], cur: _Lines, whole: bool) -> None:
     if n == first or any(ln.rstrip(b"\r\n") == b"." for ln in lines[n:]):
         raise cur.error("this looks like an ed-script diff; patchq takes only unified diffs", n,
                         redo)
-
-
-def iter_hunks(p: Patch) -> Iterator[tuple[FilePatch, Hunk]]:
-    for s in p.sections:
-        for h in s.hunks:
-            yield s, h
-
-
-def make_patch(header: bytes, sections: Sequence[FilePatch]) -> Patch:
-    return Patch(header, tuple(sections))

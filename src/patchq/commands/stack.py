@@ -331,15 +331,13 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
             new_tree = wt
         else:
             new_tree = _carry_edits_down(ctx, stack, k, head_tree, wt, w)
-        entry = repo.series.find(name)
-        assert entry is not None
-        _, old_patch = load_patch(repo, entry)
+        entry = _entry(repo, name)
+        old_data, old_patch = load_patch(repo, entry)
         w.flush()  # git diff-tree below reads the carried-down tree from the object store
         diff = g.diff_trees(parent_tree, new_tree, repo.config.context)
         _refuse_conflict_markers(diff, repo.display(name), name, str(g.root))
         data = render_refreshed(old_patch, diff, repo.display(name),
                                 entry.strip_level(repo.config.strip))
-        old_data = repo.read_patch(name)
         info = g.commit_info(stack.commits[k])
         commit = _recommit(w, info, new_tree, parent)
         commits = list(stack.commits[: k]) + [commit]

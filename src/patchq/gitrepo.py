@@ -24,6 +24,7 @@ from pathlib import Path
 
 import git
 
+from . import merge3
 from .errors import BadInputError, GitError, UnsafeStateError
 
 # Variables that make git look at another repository, index or object store than ours.
@@ -564,14 +565,18 @@ class GitRepo:
                    labels: tuple[str, str, str]) -> tuple[bytes, int]:
         """`git merge-file --diff3` of three versions: (merged bytes, number of conflicts).
 
-        The replay asks the same question twice for a moved hunk it doubts and then must
-        merge; the last few answers are kept so git runs once for it."""
+        Computed in process by `merge3` (git's algorithm, ported), so a replay with many
+        conflicting hunks starts no git process per hunk; git runs only for input it
+        refuses as binary. The replay asks the same question twice for a moved hunk it
+        doubts and then must merge; the last few answers are kept for it."""
         key = (hashlib.sha1(ours).digest(), hashlib.sha1(base).digest(),
                hashlib.sha1(theirs).digest(), labels)
         hit = self._merges.get(key)
         if hit is not None:
             return hit
-        result = self._merge_file(ours, base, theirs, labels)
+        result = merge3.merge(ours, base, theirs, labels)
+        if result is None:  # binary: git says why it will not merge
+            result = self._merge_file(ours, base, theirs, labels)
         self._merges[key] = result
         if len(self._merges) > 8:
             self._merges.pop(next(iter(self._merges)))

@@ -14,6 +14,10 @@ two on thousands of generated inputs. `merge` returns None where git would refus
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import compress
+from operator import not_
+
 from .patch import split_lines
 
 _MAX_COST_MIN = 256
@@ -132,12 +136,8 @@ class _Diff:
         while j < lim and a[n1 - 1 - j] == b[n2 - 1 - j]:
             j += 1
         dend1, dend2 = n1 - j - 1, n2 - j - 1
-        count1: dict[int, int] = {}
-        for x in a:
-            count1[x] = count1.get(x, 0) + 1
-        count2: dict[int, int] = {}
-        for x in b:
-            count2[x] = count2.get(x, 0) + 1
+        count1 = Counter(a)
+        count2 = Counter(b)
         self.r1, self.h1 = self._cleanup(a, dstart, dend1, count2, self.ch1)
         self.r2, self.h2 = self._cleanup(b, dstart, dend2, count1, self.ch2)
         n = len(self.h1) + len(self.h2) + 3
@@ -150,23 +150,17 @@ class _Diff:
         self._compact(b, self.ch2, self.ch1)
 
     @staticmethod
-    def _cleanup(recs: list[int], dstart: int, dend: int, other: dict[int, int],
+    def _cleanup(recs: list[int], dstart: int, dend: int, other: Counter[int],
                  changed: bytearray) -> tuple[list[int], list[int]]:
         mlim = min(_bogosqrt(len(recs)), _MAX_EQLIMIT)
-        dis = bytearray(max(dend - dstart + 1, 0))
-        for k in range(dstart, dend + 1):
-            nm = other.get(recs[k], 0)
-            dis[k - dstart] = 0 if nm == 0 else 2 if nm >= mlim else 1
-        rindex: list[int] = []
-        ha: list[int] = []
+        dis = bytearray(0 if nm == 0 else 2 if nm >= mlim else 1
+                        for nm in map(other.__getitem__, recs[dstart:dend + 1]))
         last = dend - dstart
-        for k in range(dstart, dend + 1):
-            d = dis[k - dstart]
-            if d == 1 or (d == 2 and not _clean_mmatch(dis, k - dstart, 0, last)):
-                rindex.append(k)
-                ha.append(recs[k])
-            else:
-                changed[k + 1] = 1
+        keep = [d == 1 or (d == 2 and not _clean_mmatch(dis, k, 0, last))
+                for k, d in enumerate(dis)]
+        rindex = list(compress(range(dstart, dend + 1), keep))
+        ha = list(compress(recs[dstart:dend + 1], keep))
+        changed[dstart + 1:dend + 2] = bytes(map(not_, keep))
         return rindex, ha
 
     def _recs_cmp(self, off1: int, lim1: int, off2: int, lim2: int, need_min: bool) -> None:
@@ -218,19 +212,21 @@ class _Diff:
                 kvdf[fmax + 1 + ko] = -1
             else:
                 fmax -= 1
-            for d in range(fmax, fmin - 1, -2):
-                lo, hi = kvdf[d - 1 + ko], kvdf[d + 1 + ko]
+            # Diagonals are indexed d + ko (ko keeps them non-negative) from here on.
+            blo, bhi = bmin + ko, bmax + ko
+            for dk in range(fmax + ko, fmin + ko - 1, -2):
+                lo = kvdf[dk - 1]
+                hi = kvdf[dk + 1]
                 i1 = lo + 1 if lo >= hi else hi
-                prev1 = i1
-                i2 = i1 - d
+                i2 = i1 - dk + ko
                 if i1 < lim1 and i2 < lim2 and h1[i1] == h2[i2]:
                     k = _run(h1, h2, i1 + 1, i2 + 1, min(lim1 - i1, lim2 - i2) - 1) + 1
                     i1 += k
                     i2 += k
-                if i1 - prev1 > _SNAKE_CNT:
-                    got_snake = True
-                kvdf[d + ko] = i1
-                if odd and bmin <= d <= bmax and kvdb[d + ko] <= i1:
+                    if k > _SNAKE_CNT:
+                        got_snake = True
+                kvdf[dk] = i1
+                if odd and blo <= dk <= bhi and kvdb[dk] <= i1:
                     spl.i1, spl.i2 = i1, i2
                     return spl
             if bmin > dmin:
@@ -243,19 +239,20 @@ class _Diff:
                 kvdb[bmax + 1 + ko] = _LINE_MAX
             else:
                 bmax -= 1
-            for d in range(bmax, bmin - 1, -2):
-                lo, hi = kvdb[d - 1 + ko], kvdb[d + 1 + ko]
+            flo, fhi = fmin + ko, fmax + ko
+            for dk in range(bmax + ko, bmin + ko - 1, -2):
+                lo = kvdb[dk - 1]
+                hi = kvdb[dk + 1]
                 i1 = lo if lo < hi else hi - 1
-                prev1 = i1
-                i2 = i1 - d
+                i2 = i1 - dk + ko
                 if i1 > off1 and i2 > off2 and h1[i1 - 1] == h2[i2 - 1]:
                     k = _back(h1, h2, i1 - 1, i2 - 1, min(i1 - off1, i2 - off2) - 1) + 1
                     i1 -= k
                     i2 -= k
-                if prev1 - i1 > _SNAKE_CNT:
-                    got_snake = True
-                kvdb[d + ko] = i1
-                if not odd and fmin <= d <= fmax and i1 <= kvdf[d + ko]:
+                    if k > _SNAKE_CNT:
+                        got_snake = True
+                kvdb[dk] = i1
+                if not odd and flo <= dk <= fhi and i1 <= kvdf[dk]:
                     spl.i1, spl.i2 = i1, i2
                     return spl
             if need_min:
@@ -442,10 +439,8 @@ def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
     if any(b"\0" in x[:8000] for x in (ours, base, theirs)):
         return None
     l0, l1, l2 = split_lines(base), split_lines(ours), split_lines(theirs)
-    ids: dict[bytes, int] = {}
-    a0 = [ids.setdefault(x, len(ids)) for x in l0]
-    a1 = [ids.setdefault(x, len(ids)) for x in l1]
-    a2 = [ids.setdefault(x, len(ids)) for x in l2]
+    ids = {line: i for i, line in enumerate(dict.fromkeys(l0 + l1 + l2))}
+    a0, a1, a2 = (list(map(ids.__getitem__, x)) for x in (l0, l1, l2))
     s1 = diff(a0, a1)
     s2 = diff(a0, a2)
     if not s1:

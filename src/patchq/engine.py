@@ -141,6 +141,13 @@ def apply_hunks(content: bytes | None, hunks: Sequence[Hunk], *, fuzz: int = 0,
     return FileResult(b"".join(out), tuple(results))
 
 
+def locate(lines: list[bytes], hunk: Hunk) -> int | None:
+    """The 0-based line at which `hunk` alone would apply to `lines`, or None — what
+    `apply_hunks` would decide for it, without building the patched file."""
+    _, place = _locate(hunk, 0, lines, _Index(lines), 0, 0, 0)
+    return None if place is None else place[0]
+
+
 def _locate(h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int,
             last_offset: int, max_fuzz: int
             ) -> tuple[HunkResult, tuple[int, int, int] | None]:

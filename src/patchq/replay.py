@@ -482,6 +482,7 @@ def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
     base_tree = MemTree(lambda oid: g.read_tree(oid, w), g.commit_info(old_base, w)["tree"]
                         .decode())
     histories = {} if histories is None else histories
+    texts: dict[str, list[bytes] | None] = {}  # old base's files, read and split once
     drifted = {h.file for r in results for h in r.hunks if h.status != CLEAN}
     missing = drifted - set(histories)
     if missing:
@@ -512,23 +513,27 @@ def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
                 # hunks: every upstream commit to the file is behind it.
                 new_hunks.append(replace(h, drift=tuple(c.commit for c in histories[h.file])))
                 continue
-            start, length = _region(g, w, base_tree, sec.old_path, sec.hunks[h.index])
+            start, length = _region(g, w, base_tree, sec.old_path, sec.hunks[h.index], texts)
             att: Attribution = attribute(histories[h.file], start, length)
             new_hunks.append(replace(h, drift=att.for_status(h.status)))
         out.append(replace(r, hunks=tuple(new_hunks)))
     return out, subjects
 
 
-def _region(g: GitRepo, w: ObjectWriter, base_tree: MemTree, path: str, h: Hunk
-            ) -> tuple[int, int]:
-    """Where a hunk's context and removed lines sit in the old base's file (0-based)."""
-    try:
-        entry = base_tree.get(path)
-    except UnsafePathError:
-        entry = None
-    if entry is not None:
-        res = engine.apply_hunks(g.read_blob(entry[1], w), [h])
-        if res.ok:
-            return res.hunks[0].line - 1, len(h.old_lines)
-    return h.old_pos, len(h.old_lines)
+def _region(g: GitRepo, w: ObjectWriter, base_tree: MemTree, path: str, h: Hunk,
+            texts: dict[str, list[bytes] | None]) -> tuple[int, int]:
+    """Where a hunk's context and removed lines sit in the old base's file (0-based).
 
+    `texts` keeps each file read and split once for all the hunks that drifted in it."""
+    if path not in texts:
+        try:
+            entry = base_tree.get(path)
+        except UnsafePathError:
+            entry = None
+        texts[path] = split_lines(g.read_blob(entry[1], w)) if entry is not None else None
+    lines = texts[path]
+    if lines is not None:
+        start = engine.locate(lines, h)
+        if start is not None:
+            return start, len(h.old_lines)
+    return h.old_pos, len(h.old_lines)

@@ -18,6 +18,7 @@ import struct
 import subprocess
 import tempfile
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,6 +162,7 @@ class ObjectWriter:
 
 
 PACK_THRESHOLD = 64
+_READ_CACHE = 48 << 20  # bytes of recently read objects kept by GitRepo.read
 _PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 
 
@@ -416,6 +418,8 @@ class GitRepo:
         self.processes = 1  # the cat-file --batch reader, started on first read
         self._merges: dict[tuple[bytes, bytes, bytes, tuple[str, str, str]],
                            tuple[bytes, int]] = {}
+        self._read_cache: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
+        self._read_cache_bytes = 0
 
     def _config(self, key: str) -> str:
         try:
@@ -449,11 +453,25 @@ class GitRepo:
             hit = pending.get(oid)
             if hit is not None:
                 return hit
+        hit = self._read_cache.get(oid)
+        if hit is not None:
+            self._read_cache.move_to_end(oid)
+            return hit
         try:
-            _, kind, _, data = self.repo.git.get_object_data(oid)
+            _, kind, _, raw = self.repo.git.get_object_data(oid)
         except ValueError:
             raise GitError(f"object {oid} is missing", str(self.root)) from None
-        return _text(kind), bytes(data)
+        got = (_text(kind), bytes(raw))
+        if len(oid) == 40 and len(got[1]) <= _READ_CACHE // 8:
+            # An object id names the same bytes forever: keep recent reads, since a
+            # replay's trees (upstream's, the old base's, the drift's) and the files
+            # several patches touch are read again and again.
+            self._read_cache[oid] = got
+            self._read_cache_bytes += len(got[1])
+            while self._read_cache_bytes > _READ_CACHE:
+                _, old = self._read_cache.popitem(last=False)
+                self._read_cache_bytes -= len(old[1])
+        return got
 
     def read_blob(self, oid: str, pending: ObjectWriter | None = None) -> bytes:
         kind, data = self.read(oid, pending)

@@ -92,6 +92,9 @@ class Replay:
     renames: dict[str, str]
     state: SectionState
     results: list[PatchCheck] = field(default_factory=list)
+    # For each patch with hunks that did not apply cleanly, those hunks by the path the
+    # replay gave them: attribute_drift needs them and need not parse the patch again.
+    sections: dict[str, dict[str, Drifted]] = field(default_factory=dict)
 
     @classmethod
     def start(cls, g: GitRepo, repo: PatchRepo, old_base: str, onto: str, w: ObjectWriter,
@@ -138,6 +141,8 @@ class Replay:
         res = PatchCheck(entry.name, tuple(hunks), before, after, conflict_tree,
                          tuple(markers), tuple(renames))
         self.results.append(res)
+        if any(h.status != CLEAN for h in hunks):
+            self.sections[entry.name] = _drifted(patch.sections, renames, hunks)
         return res
 
     def _follow_rename(self, s: FilePatch) -> FilePatch:
@@ -469,7 +474,8 @@ def _conflict_blocks(content: bytes, hunks: Sequence[Hunk], name: str) -> bytes:
 def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
                     results: Sequence[PatchCheck], repo: PatchRepo,
                     entries: Sequence[Entry], histories: dict[str, list[Change]] | None = None,
-                    renames: dict[str, str] | None = None
+                    renames: dict[str, str] | None = None,
+                    sections: dict[str, dict[str, Drifted]] | None = None
                     ) -> tuple[list[PatchCheck], dict[str, str]]:
     """Fill each non-clean hunk's `drift`: one `git log` per file that drifted (a caller
     that attributes patch by patch passes the same `histories` to keep it so).
@@ -495,20 +501,18 @@ def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
             out.append(r)
             continue
         entry = by_name.get(r.name)
-        sections: dict[str, FilePatch] = {}
-        if entry is not None:
-            _, patch = load_patch(repo, entry)
-            renamed = dict(r.renames)
-            for s in patch.sections:
-                sections[renamed.get(s.path, s.path)] = s
+        secs = (sections or {}).get(r.name)
+        if secs is None:
+            secs = _drifted(load_patch(repo, entry)[1].sections, r.renames, r.hunks) \
+                if entry is not None else {}
         new_hunks = []
         for h in r.hunks:
-            sec = sections.get(h.file)
+            sec = secs.get(h.file)
             if h.status == CLEAN or sec is None:
                 new_hunks.append(h)
                 continue
             subjects.update((c.commit, c.subject) for c in histories[h.file])
-            if sec.old_path is None or h.index >= len(sec.hunks):
+            if sec.old_path is None or h.index not in sec.hunks:
                 # A file the patch creates (upstream created it too), or a section without
                 # hunks: every upstream commit to the file is behind it.
                 new_hunks.append(replace(h, drift=tuple(c.commit for c in histories[h.file])))
@@ -518,6 +522,31 @@ def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
             new_hunks.append(replace(h, drift=att.for_status(h.status)))
         out.append(replace(r, hunks=tuple(new_hunks)))
     return out, subjects
+
+
+@dataclass(frozen=True, slots=True)
+class Drifted:
+    """What drift attribution needs of a section: its old path and its unclean hunks."""
+
+    old_path: str | None
+    hunks: dict[int, Hunk]
+
+
+def _drifted(sections: Sequence[FilePatch], renames: Sequence[tuple[str, str]],
+             checks: Sequence[HunkCheck]) -> dict[str, Drifted]:
+    """A patch's unclean hunks by the path the replay reported them under."""
+    renamed = dict(renames)
+    want: dict[str, set[int]] = {}
+    for c in checks:
+        if c.status != CLEAN:
+            want.setdefault(c.file, set()).add(c.index)
+    out = {}
+    for s in sections:
+        path = renamed.get(s.path, s.path)
+        if path in want:
+            out[path] = Drifted(s.old_path, {i: s.hunks[i] for i in want[path]
+                                             if i < len(s.hunks)})
+    return out
 
 
 def _region(g: GitRepo, w: ObjectWriter, base_tree: MemTree, path: str, h: Hunk,

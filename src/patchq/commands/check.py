@@ -75,7 +75,8 @@ def replay_series(ctx: Context, base: str, onto: str, entries: Sequence[Entry],
     rp = Replay.start(g, repo, base, onto, w, fuzz, pre)
     for e in entries:
         rp.step(e)
-    return attribute_drift(g, base, onto, w, rp.results, repo, entries, renames=rp.renames)
+    return attribute_drift(g, base, onto, w, rp.results, repo, entries, renames=rp.renames,
+                           sections=rp.sections)
 
 
 def check(ctx: Context, onto: str | None, fuzz: int | None = None) -> CheckOutcome:

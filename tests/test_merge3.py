@@ -183,3 +183,24 @@ def test_many_conflicts_are_all_counted() -> None:
 
 def test_binary_input_is_left_to_git() -> None:
     assert merge(b"a\0b\n", b"a\n", b"a\n", LABELS) is None
+
+
+def test_a_diff_past_the_budget_is_left_to_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                               ) -> None:
+    """A file rewritten wholesale would keep Python busy for long: past merge3.BUDGET the
+    merge goes to git, with git's answer."""
+    from patchq import merge3
+    from patchq.gitrepo import GitRepo
+
+    rng = random.Random(3)
+    ours, base, theirs = _moves(rng)
+    with pytest.raises(merge3.TooCostly):
+        merge3.diff(list(range(50)), list(range(50))[::-1], budget=10)
+    monkeypatch.setattr(merge3, "BUDGET", 10)
+    assert merge(ours, base, theirs, LABELS) is None
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    g = GitRepo(tmp_path / "repo")
+    before = g.processes
+    got = g.merge_file(ours, base, theirs, LABELS)
+    assert g.processes == before + 1
+    assert (got[0], min(got[1], 127)) == git_merge(tmp_path, ours, base, theirs)

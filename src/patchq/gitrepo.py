@@ -585,15 +585,16 @@ class GitRepo:
 
         Computed in process by `merge3` (git's algorithm, ported), so a replay with many
         conflicting hunks starts no git process per hunk; git runs only for input it
-        refuses as binary. The replay asks the same question twice for a moved hunk it
-        doubts and then must merge; the last few answers are kept for it."""
+        refuses as binary and for the rare diff too costly for Python (merge3.BUDGET).
+        The replay asks the same question twice for a moved hunk it doubts and then must
+        merge; the last few answers are kept for it."""
         key = (hashlib.sha1(ours).digest(), hashlib.sha1(base).digest(),
                hashlib.sha1(theirs).digest(), labels)
         hit = self._merges.get(key)
         if hit is not None:
             return hit
         result = merge3.merge(ours, base, theirs, labels)
-        if result is None:  # binary: git says why it will not merge
+        if result is None:  # binary (git says why it will not merge), or too costly
             result = self._merge_file(ours, base, theirs, labels)
         self._merges[key] = result
         if len(self._merges) > 8:

@@ -9,7 +9,8 @@ conquer with git's cost heuristics, change compaction without the indent heurist
 xmerge at the level diff3 output allows (overlapping changes conflict unless identical,
 touching changes conflict) — so its answers are git's, byte for byte; tests compare the
 two on thousands of generated inputs. `merge` returns None where git would refuse
-(binary input), and the caller then asks git itself.
+(binary input) or where Python would take too long (a diff past BUDGET steps, files
+rewritten wholesale), and the caller then asks git itself.
 """
 
 from __future__ import annotations
@@ -107,6 +108,15 @@ def _back(h1: list[int], h2: list[int], i1: int, i2: int, n: int) -> int:
     return k
 
 
+class TooCostly(Exception):
+    """A diff that would take Python too long; git does it in C instead."""
+
+
+# Diagonal steps one diff may take (about 1.5 s of Python); a file rewritten beyond
+# that goes to `git merge-file`, one process for an input that rare.
+BUDGET = 5_000_000
+
+
 class _Split:
     __slots__ = ("i1", "i2", "min_lo", "min_hi")
 
@@ -121,8 +131,9 @@ class _Diff:
     `ch1`/`ch2` mark changed lines with a sentinel at each end: line i is at index i + 1.
     """
 
-    def __init__(self, a: list[int], b: list[int]) -> None:
+    def __init__(self, a: list[int], b: list[int], budget: int | None = None) -> None:
         self.a, self.b = a, b
+        self.budget = BUDGET if budget is None else budget
         n1, n2 = len(a), len(b)
         self.ch1 = bytearray(n1 + 2)
         self.ch2 = bytearray(n2 + 2)
@@ -202,6 +213,9 @@ class _Diff:
         while True:
             ec += 1
             got_snake = False
+            self.budget -= fmax - fmin + bmax - bmin + 2
+            if self.budget < 0:
+                raise TooCostly
             if fmin > dmin:
                 fmin -= 1
                 kvdf[fmin - 1 + ko] = -1
@@ -409,9 +423,12 @@ class _Diff:
         return out
 
 
-def diff(a: list[int], b: list[int]) -> list[tuple[int, int, int, int]]:
-    """git's default (Myers) line diff of two id sequences: (i1, i2, chg1, chg2) changes."""
-    return _Diff(a, b).script()
+def diff(a: list[int], b: list[int], budget: int | None = None
+         ) -> list[tuple[int, int, int, int]]:
+    """git's default (Myers) line diff of two id sequences: (i1, i2, chg1, chg2) changes.
+
+    Raises TooCostly past `budget` (default BUDGET) diagonal steps."""
+    return _Diff(a, b, budget).script()
 
 
 def _eol_crlf(recs: list[bytes], i: int) -> int:
@@ -435,14 +452,18 @@ def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
           ) -> tuple[bytes, int] | None:
     """`git merge-file -p --diff3 -L ours -L base -L theirs`: (merged bytes, conflicts).
 
-    None for input git would not merge as text (a NUL in the first 8,000 bytes)."""
+    None where git should answer instead: input it would not merge as text (a NUL in
+    the first 8,000 bytes), or a diff past BUDGET."""
     if any(b"\0" in x[:8000] for x in (ours, base, theirs)):
         return None
     l0, l1, l2 = split_lines(base), split_lines(ours), split_lines(theirs)
     ids = {line: i for i, line in enumerate(dict.fromkeys(l0 + l1 + l2))}
     a0, a1, a2 = (list(map(ids.__getitem__, x)) for x in (l0, l1, l2))
-    s1 = diff(a0, a1)
-    s2 = diff(a0, a2)
+    try:
+        s1 = diff(a0, a1)
+        s2 = diff(a0, a2)
+    except TooCostly:
+        return None
     if not s1:
         return theirs, 0
     if not s2:

@@ -75,39 +75,6 @@ def _clean_mmatch(dis: bytearray, i: int, s: int, e: int) -> bool:
     return rpdis1 * _KPDIS_RUN < rpdis1 + rdis1
 
 
-def _run(h1: list[int], h2: list[int], i1: int, i2: int, n: int) -> int:
-    """How many of the next `n` items agree from h1[i1] and h2[i2] on: galloping slice
-    comparisons (done in C) instead of one Python step per line of a long snake."""
-    k = 0
-    step = 8
-    while k < n:
-        step = min(step, n - k)
-        if h1[i1 + k : i1 + k + step] == h2[i2 + k : i2 + k + step]:
-            k += step
-            step *= 2
-        elif step == 1:
-            return k
-        else:
-            step //= 2
-    return k
-
-
-def _back(h1: list[int], h2: list[int], i1: int, i2: int, n: int) -> int:
-    """How many of the `n` items before h1[i1] and h2[i2] agree, walking backwards."""
-    k = 0
-    step = 8
-    while k < n:
-        step = min(step, n - k)
-        if h1[i1 - k - step : i1 - k] == h2[i2 - k - step : i2 - k]:
-            k += step
-            step *= 2
-        elif step == 1:
-            return k
-        else:
-            step //= 2
-    return k
-
-
 class TooCostly(Exception):
     """A diff that would take Python too long; git does it in C instead."""
 
@@ -233,11 +200,12 @@ class _Diff:
                 hi = kvdf[dk + 1]
                 i1 = lo + 1 if lo >= hi else hi
                 i2 = i1 - dk + ko
-                if i1 < lim1 and i2 < lim2 and h1[i1] == h2[i2]:
-                    k = _run(h1, h2, i1 + 1, i2 + 1, min(lim1 - i1, lim2 - i2) - 1) + 1
-                    i1 += k
-                    i2 += k
-                    if k > _SNAKE_CNT:
+                if i1 < lim1 and i2 < lim2 and h1[i1] == h2[i2]:  # rarely: follow a snake
+                    prev1 = i1
+                    while i1 < lim1 and i2 < lim2 and h1[i1] == h2[i2]:
+                        i1 += 1
+                        i2 += 1
+                    if i1 - prev1 > _SNAKE_CNT:
                         got_snake = True
                 kvdf[dk] = i1
                 if odd and blo <= dk <= bhi and kvdb[dk] <= i1:
@@ -260,10 +228,11 @@ class _Diff:
                 i1 = lo if lo < hi else hi - 1
                 i2 = i1 - dk + ko
                 if i1 > off1 and i2 > off2 and h1[i1 - 1] == h2[i2 - 1]:
-                    k = _back(h1, h2, i1 - 1, i2 - 1, min(i1 - off1, i2 - off2) - 1) + 1
-                    i1 -= k
-                    i2 -= k
-                    if k > _SNAKE_CNT:
+                    prev1 = i1
+                    while i1 > off1 and i2 > off2 and h1[i1 - 1] == h2[i2 - 1]:
+                        i1 -= 1
+                        i2 -= 1
+                    if prev1 - i1 > _SNAKE_CNT:
                         got_snake = True
                 kvdb[dk] = i1
                 if not odd and flo <= dk <= fhi and i1 <= kvdf[dk]:

@@ -43,7 +43,7 @@ class Attribution:
 
 def histories(g: GitRepo, old: str, new: str, paths: Iterable[str],
               renames: dict[str, str]) -> dict[str, list[Change]]:
-    """`history` for many paths at once: one `git log` per few hundred paths.
+    """`history` for many paths at once, in one `git log` (paths on its stdin).
 
     Without --follow (one path only), a rename is followed through `renames` (old path
     → path at `new`): both names are asked for, and the old name's commits are put
@@ -53,11 +53,21 @@ def histories(g: GitRepo, old: str, new: str, paths: Iterable[str],
     back = {v: k for k, v in renames.items()}
     names = sorted(set(wanted) | {back[p] for p in wanted if p in back})
     per_file: dict[str, list[tuple[int, Change]]] = {}
+    # Paths go to git on its stdin, one per line, after `--`: however many files drifted,
+    # one process. A name with a newline cannot go that way; those few go as arguments.
+    plain = [n for n in names if "\n" not in n]
+    odd = [n for n in names if "\n" in n]
+    batches: list[tuple[list[str], bytes | None]] = []
+    if plain:
+        batches.append((["--stdin"], b"--\n" + "".join(
+            n + "\n" for n in plain).encode("utf-8", "surrogateescape")))
+    for i in range(0, len(odd), 400):
+        batches.append((["--", *odd[i : i + 400]], None))
     order = 0
-    for i in range(0, len(names), 400):
+    for extra, stdin in batches:
         data = g.run("log", "--reverse", "--topo-order", "--format=%x00%H %s", "-p", "-U0",
-                     "--no-color", "--no-ext-diff", "-M", f"{old}..{new}", "--",
-                     *names[i : i + 400], env={"GIT_LITERAL_PATHSPECS": "1"})
+                     "--no-color", "--no-ext-diff", "-M", f"{old}..{new}", *extra,
+                     input=stdin, env={"GIT_LITERAL_PATHSPECS": "1"})
         for seq, (path, change) in enumerate(_split_log(data)):
             per_file.setdefault(path, []).append((order + seq, change))
         order += 1 << 30

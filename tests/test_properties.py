@@ -224,6 +224,21 @@ def test_a_removed_line_upstream_moved_is_not_upstreamed(tmp_path: Path) -> None
     assert lab.replay(case, 0) == ("merge", b"line 0\nline 1\nline 3\nline 4\n")
 
 
+def test_a_moved_last_line_that_gained_a_newline_is_still_the_same_block(tmp_path: Path
+                                                                        ) -> None:
+    """Found by the rebase property (2026-11-29): the patch deletes the file's last two
+    lines, the last without a newline; upstream moved both to the top, where the last one
+    gained a newline. The 3-way merge (git's and ours) is clean and keeps the moved
+    lines, and the move check compared `line 7` with `line 7\n` and saw no copy: the patch
+    was `merge` with its deletion lost. Now a missing newline does not hide the block."""
+    lab = Lab(tmp_path)
+    base = [b"line %d\n" % i for i in range(7)] + [b"line 7"]
+    case = Case(base, [b"ours 0.0\n", *base[:6]],
+                [base[0], b"line 6\n", b"line 7\n", *base[1:6]], True)
+    status, result = lab.replay(case, 0)
+    assert status == "conflict" and result is None
+
+
 def test_offset_and_stated_line_pointing_at_different_copies_is_ambiguous() -> None:
     """Found by bench/differential.py (seed 1001347): five copies of one block; upstream
     changed the `}` the first hunk removes, so that hunk moved by offset into copy 1, and

@@ -17,6 +17,7 @@ counts as upstreamed by reverse-applying only if its patched lines occur once.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -366,13 +367,42 @@ def _removed(hunks: Sequence[Hunk], result: Sequence[bytes],
     run of removed lines occurs in it fewer times than in `before` (not at all, without
     it). Where upstream *moved* a block the patch removes, a clean 3-way merge and the
     reverse-apply test both take the move for the removal (found by the rebase property
-    in tests/test_properties.py), and the patch would be dropped as upstreamed."""
+    in tests/test_properties.py), and the patch would be dropped as upstreamed. A block
+    that ended the file without a newline counts with one too: moved up, it gains one."""
     for h in hunks:
         for _, removed, _, _ in _change_blocks(h):
-            now = _count(result, removed)
-            if now and (before is None or now >= _count(before, removed)):
+            now = _count_moved(result, removed)
+            if now and (before is None or now >= _count_moved(before, removed)):
                 return False
+    # Line by line too: upstream may have moved only part of a removed block, or edited
+    # a line of it while moving it. Each line the hunks remove on balance (removed more
+    # often than added) must be that much rarer in `result` than in `before`.
+    net: Counter[bytes] = Counter()
+    for h in hunks:
+        for _, removed, added, _ in _change_blocks(h):
+            net.update(_key(x) for x in removed)
+            net.subtract(_key(x) for x in added)
+    wanted = {k: n for k, n in net.items() if n > 0}
+    if wanted:
+        left = Counter(k for k in map(_key, result) if k in wanted)
+        had = Counter(k for k in map(_key, before) if k in wanted) if before is not None \
+            else Counter()
+        if any(left[k] and left[k] > had[k] - n for k, n in wanted.items()):
+            return False
     return True
+
+
+def _key(line: bytes) -> bytes:
+    """A line without its newline: a file's last line gains one when moved up."""
+    return line[:-1] if line.endswith(b"\n") else line
+
+
+def _count_moved(lines: Sequence[bytes], seq: list[bytes]) -> int:
+    """`_count`, also counting `seq` with a newline on its last line if it had none."""
+    n = _count(lines, seq)
+    if seq and not seq[-1].endswith(b"\n"):
+        n += _count(lines, [*seq[:-1], seq[-1] + b"\n"])
+    return n
 
 
 def _count(lines: Sequence[bytes], seq: Sequence[bytes]) -> int:

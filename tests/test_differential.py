@@ -92,7 +92,11 @@ def test_engine_agrees_with_git_apply(tmp_path: Path, c: tuple[list[str], list[s
         return
     hunks = parse(patch, "gen.diff", strip=1).sections[0].hunks
     ours = engine.apply_hunks(body(drift), hunks)
-    theirs = run_tool(tmp_path, ["git", "apply", "-p1"], body(drift), patch)
+    # A hunk without context (here: a file emptied or replaced whole) has no anchor, and
+    # patchq places it as `git apply --unidiff-zero` does, not by the line numbers alone
+    # (plain git apply pins it to the file's start and end; found by this test).
+    zero = ["--unidiff-zero"] if any(not h.has_context for h in hunks) else []
+    theirs = run_tool(tmp_path, ["git", "apply", "-p1", *zero], body(drift), patch)
     event(f"patchq {engine.worst(h.status for h in ours.hunks)}, git "
           f"{'applied' if theirs is not None else 'refused'}")
     if ours.ok:

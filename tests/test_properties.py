@@ -195,6 +195,25 @@ def test_engine_changes_only_the_patch_lines(case: Case, fuzz: int) -> None:
         only_the_patch_changed(case, res.content)
 
 
+@budget(400)
+@given(cases(), st.sampled_from([0, 1, 3]), st.booleans())
+def test_exact_fast_path_answers_as_the_line_engine(case: Case, context: int,
+                                                    reverse: bool) -> None:
+    """apply_hunks splices bytes when every hunk stands exactly at its stated line; where
+    it does, the answer (content, every report) is the line-by-line engine's. Files
+    without a final newline, repeated lines and drift included."""
+    base, ours, theirs = case.data
+    hunks = engine.diff(base, ours, context)
+    hs = [h.reversed() for h in hunks] if reverse else hunks
+    for content in (ours if reverse else base, theirs):
+        if not content:
+            continue
+        fast = engine._exact_in_place(content, hs)
+        event(f"fast path: {'taken' if fast is not None else 'declined'}")
+        if fast is not None:
+            assert fast == engine._apply_lines(content, hs, 0)
+
+
 # --- what these properties found, pinned -------------------------------------------------
 
 

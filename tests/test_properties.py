@@ -256,6 +256,32 @@ def test_a_moved_last_line_that_gained_a_newline_is_still_the_same_block(tmp_pat
                 [base[0], b"line 6\n", b"line 7\n", *base[1:6]], True)
     status, result = lab.replay(case, 0)
     assert status == "conflict" and result is None
+    # The same with upstream editing the moved line 6 ("line 6 theirs"): the block is
+    # nowhere whole, but line 7 still is, once, where upstream put it.
+    base[7] = b"line 7\n"
+    case = Case(base, [b"ours 0.0\n", *base[:6]],
+                [base[0], b"line 6 theirs\n", b"line 7\n", *base[1:6]], True)
+    status, result = lab.replay(case, 0)
+    assert status == "conflict" and result is None
+
+
+def test_upstreamed_removals_stay_upstreamed_when_lines_repeat(tmp_path: Path) -> None:
+    """Found by review of the move check above: counting removed lines one by one
+    against upstream's file called these upstreamed patches conflicts, because a blank
+    line the patch removes is everywhere. Upstream took each patch (and added a blank
+    line elsewhere, or edited a line two above); both are upstreamed."""
+    lab = Lab(tmp_path)
+    base = [b"line %d\n" % i for i in range(30)]
+    base[10] = b"\n"
+    ours = base[:9] + base[11:]
+    theirs = ours[:25] + [b"\n"] + ours[25:]
+    assert lab.replay(Case(base, ours, theirs, False), 0)[0] == "upstreamed"
+    base = [b"int f() {\n", b"  one();\n", b"\n", b"  two();\n", b"  three();\n",
+            b"  four();\n", b"  gone();\n", b"\n", b"  five();\n", b"  six();\n", b"}\n"]
+    ours = base[:6] + base[8:]
+    theirs = list(ours)
+    theirs[4] = b"  THREE();\n"
+    assert lab.replay(Case(base, ours, theirs, False), 0)[0] == "upstreamed"
 
 
 def test_offset_and_stated_line_pointing_at_different_copies_is_ambiguous() -> None:

@@ -233,7 +233,9 @@ class Replay:
                 # Upstreamed only if the patched lines are there once: a look-alike
                 # elsewhere in the file proves nothing.
                 if back.ok and _count(cur_lines, s.hunks[i].new_lines) == 1 \
-                        and _removed(s.hunks[i:i + 1], cur_lines, pre_lines):
+                        and _removed(s.hunks[i:i + 1], cur_lines, pre_lines) \
+                        and not (pre_lines is not None and
+                                 _kept(s.hunks[i:i + 1], cur_lines, cur_lines, pre_lines)):
                     checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
                     failing.remove(i)
             if failing:
@@ -274,8 +276,11 @@ class Replay:
             if theirs.ok:
                 merged, conflicts = self.g.merge_file(content, pre, theirs.content,
                                                       ("upstream", "base", name))
-                if conflicts == 0 and _removed([s.hunks[i] for i in failing],
-                                               split_lines(merged), split_lines(content)):
+                merged_lines, up_lines = split_lines(merged), split_lines(content)
+                # The merge holds every hunk's change, so the line balance counts them all.
+                if conflicts == 0 and _removed([s.hunks[i] for i in failing], merged_lines,
+                                               up_lines) \
+                        and not _kept(s.hunks, merged_lines, up_lines, split_lines(pre)):
                     # Merging in the failing hunks changed nothing beyond the hunks that
                     # applied: upstream already made those changes.
                     status = UPSTREAMED if merged == cur else MERGE
@@ -374,22 +379,36 @@ def _removed(hunks: Sequence[Hunk], result: Sequence[bytes],
             now = _count_moved(result, removed)
             if now and (before is None or now >= _count_moved(before, removed)):
                 return False
-    # Line by line too: upstream may have moved only part of a removed block, or edited
-    # a line of it while moving it. Each line the hunks remove on balance (removed more
-    # often than added) must be that much rarer in `result` than in `before`.
+    return True
+
+
+def _kept(hunks: Sequence[Hunk], result: Sequence[bytes], upstream: Sequence[bytes],
+          pre: Sequence[bytes]) -> bool:
+    """Whether `result` still holds a line the hunks remove that upstream moved rather than
+    removed — what `_removed`'s whole-block test misses when upstream moved only part of
+    a removed block, or edited a line next to it while moving it (found by the rebase
+    property). Line by line: each telling line the hunks remove on balance (n more times
+    than they add it) that upstream did not already remove itself (fewer copies than in
+    the pinned preimage) must be that much rarer in `result` than upstream. Blank and
+    brace-only lines tell nothing — upstream removes and adds those all the time."""
     net: Counter[bytes] = Counter()
     for h in hunks:
         for _, removed, added, _ in _change_blocks(h):
-            net.update(_key(x) for x in removed)
-            net.subtract(_key(x) for x in added)
+            net.update(_key(x) for x in removed if not _trivial(x))
+            net.subtract(_key(x) for x in added if not _trivial(x))
     wanted = {k: n for k, n in net.items() if n > 0}
-    if wanted:
-        left = Counter(k for k in map(_key, result) if k in wanted)
-        had = Counter(k for k in map(_key, before) if k in wanted) if before is not None \
-            else Counter()
-        if any(left[k] and left[k] > had[k] - n for k, n in wanted.items()):
-            return False
-    return True
+    if not wanted:
+        return False
+
+    def counts(lines: Sequence[bytes]) -> Counter[bytes]:
+        return Counter(k for k in map(_key, lines) if k in wanted)
+
+    left, up, was = counts(result), counts(upstream), counts(pre)
+    for k, n in wanted.items():
+        need = max(0, n - max(0, was[k] - up[k]))  # what upstream has not removed itself
+        if left[k] > up[k] - need:
+            return True
+    return False
 
 
 def _key(line: bytes) -> bytes:

@@ -204,3 +204,15 @@ def test_second_hunk_uses_first_hunks_offset_to_break_ties() -> None:
     res = engine.apply_hunks(drifted, hs)
     assert [h.offset for h in res.hunks] == [6, 6]
     assert res.content == text(["d1", "d2", "d3", "d4", "d5", "d6"] + new)
+
+
+def test_a_mid_hunk_line_without_newline_is_not_glued_to_the_next() -> None:
+    """Found by review: `\\ No newline` in the middle of a hunk leaves an old line without
+    one; the byte-splicing fast path joined it onto the next and matched the single file
+    line `bc` for `b` + `c`. It now leaves such hunks to the line engine, which refuses."""
+    patch = parse(b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n\\ No newline at end of file\n"
+                  b"+b\n c\n", "f.patch", 1)
+    hunks = patch.sections[0].hunks
+    assert engine._exact_in_place(b"a\nbc\nd\n", hunks) is None
+    res = engine.apply_hunks(b"a\nbc\nd\n", hunks)
+    assert not res.ok and res.content == b"a\nbc\nd\n"

@@ -171,7 +171,10 @@ def _exact_in_place(content: bytes, hunks: Sequence[Hunk]) -> FileResult | None:
     for i, h in enumerate(hunks):
         old, new = h.old_lines, h.new_lines
         stated = h.old_pos
-        if not h.has_context or stated < line or stated + len(old) > n:
+        if not h.has_context or stated < line or stated + len(old) > n or \
+                any(not x.endswith(b"\n") for x in old[:-1]):
+            # (A `\ No newline` mid-hunk leaves an old line without one: joined, it would
+            # glue onto the next and match a single line of the file. Found by review.)
             return None
         no_eol = bool(new) and not new[-1].endswith(b"\n")
         if (h.old_start <= 1 and stated != 0) or \

@@ -54,9 +54,13 @@ def histories(g: GitRepo, old: str, new: str, paths: Iterable[str],
     names = sorted(set(wanted) | {back[p] for p in wanted if p in back})
     per_file: dict[str, list[tuple[int, Change]]] = {}
     # Paths go to git on its stdin, one per line, after `--`: however many files drifted,
-    # one process. A name with a newline cannot go that way; those few go as arguments.
-    plain = [n for n in names if "\n" not in n]
-    odd = [n for n in names if "\n" in n]
+    # one process. A name with a newline cannot go that way, nor one ending in CR (git
+    # reads the lines as text and drops a CR before the LF); those few go as arguments.
+    def odd_name(n: str) -> bool:
+        return "\n" in n or n.endswith("\r")
+
+    plain = [n for n in names if not odd_name(n)]
+    odd = [n for n in names if odd_name(n)]
     batches: list[tuple[list[str], bytes | None]] = []
     if plain:
         batches.append((["--stdin"], b"--\n" + "".join(

@@ -658,7 +658,11 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
     Example:
       git -C ../sglang fetch && patchq check --onto origin/main
     """
-    out = check_cmd.check(ctx, onto, fuzz)
+    progress = output.Progress(0, "checking")
+    try:
+        out = check_cmd.check(ctx, onto, fuzz, progress)
+    finally:
+        progress.done()
     if as_json:
         output.emit_json({"base": out.base, "onto": out.onto, "patches": [
             {"name": p.name, "status": p.status,
@@ -734,7 +738,11 @@ def rebase(ctx: Context, onto: str | None, continue_: bool, skip: bool, abort: b
         output.info("rebase aborted; target, series, patches and lock are as before")
         return
     if dry_run:
-        dr = rebase_cmd.dry_run(ctx, onto, fuzz)  # type: ignore[arg-type]
+        bar = output.Progress(0, "replaying")
+        try:
+            dr = rebase_cmd.dry_run(ctx, onto, fuzz, bar)  # type: ignore[arg-type]
+        finally:
+            bar.done()
         if as_json:
             output.emit_json({"base": dr.base, "onto": dr.onto, "patches": [
                 {"name": p.name, "outcome": rebase_cmd.outcome_of(p), "status": p.status,
@@ -743,14 +751,18 @@ def rebase(ctx: Context, onto: str | None, continue_: bool, skip: bool, abort: b
             for p in dr.patches:
                 output.data(f"{rebase_cmd.outcome_of(p):>10} {p.name}")
         sys.exit(3 if any(rebase_cmd.outcome_of(p) == "conflict" for p in dr.patches) else 0)
-    if continue_:
-        out = rebase_cmd.continue_(ctx)
-    elif skip:
-        out = rebase_cmd.skip(ctx)
-    else:
-        if not onto and not ctx.repo().config.branch:
-            raise click.UsageError("give --onto REF (or set `branch` in patchq.toml)")
-        out = rebase_cmd.start(ctx, onto or "", fuzz)
+    bar = output.Progress(0, "rebasing")
+    try:
+        if continue_:
+            out = rebase_cmd.continue_(ctx, bar)
+        elif skip:
+            out = rebase_cmd.skip(ctx, bar)
+        else:
+            if not onto and not ctx.repo().config.branch:
+                raise click.UsageError("give --onto REF (or set `branch` in patchq.toml)")
+            out = rebase_cmd.start(ctx, onto or "", fuzz, bar)
+    finally:
+        bar.done()  # a conflict stops the run with an error: clear the line first
     if as_json:
         output.emit_json({"finished": out.finished, "base": out.base, "onto": out.onto,
                           "patches": [{k: v for k, v in d.items() if not k.startswith("tree")}

@@ -45,7 +45,12 @@ class Progress:
         self.label = label
         self.on = sys.stderr.isatty() and total >= 20
 
-    def __call__(self, n: int, name: str) -> None:
+    def __call__(self, n: int, name: str, total: int | None = None) -> None:
+        """Patch n (0-based) of the run is `name`; a caller that learns the count late
+        passes `total` with each call."""
+        if total is not None and total != self.total:
+            self.total = total
+            self.on = sys.stderr.isatty() and total >= 20
         if self.on and (n % 10 == 0 or n == self.total - 1):
             sys.stderr.write(f"\r\x1b[K{self.label} {n + 1}/{self.total} {name[:50]}")
             sys.stderr.flush()

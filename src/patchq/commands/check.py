@@ -6,7 +6,7 @@ the earlier ones produced), and the upstream commits behind every drifted hunk a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..application import preimages
@@ -66,24 +66,32 @@ def old_base(ctx: Context, g: GitRepo) -> tuple[str, tuple[str, ...]]:
                         str(repo.lock_path), "run `patchq apply --onto OLD-BASE` first")
 
 
+# Told of each patch a long run reaches: (index, name, how many in all).
+Progress = Callable[[int, str, int], None]
+
+
 def replay_series(ctx: Context, base: str, onto: str, entries: Sequence[Entry],
-                  fuzz: int) -> tuple[list[PatchCheck], dict[str, str]]:
+                  fuzz: int, progress: Progress | None = None
+                  ) -> tuple[list[PatchCheck], dict[str, str]]:
     """Classify every active patch on `onto`, continuing past conflicts; drift attributed."""
     g, repo = ctx.git(), ctx.repo()
     w = g.writer(dry_run=True)
     pre = preimages(g, repo, base, entries, w)
     rp = Replay.start(g, repo, base, onto, w, fuzz, pre)
-    for e in entries:
+    for i, e in enumerate(entries):
+        if progress is not None:
+            progress(i, e.name or "", len(entries))
         rp.step(e)
     return attribute_drift(g, base, onto, w, rp.results, repo, entries, renames=rp.renames,
                            sections=rp.sections)
 
 
-def check(ctx: Context, onto: str | None, fuzz: int | None = None) -> CheckOutcome:
+def check(ctx: Context, onto: str | None, fuzz: int | None = None,
+          progress: Progress | None = None) -> CheckOutcome:
     repo, g = ctx.repo(), ctx.git()
     ref, onto_id = default_onto(ctx, g, onto)
     base, guards = old_base(ctx, g)
     entries = repo.series.active(guards)
     fz = repo.config.fuzz if fuzz is None else fuzz
-    results, subjects = replay_series(ctx, base, onto_id, entries, fz)
+    results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress)
     return CheckOutcome(base, onto_id, ref, tuple(results), subjects)

@@ -39,7 +39,7 @@ from ..series import Entry, Series
 from ..stack import Stack, load, save
 from ..state import crashpoint, run_lock
 from .apply import branch_name
-from .check import CheckOutcome, check, default_onto, old_base
+from .check import CheckOutcome, Progress, check, default_onto, old_base
 from .stack import render_refreshed
 
 # The marker lines of a diff3-style conflict (ours, base, theirs); each carries a label.
@@ -86,7 +86,8 @@ class RebaseOutcome:
     onto: str = ""
 
 
-def start(ctx: Context, onto: str, fuzz: int | None) -> RebaseOutcome:
+def start(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None = None
+          ) -> RebaseOutcome:
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
         if in_progress(ctx):
@@ -118,10 +119,11 @@ def start(ctx: Context, onto: str, fuzz: int | None) -> RebaseOutcome:
             "entries": [e.name for e in entries], "done": [], "head": onto_id,
             "current": None, "phase": "running", "subjects": {},
         }
-        return _run(ctx, doc)
+        return _run(ctx, doc, progress)
 
 
-def _run(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
+def _run(ctx: Context, doc: dict[str, Any], progress: Progress | None = None
+         ) -> RebaseOutcome:
     """Replay the remaining patches from doc['head']; stop at a conflict or finish."""
     repo, g = ctx.repo(), ctx.git()
     entries = [repo.series.find(n) for n in doc["entries"]]
@@ -141,8 +143,10 @@ def _run(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
     histories: dict[str, list[Change]] = (
         histories_for(g, doc["old_base"], doc["onto"], touched, rp.renames)
         if touched and doc["old_base"] != doc["onto"] else {})
-    for entry in todo:
+    for i, entry in enumerate(todo):
         assert entry.name is not None
+        if progress is not None:
+            progress(i, entry.name, len(todo))
         res = rp.step(entry)
         (res,), subjects = attribute_drift(g, doc["old_base"], doc["onto"], w, [res], repo,
                                            [entry], histories, rp.renames)
@@ -216,7 +220,7 @@ def _clear_conflict(ctx: Context, doc: dict[str, Any]) -> None:
                     path.unlink()
 
 
-def continue_(ctx: Context) -> RebaseOutcome:
+def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
     """Take the person's resolution of the conflicting patch (no `git add` needed)."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
@@ -225,7 +229,7 @@ def continue_(ctx: Context) -> RebaseOutcome:
             return _finish(ctx, doc)
         cur = doc.get("current")
         if not cur:
-            return _run(ctx, doc)
+            return _run(ctx, doc, progress)
         if not cur.get("shown", True):
             # Killed before the markers reached the working tree: show them now.
             _show_conflict(ctx, doc, cur["name"], cur.get("conflict_tree"))
@@ -266,10 +270,10 @@ def continue_(ctx: Context) -> RebaseOutcome:
         doc["current"] = None
         g.reset_to(commit, f"rebase: resolved {cur['name']}")
         _write_state(ctx, doc)
-        return _run(ctx, doc)
+        return _run(ctx, doc, progress)
 
 
-def skip(ctx: Context) -> RebaseOutcome:
+def skip(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
     """Drop the conflicting patch (recorded `dropped`) and go on."""
     g = ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
@@ -282,7 +286,7 @@ def skip(ctx: Context) -> RebaseOutcome:
         doc["done"].append(record | {"outcome": "dropped"})
         doc["current"] = None
         _write_state(ctx, doc)
-        return _run(ctx, doc)
+        return _run(ctx, doc, progress)
 
 
 def abort(ctx: Context) -> None:
@@ -448,10 +452,11 @@ def _files_map(raw: bytes) -> dict[str, tuple[str | None, str | None]]:
     return out
 
 
-def dry_run(ctx: Context, onto: str, fuzz: int | None) -> CheckOutcome:
+def dry_run(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None = None
+            ) -> CheckOutcome:
     """What `rebase --onto` would do to each patch, changing nothing: the replay `check`
     runs (outcome_of names each patch's would-be outcome)."""
-    return check(ctx, onto, fuzz)
+    return check(ctx, onto, fuzz, progress)
 
 
 def outcome_of(p: PatchCheck) -> str:

@@ -173,3 +173,18 @@ def patchq(queue: Queue, capsys: pytest.CaptureFixture[str]):  # type: ignore[no
     def run(*args: str) -> Result:
         return run_inprocess(capsys, "--dir", str(queue.path), *args)
     return run
+
+
+def line_series(up: Upstream, queue: Queue, n: int, new_every: int | None = None) -> str:
+    """A base commit with one long file and `n` one-line patches down it (plus a patch
+    creating a file after every `new_every`-th); returns the base commit."""
+    up.write("f.txt", "".join(f"line {i}\n" for i in range(4 * n + 10)))
+    base = up.commit("base")
+    for i in range(n):
+        queue.add(f"{i:04d}.patch",
+                  f"--- a/f.txt\n+++ b/f.txt\n@@ -{4 * i + 2},3 +{4 * i + 2},3 @@\n"
+                  f" line {4 * i + 1}\n-line {4 * i + 2}\n+LINE {4 * i + 2}\n line {4 * i + 3}\n")
+        if new_every and i % new_every == 0:
+            queue.add(f"{i:04d}-new.patch",
+                      f"--- /dev/null\n+++ b/dir{i}/new.txt\n@@ -0,0 +1 @@\n+new {i}\n")
+    return base

@@ -13,20 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import Queue, Upstream, git
+from .conftest import Queue, Upstream, git, line_series
 
 
 def _series(up: Upstream, queue: Queue, n: int) -> str:
-    up.write("f.txt", "".join(f"line {i}\n" for i in range(4 * n + 10)))
-    base = up.commit("base")
-    for i in range(n):
-        queue.add(f"{i:04d}.patch",
-                  f"--- a/f.txt\n+++ b/f.txt\n@@ -{4 * i + 2},3 +{4 * i + 2},3 @@\n"
-                  f" line {4 * i + 1}\n-line {4 * i + 2}\n+LINE {4 * i + 2}\n line {4 * i + 3}\n")
-        if i % 7 == 0:
-            queue.add(f"{i:04d}-new.patch",
-                      f"--- /dev/null\n+++ b/dir{i}/new.txt\n@@ -0,0 +1 @@\n+new {i}\n")
-    return base
+    return line_series(up, queue, n, new_every=7)
 
 
 def _count(tmp: Path, queue: Queue, base: str, *args: str, ok: tuple[int, ...] = (0,)) -> int:

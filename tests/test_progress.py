@@ -8,17 +8,7 @@ import sys
 
 import pytest
 
-from .conftest import Queue, Upstream
-
-
-def _series(up: Upstream, queue: Queue, n: int) -> str:
-    up.write("f.txt", "".join(f"line {i}\n" for i in range(4 * n + 10)))
-    base = up.commit("base")
-    for i in range(n):
-        queue.add(f"{i:04d}.patch",
-                  f"--- a/f.txt\n+++ b/f.txt\n@@ -{4 * i + 2},3 +{4 * i + 2},3 @@\n"
-                  f" line {4 * i + 1}\n-line {4 * i + 2}\n+LINE {4 * i + 2}\n line {4 * i + 3}\n")
-    return base
+from .conftest import Queue, Upstream, line_series
 
 
 def _stderr(queue: Queue, *args: str, tty: bool) -> tuple[int, bytes]:
@@ -50,7 +40,7 @@ def _stderr(queue: Queue, *args: str, tty: bool) -> tuple[int, bytes]:
 def test_replays_count_their_patches_on_a_terminal(upstream: Upstream, queue: Queue,
                                                    command: tuple[str, ...], label: bytes
                                                    ) -> None:
-    base = _series(upstream, queue, 25)
+    base = line_series(upstream, queue, 25)
     subprocess.run([sys.executable, "-m", "patchq", "--dir", str(queue.path), "apply",
                     "--onto", base], check=True, capture_output=True)
     upstream.git("checkout", "-q", "-f", base)

@@ -373,11 +373,15 @@ def _removed(hunks: Sequence[Hunk], result: Sequence[bytes],
     it). Where upstream *moved* a block the patch removes, a clean 3-way merge and the
     reverse-apply test both take the move for the removal (found by the rebase property
     in tests/test_properties.py), and the patch would be dropped as upstreamed. A block
-    that ended the file without a newline counts with one too: moved up, it gains one."""
+    that ended the file without a newline counts with one too: moved up, it gains one
+    (lines are compared without their newlines, `_key`)."""
+    res = [*map(_key, result)]
+    was = None if before is None else [*map(_key, before)]
     for h in hunks:
         for _, removed, _, _ in _change_blocks(h):
-            now = _count_moved(result, removed)
-            if now and (before is None or now >= _count_moved(before, removed)):
+            block = [*map(_key, removed)]
+            now = _count(res, block)
+            if now and (was is None or now >= _count(was, block)):
                 return False
     return True
 
@@ -414,14 +418,6 @@ def _kept(hunks: Sequence[Hunk], result: Sequence[bytes], upstream: Sequence[byt
 def _key(line: bytes) -> bytes:
     """A line without its newline: a file's last line gains one when moved up."""
     return line[:-1] if line.endswith(b"\n") else line
-
-
-def _count_moved(lines: Sequence[bytes], seq: list[bytes]) -> int:
-    """`_count`, also counting `seq` with a newline on its last line if it had none."""
-    n = _count(lines, seq)
-    if seq and not seq[-1].endswith(b"\n"):
-        n += _count(lines, [*seq[:-1], seq[-1] + b"\n"])
-    return n
 
 
 def _count(lines: Sequence[bytes], seq: Sequence[bytes]) -> int:

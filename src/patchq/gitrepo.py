@@ -26,6 +26,7 @@ from pathlib import Path
 import git
 
 from . import merge3
+from .diffserver import DiffServer
 from .errors import BadInputError, GitError, UnsafeStateError
 
 # Variables that make git look at another repository, index or object store than ours.
@@ -420,6 +421,7 @@ class GitRepo:
                            tuple[bytes, int]] = {}
         self._read_cache: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
         self._read_cache_bytes = 0
+        self._differ: DiffServer | None = None  # git's diff for merges, started on need
 
     def _config(self, key: str) -> str:
         try:
@@ -584,22 +586,28 @@ class GitRepo:
         """`git merge-file --diff3` of three versions: (merged bytes, number of conflicts).
 
         Computed in process by `merge3` (git's algorithm, ported), so a replay with many
-        conflicting hunks starts no git process per hunk; git runs only for input it
-        refuses as binary and for the rare diff too costly for Python (merge3.BUDGET).
-        The replay asks the same question twice for a moved hunk it doubts and then must
-        merge; the last few answers are kept for it."""
+        conflicting hunks starts no git process per hunk. A diff too long for Python goes
+        to one `git diff-tree --stdin` kept for the run (diffserver), and `git merge-file`
+        runs only for input it refuses as binary. The replay asks the same question twice
+        for a moved hunk it doubts and then must merge; the last few answers are kept."""
         key = (hashlib.sha1(ours).digest(), hashlib.sha1(base).digest(),
                hashlib.sha1(theirs).digest(), labels)
         hit = self._merges.get(key)
         if hit is not None:
             return hit
-        result = merge3.merge(ours, base, theirs, labels)
-        if result is None:  # binary (git says why it will not merge), or too costly
+        result = merge3.merge(ours, base, theirs, labels, self._diff)
+        if result is None:  # binary: git says why it will not merge
             result = self._merge_file(ours, base, theirs, labels)
         self._merges[key] = result
         if len(self._merges) > 8:
             self._merges.pop(next(iter(self._merges)))
         return result
+
+    def _diff(self, a: bytes, b: bytes) -> merge3.Script:
+        if self._differ is None:
+            self._differ = DiffServer()
+            self.processes += 1
+        return self._differ.script(a, b)
 
     def _merge_file(self, ours: bytes, base: bytes, theirs: bytes,
                     labels: tuple[str, str, str]) -> tuple[bytes, int]:
@@ -699,6 +707,9 @@ class GitRepo:
                                    str(self.root), "commit or stash them first")
 
     def close(self) -> None:
+        if self._differ is not None:
+            self._differ.close()
+            self._differ = None
         self.repo.close()
 
 

@@ -8,14 +8,17 @@ lines with too many matches discarded inside runs of discarded lines), Myers' di
 conquer with git's cost heuristics, change compaction without the indent heuristic, and
 xmerge at the level diff3 output allows (overlapping changes conflict unless identical,
 touching changes conflict) — so its answers are git's, byte for byte; tests compare the
-two on thousands of generated inputs. `merge` returns None where git would refuse
-(binary input) or where Python would take too long (a diff past BUDGET steps, files
-rewritten wholesale), and the caller then asks git itself.
+two on thousands of generated inputs. Its Myers walk is Python, though: a long diff
+(a file against an upstream far ahead) goes to git's own diff, in C, through the one
+`git diff-tree --stdin` a run keeps (diffserver); the merge itself stays here. `merge`
+returns None where git would refuse (binary input) or, with no such differ, where Python
+would take too long (a diff past BUDGET steps), and the caller then asks git itself.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from itertools import compress
 from operator import not_
 
@@ -417,27 +420,37 @@ def _eol_crlf(recs: list[bytes], i: int) -> int:
     return int(len(r) > 1 and r[-2:-1] == b"\r")
 
 
-def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
-          ) -> tuple[bytes, int] | None:
+# With a faster differ at hand (git's, diffserver), a diff goes to it when the lines
+# between the common head and tail number more than FAR_LINES — Python's record cleanup
+# alone then costs more than the round trip — or when Python passes NEAR diagonal steps.
+FAR_LINES = 500
+NEAR = 20_000
+
+# A diff's edit script: (start in a, start in b, lines in a, lines in b) per change.
+Script = list[tuple[int, int, int, int]]
+
+
+def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str],
+          far: Callable[[bytes, bytes], Script] | None = None) -> tuple[bytes, int] | None:
     """`git merge-file -p --diff3 -L ours -L base -L theirs`: (merged bytes, conflicts).
 
-    None where git should answer instead: input it would not merge as text (a NUL in
-    the first 8,000 bytes), or a diff past BUDGET."""
+    `far(a, b)`, if given, is git's own diff of two texts (diffserver): a diff that
+    would take Python more than NEAR steps goes to it. None where git should answer
+    instead: input it would not merge as text (a NUL in the first 8,000 bytes), or,
+    without `far`, a diff past BUDGET."""
     if any(b"\0" in x[:8000] for x in (ours, base, theirs)):
         return None
     l0, l1, l2 = split_lines(base), split_lines(ours), split_lines(theirs)
-    ids = {line: i for i, line in enumerate(dict.fromkeys(l0 + l1 + l2))}
-    a0, a1, a2 = (list(map(ids.__getitem__, x)) for x in (l0, l1, l2))
     try:
-        s1 = diff(a0, a1)
-        s2 = diff(a0, a2)
+        s1 = _script(l0, l1, base, ours, far)
+        s2 = _script(l0, l2, base, theirs, far)
     except TooCostly:
         return None
     if not s1:
         return theirs, 0
     if not s2:
         return ours, 0
-    changes = _do_merge(s1, s2, a1, a2, len(l0), len(l1), len(l2))
+    changes = _do_merge(s1, s2, l1, l2, len(l0), len(l1), len(l2))
     out: list[bytes] = []
     i = 0
     conflicts = 0
@@ -466,6 +479,31 @@ def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
     return b"".join(out), conflicts
 
 
+def _script(a: list[bytes], b: list[bytes], ta: bytes, tb: bytes,
+            far: Callable[[bytes, bytes], Script] | None) -> Script:
+    """The diff of two texts' lines: here, or by `far` if it is large."""
+    if far is not None:
+        n1, n2 = len(a), len(b)
+        lim = min(n1, n2)
+        i = 0
+        while i < lim and a[i] == b[i]:
+            i += 1
+        lim -= i
+        j = 0
+        while j < lim and a[n1 - 1 - j] == b[n2 - 1 - j]:
+            j += 1
+        if n1 + n2 - 2 * (i + j) > FAR_LINES:
+            return far(ta, tb)
+    ids = {line: k for k, line in enumerate(dict.fromkeys(a + b))}
+    ia, ib = list(map(ids.__getitem__, a)), list(map(ids.__getitem__, b))
+    if far is None:
+        return diff(ia, ib)
+    try:
+        return diff(ia, ib, NEAR)
+    except TooCostly:
+        return far(ta, tb)
+
+
 def _side(out: list[bytes], marker: bytes, lines: list[bytes], eol: bytes) -> None:
     out.append(marker)
     out.extend(lines)
@@ -474,7 +512,7 @@ def _side(out: list[bytes], marker: bytes, lines: list[bytes], eol: bytes) -> No
 
 
 def _do_merge(s1: list[tuple[int, int, int, int]], s2: list[tuple[int, int, int, int]],
-              a1: list[int], a2: list[int], n0: int, n1: int, n2: int
+              a1: list[bytes], a2: list[bytes], n0: int, n1: int, n2: int
               ) -> list[list[int]]:
     """xdl_do_merge at XDL_MERGE_EAGER (what diff3 style allows): merge entries
     [mode, i0, chg0, i1, chg1, i2, chg2], mode 0 a conflict, 1 ours, 2 theirs."""

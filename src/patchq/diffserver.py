@@ -1,0 +1,192 @@
+"""git's own line diff, in C, from one git process that serves a whole run.
+
+merge3 reproduces `git merge-file` exactly, but its Myers walk is Python: a diff between
+a file and an upstream 1,000 commits away takes it tens of milliseconds, git well under
+one. `git diff-tree --stdin` diffs each pair of trees it reads and echoes back any line
+that is not a pair, which marks the end of each answer, so one process can answer every
+expensive diff of a run. The files go to it as loose objects in a private, temporary
+object store (never the target's), in one-file trees. diff-tree's Myers diff is the one
+merge-file runs (xdl_do_diff, then change compaction, then the edit script); the
+indent heuristic is turned off, as merge-file has it, and no configuration is read.
+Hunks with one line of context give the edit script back exactly: every run of -/+
+lines between context lines is one change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import tempfile
+import zlib
+from collections import OrderedDict
+from typing import IO
+
+from .errors import GitError
+from .merge3 import Script
+
+# What the private store may hold on disk before its oldest files go (a long run writes
+# every version of the files it merges; most are asked about once or twice).
+_KEEP = 32 << 20
+
+
+class DiffServer:
+    """One `git diff-tree --stdin` and its private object store; `close` removes both."""
+
+    def __init__(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="patchq-diff-", dir=_scratch())
+        try:
+            os.mkdir(os.path.join(self.dir, "objects"))
+            os.mkdir(os.path.join(self.dir, "refs"))
+            with open(os.path.join(self.dir, "HEAD"), "w") as f:
+                f.write("ref: refs/heads/main\n")
+            self._err: IO[bytes] = tempfile.TemporaryFile()
+            # No system or user configuration: nothing may change the diff it makes.
+            env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+            env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+                       GIT_DIR=self.dir)
+            self._proc = subprocess.Popen(
+                ["git", "diff-tree", "--stdin", "-p", "-U1", "--no-indent-heuristic",
+                 "--diff-algorithm=myers", "--text", "--no-renames", "--no-color",
+                 "--no-ext-diff", "--no-textconv"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, env=env,
+                cwd=self.dir)
+        except BaseException:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
+        # A line diff-tree cannot read as a pair of trees, and no diff line starts with.
+        self._end = b"\x01patchq-end " + secrets.token_hex(8).encode() + b"\n"
+        self._stored: OrderedDict[str, int] = OrderedDict()  # oid → bytes on disk
+        self._stored_bytes = 0
+        self._dirs: set[str] = set()
+
+    def script(self, a: bytes, b: bytes) -> Script:
+        """The edit script of git's Myers diff from `a` to `b` (what merge3.diff returns)."""
+        ta = self._tree(self._put(b"blob", a))
+        tb = self._tree(self._put(b"blob", b))
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        try:
+            self._proc.stdin.write(b"%s %s\n" % (ta.encode(), tb.encode()) + self._end)
+            self._proc.stdin.flush()
+        except OSError:
+            self._died()
+        return _parse(self._answer())
+
+    def _answer(self) -> bytes:
+        """Everything diff-tree writes up to the end line."""
+        assert self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        chunks = []
+        tail = b""
+        end = self._end
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                self._died()
+            chunks.append(chunk)
+            tail = (tail + chunk)[-len(end) - 1:]
+            if tail.endswith(end) and (len(tail) == len(end) or tail[0] == 10):
+                out = b"".join(chunks)
+                return out[: len(out) - len(end)]
+
+    def _put(self, kind: bytes, data: bytes) -> str:
+        raw = b"%s %d\0" % (kind, len(data)) + data
+        oid = hashlib.sha1(raw).hexdigest()
+        if oid in self._stored:
+            self._stored.move_to_end(oid)
+            return oid
+        sub = os.path.join(self.dir, "objects", oid[:2])
+        if sub not in self._dirs:
+            os.makedirs(sub, exist_ok=True)
+            self._dirs.add(sub)
+        packed = zlib.compress(raw, 0)  # the store is read once and thrown away
+        with open(os.path.join(sub, oid[2:]), "wb") as f:
+            f.write(packed)
+        self._stored[oid] = len(packed)
+        self._stored_bytes += len(packed)
+        while self._stored_bytes > _KEEP and len(self._stored) > 4:
+            old, size = self._stored.popitem(last=False)
+            os.unlink(os.path.join(self.dir, "objects", old[:2], old[2:]))
+            self._stored_bytes -= size
+        return oid
+
+    def _tree(self, blob: str) -> str:
+        return self._put(b"tree", b"100644 f\0" + bytes.fromhex(blob))
+
+    def _died(self) -> None:
+        self._proc.kill()
+        self._proc.wait()
+        self._err.seek(0)
+        why = self._err.read().decode(errors="replace").strip().splitlines()
+        raise GitError("git diff-tree stopped answering" + (f": {why[-1]}" if why else ""),
+                       self.dir)
+
+    def close(self) -> None:
+        proc = self._proc
+        if proc.poll() is None:
+            assert proc.stdin is not None
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        self._err.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_RUNS = re.compile(rb"@|[-+\\]+")
+
+
+def _parse(out: bytes) -> Script:
+    """The edit script in diff-tree's -U1 output: each run of -/+ lines between context
+    lines is one change ("\\ No newline at end of file" belongs to the line before)."""
+    lines = out.split(b"\n")
+    kinds = b"".join([x[:1] or b" " for x in lines])  # one byte per line
+    script: Script = []
+    i = j = last = 0
+    started = False
+    for m in _RUNS.finditer(kinds):
+        s, e = m.span()
+        if kinds[s] == 64:  # "@@ -a,n +b,m @@"
+            i, j = _hunk_starts(lines[s])
+            last = s + 1
+            started = True
+            continue
+        if not started:
+            continue  # the file header's ---/+++ lines
+        i += s - last  # context lines
+        j += s - last
+        d = kinds.count(b"-", s, e)
+        a = kinds.count(b"+", s, e)
+        if d or a:  # not just the last context line's "\ No newline"
+            script.append((i, j, d, a))
+        i += d
+        j += a
+        last = e
+    return script
+
+
+def _scratch() -> str | None:
+    """Where the store goes: memory (/dev/shm) where there is one, as creating a file there
+    costs microseconds and on a disk up to a millisecond; else the usual temporary folder."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+
+
+def _hunk_starts(line: bytes) -> tuple[int, int]:
+    """0-based starts of a hunk from "@@ -a[,n] +b[,m] @@": an empty side's number is
+    the line before it."""
+    parts = line.split(b" ")
+    return _start(parts[1][1:]), _start(parts[2][1:])
+
+
+def _start(field: bytes) -> int:
+    pos, _, count = field.partition(b",")
+    n = int(pos)
+    return n if count == b"0" else n - 1

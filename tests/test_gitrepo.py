@@ -66,3 +66,85 @@ def test_dirty_paths_ignore_the_patch_repo(upstream: Upstream) -> None:
     assert g.dirty_paths() == []
     upstream.write("debian/patches/series", "x.patch\n").write("new-file", "n\n")
     assert g.dirty_paths(["debian/patches"]) == ["new-file"]
+
+
+def test_section_state_undo_gives_back_the_tree(upstream: Upstream) -> None:
+    """A replay takes back a conflicting patch by undoing its changes in place: whatever
+    the patch did — edits, new files in new folders, removals that empty a folder, a file
+    and a folder trading places — the tree is the one before, id for id."""
+    import random
+
+    from patchq.application import SectionState
+
+    upstream.write("a/x", "1\n").write("a/y", "2\n").write("b", "3\n").write("c/d/e", "4\n")
+    upstream.commit("base")
+    g = GitRepo(upstream.path)
+    w = g.writer(dry_run=True)
+    st = SectionState(g, w, g.resolve("HEAD", "tree"))
+    rng = random.Random(4)
+    names = ["a/x", "a/y", "a", "b", "b/n", "c/d/e", "c/d", "c", "n/m/o", "n"]
+    for round_ in range(300):
+        before = st.tree.write(w)
+        st.changed = {}
+        for _ in range(rng.randint(1, 5)):
+            path = rng.choice(names)
+            try:
+                if rng.random() < 0.4:
+                    st.remove(path, "test")
+                else:
+                    st.put(path, "100644", b"%d\n" % rng.randint(0, 3), w, "test")
+            except UnsafePathError:
+                pass  # through a file, or onto a folder: the patch would stop here
+        if rng.random() < 0.5:
+            st.undo(before)
+            assert st.tree.write(w) == before, round_
+            # The undone tree is fully usable: a fresh read agrees on every path.
+            fresh = MemTree(lambda oid: g.read_tree(oid, w), before)
+            for path in names:
+                try:
+                    want = fresh.get(path)
+                except UnsafePathError:
+                    want = None
+                try:
+                    got = st.tree.get(path)
+                except UnsafePathError:
+                    got = None
+                assert got == want, (round_, path)
+        st.changed = None
+
+
+def test_section_state_undo_falls_back_to_reading_the_tree(upstream: Upstream,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """File and folder trading places, undone; and when putting a path back fails, the
+    tree is read afresh rather than left half restored."""
+    from patchq.application import SectionState
+
+    upstream.write("a/x", "1\n").write("a/y", "2\n").write("b", "3\n").commit("base")
+    g = GitRepo(upstream.path)
+    w = g.writer(dry_run=True)
+    st = SectionState(g, w, g.resolve("HEAD", "tree"))
+    before = st.tree.write(w)
+    st.changed = {}
+    st.remove("a/x", "t")
+    st.remove("a/y", "t")
+    st.put("a", "100644", b"now a file\n", w, "t")
+    st.remove("b", "t")
+    st.put("b/inside", "100644", b"now a folder\n", w, "t")
+    assert st.tree.write(w) != before
+    st.undo(before)
+    assert st.tree.write(w) == before and st.changed is None
+    assert st.tree.get("a/x") is not None and st.tree.get("b") is not None
+
+    st.changed = {}
+    st.put("b", "100644", b"changed\n", w, "t")
+    real_set = MemTree.set
+
+    def refuse(self: MemTree, path: str, mode: str, oid: str, where: str = "") -> None:
+        raise UnsafePathError("refused", where)
+
+    monkeypatch.setattr(MemTree, "set", refuse)
+    st.undo(before)
+    monkeypatch.setattr(MemTree, "set", real_set)
+    assert st.tree.write(w) == before
+    assert st.content(st.tree.get("b")[1]) == b"3\n"  # type: ignore[index]

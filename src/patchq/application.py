@@ -112,6 +112,9 @@ class SectionState:
         self.blobs: OrderedDict[str, bytes] = OrderedDict()
         self.blob_bytes = 0
         self.base: dict[str, tuple[str, str] | None] = {}
+        # While not None: what each path held before the first change since it was set,
+        # so a replay can take back a patch that conflicted (`undo`).
+        self.changed: dict[str, tuple[str, str] | None] | None = None
 
     def get(self, path: str, where: str) -> tuple[str, str] | None:
         entry = self.tree.get(path, where)
@@ -148,6 +151,8 @@ class SectionState:
             _check_link(self, path, data, where)
         if path not in self.base:
             self.base[path] = before
+        if self.changed is not None and path not in self.changed:
+            self.changed[path] = before
         oid = w.add("blob", data, base=before[1] if before else None)
         if before is not None and before[1] in self.blobs:
             self.blob_bytes -= len(self.blobs.pop(before[1]))  # only current versions
@@ -155,9 +160,28 @@ class SectionState:
         self.tree.set(path, mode, oid, where)
 
     def remove(self, path: str, where: str) -> None:
+        before = self.tree.get(path, where)
         if path not in self.base:
-            self.base[path] = self.tree.get(path, where)
+            self.base[path] = before
+        if self.changed is not None and path not in self.changed:
+            self.changed[path] = before
         self.tree.remove(path, where)
+
+    def undo(self, tree: str) -> None:
+        """Put back what `changed` recorded, which must give `tree` again; a tree it
+        cannot restore (a file and a directory traded places) is read afresh instead."""
+        changed, self.changed = self.changed or {}, None
+        try:
+            for path, entry in reversed(changed.items()):  # the last change first
+                if entry is None:
+                    self.tree.remove(path)
+                else:
+                    self.tree.set(path, entry[0], entry[1])
+            if self.tree.write(self.w) == tree:
+                return
+        except UnsafePathError:
+            pass
+        self.tree = MemTree(lambda oid: self.g.read_tree(oid, self.w), tree)
 
 
 _PARSED: OrderedDict[tuple[str, int, int, int], tuple[bytes, Patch]] = OrderedDict()

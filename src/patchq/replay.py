@@ -116,6 +116,8 @@ class Replay:
         hunks: list[HunkCheck] = []
         markers: dict[str, bytes] = {}
         renames: list[tuple[str, str]] = []
+        st = self.state
+        st.changed = {}
         for s in patch.sections:
             s2 = self._follow_rename(s)
             if s2 is not s:
@@ -131,14 +133,13 @@ class Replay:
             # What a person resolves goes to a side tree: the patch's sections that applied,
             # and markers in the files that did not (a missing file's change is theirs to
             # redo). The replay goes on without the patch.
-            side = SectionState(self.g, self.w, after)
             for path, data in markers.items():
-                cur = side.tree.get(path, display)
-                side.put(path, cur[0] if cur else "100644", data, self.w, display,
-                         markers=True)
-            conflict_tree = side.tree.write(self.w)
-            self.state.tree = MemTree(lambda oid: self.g.read_tree(oid, self.w), before)
+                cur = st.tree.get(path, display)
+                st.put(path, cur[0] if cur else "100644", data, self.w, display, markers=True)
+            conflict_tree = self.tree()
+            st.undo(before)
             after = before
+        st.changed = None
         res = PatchCheck(entry.name, tuple(hunks), before, after, conflict_tree,
                          tuple(markers), tuple(renames))
         self.results.append(res)

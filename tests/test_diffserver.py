@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import random
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -55,9 +55,9 @@ def test_merges_through_the_server_equal_git_merge_file(tmp_path: Path,
     monkeypatch.setattr(merge3, "FAR_LINES", -1)
     calls = []
 
-    def far(a: bytes, b: bytes) -> merge3.Script:
+    def far(a: bytes, b: bytes) -> Callable[[], merge3.Script]:
         calls.append(1)
-        return server.script(a, b)
+        return server.ask(a, b)
 
     rng = random.Random(5)
     cases = [_small(rng) for _ in range(120)] + [_large(rng) for _ in range(2)]
@@ -67,6 +67,16 @@ def test_merges_through_the_server_equal_git_merge_file(tmp_path: Path,
         assert got is not None
         assert (got[0], min(got[1], 127)) == git_merge(tmp_path, ours, base, theirs), i
     assert len(calls) == 2 * len(cases)
+
+
+def test_answers_read_out_of_order_are_each_their_own(server: DiffServer) -> None:
+    """Questions go out before answers are read; reading a later answer first reads the
+    earlier ones and keeps them."""
+    rng = random.Random(9)
+    pairs = [(b, o) for o, b, _ in (_small(rng) for _ in range(30))]
+    asked = [server.ask(a, b) for a, b in pairs]
+    for k in [*range(29, -1, -3), *range(30)]:
+        assert asked[k]() == python_script(*pairs[k]), k
 
 
 def test_lines_that_look_like_the_protocol_are_only_lines(server: DiffServer) -> None:

@@ -22,7 +22,8 @@ import shutil
 import subprocess
 import tempfile
 import zlib
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from collections.abc import Callable
 from typing import IO
 
 from .errors import GitError
@@ -62,35 +63,55 @@ class DiffServer:
         self._stored: OrderedDict[str, int] = OrderedDict()  # oid → bytes on disk
         self._stored_bytes = 0
         self._dirs: set[str] = set()
+        self._waiting: deque[list[Script]] = deque()  # questions sent, answers not read
+        self._rest = b""  # read from git, not yet part of an answer
 
     def script(self, a: bytes, b: bytes) -> Script:
         """The edit script of git's Myers diff from `a` to `b` (what merge3.diff returns)."""
+        return self.ask(a, b)()
+
+    def ask(self, a: bytes, b: bytes) -> Callable[[], Script]:
+        """Send the question now, read the answer when it is called: git diffs while the
+        caller goes on (merge3 does the other, short side of a merge meanwhile). Answers
+        come in the order asked; calling a later one first reads the earlier ones."""
         ta = self._tree(self._put(b"blob", a))
         tb = self._tree(self._put(b"blob", b))
-        assert self._proc.stdin is not None and self._proc.stdout is not None
+        assert self._proc.stdin is not None
         try:
             self._proc.stdin.write(b"%s %s\n" % (ta.encode(), tb.encode()) + self._end)
             self._proc.stdin.flush()
         except OSError:
             self._died()
-        return _parse(self._answer())
+        slot: list[Script] = []
+        self._waiting.append(slot)
+
+        def answer() -> Script:
+            while not slot:
+                self._waiting.popleft().append(_parse(self._answer()))
+            return slot[0]
+
+        return answer
 
     def _answer(self) -> bytes:
-        """Everything diff-tree writes up to the end line."""
+        """Everything diff-tree writes for the oldest unread question, up to its end line
+        (what was read past it belongs to the next answer)."""
         assert self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
-        chunks = []
-        tail = b""
+        buf = self._rest
         end = self._end
+        start = 0
         while True:
+            k = buf.find(end, start)
+            while k > 0 and buf[k - 1] != 10:  # only a whole line is the end line
+                k = buf.find(end, k + 1)
+            if k >= 0:
+                self._rest = buf[k + len(end):]
+                return buf[:k]
+            start = max(0, len(buf) - len(end))
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 self._died()
-            chunks.append(chunk)
-            tail = (tail + chunk)[-len(end) - 1:]
-            if tail.endswith(end) and (len(tail) == len(end) or tail[0] == 10):
-                out = b"".join(chunks)
-                return out[: len(out) - len(end)]
+            buf += chunk
 
     def _put(self, kind: bytes, data: bytes) -> str:
         raw = b"%s %d\0" % (kind, len(data)) + data

@@ -603,11 +603,11 @@ class GitRepo:
             self._merges.pop(next(iter(self._merges)))
         return result
 
-    def _diff(self, a: bytes, b: bytes) -> merge3.Script:
+    def _diff(self, a: bytes, b: bytes) -> Callable[[], merge3.Script]:
         if self._differ is None:
             self._differ = DiffServer()
             self.processes += 1
-        return self._differ.script(a, b)
+        return self._differ.ask(a, b)
 
     def _merge_file(self, ours: bytes, base: bytes, theirs: bytes,
                     labels: tuple[str, str, str]) -> tuple[bytes, int]:

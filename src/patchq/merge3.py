@@ -428,22 +428,27 @@ NEAR = 20_000
 
 # A diff's edit script: (start in a, start in b, lines in a, lines in b) per change.
 Script = list[tuple[int, int, int, int]]
+# Asks for a diff of two texts elsewhere; the function it returns waits for the answer.
+Far = Callable[[bytes, bytes], Callable[[], Script]]
 
 
 def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str],
-          far: Callable[[bytes, bytes], Script] | None = None) -> tuple[bytes, int] | None:
+          far: Far | None = None) -> tuple[bytes, int] | None:
     """`git merge-file -p --diff3 -L ours -L base -L theirs`: (merged bytes, conflicts).
 
-    `far(a, b)`, if given, is git's own diff of two texts (diffserver): a diff that
-    would take Python more than NEAR steps goes to it. None where git should answer
+    `far(a, b)`, if given, asks git's own diff of two texts (diffserver) and returns a
+    function that waits for the answer: long diffs go to it, and while git works on
+    them the short side is diffed here. None where git should answer
     instead: input it would not merge as text (a NUL in the first 8,000 bytes), or,
     without `far`, a diff past BUDGET."""
     if any(b"\0" in x[:8000] for x in (ours, base, theirs)):
         return None
     l0, l1, l2 = split_lines(base), split_lines(ours), split_lines(theirs)
     try:
-        s1 = _script(l0, l1, base, ours, far)
-        s2 = _script(l0, l2, base, theirs, far)
+        ask1 = _ask_far(l0, l1, base, ours, far)
+        ask2 = _ask_far(l0, l2, base, theirs, far)
+        s1 = ask1() if ask1 else _near(l0, l1, base, ours, far)
+        s2 = ask2() if ask2 else _near(l0, l2, base, theirs, far)
     except TooCostly:
         return None
     if not s1:
@@ -479,21 +484,25 @@ def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str],
     return b"".join(out), conflicts
 
 
-def _script(a: list[bytes], b: list[bytes], ta: bytes, tb: bytes,
-            far: Callable[[bytes, bytes], Script] | None) -> Script:
-    """The diff of two texts' lines: here, or by `far` if it is large."""
-    if far is not None:
-        n1, n2 = len(a), len(b)
-        lim = min(n1, n2)
-        i = 0
-        while i < lim and a[i] == b[i]:
-            i += 1
-        lim -= i
-        j = 0
-        while j < lim and a[n1 - 1 - j] == b[n2 - 1 - j]:
-            j += 1
-        if n1 + n2 - 2 * (i + j) > FAR_LINES:
-            return far(ta, tb)
+def _ask_far(a: list[bytes], b: list[bytes], ta: bytes, tb: bytes, far: Far | None
+             ) -> Callable[[], Script] | None:
+    """Ask `far` for the diff if the lines between the common head and tail are many."""
+    if far is None:
+        return None
+    n1, n2 = len(a), len(b)
+    lim = min(n1, n2)
+    i = 0
+    while i < lim and a[i] == b[i]:
+        i += 1
+    lim -= i
+    j = 0
+    while j < lim and a[n1 - 1 - j] == b[n2 - 1 - j]:
+        j += 1
+    return far(ta, tb) if n1 + n2 - 2 * (i + j) > FAR_LINES else None
+
+
+def _near(a: list[bytes], b: list[bytes], ta: bytes, tb: bytes, far: Far | None) -> Script:
+    """The diff of two texts' lines here (handed to `far` past NEAR steps, if given)."""
     ids = {line: k for k, line in enumerate(dict.fromkeys(a + b))}
     ia, ib = list(map(ids.__getitem__, a)), list(map(ids.__getitem__, b))
     if far is None:
@@ -501,7 +510,7 @@ def _script(a: list[bytes], b: list[bytes], ta: bytes, tb: bytes,
     try:
         return diff(ia, ib, NEAR)
     except TooCostly:
-        return far(ta, tb)
+        return far(ta, tb)()
 
 
 def _side(out: list[bytes], marker: bytes, lines: list[bytes], eol: bytes) -> None:

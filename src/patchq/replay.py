@@ -18,7 +18,7 @@ counts as upstreamed by reverse-applying only if its patched lines occur once.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from . import engine
@@ -344,8 +344,7 @@ def anchored(content: bytes, hunks: Sequence[Hunk], pre: bytes) -> bytes | None:
             if removed:
                 if all(_trivial(x) for x in removed) or _count(old, removed) != 1:
                     return None
-                hits = [i for i in range(len(lines) - len(removed) + 1)
-                        if lines[i : i + len(removed)] == removed]
+                hits = _find(lines, removed, 2)
                 if len(hits) != 1:
                     return None
                 i = hits[0]
@@ -353,12 +352,12 @@ def anchored(content: bytes, hunks: Sequence[Hunk], pre: bytes) -> bytes | None:
                 continue
             anchor_hit = None
             if before is not None and not _trivial(before) and _count(old, [before]) == 1:
-                hits = [i for i, x in enumerate(lines) if x == before]
+                hits = _find(lines, [before], 2)
                 if len(hits) == 1:
                     anchor_hit = hits[0] + 1
             if anchor_hit is None and after is not None and not _trivial(after) \
                     and _count(old, [after]) == 1:
-                hits = [i for i, x in enumerate(lines) if x == after]
+                hits = _find(lines, [after], 2)
                 if len(hits) == 1:
                     anchor_hit = hits[0]
             if anchor_hit is None:
@@ -375,12 +374,12 @@ def _removed(hunks: Sequence[Hunk], result: Sequence[bytes],
     reverse-apply test both take the move for the removal (found by the rebase property
     in tests/test_properties.py), and the patch would be dropped as upstreamed. A block
     that ended the file without a newline counts with one too: moved up, it gains one
-    (lines are compared without their newlines, `_key`)."""
-    res = [*map(_key, result)]
-    was = None if before is None else [*map(_key, before)]
+    (lines are compared as if each ended in one, `_ended`)."""
+    res = _ended(result)
+    was = None if before is None else _ended(before)
     for h in hunks:
         for _, removed, _, _ in _change_blocks(h):
-            block = [*map(_key, removed)]
+            block = _ended(removed)
             now = _count(res, block)
             if now and (was is None or now >= _count(was, block)):
                 return False
@@ -399,16 +398,12 @@ def _kept(hunks: Sequence[Hunk], result: Sequence[bytes], upstream: Sequence[byt
     net: Counter[bytes] = Counter()
     for h in hunks:
         for _, removed, added, _ in _change_blocks(h):
-            net.update(_key(x) for x in removed if not _trivial(x))
-            net.subtract(_key(x) for x in added if not _trivial(x))
+            net.update(_ended(x for x in removed if not _trivial(x)))
+            net.subtract(_ended(x for x in added if not _trivial(x)))
     wanted = {k: n for k, n in net.items() if n > 0}
     if not wanted:
         return False
-
-    def counts(lines: Sequence[bytes]) -> Counter[bytes]:
-        return Counter(k for k in map(_key, lines) if k in wanted)
-
-    left, up, was = counts(result), counts(upstream), counts(pre)
+    left, up, was = Counter(_ended(result)), Counter(_ended(upstream)), Counter(_ended(pre))
     for k, n in wanted.items():
         need = max(0, n - max(0, was[k] - up[k]))  # what upstream has not removed itself
         if left[k] > up[k] - need:
@@ -416,19 +411,41 @@ def _kept(hunks: Sequence[Hunk], result: Sequence[bytes], upstream: Sequence[byt
     return False
 
 
-def _key(line: bytes) -> bytes:
-    """A line without its newline: a file's last line gains one when moved up."""
-    return line[:-1] if line.endswith(b"\n") else line
+def _ended(lines: Iterable[bytes]) -> list[bytes]:
+    """Lines with a newline added where one is missing: a file's last line gains one when
+    moved up. Only the last line of a file's (split_lines) or a hunk side's lines can
+    lack one."""
+    out = list(lines)
+    if out and not out[-1].endswith(b"\n"):
+        out[-1] += b"\n"
+    return out
 
 
 def _count(lines: Sequence[bytes], seq: Sequence[bytes]) -> int:
     """How many times `seq` occurs in `lines` (an empty `seq`: never)."""
+    return len(_find(lines, seq))
+
+
+def _find(lines: Sequence[bytes], seq: Sequence[bytes], most: int | None = None
+          ) -> list[int]:
+    """Where `seq` starts in `lines` (an empty `seq`: nowhere); the first `most` only."""
     if not seq:
-        return 0
+        return []
     n = len(seq)
     first = seq[0]
-    return sum(1 for i in range(len(lines) - n + 1)
-               if lines[i] == first and list(lines[i : i + n]) == list(seq))
+    want = list(seq)
+    out: list[int] = []
+    i = -1
+    stop = len(lines) - n + 1
+    while True:
+        try:
+            i = lines.index(first, i + 1, stop)
+        except ValueError:
+            return out
+        if n == 1 or list(lines[i : i + n]) == want:
+            out.append(i)
+            if most is not None and len(out) >= most:
+                return out
 
 
 # How many lines around a moved hunk must look as they did in the pinned base.

@@ -634,3 +634,20 @@ def test_damaged_input_parses_or_is_refused_never_crashes(data: bytes, strip: in
         assert str(e).startswith("damaged.patch:") and "\n" not in str(e)
         return
     assert p.render() == data
+
+
+def test_split_lines_keeps_large_texts_without_sharing_lists() -> None:
+    """Large texts are split once and remembered; every caller still gets its own list,
+    and a different text (even one equal in length) is split afresh."""
+    from patchq.patch import split_lines
+
+    text = b"".join(b"line %d\n" % i for i in range(2000)) + b"last"
+    first = split_lines(text)
+    first[0:3] = [b"changed\n"]  # the anchored placement edits its copy in place
+    again = split_lines(text)
+    assert again[0] == b"line 0\n" and len(again) == 2001 and again[-1] == b"last"
+    assert again is not split_lines(text)
+    other = text.replace(b"line 7\n", b"LINE 7\n")
+    assert split_lines(other)[7] == b"LINE 7\n"
+    crlf = text.replace(b"\n", b"\r\n")
+    assert split_lines(crlf)[1] == b"line 1\r\n" and split_lines(crlf) == split_lines(crlf)

@@ -169,6 +169,7 @@ def _parse(out: bytes) -> Script:
     lines is one change ("\\ No newline at end of file" belongs to the line before)."""
     lines = out.split(b"\n")
     kinds = b"".join([x[:1] or b" " for x in lines])  # one byte per line
+    notes = b"\\" in kinds  # "\ No newline at end of file" lines
     script: Script = []
     i = j = last = 0
     started = False
@@ -183,8 +184,13 @@ def _parse(out: bytes) -> Script:
             continue  # the file header's ---/+++ lines
         i += s - last  # context lines
         j += s - last
-        d = kinds.count(b"-", s, e)
-        a = kinds.count(b"+", s, e)
+        if notes:
+            d = kinds.count(b"-", s, e)
+            a = kinds.count(b"+", s, e)
+        else:  # a change lists its removed lines, then its added ones
+            d = kinds.find(b"+", s, e)
+            d = e - s if d < 0 else d - s
+            a = e - s - d
         if d or a:  # not just the last context line's "\ No newline"
             script.append((i, j, d, a))
         i += d

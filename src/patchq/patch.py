@@ -32,7 +32,28 @@ _GIT_EXT = (
 
 
 def split_lines(data: bytes) -> list[bytes]:
-    """Split on LF only, keeping endings (CR, VT, FF stay inside lines)."""
+    """Split on LF only, keeping endings (CR, VT, FF stay inside lines).
+
+    A replay splits the same file many times over (to apply, merge, check moves and
+    anchor); the last few large texts split are kept, by identity, and a copy of their
+    lines returned, so a caller may still change its list."""
+    if len(data) < _SPLIT_MIN:
+        return _split_lines(data)
+    hit = _SPLITS.get(id(data))
+    if hit is not None and hit[0] is data:
+        return list(hit[1])
+    lines = _split_lines(data)
+    _SPLITS[id(data)] = (data, lines)
+    if len(_SPLITS) > 16:
+        del _SPLITS[next(iter(_SPLITS))]
+    return list(lines)
+
+
+_SPLIT_MIN = 4096
+_SPLITS: dict[int, tuple[bytes, list[bytes]]] = {}  # id → (the text, its lines)
+
+
+def _split_lines(data: bytes) -> list[bytes]:
     if not data:
         return []
     if b"\r" not in data:

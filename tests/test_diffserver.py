@@ -156,3 +156,36 @@ def test_one_server_serves_every_long_merge_of_a_repo(tmp_path: Path) -> None:
     finally:
         g.close()
     assert not os.path.exists(where)
+
+
+def test_files_of_unanswered_questions_stay(monkeypatch: pytest.MonkeyPatch,
+                                            server: DiffServer) -> None:
+    """The store trims itself only between questions: asking a second question before
+    reading the first must not remove files git has yet to read."""
+    monkeypatch.setattr("patchq.diffserver._KEEP", 1)
+    big = [b"".join(b"%d:%d\n" % (k, i) for i in range(3000)) for k in range(4)]
+    asked = [server.ask(big[k], big[k + 1]) for k in range(3)]
+    for k in (2, 0, 1):
+        assert asked[k]() == python_script(big[k], big[k + 1])
+
+
+def test_stores_of_killed_runs_are_swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                         ) -> None:
+    """A run killed before close (SIGKILL, a CI timeout's SIGTERM) leaves its store; the
+    next server removes it when its process is gone, and nothing else."""
+    monkeypatch.setattr("patchq.diffserver._scratch", lambda: str(tmp_path))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"patchq-diff-{dead.pid}-abc123"
+    (stale / "objects").mkdir(parents=True)
+    alive = tmp_path / f"patchq-diff-{os.getppid()}-def456"
+    alive.mkdir()
+    other = tmp_path / "patchq-diff-12345"  # not a store's name
+    other.mkdir()
+    s = DiffServer()
+    try:
+        assert Path(s.dir).parent == tmp_path
+        assert not stale.exists() and alive.exists() and other.exists()
+        assert s.script(b"a\n", b"b\n") == [(0, 0, 1, 1)]
+    finally:
+        s.close()

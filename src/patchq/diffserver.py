@@ -38,7 +38,9 @@ class DiffServer:
     """One `git diff-tree --stdin` and its private object store; `close` removes both."""
 
     def __init__(self) -> None:
-        self.dir = tempfile.mkdtemp(prefix="patchq-diff-", dir=_scratch())
+        where = _scratch()
+        _sweep(where)
+        self.dir = tempfile.mkdtemp(prefix=f"patchq-diff-{os.getpid()}-", dir=where)
         try:
             os.mkdir(os.path.join(self.dir, "objects"))
             os.mkdir(os.path.join(self.dir, "refs"))
@@ -74,6 +76,8 @@ class DiffServer:
         """Send the question now, read the answer when it is called: git diffs while the
         caller goes on (merge3 does the other, short side of a merge meanwhile). Answers
         come in the order asked; calling a later one first reads the earlier ones."""
+        if not self._waiting:
+            self._trim()  # never while git may still read a file of an earlier question
         ta = self._tree(self._put(b"blob", a))
         tb = self._tree(self._put(b"blob", b))
         assert self._proc.stdin is not None
@@ -128,11 +132,14 @@ class DiffServer:
             f.write(packed)
         self._stored[oid] = len(packed)
         self._stored_bytes += len(packed)
-        while self._stored_bytes > _KEEP and len(self._stored) > 4:
+        return oid
+
+    def _trim(self) -> None:
+        """Remove the least recently used files past _KEEP bytes."""
+        while self._stored_bytes > _KEEP and self._stored:
             old, size = self._stored.popitem(last=False)
             os.unlink(os.path.join(self.dir, "objects", old[:2], old[2:]))
             self._stored_bytes -= size
-        return oid
 
     def _tree(self, blob: str) -> str:
         return self._put(b"tree", b"100644 f\0" + bytes.fromhex(blob))
@@ -199,11 +206,42 @@ def _parse(out: bytes) -> Script:
     return script
 
 
-def _scratch() -> str | None:
+def _scratch() -> str:
     """Where the store goes: memory (/dev/shm) where there is one, as creating a file there
     costs microseconds and on a disk up to a millisecond; else the usual temporary folder."""
     shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+    if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK):
+        return shm
+    return tempfile.gettempdir()
+
+
+_STORE = re.compile(r"patchq-diff-(\d+)-[A-Za-z0-9_]+")
+
+
+def _sweep(where: str) -> None:
+    """Remove the stores of runs that were killed before `close` (SIGKILL, or SIGTERM
+    from a CI timeout): ours, named for a process that no longer exists."""
+    try:
+        names = os.listdir(where)
+    except OSError:
+        return
+    for name in names:
+        m = _STORE.fullmatch(name)
+        if m is None:
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # still running
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, ValueError):
+            continue
+        path = os.path.join(where, name)
+        try:
+            if os.stat(path).st_uid == os.getuid():
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _hunk_starts(line: bytes) -> tuple[int, int]:

@@ -204,3 +204,25 @@ def test_a_diff_past_the_budget_is_left_to_git(tmp_path: Path, monkeypatch: pyte
     got = g.merge_file(ours, base, theirs, LABELS)
     assert g.processes == before + 1
     assert (got[0], min(got[1], 127)) == git_merge(tmp_path, ours, base, theirs)
+
+
+def test_common_ends_is_the_plain_scan() -> None:
+    """The halving search for the shared head and tail agrees with walking line by line."""
+    from patchq.merge3 import common_ends
+
+    def plain(a: list[int], b: list[int]) -> tuple[int, int]:
+        lim = min(len(a), len(b))
+        i = 0
+        while i < lim and a[i] == b[i]:
+            i += 1
+        j = 0
+        while j < lim - i and a[len(a) - 1 - j] == b[len(b) - 1 - j]:
+            j += 1
+        return i, j
+
+    rng = random.Random(8)
+    for _ in range(3000):
+        a = [rng.randint(0, 3) for _ in range(rng.randint(0, 12))]
+        b = _mutate(rng, [bytes([x]) for x in a], [b"\0", b"\1", b"\2"], rng.randint(0, 3), 2)
+        bi = [x[0] for x in b]
+        assert common_ends(a, bi) == plain(a, bi), (a, bi)

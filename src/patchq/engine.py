@@ -164,22 +164,26 @@ def _exact_in_place(content: bytes, hunks: Sequence[Hunk]) -> FileResult | None:
     previous hunk's end) and the new ones spliced in. Anything else — a hunk elsewhere,
     missing, without context — returns None and `apply_hunks` decides line by line; where
     this answers, it is what that would have answered (tests compare the two)."""
-    n = content.count(b"\n") + (not content.endswith(b"\n"))
+    n = -1  # lines in `content`, counted only for a hunk anchored to the end
     pieces: list[bytes] = []
     results: list[HunkResult] = []
     pos = line = shift = 0  # byte offset and line number of the cursor; lines added so far
     for i, h in enumerate(hunks):
         old, new = h.old_lines, h.new_lines
         stated = h.old_pos
-        if not h.has_context or stated < line or stated + len(old) > n or \
+        if not h.has_context or stated < line or \
                 any(not x.endswith(b"\n") for x in old[:-1]):
             # (A `\ No newline` mid-hunk leaves an old line without one: joined, it would
             # glue onto the next and match a single line of the file. Found by review.)
             return None
         no_eol = bool(new) and not new[-1].endswith(b"\n")
-        if (h.old_start <= 1 and stated != 0) or \
-                ((h.trailing_context == 0 or no_eol) and stated != n - len(old)):
+        if h.old_start <= 1 and stated != 0:
             return None  # the anchors `_window` sets
+        if h.trailing_context == 0 or no_eol:
+            if n < 0:
+                n = content.count(b"\n") + (not content.endswith(b"\n"))
+            if stated != n - len(old):
+                return None
         block = b"".join(old)
         at = content.find(block, pos)
         while at != -1:

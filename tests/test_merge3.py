@@ -187,8 +187,9 @@ def test_binary_input_is_left_to_git() -> None:
 
 def test_a_diff_past_the_budget_is_left_to_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                ) -> None:
-    """A file rewritten wholesale would keep Python busy for long: past merge3.BUDGET the
-    merge goes to git, with git's answer."""
+    """A file rewritten wholesale would keep Python busy for long: past merge3.BUDGET
+    merge3 alone gives up (None), and GitRepo gets git's answer from one git process —
+    its diff server, which also serves every later long diff."""
     from patchq import merge3
     from patchq.gitrepo import GitRepo
 

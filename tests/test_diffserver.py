@@ -189,3 +189,32 @@ def test_stores_of_killed_runs_are_swept(tmp_path: Path, monkeypatch: pytest.Mon
         assert s.script(b"a\n", b"b\n") == [(0, 0, 1, 1)]
     finally:
         s.close()
+
+
+@pytest.mark.parametrize("where", ["start", "ask"])
+def test_a_store_that_cannot_be_written_leaves_the_diff_to_python(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """A full /dev/shm (Docker gives 64 MB) or a git that will not start must not stop a
+    run: its long diffs are then made in Python, with the same answer."""
+    import errno
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if where == "start":
+        monkeypatch.setattr(DiffServer, "__init__", full)
+    else:
+        monkeypatch.setattr(DiffServer, "_put", full)
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    g = GitRepo(tmp_path / "repo")
+    base = b"".join(b"line %d\n" % i for i in range(3000))
+    ours = base.replace(b"line 7", b"ours").replace(b"line 29", b"x")
+    theirs = base.replace(b"line 2990\n", b"theirs\n")
+    try:
+        for _ in range(2):
+            assert g.merge_file(ours, base, theirs, LABELS) == \
+                git_merge(tmp_path, ours, base, theirs)
+            theirs += b"more\n"
+        assert g._differ_failed
+    finally:
+        g.close()

@@ -21,6 +21,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import git
@@ -422,6 +423,7 @@ class GitRepo:
         self._read_cache: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
         self._read_cache_bytes = 0
         self._differ: DiffServer | None = None  # git's diff for merges, started on need
+        self._differ_failed = False
 
     def _config(self, key: str) -> str:
         try:
@@ -604,10 +606,17 @@ class GitRepo:
         return result
 
     def _diff(self, a: bytes, b: bytes) -> Callable[[], merge3.Script]:
-        if self._differ is None:
-            self._differ = DiffServer()
-            self.processes += 1
-        return self._differ.ask(a, b)
+        """git's diff of two texts, from the diff server; if its store cannot be written
+        (a small /dev/shm that is full) or git cannot start, this run diffs in Python."""
+        if not self._differ_failed:
+            try:
+                if self._differ is None:
+                    self._differ = DiffServer()
+                    self.processes += 1
+                return self._differ.ask(a, b)
+            except OSError:
+                self._differ_failed = True  # answers already asked for can still be read
+        return partial(merge3.script, a, b)
 
     def _merge_file(self, ours: bytes, base: bytes, theirs: bytes,
                     labels: tuple[str, str, str]) -> tuple[bytes, int]:

@@ -421,6 +421,11 @@ def diff(a: list[int], b: list[int], budget: int | None = None
     return _Diff(a, b, budget).script()
 
 
+def script(a: bytes, b: bytes) -> Script:
+    """git's line diff of two texts, here; TooCostly past BUDGET steps."""
+    return _near(split_lines(a), split_lines(b), a, b, None)
+
+
 def _eol_crlf(recs: list[bytes], i: int) -> int:
     """is_eol_crlf: 1 for CRLF, 0 for LF, -1 when the file cannot tell."""
     n = len(recs)

@@ -470,8 +470,12 @@ def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str],
     try:
         ask1 = _ask_far(l0, l1, base, ours, far)
         ask2 = _ask_far(l0, l2, base, theirs, far)
-        s1 = ask1() if ask1 else _near(l0, l1, base, ours, far)
-        s2 = ask2() if ask2 else _near(l0, l2, base, theirs, far)
+        # The short sides first: git works on the long ones meanwhile.
+        s1 = _near(l0, l1, base, ours, far) if ask1 is None else None
+        s2 = _near(l0, l2, base, theirs, far) if ask2 is None else None
+        s1 = ask1() if ask1 is not None else s1
+        s2 = ask2() if ask2 is not None else s2
+        assert s1 is not None and s2 is not None
     except TooCostly:
         return None
     if not s1:

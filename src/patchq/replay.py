@@ -204,11 +204,12 @@ class Replay:
         failing = [h.index for h in res.failures]
         moved = any(h.status in (engine.OFFSET, engine.FUZZ) for h in res.hunks)
         pre = self._preimage(s, name, pin_path) if failing or moved else None
-        doubtful = _doubtful(s.hunks, res, content, pre)
-        if doubtful and pre is not None:
+        # The patch on its own pinned preimage: what the doubt and the merge compare with.
+        theirs = engine.apply_hunks(pre, s.hunks) if pre is not None else None
+        doubtful = _doubtful(s.hunks, res, content, pre, theirs)
+        if doubtful and pre is not None and theirs is not None:
             # A hunk that moved to a place whose surroundings differ from the pinned base's
             # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
-            theirs = engine.apply_hunks(pre, s.hunks)
             merged, conflicts = self.g.merge_file(content, pre, theirs.content,
                                                   ("upstream", "base", name))
             if conflicts or merged != res.content:
@@ -240,7 +241,8 @@ class Replay:
                     checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
                     failing.remove(i)
             if failing:
-                final, markers = self._merge(s, content, cur, pre, failing, checks, name)
+                final, markers = self._merge(s, content, cur, pre, theirs, failing, checks,
+                                             name)
         if markers is not None:
             return checks, markers
         if s.is_delete:
@@ -267,14 +269,14 @@ class Replay:
         return pre
 
     def _merge(self, s: FilePatch, content: bytes, cur: bytes, pre: bytes | None,
+               theirs: engine.FileResult | None,
                failing: list[int], checks: list[HunkCheck], name: str
                ) -> tuple[bytes, bytes | None]:
         """3-way merge, then anchored placement; fills `checks`, returns (content, markers)."""
         assert s.old_path is not None
         merged: bytes | None = None
         if pre is not None:
-            theirs = engine.apply_hunks(pre, s.hunks)
-            if theirs.ok:
+            if theirs is not None and theirs.ok:
                 merged, conflicts = self.g.merge_file(content, pre, theirs.content,
                                                       ("upstream", "base", name))
                 merged_lines, up_lines = split_lines(merged), split_lines(content)
@@ -466,13 +468,11 @@ def _starts(hunks: Sequence[Hunk], res: engine.FileResult) -> dict[int, int]:
 
 
 def _doubtful(hunks: Sequence[Hunk], res: engine.FileResult, content: bytes,
-              pre: bytes | None) -> list[int]:
-    """Hunks placed by offset or fuzz whose surrounding lines differ from the pre-image's."""
+              pre: bytes | None, then: engine.FileResult | None) -> list[int]:
+    """Hunks placed by offset or fuzz whose surrounding lines differ from the pre-image's
+    (`then`: the hunks applied to the pre-image)."""
     moved = [r.index for r in res.hunks if r.status in (engine.OFFSET, engine.FUZZ)]
-    if not moved or pre is None:
-        return []
-    then = engine.apply_hunks(pre, hunks)
-    if not then.ok:
+    if not moved or pre is None or then is None or not then.ok:
         return []
     was, now = _starts(hunks, then), _starts(hunks, res)
     a, b = split_lines(pre), split_lines(content)

@@ -651,3 +651,15 @@ def test_split_lines_keeps_large_texts_without_sharing_lists() -> None:
     assert split_lines(other)[7] == b"LINE 7\n"
     crlf = text.replace(b"\n", b"\r\n")
     assert split_lines(crlf)[1] == b"line 1\r\n" and split_lines(crlf) == split_lines(crlf)
+
+
+def test_split_lines_keeps_a_bounded_amount() -> None:
+    from patchq import patch
+
+    texts = [bytes([65 + i % 26]) * 1_500_000 + b"\n" for i in range(12)]
+    for t in texts:
+        assert patch.split_lines(t) == [t]
+    assert patch._split_bytes <= patch._SPLIT_MAX
+    assert sum(len(t) for t, _ in patch._SPLITS.values()) == patch._split_bytes
+    huge = b"x\n" * (5 << 20)  # 10 MB: split, never kept
+    assert len(patch.split_lines(huge)) == 5 << 20 and id(huge) not in patch._SPLITS

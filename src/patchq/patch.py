@@ -37,20 +37,25 @@ def split_lines(data: bytes) -> list[bytes]:
     A replay splits the same file many times over (to apply, merge, check moves and
     anchor); the last few large texts split are kept, by identity, and a copy of their
     lines returned, so a caller may still change its list."""
-    if len(data) < _SPLIT_MIN:
+    global _split_bytes
+    if not _SPLIT_MIN <= len(data) <= _SPLIT_MAX:
         return _split_lines(data)
     hit = _SPLITS.get(id(data))
     if hit is not None and hit[0] is data:
         return list(hit[1])
     lines = _split_lines(data)
     _SPLITS[id(data)] = (data, lines)
-    if len(_SPLITS) > 16:
-        del _SPLITS[next(iter(_SPLITS))]
+    _split_bytes += len(data)
+    while len(_SPLITS) > 16 or _split_bytes > _SPLIT_MAX:
+        _split_bytes -= len(_SPLITS.pop(next(iter(_SPLITS)))[0])
     return list(lines)
 
 
-_SPLIT_MIN = 4096
+# Texts kept: 4 KB to 8 MB each, 16 and 8 MB at most in all (their lines cost about
+# twice that again).
+_SPLIT_MIN, _SPLIT_MAX = 4096, 8 << 20
 _SPLITS: dict[int, tuple[bytes, list[bytes]]] = {}  # id → (the text, its lines)
+_split_bytes = 0
 
 
 def _split_lines(data: bytes) -> list[bytes]:

@@ -377,8 +377,8 @@ def _removed(hunks: Sequence[Hunk], result: Sequence[bytes],
     in tests/test_properties.py), and the patch would be dropped as upstreamed. A block
     that ended the file without a newline counts with one too: moved up, it gains one
     (lines are compared as if each ended in one, `_ended`)."""
-    res = _ended(result)
-    was = None if before is None else _ended(before)
+    res = _ended_file(result)
+    was = None if before is None else _ended_file(before)
     for h in hunks:
         for _, removed, _, _ in _change_blocks(h):
             block = _ended(removed)
@@ -405,7 +405,7 @@ def _kept(hunks: Sequence[Hunk], result: Sequence[bytes], upstream: Sequence[byt
     wanted = {k: n for k, n in net.items() if n > 0}
     if not wanted:
         return False
-    left, up, was = Counter(_ended(result)), Counter(_ended(upstream)), Counter(_ended(pre))
+    left, up, was = (Counter(_ended_file(x)) for x in (result, upstream, pre))
     for k, n in wanted.items():
         need = max(0, n - max(0, was[k] - up[k]))  # what upstream has not removed itself
         if left[k] > up[k] - need:
@@ -415,8 +415,12 @@ def _kept(hunks: Sequence[Hunk], result: Sequence[bytes], upstream: Sequence[byt
 
 def _ended(lines: Iterable[bytes]) -> list[bytes]:
     """Lines with a newline added where one is missing: a file's last line gains one when
-    moved up. Only the last line of a file's (split_lines) or a hunk side's lines can
-    lack one."""
+    moved up."""
+    return [x if x.endswith(b"\n") else x + b"\n" for x in lines]
+
+
+def _ended_file(lines: Sequence[bytes]) -> list[bytes]:
+    """`_ended` for a whole file's lines (split_lines): only the last can lack one."""
     out = list(lines)
     if out and not out[-1].endswith(b"\n"):
         out[-1] += b"\n"
@@ -438,7 +442,7 @@ def _find(lines: Sequence[bytes], seq: Sequence[bytes], most: int | None = None
     want = list(seq)
     out: list[int] = []
     i = -1
-    stop = len(lines) - n + 1
+    stop = max(len(lines) - n + 1, 0)
     while True:
         try:
             i = lines.index(first, i + 1, stop)

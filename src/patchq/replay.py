@@ -57,8 +57,9 @@ class PatchCheck:
     name: str
     hunks: tuple[HunkCheck, ...]
     tree_before: str
-    tree: str  # after the patch (for a conflict: without the conflicting sections)
-    conflict_tree: str | None = None  # with conflict markers in the conflicting files
+    tree: str  # after the patch (a conflict: `tree_before`, the replay goes on without it)
+    # A conflict's sections that applied, with markers in the files that did not (rebase).
+    conflict_tree: str | None = None
     conflict_files: tuple[str, ...] = ()
     renames: tuple[tuple[str, str], ...] = ()
 
@@ -96,13 +97,17 @@ class Replay:
     # For each patch with hunks that did not apply cleanly, those hunks by the path the
     # replay gave them: attribute_drift needs them and need not parse the patch again.
     sections: dict[str, dict[str, Drifted]] = field(default_factory=dict)
+    # Whether a conflict gets a tree with its markers for a person to resolve (rebase);
+    # check and rebase --dry-run only report.
+    conflict_trees: bool = True
 
     @classmethod
     def start(cls, g: GitRepo, repo: PatchRepo, old_base: str, onto: str, w: ObjectWriter,
-              fuzz: int, preimage: Preimage | None, tree: str | None = None) -> Replay:
+              fuzz: int, preimage: Preimage | None, tree: str | None = None,
+              conflict_trees: bool = True) -> Replay:
         onto_tree = tree or g.commit_info(onto, w)["tree"].decode()
         return cls(g, repo, old_base, onto, w, fuzz, preimage, upstream_renames(g, old_base, onto),
-                   SectionState(g, w, onto_tree))
+                   SectionState(g, w, onto_tree), conflict_trees=conflict_trees)
 
     def tree(self) -> str:
         return self.state.tree.write(self.w)
@@ -127,18 +132,21 @@ class Replay:
             hunks.extend(checks)
             if merged is not None:
                 markers[s2.path] = merged
-        after = self.tree()
         conflict_tree = None
         if any(h.status in (CONFLICT, MISSING) for h in hunks):
             # What a person resolves goes to a side tree: the patch's sections that applied,
             # and markers in the files that did not (a missing file's change is theirs to
             # redo). The replay goes on without the patch.
-            for path, data in markers.items():
-                cur = st.tree.get(path, display)
-                st.put(path, cur[0] if cur else "100644", data, self.w, display, markers=True)
-            conflict_tree = self.tree()
+            if self.conflict_trees:
+                for path, data in markers.items():
+                    cur = st.tree.get(path, display)
+                    st.put(path, cur[0] if cur else "100644", data, self.w, display,
+                           markers=True)
+                conflict_tree = self.tree()
             st.undo(before)
             after = before
+        else:
+            after = self.tree()
         st.changed = None
         res = PatchCheck(entry.name, tuple(hunks), before, after, conflict_tree,
                          tuple(markers), tuple(renames))

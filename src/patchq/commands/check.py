@@ -77,7 +77,7 @@ def replay_series(ctx: Context, base: str, onto: str, entries: Sequence[Entry],
     g, repo = ctx.git(), ctx.repo()
     w = g.writer(dry_run=True)
     pre = preimages(g, repo, base, entries, w)
-    rp = Replay.start(g, repo, base, onto, w, fuzz, pre)
+    rp = Replay.start(g, repo, base, onto, w, fuzz, pre, conflict_trees=False)
     for i, e in enumerate(entries):
         if progress is not None:
             progress(i, e.name or "", len(entries))

@@ -218,3 +218,20 @@ def test_a_store_that_cannot_be_written_leaves_the_diff_to_python(
         assert g._differ_failed
     finally:
         g.close()
+
+
+def test_close_does_not_wait_for_answers_nobody_reads() -> None:
+    """A run that stops between asking and reading (an error in between) must not hang on
+    close while git is blocked writing a long answer into a full pipe."""
+    import time
+
+    s = DiffServer()
+    a = b"".join(b"%d\n" % i for i in range(40000))
+    b = b"".join(b"%d\n" % (i * 7) for i in range(40000))
+    for _ in range(3):
+        s.ask(a, b)  # long answers, never read
+    time.sleep(0.5)
+    started = time.monotonic()
+    s.close()
+    assert time.monotonic() - started < 2
+    assert s._proc.poll() is not None and not os.path.exists(s.dir)

@@ -154,16 +154,19 @@ class DiffServer:
 
     def close(self) -> None:
         proc = self._proc
-        if proc.poll() is None:
-            assert proc.stdin is not None
-            try:
-                proc.stdin.close()
-                proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                proc.kill()
-                proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        # Its output first: git may be blocked writing answers nobody will read (a run
+        # that stopped on an error between asking and reading), and then exits at once.
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdout.close()
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         self._err.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 

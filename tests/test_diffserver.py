@@ -235,3 +235,14 @@ def test_close_does_not_wait_for_answers_nobody_reads() -> None:
     s.close()
     assert time.monotonic() - started < 2
     assert s._proc.poll() is not None and not os.path.exists(s.dir)
+
+
+def test_a_server_nobody_closed_cleans_up_when_collected() -> None:
+    import gc
+
+    s = DiffServer()
+    s.script(b"a\n", b"b\n")
+    proc, where = s._proc, s.dir
+    del s
+    gc.collect()
+    assert proc.poll() is not None and not os.path.exists(where)

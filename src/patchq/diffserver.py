@@ -21,6 +21,7 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import weakref
 import zlib
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -67,6 +68,7 @@ class DiffServer:
         self._dirs: set[str] = set()
         self._waiting: deque[list[Script]] = deque()  # questions sent, answers not read
         self._rest = b""  # read from git, not yet part of an answer
+        self._finalizer = weakref.finalize(self, _shutdown, self._proc, self.dir, self._err)
 
     def script(self, a: bytes, b: bytes) -> Script:
         """The edit script of git's Myers diff from `a` to `b` (what merge3.diff returns)."""
@@ -153,22 +155,27 @@ class DiffServer:
                        self.dir)
 
     def close(self) -> None:
-        proc = self._proc
-        # Its output first: git may be blocked writing answers nobody will read (a run
-        # that stopped on an error between asking and reading), and then exits at once.
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdout.close()
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        self._err.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self._finalizer()
+
+
+def _shutdown(proc: subprocess.Popen[bytes], where: str, err: IO[bytes]) -> None:
+    """Stop git and remove the store: on close, or when a server nobody closed is
+    collected or the interpreter exits (weakref.finalize)."""
+    # Its output first: git may be blocked writing answers nobody will read (a run that
+    # stopped on an error between asking and reading), and then exits at once.
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdout.close()
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    err.close()
+    shutil.rmtree(where, ignore_errors=True)
 
 
 _RUNS = re.compile(rb"@|[-+\\]+")

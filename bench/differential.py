@@ -113,9 +113,13 @@ def run(cmd: list[str], work: Path, content: bytes, patch: bytes) -> bytes | Non
 
 
 def one(seed: int) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix="patchq-differential-") as tmp:
+        return _one(seed, Path(tmp))
+
+
+def _one(seed: int, work: Path) -> dict[str, object]:
     rnd = random.Random(seed)
     old, new, drift = make_case(rnd)
-    work = Path(tempfile.gettempdir()) / f"patchq-diff-{os.getpid()}"
     (work / "a").mkdir(parents=True, exist_ok=True)
     (work / "b").mkdir(exist_ok=True)
     (work / "a" / "f").write_bytes(body(old))

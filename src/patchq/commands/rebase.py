@@ -149,7 +149,7 @@ def _run(ctx: Context, doc: dict[str, Any], progress: Progress | None = None
             progress(i, entry.name, len(todo))
         res = rp.step(entry)
         (res,), subjects = attribute_drift(g, doc["old_base"], doc["onto"], w, [res], repo,
-                                           [entry], histories, rp.renames)
+                                           [entry], histories, rp.renames, rp.sections)
         doc["subjects"].update(subjects)
         record = {"name": entry.name, "status": res.status, "drift": list(res.drift),
                   "hunks": [_hunk_json(h) for h in res.hunks],

@@ -30,19 +30,91 @@ from . import merge3
 from .diffserver import DiffServer
 from .errors import BadInputError, GitError, UnsafeStateError
 
-# Variables that make git look at another repository, index or object store than ours.
+# Variables that make git look at another repository, index or object store than ours,
+# or that hand git a program to run. Each git child's environment is built without them.
 _SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
           "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_COMMON_DIR",
           "GIT_PREFIX", "GIT_QUARANTINE_PATH", "GIT_REPLACE_REF_BASE", "GIT_NO_REPLACE_OBJECTS",
-          "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE")
+          "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+          "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_EDITOR",
+          "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_TEMPLATE_DIR", "GIT_PROXY_COMMAND")
+
+# Configuration that runs a program or sends git elsewhere, pinned for every git process
+# patchq starts, whatever the target's config (or a tracked file it includes) says: a
+# patch must never run code through a hook (a husky `core.hooksPath` is a tracked folder),
+# an fsmonitor, a pager, an editor, a signing program or a credential helper (issue 15).
+# Command-scope config outranks every file, included ones too.
+PINNED_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.hooksPath", os.devnull),
+    ("core.fsmonitor", "false"),
+    ("core.sshCommand", "false"),
+    ("core.editor", "false"),
+    ("sequence.editor", "false"),
+    ("core.pager", "cat"),
+    ("core.askPass", ""),
+    ("core.alternateRefsCommand", ""),
+    ("credential.helper", ""),
+    ("diff.external", ""),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("gpg.program", "false"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("submodule.recurse", "false"),
+    ("protocol.allow", "never"),
+)
+
+# Per-driver commands (named by attributes, which a patch can write): every filter, merge
+# driver and configured hook the configuration defines gets an empty command, and a
+# filter is no longer required. Diff drivers cannot be emptied (git runs an empty
+# textconv and fails): every command that makes a diff gets --no-textconv --no-ext-diff.
+_DRIVER = re.compile(r"(filter)\.(.+)\.(?:clean|smudge|process|required)"
+                     r"|(merge)\.(.+)\.driver"
+                     r"|(hook)\.(.+)\.command", re.S)
+_DIFFING = frozenset({"log", "show", "diff", "diff-tree", "diff-index", "diff-files",
+                      "format-patch"})
+
+
+def neutralised(keys: Iterable[str]) -> list[tuple[str, str]]:
+    """Config overrides that disarm every driver named among `keys` (lower-cased keys)."""
+    out: dict[str, str] = {}
+    for key in keys:
+        m = _DRIVER.fullmatch(key)
+        if m is None:
+            continue
+        kind = next(g for g in (m.group(1), m.group(3), m.group(5)) if g)
+        name = next(g for g in (m.group(2), m.group(4), m.group(6)) if g)
+        if kind == "filter":
+            for sub, value in (("clean", ""), ("smudge", ""), ("process", ""),
+                               ("required", "false")):
+                out[f"filter.{name}.{sub}"] = value
+        elif kind == "merge":
+            out[f"merge.{name}.driver"] = ""
+        else:
+            out[f"hook.{name}.command"] = ""
+    return sorted(out.items())
+
+
+def child_environment(pins: Sequence[tuple[str, str]], base: dict[str, str] | None = None,
+                      **extra: str) -> dict[str, str]:
+    """The environment of one git child: the caller's, less what would redirect git or run
+    a program, plus `pins` as command-scope config (GIT_CONFIG_COUNT, git 2.31+)."""
+    env = {k: v for k, v in (os.environ if base is None else base).items()
+           if k not in _SCRUB and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_EDITOR="false",
+               GIT_NO_REPLACE_OBJECTS="1", GIT_CONFIG_COUNT=str(len(pins)))
+    for i, (key, value) in enumerate(pins):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    env.update(extra)
+    return env
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
 
 TREE_MODE = "40000"
-
-
-def scrub_environment() -> None:
-    """Drop inherited variables that would redirect git (a hook's GIT_DIR, an IDE's index)."""
-    for name in _SCRUB:
-        os.environ.pop(name, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,26 +470,62 @@ def _pack_index(offsets: dict[str, tuple[int, int]], pack_checksum: bytes) -> by
     return bytes(out)
 
 
+def _discover(root: Path) -> tuple[Path, Path]:
+    """(git dir, common dir) of the checkout whose top folder is `root`, found as git
+    finds them: a `.git` folder, or a `.git` file naming one (a linked worktree or a
+    submodule), whose `commondir` names the shared one. No process, no environment."""
+    dotgit = root / ".git"
+    gd: Path | None = None
+    if dotgit.is_dir():
+        gd = dotgit
+    elif dotgit.is_file():
+        text = dotgit.read_bytes()
+        if text.startswith(b"gitdir:"):
+            gd = Path(os.fsdecode(text[7:].strip()))
+            gd = gd if gd.is_absolute() else Path(os.path.normpath(root / gd))
+    elif _is_git_dir(root):
+        raise BadInputError("the target is a bare repository", str(root),
+                            "patchq needs a checkout with a working tree")
+    if gd is None or not _is_git_dir(gd):
+        raise BadInputError("not a git checkout", str(root),
+                            "give the upstream checkout with --target DIR")
+    common = gd
+    pointer = gd / "commondir"
+    if pointer.is_file():
+        c = Path(os.fsdecode(pointer.read_bytes().strip()))
+        common = c if c.is_absolute() else Path(os.path.normpath(gd / c))
+    return gd, common
+
+
+def _is_git_dir(d: Path) -> bool:
+    return (d / "HEAD").is_file() and ((d / "objects").is_dir() or (d / "commondir").is_file())
+
+
 class GitRepo:
     """A target checkout, spoken to in intentions: read, resolve, commit, move refs, check out."""
 
     def __init__(self, path: Path) -> None:
-        scrub_environment()
-        try:
-            self.repo = git.Repo(path, search_parent_directories=False)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            raise BadInputError("not a git checkout", str(path),
-                                "give the upstream checkout with --target DIR") from None
-        if self.repo.bare:
+        self.root = Path(os.path.abspath(path))
+        self.git_dir, self.common_dir = _discover(self.root)
+        self.processes = 1  # the cat-file --batch reader, started on first read
+        # Every git child speaks to this repository alone, with the pinned config: the
+        # inherited environment (a hook's GIT_DIR, an IDE's index) cannot redirect it.
+        self._place = {"GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.root)}
+        self._pins: list[tuple[str, str]] = list(PINNED_CONFIG)
+        self._config_in_tree = False  # the config includes a file a patch may change
+        self._config_stale = False
+        config = self._read_config()
+        if config.get("core.bare") == "true":
             raise BadInputError("the target is a bare repository", str(path),
                                 "patchq needs a checkout with a working tree")
-        fmt = self._config("extensions.objectformat")
+        fmt = config.get("extensions.objectformat", "")
         if fmt not in ("", "sha1"):
             raise BadInputError(f"object format {fmt!r} is not supported yet", str(path))
-        self.root = Path(self.repo.working_tree_dir or path)
-        self.git_dir = Path(self.repo.git_dir)
-        self.common_dir = Path(self.repo.common_dir)
-        self.processes = 1  # the cat-file --batch reader, started on first read
+        # GitPython's command object owns the persistent cat-file readers. It adds its
+        # environment on top of the process's, so each redirecting variable is named
+        # with its true value rather than left out.
+        self.cmd = git.Git(str(self.root))
+        self.cmd.update_environment(**self._gitpython_env())
         self._merges: dict[tuple[bytes, bytes, bytes, tuple[str, str, str]],
                            tuple[bytes, int]] = {}
         self._read_cache: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
@@ -425,11 +533,66 @@ class GitRepo:
         self._differ: DiffServer | None = None  # git's diff for merges, started on need
         self._differ_failed = False
 
-    def _config(self, key: str) -> str:
-        try:
-            return str(self.repo.git.config("--get", key)).strip().lower()
-        except git.GitCommandError:
-            return ""
+    # --- the environment of git children ------------------------------------------------
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The environment for one git child in this repository (see `child_environment`)."""
+        return child_environment(self._pins, None, **self._place, **extra)
+
+    def _gitpython_env(self) -> dict[str, str]:
+        env = {k: "" for k in _SCRUB if k.startswith("GIT_")}
+        env.update(GIT_OBJECT_DIRECTORY=str(self.common_dir / "objects"),
+                   GIT_COMMON_DIR=str(self.common_dir), GIT_INDEX_FILE=str(self.git_dir / "index"),
+                   GIT_GRAFT_FILE=os.devnull, GIT_SHALLOW_FILE=str(self.common_dir / "shallow"),
+                   GIT_REPLACE_REF_BASE="refs/replace/")
+        for k in ("GIT_QUARANTINE_PATH", "GIT_PREFIX"):
+            env.pop(k)
+        env.update(child_environment(self._pins, {}, **self._place))
+        return env
+
+    def _read_config(self) -> dict[str, str]:
+        """Read the effective config once (`git config --list`, includes followed): every
+        driver it defines is disarmed for the run, and an include that reads a file of the
+        working tree — which a patch may edit — makes the config re-read after each git
+        command, so a driver a patch defines there is disarmed before it could run."""
+        proc = subprocess.run(["git", "config", "-z", "--list", "--show-origin"],
+                              cwd=self.root, capture_output=True, env=self.env())
+        self.processes += 1
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise BadInputError(f"git cannot read the target's config: "
+                                f"{err[-1] if err else proc.returncode}", str(self.root))
+        values: dict[str, str] = {}
+        fields = proc.stdout.split(b"\0")
+        in_tree = False
+        for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
+            key_b, _, value_b = entry.partition(b"\n")
+            key = key_b.decode("utf-8", "surrogateescape").lower()
+            value = value_b.decode("utf-8", "surrogateescape")
+            values[key] = value
+            where = origin.decode("utf-8", "surrogateescape")
+            source = Path(where[5:]) if where.startswith("file:") else None
+            if source is not None and not source.is_absolute():
+                source = self.root / source
+            if source is not None and self._in_work_tree(source):
+                in_tree = True
+            if source is not None and (key == "include.path" or (
+                    key.startswith("includeif.") and key.endswith(".path"))):
+                target = Path(os.path.expanduser(value))
+                if not target.is_absolute():
+                    target = source.parent / target
+                in_tree = in_tree or self._in_work_tree(target)
+        self._config_in_tree = in_tree
+        self._pins = list(PINNED_CONFIG) + neutralised(values)
+        self._config_stale = False
+        return {k: v.strip().lower() for k, v in values.items()
+                if k in ("core.bare", "extensions.objectformat")}
+
+    def _in_work_tree(self, path: Path) -> bool:
+        real = Path(os.path.realpath(path))
+        root = Path(os.path.realpath(self.root))
+        return _inside(real, root) and not _inside(real, Path(os.path.realpath(self.git_dir))) \
+            and not _inside(real, Path(os.path.realpath(self.common_dir)))
 
     # --- reads ------------------------------------------------------------------------
 
@@ -438,7 +601,7 @@ class GitRepo:
         if not ref or any(c.isspace() for c in ref):
             raise BadInputError(f"invalid revision {ref!r}", "target")
         try:
-            oid, _, _ = self.repo.git.get_object_header(f"{ref}^{{{kind}}}")
+            oid, _, _ = self.cmd.get_object_header(f"{ref}^{{{kind}}}")
         except ValueError:
             raise BadInputError(f"unknown revision {ref!r}", str(self.root),
                                 "name a branch, tag or commit of the target") from None
@@ -462,7 +625,7 @@ class GitRepo:
             self._read_cache.move_to_end(oid)
             return hit
         try:
-            _, kind, _, raw = self.repo.git.get_object_data(oid)
+            _, kind, _, raw = self.cmd.get_object_data(oid)
         except ValueError:
             raise GitError(f"object {oid} is missing", str(self.root)) from None
         got = (_text(kind), bytes(raw))
@@ -505,7 +668,7 @@ class GitRepo:
 
     def has_object(self, oid: str) -> bool:
         try:
-            self.repo.git.get_object_header(oid)
+            self.cmd.get_object_header(oid)
         except ValueError:
             return False
         return True
@@ -532,11 +695,14 @@ class GitRepo:
     def run(self, *args: str, input: bytes | None = None, check: bool = True,
             env: dict[str, str] | None = None) -> bytes:
         """Run one git command in the target; failures become GitError with its stderr."""
+        if self._config_stale:
+            self._read_config()
+        if args and args[0] in _DIFFING:  # no textconv or external diff from attributes
+            args = (args[0], "--no-ext-diff", "--no-textconv", *args[1:])
         self.processes += 1
-        full_env = os.environ.copy()
-        full_env.update(env or {})
         proc = subprocess.run(["git", *args], cwd=self.root, input=input, capture_output=True,
-                              env=full_env)
+                              env=self.env(**(env or {})))
+        self._config_stale = self._config_in_tree
         if check and proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise GitError(f"`git {' '.join(args)}` failed: {err[-1] if err else proc.returncode}",
@@ -555,10 +721,10 @@ class GitRepo:
                  env={"GIT_REFLOG_ACTION": f"patchq: {reason}"})
 
     def current_branch(self) -> str | None:
-        try:
-            return str(self.repo.active_branch.name)
-        except TypeError:
-            return None
+        head = (self.git_dir / "HEAD").read_bytes().strip()
+        prefix = b"ref: refs/heads/"
+        return head[len(prefix):].decode("utf-8", "surrogateescape") \
+            if head.startswith(prefix) else None
 
     def head(self) -> str | None:
         return self.try_resolve("HEAD")
@@ -629,7 +795,7 @@ class GitRepo:
             self.processes += 1
             proc = subprocess.run(
                 ["git", "merge-file", "-p", "--diff3", "-L", labels[0], "-L", labels[1],
-                 "-L", labels[2], *paths], capture_output=True, env=os.environ.copy())
+                 "-L", labels[2], *paths], capture_output=True, env=self.env())
         if proc.returncode < 0 or proc.returncode > 127:
             raise GitError(f"git merge-file failed: {proc.stderr.decode(errors='replace')}",
                            str(self.root))
@@ -719,13 +885,14 @@ class GitRepo:
         if self._differ is not None:
             self._differ.close()
             self._differ = None
-        self.repo.close()
+        self.cmd.clear_cache()
 
 
 def init_repository(path: Path, branch: str = "main") -> GitRepo:
     """Create a new repository (used by `demo` to build its upstream)."""
     path.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(["git", "init", "-q", "-b", branch, str(path)], capture_output=True)
+    proc = subprocess.run(["git", "init", "-q", "--template=", "-b", branch, str(path)],
+                          capture_output=True, env=child_environment(PINNED_CONFIG))
     if proc.returncode != 0:
         raise GitError(f"git init failed: {proc.stderr.decode(errors='replace').strip()}",
                        str(path))

@@ -42,9 +42,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from patchq import engine  # noqa: E402
-from patchq.errors import BadInputError  # noqa: E402
-from patchq.patch import parse  # noqa: E402
+from patchq.core import hunks as engine  # noqa: E402
+from patchq.core.errors import BadInputError  # noqa: E402
+from patchq.core.patch import parse  # noqa: E402
 
 WORDS = ["int a;", "int b;", "}", "{", "", "return 0;", "x++;", "// note"]
 TAG = re.compile(rb"\x01\d+\x01")

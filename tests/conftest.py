@@ -159,7 +159,7 @@ def run_patchq(*args: str, cwd: Path | None = None, input: bytes | None = None) 
 
 def run_inprocess(capsys: pytest.CaptureFixture[str], *args: str) -> Result:
     """Run the CLI's `main` in this process (fast); output captured from stdout/stderr."""
-    from patchq.cli import main
+    from patchq.cli.main import main
 
     capsys.readouterr()
     code = main(list(args))

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from patchq import engine
-from patchq.patch import parse
+from patchq.core import hunks as engine
+from patchq.core.patch import parse
 
 pytestmark = pytest.mark.skipif(shutil.which("patch") is None, reason="GNU patch missing")
 

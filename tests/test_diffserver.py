@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from patchq import merge3
-from patchq.diffserver import DiffServer
-from patchq.errors import GitError
-from patchq.gitrepo import GitRepo
-from patchq.patch import split_lines
+from patchq.core import merge3
+from patchq.core.errors import GitError
+from patchq.core.patch import split_lines
+from patchq.git.diffserver import DiffServer
+from patchq.git.repo import GitRepo
 
 from .test_merge3 import CASES, LABELS, _blank_runs, _large, _small, git_merge
 
@@ -123,7 +123,7 @@ def test_close_stops_git_and_removes_the_store() -> None:
 
 def test_the_store_on_disk_is_bounded(monkeypatch: pytest.MonkeyPatch,
                                       server: DiffServer) -> None:
-    monkeypatch.setattr("patchq.diffserver._KEEP", 64 << 10)
+    monkeypatch.setattr("patchq.git.diffserver._KEEP", 64 << 10)
     for i in range(40):
         a = b"".join(b"%d line %d\n" % (i, k) for k in range(2000))
         assert server.script(a, a + b"end\n") == [(2000, 2000, 0, 1)]
@@ -162,7 +162,7 @@ def test_files_of_unanswered_questions_stay(monkeypatch: pytest.MonkeyPatch,
                                             server: DiffServer) -> None:
     """The store trims itself only between questions: asking a second question before
     reading the first must not remove files git has yet to read."""
-    monkeypatch.setattr("patchq.diffserver._KEEP", 1)
+    monkeypatch.setattr("patchq.git.diffserver._KEEP", 1)
     big = [b"".join(b"%d:%d\n" % (k, i) for i in range(3000)) for k in range(4)]
     asked = [server.ask(big[k], big[k + 1]) for k in range(3)]
     for k in (2, 0, 1):
@@ -173,7 +173,7 @@ def test_stores_of_killed_runs_are_swept(tmp_path: Path, monkeypatch: pytest.Mon
                                          ) -> None:
     """A run killed before close (SIGKILL, a CI timeout's SIGTERM) leaves its store; the
     next server removes it when its process is gone, and nothing else."""
-    monkeypatch.setattr("patchq.diffserver._scratch", lambda: str(tmp_path))
+    monkeypatch.setattr("patchq.git.diffserver._scratch", lambda: str(tmp_path))
     dead = subprocess.Popen(["true"])
     dead.wait()
     stale = tmp_path / f"patchq-diff-{dead.pid}-abc123"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from patchq.drift import histories
-from patchq.gitrepo import GitRepo
+from patchq.git.repo import GitRepo
+from patchq.ops.drift import histories
 
 from .conftest import Upstream
 

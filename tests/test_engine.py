@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from patchq import engine
-from patchq.patch import Hunk, parse, split_lines
+from patchq.core import hunks as engine
+from patchq.core.patch import Hunk, parse, split_lines
 
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from patchq import lint
-from patchq.importers import header_info
-from patchq.lock import Lock, sha256
-from patchq.patch import parse
-from patchq.patchrepo import PatchRepo
+from patchq.core.lock import Lock, sha256
+from patchq.core.patch import parse
+from patchq.formats.importers import header_info
+from patchq.ops import lint
+from patchq.store.patchrepo import PatchRepo
 
 from .conftest import ROOT, run_inprocess
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from patchq.errors import BadInputError, UnsafePathError
-from patchq.gitrepo import GitRepo, Ident, object_id
-from patchq.tree import MemTree
+from patchq.core.errors import BadInputError, UnsafePathError
+from patchq.git.memtree import MemTree
+from patchq.git.repo import GitRepo, Ident, object_id
 
 from .conftest import Upstream
 
@@ -74,7 +74,7 @@ def test_section_state_undo_gives_back_the_tree(upstream: Upstream) -> None:
     and a folder trading places — the tree is the one before, id for id."""
     import random
 
-    from patchq.application import SectionState
+    from patchq.ops.apply import SectionState
 
     upstream.write("a/x", "1\n").write("a/y", "2\n").write("b", "3\n").write("c/d/e", "4\n")
     upstream.commit("base")
@@ -118,7 +118,7 @@ def test_section_state_undo_falls_back_to_reading_the_tree(upstream: Upstream,
                                                            ) -> None:
     """File and folder trading places, undone; and when putting a path back fails, the
     tree is read afresh rather than left half restored."""
-    from patchq.application import SectionState
+    from patchq.ops.apply import SectionState
 
     upstream.write("a/x", "1\n").write("a/y", "2\n").write("b", "3\n").commit("base")
     g = GitRepo(upstream.path)

@@ -7,7 +7,7 @@ import re
 import click
 import pytest
 
-from patchq.cli import TASKS, cli
+from patchq.cli.main import TASKS, cli
 
 from .conftest import run_inprocess
 

@@ -16,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from patchq.errors import BadInputError
-from patchq.importers import (
+from patchq.core.errors import BadInputError
+from patchq.core.patch import parse
+from patchq.formats.importers import (
     HeaderInfo,
     Incoming,
     MboxImport,
@@ -30,7 +31,6 @@ from patchq.importers import (
     header_info,
     slug,
 )
-from patchq.patch import parse
 
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS = DATA / "patches"

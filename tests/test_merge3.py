@@ -1,6 +1,6 @@
 """The in-process three-way merge gives git merge-file's answer, byte for byte.
 
-Each case runs both `patchq.merge3.merge` and the real `git merge-file -p --diff3` on the
+Each case runs both `patchq.core.merge3.merge` and the real `git merge-file -p --diff3` on the
 same three files; the merged bytes and the conflict count (git caps its exit code at 127)
 must agree. Generated cases cover small alphabets (many repeated lines, so the diff has
 choices to make), blank and brace lines (git's many-match discarding), CRLF lines, files
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from patchq.merge3 import merge
+from patchq.core.merge3 import merge
 
 LABELS = ("upstream", "base", "0001-fix.patch")
 
@@ -190,8 +190,8 @@ def test_a_diff_past_the_budget_is_left_to_git(tmp_path: Path, monkeypatch: pyte
     """A file rewritten wholesale would keep Python busy for long: past merge3.BUDGET
     merge3 alone gives up (None), and GitRepo gets git's answer from one git process —
     its diff server, which also serves every later long diff."""
-    from patchq import merge3
-    from patchq.gitrepo import GitRepo
+    from patchq.core import merge3
+    from patchq.git.repo import GitRepo
 
     rng = random.Random(3)
     ours, base, theirs = _moves(rng)
@@ -209,7 +209,7 @@ def test_a_diff_past_the_budget_is_left_to_git(tmp_path: Path, monkeypatch: pyte
 
 def test_common_ends_is_the_plain_scan() -> None:
     """The halving search for the shared head and tail agrees with walking line by line."""
-    from patchq.merge3 import common_ends
+    from patchq.core.merge3 import common_ends
 
     def plain(a: list[int], b: list[int]) -> tuple[int, int]:
         lim = min(len(a), len(b))

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from patchq.errors import BadInputError
-from patchq.patch import FilePatch, Hunk, Patch, parse, quote_path, unquote
+from patchq.core.errors import BadInputError
+from patchq.core.patch import FilePatch, Hunk, Patch, parse, quote_path, unquote
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = sorted((DATA / "patches").glob("*.patch"))
@@ -639,7 +639,7 @@ def test_damaged_input_parses_or_is_refused_never_crashes(data: bytes, strip: in
 def test_split_lines_keeps_large_texts_without_sharing_lists() -> None:
     """Large texts are split once and remembered; every caller still gets its own list,
     and a different text (even one equal in length) is split afresh."""
-    from patchq.patch import split_lines
+    from patchq.core.patch import split_lines
 
     text = b"".join(b"line %d\n" % i for i in range(2000)) + b"last"
     first = split_lines(text)
@@ -654,7 +654,7 @@ def test_split_lines_keeps_large_texts_without_sharing_lists() -> None:
 
 
 def test_split_lines_keeps_a_bounded_amount() -> None:
-    from patchq import patch
+    from patchq.core import patch
 
     texts = [bytes([65 + i % 26]) * 1_500_000 + b"\n" for i in range(12)]
     for t in texts:

@@ -18,13 +18,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from patchq import engine
-from patchq.application import preimages
-from patchq.gitrepo import GitRepo, Ident, ObjectWriter, render_tree
-from patchq.patch import FilePatch, Patch, parse
-from patchq.patchrepo import PatchRepo
-from patchq.replay import CONFLICT, MISSING, Replay
-from patchq.tree import MemTree
+from patchq.core import hunks as engine
+from patchq.core.patch import FilePatch, Patch, parse
+from patchq.git.memtree import MemTree
+from patchq.git.repo import GitRepo, Ident, ObjectWriter, render_tree
+from patchq.ops.apply import preimages
+from patchq.ops.replay import CONFLICT, MISSING, Replay
+from patchq.store.patchrepo import PatchRepo
 
 from .strategies import Case, cases, paths
 

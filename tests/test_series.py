@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from patchq.errors import BadInputError
-from patchq.series import Series, make_entry
+from patchq.core.errors import BadInputError
+from patchq.core.series import Series, make_entry
 
 QUILT = """\
 # Debian-style series, written by quilt

@@ -11,17 +11,17 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .. import journal
-from ..application import SeriesResult, apply_series, raise_failure
-from ..context import Context
-from ..errors import BadInputError
-from ..gitrepo import GitRepo, Ident, ObjectWriter, object_id
-from ..lock import GONE, Lock, records_for, sha256
-from ..patchrepo import LOCK
-from ..series import Entry
-from ..stack import Stack
-from ..state import run_lock
-from ..tree import MemTree, check_path
+from patchq.core.errors import BadInputError
+from patchq.core.lock import GONE, Lock, records_for, sha256
+from patchq.core.series import Entry
+from patchq.git.memtree import MemTree, check_path
+from patchq.git.repo import GitRepo, Ident, ObjectWriter, object_id
+from patchq.ops import journal
+from patchq.ops.apply import SeriesResult, apply_series, raise_failure
+from patchq.ops.session import Context
+from patchq.store.patchrepo import LOCK
+from patchq.store.stack import Stack
+from patchq.store.statedir import run_lock
 
 
 @dataclass(frozen=True, slots=True)

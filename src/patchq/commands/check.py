@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..application import preimages
-from ..context import Context
-from ..errors import BadInputError
-from ..gitrepo import GitRepo
-from ..replay import CLEAN, CONFLICT, MISSING, PatchCheck, Replay, attribute_drift
-from ..series import Entry
-from ..stack import load
+from patchq.core.errors import BadInputError
+from patchq.core.series import Entry
+from patchq.git.repo import GitRepo
+from patchq.ops.apply import preimages
+from patchq.ops.replay import CLEAN, CONFLICT, MISSING, PatchCheck, Replay, attribute_drift
+from patchq.ops.session import Context
+from patchq.store.stack import load
 
 
 @dataclass(frozen=True, slots=True)

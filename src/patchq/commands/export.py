@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import exporters
-from ..application import ident_date, load_patch
-from ..context import Context
-from ..errors import BadInputError
-from ..fsutil import atomic_write
-from ..stack import load
-from .apply import active_entries, choose_base
+from patchq.commands.apply import active_entries, choose_base
+from patchq.core.errors import BadInputError
+from patchq.formats import exporters
+from patchq.ops.apply import ident_date, load_patch
+from patchq.ops.session import Context
+from patchq.store.files import atomic_write
+from patchq.store.stack import load
 
 
 def _items(ctx: Context) -> list[exporters.Outgoing]:

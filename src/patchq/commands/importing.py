@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import importers
-from ..context import Context
-from ..errors import BadInputError
-from ..importers import Incoming
-from ..patchrepo import PatchRepo
-from ..series import make_entry
-from ..state import repo_lock
+from patchq.core.errors import BadInputError
+from patchq.core.series import make_entry
+from patchq.formats import importers
+from patchq.formats.importers import Incoming
+from patchq.ops.session import Context
+from patchq.store.patchrepo import PatchRepo
+from patchq.store.statedir import repo_lock
 
 
 def _existing(ctx: Context) -> list[str]:

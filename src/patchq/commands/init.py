@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..errors import BadInputError
-from ..fsutil import atomic_write
-from ..patchrepo import CONFIG, PATCHES, SERIES
+from patchq.core.errors import BadInputError
+from patchq.store.files import atomic_write
+from patchq.store.patchrepo import CONFIG, PATCHES, SERIES
 
 
 def init(root: Path, upstream: str | None, branch: str | None, target: str | None) -> Path:

@@ -15,17 +15,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..application import apply_series, ident_date, identity, load_patch, preimages
-from ..context import Context
-from ..drift import Change
-from ..drift import histories as histories_for
-from ..errors import BadInputError, ConflictError, UnsafeStateError
-from ..fsutil import atomic_write
-from ..gitrepo import GitRepo
-from ..lock import GONE, Lock, PatchRecord, sha256
-from ..patch import parse
-from ..patchrepo import PatchRepo
-from ..replay import (
+from patchq.commands.apply import branch_name
+from patchq.commands.check import CheckOutcome, Progress, check, default_onto, old_base
+from patchq.commands.stack import render_refreshed
+from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
+from patchq.core.lock import GONE, Lock, PatchRecord, sha256
+from patchq.core.patch import parse
+from patchq.core.series import Entry, Series
+from patchq.git.repo import GitRepo
+from patchq.ops.apply import apply_series, ident_date, identity, load_patch, preimages
+from patchq.ops.drift import Change
+from patchq.ops.drift import histories as histories_for
+from patchq.ops.replay import (
     CLEAN,
     CONFLICT,
     MERGE,
@@ -35,12 +36,11 @@ from ..replay import (
     Replay,
     attribute_drift,
 )
-from ..series import Entry, Series
-from ..stack import Stack, load, save
-from ..state import crashpoint, run_lock
-from .apply import branch_name
-from .check import CheckOutcome, Progress, check, default_onto, old_base
-from .stack import render_refreshed
+from patchq.ops.session import Context
+from patchq.store.files import atomic_write
+from patchq.store.patchrepo import PatchRepo
+from patchq.store.stack import Stack, load, save
+from patchq.store.statedir import crashpoint, run_lock
 
 # The marker lines of a diff3-style conflict (ours, base, theirs); each carries a label.
 MARKERS = (b"<<<<<<< ", b"||||||| ", b">>>>>>> ")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import journal
-from ..context import Context
-from ..state import run_lock
+from patchq.ops import journal
+from patchq.ops.session import Context
+from patchq.store.statedir import run_lock
 
 
 def recover(ctx: Context, mode: str) -> tuple[str, str | None]:

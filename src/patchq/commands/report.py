@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import report
-from ..context import Context
-from ..errors import BadInputError, UnsafeStateError
-from ..fsutil import atomic_write
+from patchq.core.errors import BadInputError, UnsafeStateError
+from patchq.formats import report
+from patchq.ops.session import Context
+from patchq.store.files import atomic_write
 
 
 def build(ctx: Context) -> report.Review:
@@ -35,7 +35,7 @@ def build(ctx: Context) -> report.Review:
 def pending_note(ctx: Context) -> str | None:
     """A warning when a rebase is stopped at a conflict: the report is of the last one
     that finished, not of the one in progress."""
-    from .rebase import in_progress
+    from patchq.commands.rebase import in_progress
 
     try:
         if in_progress(ctx):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import scriptgen
-from ..application import apply_series, load_patch, raise_failure
-from ..context import Context
-from ..errors import BadInputError, DriftError
-from ..fsutil import atomic_write
-from ..tree import SYMLINK, MemTree
+from patchq.core.errors import BadInputError, DriftError
+from patchq.formats import script as scriptgen
+from patchq.git.memtree import SYMLINK, MemTree
+from patchq.ops.apply import apply_series, load_patch, raise_failure
+from patchq.ops.session import Context
+from patchq.store.files import atomic_write
 
 
 def export_script(ctx: Context, out: Path) -> int:

@@ -14,8 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import journal
-from ..application import (
+from patchq.commands.apply import active_entries, branch_name, choose_base
+from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
+from patchq.core.patch import FilePatch, Hunk, Patch, parse, quote_path
+from patchq.core.series import Entry, Series, make_entry
+from patchq.git.memtree import MemTree
+from patchq.git.repo import GitRepo, ObjectWriter
+from patchq.ops import journal
+from patchq.ops.apply import (
     Failure,
     PatchResult,
     Preimage,
@@ -28,16 +34,10 @@ from ..application import (
     preimages,
     raise_failure,
 )
-from ..context import Context
-from ..errors import BadInputError, ConflictError, UnsafeStateError
-from ..gitrepo import GitRepo, ObjectWriter
-from ..patch import FilePatch, Hunk, Patch, parse, quote_path
-from ..patchrepo import PATCHES, SERIES, PatchRepo
-from ..series import Entry, Series, make_entry
-from ..stack import Stack, check_branch, load
-from ..state import repo_lock, run_lock
-from ..tree import MemTree
-from .apply import active_entries, branch_name, choose_base
+from patchq.ops.session import Context
+from patchq.store.patchrepo import PATCHES, SERIES, PatchRepo
+from patchq.store.stack import Stack, check_branch, load
+from patchq.store.statedir import repo_lock, run_lock
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BadInputError, PatchqError
-from .lock import Lock, sha256
-from .patch import parse
-from .patchrepo import LOCK, PATCHES, SERIES, Config, PatchRepo
-from .series import Series
+from patchq.core.errors import BadInputError, PatchqError
+from patchq.core.lock import Lock, sha256
+from patchq.core.patch import parse
+from patchq.core.series import Series
+from patchq.store.patchrepo import LOCK, PATCHES, SERIES, Config, PatchRepo
 
 ERROR, WARNING = "error", "warning"
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from .errors import BadInputError
+from patchq.core.errors import BadInputError
 
 _GUARD = re.compile(r"#([+-])([^\s#+-][^\s#]*)$")
 _STRIP = re.compile(r"-p(\d+)$")

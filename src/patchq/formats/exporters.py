@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from email.header import Header
 
-from .importers import header_info
-from .patch import Patch
+from patchq.core.patch import Patch
+from patchq.formats.importers import header_info
 
 _ENVELOPE = b"From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
 

@@ -27,8 +27,8 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import IO
 
-from .errors import GitError
-from .merge3 import Script
+from patchq.core.errors import GitError
+from patchq.core.merge3 import Script
 
 # What the private store may hold on disk before its oldest files go (a long run writes
 # every version of the files it merges; most are asked about once or twice).

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import BadInputError
+from patchq.core.errors import BadInputError
 
 VERSION = 1
 OUTCOMES = ("unchanged", "refreshed", "merged", "resolved", "upstreamed", "dropped", "new")

@@ -13,19 +13,21 @@ from typing import Any
 
 import click
 
-from . import __version__, importers, output, report
-from .application import Failure, PatchResult, raise_failure
-from .commands import apply as apply_cmd
-from .commands import check as check_cmd
-from .commands import export as export_cmd
-from .commands import importing
-from .commands import init as init_cmd
-from .commands import rebase as rebase_cmd
-from .commands import recover as recover_cmd
-from .commands import report as report_cmd
-from .commands import stack as stack_cmd
-from .context import Context
-from .errors import ConflictError, PatchqError
+from patchq import __version__
+from patchq.cli import output
+from patchq.commands import apply as apply_cmd
+from patchq.commands import check as check_cmd
+from patchq.commands import export as export_cmd
+from patchq.commands import importing
+from patchq.commands import init as init_cmd
+from patchq.commands import rebase as rebase_cmd
+from patchq.commands import recover as recover_cmd
+from patchq.commands import report as report_cmd
+from patchq.commands import stack as stack_cmd
+from patchq.core.errors import ConflictError, PatchqError
+from patchq.formats import importers, report
+from patchq.ops.apply import Failure, PatchResult, raise_failure
+from patchq.ops.session import Context
 
 pass_ctx = click.make_pass_decorator(Context)
 
@@ -624,7 +626,7 @@ def export(ctx: Context, mbox: Path | None, quilt: Path | None, script: Path | N
     if sum(x is not None for x in (mbox, quilt, script)) != 1:
         raise click.UsageError("give exactly one of --mbox F, --quilt DIR or --script F.py")
     if script is not None:
-        from .commands import script as script_cmd
+        from patchq.commands import script as script_cmd
 
         n = script_cmd.export_script(ctx, script)
         output.info(f"wrote {script}: applies the series to {n} files of a plain folder")
@@ -828,7 +830,7 @@ def demo(folder: Path | None) -> None:
     Example:
       patchq demo /tmp/patchq-demo
     """
-    from . import demo as demo_mod
+    from patchq.cli import demo as demo_mod
 
     demo_mod.run(folder)
 
@@ -844,8 +846,8 @@ def lint_cmd(click_ctx: click.Context, as_json: bool) -> None:
     Example:
       patchq lint && git commit -am "refresh series"
     """
-    from . import lint as lint_mod
-    from .patchrepo import PatchRepo
+    from patchq.ops import lint as lint_mod
+    from patchq.store.patchrepo import PatchRepo
 
     ctx: Context = click_ctx.obj
     root = ctx.dir if ctx.dir is not None else PatchRepo.find(Path.cwd())

@@ -14,7 +14,7 @@ import calendar
 import re
 from dataclasses import dataclass, field, replace
 
-from .errors import BadInputError, UnsafePathError
+from patchq.core.errors import BadInputError, UnsafePathError
 
 NO_EOL = b"\\ No newline at end of file\n"
 

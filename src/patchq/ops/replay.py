@@ -21,16 +21,16 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from . import engine
-from .application import Preimage, SectionState, load_patch
-from .drift import Attribution, Change, attribute
-from .drift import histories as histories_for
-from .errors import BadInputError, UnsafePathError
-from .gitrepo import GitRepo, ObjectWriter
-from .patch import FilePatch, Hunk, split_lines
-from .patchrepo import PatchRepo
-from .series import Entry
-from .tree import GITLINK, SYMLINK, MemTree
+from patchq.core import hunks as engine
+from patchq.core.errors import BadInputError, UnsafePathError
+from patchq.core.patch import FilePatch, Hunk, split_lines
+from patchq.core.series import Entry
+from patchq.git.memtree import GITLINK, SYMLINK, MemTree
+from patchq.git.repo import GitRepo, ObjectWriter
+from patchq.ops.apply import Preimage, SectionState, load_patch
+from patchq.ops.drift import Attribution, Change, attribute
+from patchq.ops.drift import histories as histories_for
+from patchq.store.patchrepo import PatchRepo
 
 CLEAN, OFFSET, FUZZ, MERGE, CONFLICT = "clean", "offset", "fuzz", "merge", "conflict"
 UPSTREAMED, MISSING = "upstreamed", "missing"

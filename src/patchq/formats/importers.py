@@ -40,9 +40,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import patch as patchmod
-from .errors import BadInputError
-from .series import Series
+from patchq.core import patch as patchmod
+from patchq.core.errors import BadInputError
+from patchq.core.series import Series
 
 # --- values -----------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .patch import split_lines
+from patchq.core.patch import split_lines
 
 
 @dataclass(frozen=True, slots=True)

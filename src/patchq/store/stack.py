@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .errors import UnsafeStateError
-from .gitrepo import GitRepo
-from .state import read_state, write_state
+from patchq.core.errors import UnsafeStateError
+from patchq.git.repo import GitRepo
+from patchq.store.statedir import read_state, write_state
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BadInputError
-from .gitrepo import GitRepo
-from .patchrepo import PatchRepo, own_paths
+from patchq.core.errors import BadInputError
+from patchq.git.repo import GitRepo
+from patchq.store.patchrepo import PatchRepo, own_paths
 
 
 @dataclass(slots=True)

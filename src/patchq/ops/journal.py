@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import BadInputError
-from .fsutil import atomic_write
-from .gitrepo import GitRepo
-from .patchrepo import own_paths
-from .stack import Stack, save, stack_path
-from .state import crashpoint
+from patchq.core.errors import BadInputError
+from patchq.git.repo import GitRepo
+from patchq.store.files import atomic_write
+from patchq.store.patchrepo import own_paths
+from patchq.store.stack import Stack, save, stack_path
+from patchq.store.statedir import crashpoint
 
 JOURNAL = "op.json"
 CHECKOUT, INDEX, REF = "checkout", "index", "ref"

@@ -26,7 +26,7 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .patch import Hunk, split_lines
+from patchq.core.patch import Hunk, split_lines
 
 EXACT, OFFSET, FUZZ, FAILED, AMBIGUOUS = "exact", "offset", "fuzz", "failed", "ambiguous"
 # Set by the 3-way step above the engine (application), ranked here with the rest.

@@ -11,10 +11,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import BadInputError
-from .fsutil import atomic_write
-from .lock import Lock
-from .series import Series
+from patchq.core.errors import BadInputError
+from patchq.core.lock import Lock
+from patchq.core.series import Series
+from patchq.store.files import atomic_write
 
 CONFIG, SERIES, PATCHES, LOCK = "patchq.toml", "series", "patches", "series.lock"
 

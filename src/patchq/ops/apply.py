@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from . import engine
-from .errors import ApplyError, BadInputError, UnsafePathError
-from .gitrepo import GitRepo, Ident, ObjectWriter
-from .importers import commit_message, header_info
-from .patch import FilePatch, Patch, parse
-from .patchrepo import PatchRepo
-from .series import Entry
-from .tree import GITLINK, SYMLINK, MemTree, is_git_name
+from patchq.core import hunks as engine
+from patchq.core.errors import ApplyError, BadInputError, UnsafePathError
+from patchq.core.patch import FilePatch, Patch, parse
+from patchq.core.series import Entry
+from patchq.formats.importers import commit_message, header_info
+from patchq.git.memtree import GITLINK, SYMLINK, MemTree, is_git_name
+from patchq.git.repo import GitRepo, Ident, ObjectWriter
+from patchq.store.patchrepo import PatchRepo
 
 DEFAULT_MODE = "100644"
 FALLBACK_NAME, FALLBACK_EMAIL = "patchq", "patchq@invalid"

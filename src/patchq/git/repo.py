@@ -26,9 +26,9 @@ from pathlib import Path
 
 import git
 
-from . import merge3
-from .diffserver import DiffServer
-from .errors import BadInputError, GitError, UnsafeStateError
+from patchq.core import merge3
+from patchq.core.errors import BadInputError, GitError, UnsafeStateError
+from patchq.git.diffserver import DiffServer
 
 # Variables that make git look at another repository, index or object store than ours,
 # or that hand git a program to run. Each git child's environment is built without them.

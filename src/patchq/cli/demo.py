@@ -16,10 +16,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from . import output
-from .engine import diff
-from .errors import BadInputError
-from .gitrepo import Ident, commit_all, init_repository
+from patchq.cli import output
+from patchq.core.errors import BadInputError
+from patchq.core.hunks import diff
+from patchq.git.repo import Ident, commit_all, init_repository
 
 UPSTREAM_V1 = """\
 cmake_minimum_required(VERSION 3.26 FATAL_ERROR)
@@ -161,7 +161,7 @@ def _run(main: Callable[[list[str]], int], args: list[str], expect: set[int]) ->
 
 def run(folder: Path | None) -> Path:
     """Run the guided demo in `folder` (a new temporary folder if None)."""
-    from .cli import main
+    from patchq.cli.main import main
 
     root = Path(tempfile.mkdtemp(prefix="patchq-demo-")) if folder is None else folder
     if root.exists() and any(root.iterdir()):

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .gitrepo import GitRepo
-from .patch import unquote
+from patchq.core.patch import unquote
+from patchq.git.repo import GitRepo
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 

@@ -23,7 +23,7 @@ from itertools import compress
 from operator import not_
 from typing import TypeVar
 
-from .patch import split_lines
+from patchq.core.patch import split_lines
 
 _MAX_COST_MIN = 256
 _HEUR_MIN_COST = 256

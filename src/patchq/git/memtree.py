@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .errors import UnsafePathError
-from .gitrepo import TREE_MODE, ObjectWriter
+from patchq.core.errors import UnsafePathError
+from patchq.git.repo import TREE_MODE, ObjectWriter
 
 Reader = Callable[[str], list[tuple[str, bytes, str]]]
 SYMLINK, GITLINK = "120000", "160000"

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import BadInputError
-from .patch import Patch, parse
+from patchq.core.errors import BadInputError
+from patchq.core.patch import Patch, parse
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .errors import UnsafeStateError
-from .fsutil import atomic_write
+from patchq.core.errors import UnsafeStateError
+from patchq.store.files import atomic_write
 
 
 def crashpoint(label: str) -> None:

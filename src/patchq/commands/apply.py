@@ -19,6 +19,7 @@ from patchq.git.repo import GitRepo, Ident, ObjectWriter, object_id
 from patchq.ops import journal
 from patchq.ops.apply import SeriesResult, apply_series, raise_failure
 from patchq.ops.session import Context
+from patchq.ops.targets import active_entries, branch_name, choose_base
 from patchq.store.patchrepo import LOCK
 from patchq.store.stack import Stack
 from patchq.store.statedir import run_lock
@@ -29,47 +30,6 @@ class ApplyOutcome:
     result: SeriesResult
     branch: str
     lock: Lock
-
-
-def branch_name(ctx: Context, branch: str | None) -> str:
-    name = branch or f"patchq/{ctx.repo().config.queue}"
-    if not name or name.startswith("-") or any(c.isspace() for c in name) or ".." in name:
-        raise BadInputError(f"invalid branch name {name!r}", "--branch")
-    return name
-
-
-def active_entries(ctx: Context, guards: Sequence[str] | None) -> tuple[tuple[str, ...],
-                                                                         tuple[Entry, ...]]:
-    repo = ctx.repo()
-    active = tuple(guards) if guards is not None else repo.config.guards
-    return active, repo.series.active(active)
-
-
-def choose_base(ctx: Context, onto: str | None) -> str:
-    """--onto, else the lock's base, else the config's `pin`, else the configured upstream
-    branch, else HEAD."""
-    g = ctx.git()
-    if onto:
-        return g.resolve(onto)
-    lock = ctx.repo().read_lock()
-    if lock is not None:
-        if not g.has_object(lock.base):
-            raise BadInputError(f"the lock's base {lock.base[:12]} is not in the target",
-                                str(g.root), "fetch it, or give --onto REF")
-        return lock.base
-    pin = ctx.repo().config.pin
-    if pin:
-        return g.resolve(pin)
-    branch = ctx.repo().config.branch
-    if branch:
-        for ref in (f"origin/{branch}", branch):
-            oid = g.try_resolve(ref)
-            if oid:
-                return oid
-    head = g.head()
-    if head is None:
-        raise BadInputError("the target has no commits", str(g.root), "give --onto REF")
-    return head
 
 
 def apply(ctx: Context, onto: str | None, branch: str | None, guards: Sequence[str] | None,

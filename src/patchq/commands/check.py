@@ -1,97 +1,16 @@
 """`check`: the drift report — how each patch and hunk fares on a new upstream, and why.
 
-Nothing is written: the series is replayed onto REF in memory (each patch on the tree
-the earlier ones produced), and the upstream commits behind every drifted hunk are named.
+Nothing is written; the report itself is `ops.check`, which `rebase --dry-run` shares.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-
-from patchq.core.errors import BadInputError
-from patchq.core.series import Entry
-from patchq.git.repo import GitRepo
-from patchq.ops.apply import preimages
-from patchq.ops.replay import CLEAN, CONFLICT, MISSING, PatchCheck, Replay, attribute_drift
+from patchq.ops import check as report
+from patchq.ops.check import CheckOutcome, Progress
 from patchq.ops.session import Context
-from patchq.store.stack import load
-
-
-@dataclass(frozen=True, slots=True)
-class CheckOutcome:
-    base: str
-    onto: str
-    onto_ref: str
-    patches: tuple[PatchCheck, ...]
-    subjects: dict[str, str]
-
-    @property
-    def exit_code(self) -> int:
-        """0 no drift, 1 drift rebase handles alone, 3 a person is needed (DESIGN §3)."""
-        statuses = {p.status for p in self.patches}
-        if statuses & {CONFLICT, MISSING}:
-            return 3
-        # A file renamed upstream leaves the hunks clean, but the patch must be rewritten.
-        return 0 if statuses <= {CLEAN} and not any(p.renames for p in self.patches) else 1
-
-
-def default_onto(ctx: Context, g: GitRepo, onto: str | None) -> tuple[str, str]:
-    """REF given, else the configured upstream branch (origin/<branch>, then <branch>)."""
-    if onto:
-        return onto, g.resolve(onto)
-    branch = ctx.repo().config.branch
-    if branch:
-        for ref in (f"origin/{branch}", branch):
-            oid = g.try_resolve(ref)
-            if oid:
-                return ref, oid
-    raise BadInputError("no upstream to check against", str(ctx.repo().root),
-                        "give --onto REF, or set `branch` in patchq.toml")
-
-
-def old_base(ctx: Context, g: GitRepo) -> tuple[str, tuple[str, ...]]:
-    """The pinned base (the lock's, else the applied stack's) and the guards it used."""
-    repo = ctx.repo()
-    lock = repo.read_lock()
-    if lock is not None:
-        if not g.has_object(lock.base):
-            raise BadInputError(f"the lock's base {lock.base[:12]} is not in the target",
-                                str(g.root), "fetch upstream history first")
-        return lock.base, lock.guards
-    stack = load(g, repo.config.queue)
-    if stack is not None:
-        return stack.base, repo.config.guards
-    raise BadInputError("no series.lock and no applied stack: nothing pins the old base",
-                        str(repo.lock_path), "run `patchq apply --onto OLD-BASE` first")
-
-
-# Told of each patch a long run reaches: (index, name, how many in all).
-Progress = Callable[[int, str, int], None]
-
-
-def replay_series(ctx: Context, base: str, onto: str, entries: Sequence[Entry],
-                  fuzz: int, progress: Progress | None = None
-                  ) -> tuple[list[PatchCheck], dict[str, str]]:
-    """Classify every active patch on `onto`, continuing past conflicts; drift attributed."""
-    g, repo = ctx.git(), ctx.repo()
-    w = g.writer(dry_run=True)
-    pre = preimages(g, repo, base, entries, w)
-    rp = Replay.start(g, repo, base, onto, w, fuzz, pre, conflict_trees=False)
-    for i, e in enumerate(entries):
-        if progress is not None:
-            progress(i, e.name or "", len(entries))
-        rp.step(e)
-    return attribute_drift(g, base, onto, w, rp.results, repo, entries, renames=rp.renames,
-                           sections=rp.sections)
 
 
 def check(ctx: Context, onto: str | None, fuzz: int | None = None,
           progress: Progress | None = None) -> CheckOutcome:
-    repo, g = ctx.repo(), ctx.git()
-    ref, onto_id = default_onto(ctx, g, onto)
-    base, guards = old_base(ctx, g)
-    entries = repo.series.active(guards)
-    fz = repo.config.fuzz if fuzz is None else fuzz
-    results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress)
-    return CheckOutcome(base, onto_id, ref, tuple(results), subjects)
+    """Replay the series onto `onto` (or the configured upstream) in memory and report."""
+    return report.check(ctx, onto, fuzz, progress)

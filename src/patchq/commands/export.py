@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from patchq.commands.apply import active_entries, choose_base
 from patchq.core.errors import BadInputError
 from patchq.formats import exporters
 from patchq.ops.apply import ident_date, load_patch
 from patchq.ops.session import Context
+from patchq.ops.targets import active_entries, choose_base
 from patchq.store.files import atomic_write
 from patchq.store.stack import load
 
@@ -29,7 +29,7 @@ def _base_date(ctx: Context) -> tuple[int, str]:
     `git am` gives them the same author date. The epoch when there is no target to ask."""
     try:
         g = ctx.git()
-        stack = load(g, ctx.repo().config.queue)
+        stack = load(g.state_dir(), ctx.repo().config.queue)
         base = stack.base if stack is not None else choose_base(ctx, None)
     except BadInputError:
         return 0, "+0000"

@@ -15,17 +15,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from patchq.commands.apply import branch_name
-from patchq.commands.check import CheckOutcome, Progress, check, default_onto, old_base
-from patchq.commands.stack import render_refreshed
 from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
 from patchq.core.lock import GONE, Lock, PatchRecord, sha256
 from patchq.core.patch import parse
 from patchq.core.series import Entry, Series
 from patchq.git.repo import GitRepo
 from patchq.ops.apply import apply_series, ident_date, identity, load_patch, preimages
+from patchq.ops.check import CheckOutcome, Progress, check
 from patchq.ops.drift import Change
 from patchq.ops.drift import histories as histories_for
+from patchq.ops.refresh import render_refreshed
 from patchq.ops.replay import (
     CLEAN,
     CONFLICT,
@@ -37,21 +36,22 @@ from patchq.ops.replay import (
     attribute_drift,
 )
 from patchq.ops.session import Context
+from patchq.ops.targets import branch_name, default_onto, old_base
 from patchq.store.files import atomic_write
 from patchq.store.patchrepo import PatchRepo
 from patchq.store.stack import Stack, load, save
-from patchq.store.statedir import crashpoint, run_lock
+from patchq.store.statedir import crashpoint, rebase_pending_dir, rebase_state_path, run_lock
 
 # The marker lines of a diff3-style conflict (ours, base, theirs); each carries a label.
 MARKERS = (b"<<<<<<< ", b"||||||| ", b">>>>>>> ")
 
 
 def _state_path(ctx: Context) -> Path:
-    return ctx.git().state_dir() / f"{ctx.repo().config.queue}.rebase.json"
+    return rebase_state_path(ctx.git().state_dir(), ctx.repo().config.queue)
 
 
 def _pending_dir(ctx: Context) -> Path:
-    return ctx.git().state_dir() / f"{ctx.repo().config.queue}.rebase"
+    return rebase_pending_dir(ctx.git().state_dir(), ctx.repo().config.queue)
 
 
 def in_progress(ctx: Context) -> bool:
@@ -97,7 +97,7 @@ def start(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None =
         ref, onto_id = default_onto(ctx, g, onto)
         base, guards = old_base(ctx, g)
         entries = repo.series.active(guards)
-        stack = load(g, repo.config.queue)
+        stack = load(g.state_dir(), repo.config.queue)
         branch = stack.branch if stack else branch_name(ctx, None)
         tip = g.try_resolve(f"refs/heads/{stack.branch}") if stack else None
         if stack is not None and tip is not None and tip != stack.head:
@@ -314,8 +314,8 @@ def abort(ctx: Context) -> None:
                 g.run("branch", "-q", "-D", branch)
         sb = doc.get("stack_before")
         if sb:
-            save(g, repo.config.queue, Stack(sb["base"], sb["branch"], tuple(sb["applied"]),
-                                             tuple(sb["commits"])))
+            save(g.state_dir(), repo.config.queue,
+                 Stack(sb["base"], sb["branch"], tuple(sb["applied"]), tuple(sb["commits"])))
         shutil.rmtree(_pending_dir(ctx), ignore_errors=True)
         _state_path(ctx).unlink(missing_ok=True)
 
@@ -404,7 +404,7 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
     g.run("checkout", "-q", "-f", "-B", doc["branch"], doc["head"],
           env={"GIT_REFLOG_ACTION": f"patchq: rebase onto {doc['onto'][:12]}"})
     crashpoint("rebase:checked-out")
-    save(g, repo.config.queue, Stack(doc["onto"], doc["branch"],
+    save(g.state_dir(), repo.config.queue, Stack(doc["onto"], doc["branch"],
                                      tuple(r["name"] for r in kept),
                                      tuple(r["commit"] for r in kept)))
     atomic_write(g.state_dir() / f"{repo.config.queue}.last-rebase.json",

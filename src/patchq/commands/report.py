@@ -9,6 +9,7 @@ from patchq.core.errors import BadInputError, UnsafeStateError
 from patchq.formats import report
 from patchq.ops.session import Context
 from patchq.store.files import atomic_write
+from patchq.store.statedir import rebase_state_path
 
 
 def build(ctx: Context) -> report.Review:
@@ -35,10 +36,8 @@ def build(ctx: Context) -> report.Review:
 def pending_note(ctx: Context) -> str | None:
     """A warning when a rebase is stopped at a conflict: the report is of the last one
     that finished, not of the one in progress."""
-    from patchq.commands.rebase import in_progress
-
     try:
-        if in_progress(ctx):
+        if rebase_state_path(ctx.git().state_dir(), ctx.repo().config.queue).exists():
             return ("a rebase is in progress (stopped at a conflict): this report is of the "
                     "last rebase that finished")
     except BadInputError:

@@ -14,9 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from patchq.commands.apply import active_entries, branch_name, choose_base
 from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
-from patchq.core.patch import FilePatch, Hunk, Patch, parse, quote_path
+from patchq.core.patch import Patch, parse
 from patchq.core.series import Entry, Series, make_entry
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo, ObjectWriter
@@ -34,10 +33,12 @@ from patchq.ops.apply import (
     preimages,
     raise_failure,
 )
+from patchq.ops.refresh import render_refreshed
 from patchq.ops.session import Context
+from patchq.ops.targets import active_entries, branch_name, check_branch, choose_base
 from patchq.store.patchrepo import PATCHES, SERIES, PatchRepo
-from patchq.store.stack import Stack, check_branch, load
-from patchq.store.statedir import repo_lock, run_lock
+from patchq.store.stack import Stack, load
+from patchq.store.statedir import rebase_state_path, repo_lock, run_lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +53,7 @@ class MoveOutcome:
 
 
 def _rebase_state(ctx: Context) -> Path:
-    """The in-progress rebase's record (owned by `commands/rebase.py`, which imports us)."""
-    return ctx.git().state_dir() / f"{ctx.repo().config.queue}.rebase.json"
+    return rebase_state_path(ctx.git().state_dir(), ctx.repo().config.queue)
 
 
 def _refuse_during_rebase(ctx: Context) -> None:
@@ -67,7 +67,7 @@ def _refuse_during_rebase(ctx: Context) -> None:
 def _open_stack(ctx: Context, create: bool) -> Stack:
     repo, g = ctx.repo(), ctx.git()
     _refuse_during_rebase(ctx)
-    stack = load(g, repo.config.queue)
+    stack = load(g.state_dir(), repo.config.queue)
     if stack is None or (not stack.applied and g.current_branch() != stack.branch):
         if not create:
             raise BadInputError("no patch is applied", str(g.root), "`patchq push` first")
@@ -226,7 +226,7 @@ def pop(ctx: Context, target: str | None, all_: bool, force: bool,
 
 def goto(ctx: Context, name: str, force: bool) -> MoveOutcome:
     """Push or pop until `name` is the top patch."""
-    stack = load(ctx.git(), ctx.repo().config.queue)
+    stack = load(ctx.git().state_dir(), ctx.repo().config.queue)
     if stack is not None and name in stack.applied:
         return pop(ctx, name, False, force, verb="goto")
     return push(ctx, name, False, None, False, force, verb="goto")
@@ -240,75 +240,6 @@ class RefreshOutcome:
     name: str
     changed: bool
     untracked: tuple[str, ...]
-
-
-def _shape(s: FilePatch) -> tuple[object, ...]:
-    """What a section does besides its hunks: create/delete (with mode), rename, mode change."""
-    mode_change = (s.old_mode, s.new_mode) if s.old_mode and s.new_mode and \
-        s.old_mode != s.new_mode else None
-    created = (s.new_mode or "100644") if s.is_new else None
-    return (s.is_new, s.is_delete, s.rename, s.copy, mode_change, created)
-
-
-def _hunk_key(h: Hunk) -> tuple[object, ...]:
-    return (h.old_start, h.old_len, h.new_start, h.new_len, h.lines)
-
-
-def _reuse_unchanged(old: Patch, new: Patch) -> Patch:
-    """Keep the old bytes of every hunk (and section header) that did not change."""
-    by_path = {(s.old_path, s.new_path): s for s in old.sections}
-    sections = []
-    for s in new.sections:
-        prev = by_path.get((s.old_path, s.new_path))
-        if prev is None:
-            sections.append(s)
-            continue
-        # The `@@` heading is git's guess at the enclosing function; quilt and diff -u write
-        # none, so a hunk that differs only there is unchanged and keeps its old bytes.
-        old_hunks = {_hunk_key(h): h for h in prev.hunks}
-        hunks = tuple(old_hunks.get(_hunk_key(h), h) for h in s.hunks)
-        same = len(hunks) == len(prev.hunks) and all(a is b for a, b in zip(hunks, prev.hunks,
-                                                                             strict=True))
-        sections.append(prev if same and _shape(s) == _shape(prev) else replace(s, hunks=hunks))
-    return Patch(old.header, tuple(sections), old.trailer)
-
-
-def _unprefixed(s: FilePatch) -> FilePatch:
-    """A section of git's diff (a/ b/ prefixes) rewritten for a -p0 patch (no prefixes)."""
-    def name(path: str | None) -> bytes:
-        raw = quote_path(path or s.path)
-        return raw + b"\t" if b" " in raw else raw  # as git ends a name holding a space
-
-    out = []
-    for line in s.render_header().splitlines(keepends=True):
-        if line.startswith(b"diff --git "):
-            line = b"diff --git %s %s\n" % (quote_path(s.old_path or s.path),
-                                            quote_path(s.new_path or s.path))
-        elif line.startswith(b"--- ") and s.old_path is not None:
-            line = b"--- " + name(s.old_path) + b"\n"
-        elif line.startswith(b"+++ ") and s.new_path is not None:
-            line = b"+++ " + name(s.new_path) + b"\n"
-        out.append(line)
-    return replace(s, raw_header=b"".join(out))
-
-
-def render_refreshed(old: Patch, diff: bytes, where: str, strip: int = 1) -> bytes:
-    """The patch file after refresh: old header and trailer, git's diff, unchanged hunks kept.
-
-    New sections are written for the patch's strip level, so a `-p0` entry of a quilt
-    series stays a `-p0` patch.
-    """
-    if strip not in (0, 1):
-        raise BadInputError(f"refresh writes -p1 or -p0 patches, and this one is -p{strip}",
-                            where, "change its series entry to -p1 and its paths to a/ b/")
-    new = parse(diff, where, 1)
-    if strip == 0:
-        new = Patch(new.header, tuple(_unprefixed(s) for s in new.sections), new.trailer)
-    out = _reuse_unchanged(old, new)
-    header = out.header
-    if out.sections and header and not header.endswith(b"\n"):
-        header += b"\n"
-    return Patch(header, out.sections, out.trailer if out.sections else b"").render()
 
 
 def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
@@ -474,7 +405,7 @@ def delete(ctx: Context, name: str, remove_file: bool) -> bool:
     _entry(repo, name)  # refuse an unknown name before anything else
     _refuse_during_rebase(ctx)
     with run_lock(g.state_dir(), repo.root):
-        stack = load(g, repo.config.queue)
+        stack = load(g.state_dir(), repo.config.queue)
         popped = stack is not None and name in stack.applied
         files: dict[str, bytes | None] = {SERIES: _series_bytes(
             Series(tuple(e for e in repo.series.entries if e.name != name)))}
@@ -507,7 +438,7 @@ def rename(ctx: Context, old: str, new_name: str) -> None:
     with run_lock(g.state_dir(), ctx.repo().root):
         _refuse_during_rebase(ctx)
         data, patch = load_patch(repo, entry)
-        stack = load(g, repo.config.queue)
+        stack = load(g.state_dir(), repo.config.queue)
         series = Series(tuple(replace(fresh, lineno=e.lineno) if e.name == old else e
                               for e in repo.series.entries))
         files: dict[str, bytes | None] = {f"{PATCHES}/{new_name}": data,
@@ -574,7 +505,7 @@ def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | N
         g = None
     if g is not None:
         _refuse_during_rebase(ctx)
-    stack = load(g, repo.config.queue) if g is not None else None
+    stack = load(g.state_dir(), repo.config.queue) if g is not None else None
     if g is not None and stack is not None and name in stack.applied:
         check_branch(g, stack)  # refuse before the editor opens, not after the typing
     changed = edit(text)
@@ -599,7 +530,7 @@ def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | N
             repo.write_patch(name, new_data)
         return changed
     with run_lock(g.state_dir(), repo.root):
-        stack = load(g, repo.config.queue)
+        stack = load(g.state_dir(), repo.config.queue)
         if stack is not None and name in stack.applied:
             _rewrite_messages(g, repo, stack, name, new_patch, "header", files)
         else:
@@ -645,7 +576,7 @@ def _entry(repo: PatchRepo, name: str) -> Entry:
 
 def top(ctx: Context) -> str:
     """The top applied patch; bad input if none."""
-    stack = load(ctx.git(), ctx.repo().config.queue)
+    stack = load(ctx.git().state_dir(), ctx.repo().config.queue)
     if stack is None or not stack.applied:
         raise BadInputError("no patch is applied", "series", "name a patch")
     return stack.applied[-1]
@@ -672,7 +603,7 @@ def series_marks(ctx: Context, guards: Sequence[str]) -> tuple[tuple[str, Entry]
 
 
 def applied(ctx: Context) -> tuple[str, ...]:
-    stack = load(ctx.git(), ctx.repo().config.queue)
+    stack = load(ctx.git().state_dir(), ctx.repo().config.queue)
     return stack.applied if stack else ()
 
 
@@ -685,7 +616,7 @@ def unapplied(ctx: Context) -> tuple[str, ...]:
 def diff(ctx: Context, name: str | None) -> bytes:
     """The top patch as refresh would write it now, or a named patch as applied or filed."""
     repo, g = ctx.repo(), ctx.git()
-    stack = load(g, repo.config.queue)
+    stack = load(g.state_dir(), repo.config.queue)
     if name is None:
         if stack is None or not stack.applied:
             raise BadInputError("no patch is applied", "series", "name a patch")
@@ -734,7 +665,7 @@ class Status:
 
 def status(ctx: Context) -> Status:
     repo, g = ctx.repo(), ctx.git()
-    stack = load(g, repo.config.queue)
+    stack = load(g.state_dir(), repo.config.queue)
     op = "rebase" if _rebase_state(ctx).exists() else None
     interrupted = journal.pending(g)
     if interrupted is not None:

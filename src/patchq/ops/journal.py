@@ -118,7 +118,7 @@ def _record(g: GitRepo, patch_root: Path, plan: Plan) -> dict[str, Any]:
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(new)
         files[rel] = {"before": before, "after": new is not None}
-    sp = stack_path(g, plan.queue)
+    sp = stack_path(g.state_dir(), plan.queue)
     doc = {
         "op": plan.op, "pid": os.getpid(), "queue": plan.queue, "reason": plan.reason,
         "branch": plan.branch,
@@ -177,7 +177,7 @@ def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
     crashpoint("journal:target-moved")
     _put_files(g, patch_root, doc, "after")
     if after["stack"] is not None:
-        save(g, doc["queue"], _stack_of(after["stack"]))
+        save(g.state_dir(), doc["queue"], _stack_of(after["stack"]))
     return saved
 
 
@@ -210,13 +210,13 @@ def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: boo
             g.run("reset", "-q", old_ref, "--", env={"GIT_REFLOG_ACTION": reason})
         else:
             g.update_ref(f"refs/heads/{branch}", old_ref, None, reason)
-    sp = stack_path(g, doc["queue"])
+    sp = stack_path(g.state_dir(), doc["queue"])
     if after["stack"] is None:
         pass
     elif before["stack"] is None:
         sp.unlink(missing_ok=True)
     else:
-        save(g, doc["queue"], _stack_of(before["stack"]))
+        save(g.state_dir(), doc["queue"], _stack_of(before["stack"]))
     return saved
 
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from patchq.core.errors import UnsafeStateError
-from patchq.git.repo import GitRepo
 from patchq.store.statedir import read_state, write_state
 
 
@@ -44,9 +43,9 @@ class Stack:
         return replace(self, applied=self.applied + names, commits=self.commits + commits)
 
 
-def load(g: GitRepo, queue: str) -> Stack | None:
+def load(state_dir: Path, queue: str) -> Stack | None:
     """The recorded stack, or None when nothing was ever applied in this target."""
-    doc = read_state(g.state_dir(), queue)
+    doc = read_state(state_dir, queue)
     if doc is None:
         return None
     try:
@@ -54,34 +53,20 @@ def load(g: GitRepo, queue: str) -> Stack | None:
                       tuple(str(x) for x in doc.get("applied", [])),
                       tuple(str(x) for x in doc.get("commits", [])))
     except (KeyError, TypeError):
-        raise UnsafeStateError("the stack record is damaged", str(g.state_dir()),
+        raise UnsafeStateError("the stack record is damaged", str(state_dir),
                                "re-create it with `patchq apply`") from None
     if len(stack.applied) != len(stack.commits):
-        raise UnsafeStateError("the stack record is damaged", str(g.state_dir()),
+        raise UnsafeStateError("the stack record is damaged", str(state_dir),
                                "re-create it with `patchq apply`")
     return stack
 
 
-def check_branch(g: GitRepo, stack: Stack) -> None:
-    """The target must be on the stack's branch, at the recorded top."""
-    current = g.current_branch()
-    if current != stack.branch:
-        raise UnsafeStateError(f"the target is on {current or 'a detached HEAD'}, not on the "
-                               f"stack branch {stack.branch}", str(g.root),
-                               f"`git checkout {stack.branch}` first")
-    head = g.head()
-    if head != stack.head:
-        raise UnsafeStateError(f"{stack.branch} moved outside patchq (now {str(head)[:12]}, "
-                               f"expected {stack.head[:12]})", str(g.root),
-                               "reset it, or re-apply with `patchq apply`")
-
-
-def stack_path(g: GitRepo, queue: str) -> Path:
+def stack_path(state_dir: Path, queue: str) -> Path:
     """Where the stack record of `queue` lives."""
-    return g.state_dir() / f"{queue}.json"
+    return state_dir / f"{queue}.json"
 
 
-def save(g: GitRepo, queue: str, stack: Stack) -> None:
-    write_state(g.state_dir(), queue, {"base": stack.base, "branch": stack.branch,
+def save(state_dir: Path, queue: str, stack: Stack) -> None:
+    write_state(state_dir, queue, {"base": stack.base, "branch": stack.branch,
                                        "applied": list(stack.applied),
                                        "commits": list(stack.commits)})

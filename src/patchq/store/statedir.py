@@ -126,3 +126,13 @@ def read_state(state_dir: Path, queue: str) -> dict[str, Any] | None:
 def write_state(state_dir: Path, queue: str, doc: dict[str, Any]) -> None:
     atomic_write(state_dir / f"{queue}.json",
                  (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
+
+
+def rebase_state_path(state_dir: Path, queue: str) -> Path:
+    """The record of `queue`'s rebase in progress: it exists exactly while one is stopped."""
+    return state_dir / f"{queue}.rebase.json"
+
+
+def rebase_pending_dir(state_dir: Path, queue: str) -> Path:
+    """The folder of patch files a stopped rebase has refreshed but not yet written."""
+    return state_dir / f"{queue}.rebase"

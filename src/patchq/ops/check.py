@@ -1,0 +1,66 @@
+"""The drift report: how each patch and hunk fares on a new upstream, and why.
+
+Nothing is written: the series is replayed onto REF in memory (each patch on the tree
+the earlier ones produced), and the upstream commits behind every drifted hunk are
+named. `check` is this report; `rebase --dry-run` is too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from patchq.core.series import Entry
+from patchq.ops.apply import preimages
+from patchq.ops.replay import CLEAN, CONFLICT, MISSING, PatchCheck, Replay, attribute_drift
+from patchq.ops.session import Context
+from patchq.ops.targets import default_onto, old_base
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    base: str
+    onto: str
+    onto_ref: str
+    patches: tuple[PatchCheck, ...]
+    subjects: dict[str, str]
+
+    @property
+    def exit_code(self) -> int:
+        """0 no drift, 1 drift rebase handles alone, 3 a person is needed (DESIGN §3)."""
+        statuses = {p.status for p in self.patches}
+        if statuses & {CONFLICT, MISSING}:
+            return 3
+        # A file renamed upstream leaves the hunks clean, but the patch must be rewritten.
+        return 0 if statuses <= {CLEAN} and not any(p.renames for p in self.patches) else 1
+
+
+# Told of each patch a long run reaches: (index, name, how many in all).
+Progress = Callable[[int, str, int], None]
+
+
+def replay_series(ctx: Context, base: str, onto: str, entries: Sequence[Entry],
+                  fuzz: int, progress: Progress | None = None
+                  ) -> tuple[list[PatchCheck], dict[str, str]]:
+    """Classify every active patch on `onto`, continuing past conflicts; drift attributed."""
+    g, repo = ctx.git(), ctx.repo()
+    w = g.writer(dry_run=True)
+    pre = preimages(g, repo, base, entries, w)
+    rp = Replay.start(g, repo, base, onto, w, fuzz, pre, conflict_trees=False)
+    for i, e in enumerate(entries):
+        if progress is not None:
+            progress(i, e.name or "", len(entries))
+        rp.step(e)
+    return attribute_drift(g, base, onto, w, rp.results, repo, entries, renames=rp.renames,
+                           sections=rp.sections)
+
+
+def check(ctx: Context, onto: str | None, fuzz: int | None = None,
+          progress: Progress | None = None) -> CheckOutcome:
+    repo, g = ctx.repo(), ctx.git()
+    ref, onto_id = default_onto(ctx, g, onto)
+    base, guards = old_base(ctx, g)
+    entries = repo.series.active(guards)
+    fz = repo.config.fuzz if fuzz is None else fuzz
+    results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress)
+    return CheckOutcome(base, onto_id, ref, tuple(results), subjects)

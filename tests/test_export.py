@@ -128,3 +128,18 @@ def test_mbox_export_refuses_an_empty_patch(upstream: Upstream, queue: Queue, pa
     assert r.err == ("patchq: patches/wip.patch: the patch has no diff, and git am stops at an "
                      "empty patch — refresh it, or delete it\n")
     assert not (tmp_path / "m").exists()
+
+
+def test_a_header_less_diff_has_one_subject_in_apply_and_export(
+        upstream: Upstream, queue: Queue, patchq, tmp_path: Path) -> None:
+    """A header-less `x.diff` is `x` as a commit subject and as a mail subject alike (one
+    header module decides it; `export --mbox` used to keep `.diff`)."""
+    upstream.write("a.txt", A)
+    base = upstream.commit("base")
+    queue.add("fix-it.diff", "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-line 1\n+LINE 1\n"
+                             " line 2\n")
+    assert patchq("apply", "--onto", base).code == 0
+    assert git(upstream.path, "log", "-1", "--format=%s").strip() == "fix-it"
+    mbox = tmp_path / "out.mbox"
+    assert patchq("export", "--mbox", str(mbox)).code == 0
+    assert b"\nSubject: [PATCH] fix-it\n" in mbox.read_bytes()

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from patchq.core.header import header_info
 from patchq.core.lock import Lock, sha256
 from patchq.core.patch import parse
-from patchq.formats.importers import header_info
 from patchq.ops import lint
 from patchq.store.patchrepo import PatchRepo
 

@@ -17,18 +17,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from patchq.core.errors import BadInputError
+from patchq.core.header import HeaderInfo, commit_message, header_info
 from patchq.core.patch import parse
 from patchq.formats.importers import (
-    HeaderInfo,
     Incoming,
     MboxImport,
     Skipped,
     check_name,
-    commit_message,
     from_files,
     from_mbox,
     from_quilt,
-    header_info,
     slug,
 )
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from email.header import Header
 
+from patchq.core.header import fallback_subject, header_info
 from patchq.core.patch import Patch
-from patchq.formats.importers import header_info
 
 _ENVELOPE = b"From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
 
@@ -50,7 +50,7 @@ def to_mail(item: Outgoing, n: int, total: int, fallback_date: int,
         data = item.data
         return data if data.endswith(b"\n") else data + b"\n"
     info = header_info(item.patch.header)
-    subject = info.subject or item.name.rsplit("/", 1)[-1].removesuffix(".patch")
+    subject = info.subject or fallback_subject(item.name)
     author = email.utils.formataddr((info.author_name or "patchq",
                                      info.author_email or "patchq@invalid"))
     when = info.date if info.date is not None else fallback_date

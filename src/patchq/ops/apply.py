@@ -17,9 +17,9 @@ from functools import partial
 
 from patchq.core import hunks as engine
 from patchq.core.errors import ApplyError, BadInputError, UnsafePathError
+from patchq.core.header import commit_message, fallback_subject, header_info
 from patchq.core.patch import FilePatch, Patch, parse
 from patchq.core.series import Entry
-from patchq.formats.importers import commit_message, header_info
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree, is_git_name
 from patchq.git.repo import GitRepo, Ident, ObjectWriter
 from patchq.store.patchrepo import PatchRepo
@@ -284,15 +284,6 @@ def apply_series(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry
         a = after[1] if after else None
         files[path] = (b, a)
     return SeriesResult(base, base_tree, tuple(results), tree, head, files, failure)
-
-
-def fallback_subject(name: str) -> str:
-    """A header-less patch's commit subject: its file name without .patch/.diff."""
-    stem = name.rsplit("/", 1)[-1]
-    for suffix in (".patch", ".diff"):
-        if stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
-    return stem
 
 
 def ident_date(raw: bytes) -> tuple[int, str]:

@@ -1,0 +1,412 @@
+"""Patch headers: who wrote a patch, when, and what it says — and the commit message made
+of it.
+
+A header is whatever stands before the first diff: mail headers from `git format-patch`,
+DEP-3 fields (Debian), `hg export` and `git show` headers, or free text. `header_info`
+reads all of them and never raises; `commit_message` makes git's message of it, and a
+header-less patch takes its subject from its file name (`fallback_subject`), the same
+for the commits `apply` makes and the messages `export --mbox` writes.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import email.policy
+import email.utils
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderInfo:
+    """What a patch header says about the change; anything it does not say is None."""
+
+    author_name: str | None
+    author_email: str | None
+    date: int | None
+    tz: str | None
+    subject: str | None
+    body: str
+
+
+_FIELD_RE = re.compile(r"([A-Za-z][A-Za-z0-9_-]*):[ \t]*(.*)$")
+
+
+_IN_BODY_RE = re.compile(r"(From|Date|Subject):[ \t]*(.*)$")
+
+
+_GIT_SHOW_RE = re.compile(r"commit [0-9a-f]{7,64}\b")
+
+
+_PREFIX_RE = re.compile(r"\s*\[[^\]]*(?<![A-Za-z])(?:PATCH|RFC)[^\]]*\]", re.I)
+
+
+_BRACKET_RE = re.compile(r"\s*\[([^\]]*)\]")
+
+
+_COVER_RE = re.compile(r"(?<![\d/])0+/\d+$")
+
+
+_NO_ZONE_RE = re.compile(r"\d:\d\d(?::\d\d)?\s*$")
+
+
+_ISO_DATE_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\b")
+
+
+ENVELOPE_RE = re.compile(
+    rb"From \S* +(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) +"
+    rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} +"
+    rb"\d{1,2}:\d\d(?::\d\d)? +(?:[A-Za-z]{1,5} +|[+-]\d{4} +)?\d{4}\b")
+
+
+_ENVELOPE_TEXT_RE = re.compile(ENVELOPE_RE.pattern.decode())
+
+
+_MAIL_ONLY = frozenset({"date", "message-id", "mime-version", "content-type",
+                        "content-transfer-encoding", "to", "cc", "in-reply-to", "references"})
+
+
+_DEP3_ONLY = frozenset({"description", "author", "origin", "forwarded", "applied-upstream",
+                        "last-update", "reviewed-by", "acked-by", "bug"})
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    info: HeaderInfo
+    kind: str  # "mail", "dep3", "hg", "git" (git show) or "text"
+    raw_subject: str | None = None
+    encoding: str | None = None
+
+
+def header_info(header: bytes) -> HeaderInfo:
+    """Author, date, subject and body from a patch header; never raises."""
+    return read_header(header).info
+
+
+def read_header(header: bytes) -> Header:
+    lines = [line.rstrip("\r") for line in _decode(header).split("\n")]
+    first = lines[0] if lines else ""
+    if first.startswith("# HG changeset patch"):
+        return Header(_hg_header(lines), "hg")
+    if _GIT_SHOW_RE.match(first):
+        return Header(_git_show_header(lines), "git")
+    # An mbox envelope line; "From now on, …" in free text is not one.
+    envelope = _ENVELOPE_TEXT_RE.match(first) is not None or (
+        first.startswith("From ") and len(lines) > 1 and _FIELD_RE.match(lines[1]) is not None)
+    start = 1 if envelope else 0
+    fields, end = _field_block(lines, start)
+    names = {name.lower() for name, _ in fields}
+    dep3 = names & _DEP3_ONLY or any(n.startswith("bug-") for n in names)
+    if envelope or names & _MAIL_ONLY or (not dep3 and names & {"from", "subject"}):
+        return _mail_header(fields, lines[end:])
+    if dep3:
+        return Header(_dep3_header(fields, lines, end), "dep3")
+    return Header(_free_text(lines), "text")
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        # Old patches carry Latin-1 names; every byte decodes, so nothing is lost.
+        return data.decode("latin-1")
+
+
+def _field_block(lines: list[str], start: int) -> tuple[list[tuple[str, list[str]]], int]:
+    """`Name: value` lines (with continuation lines) from `start` to the first other line."""
+    fields: list[tuple[str, list[str]]] = []
+    i = start
+    while i < len(lines):
+        line = lines[i]
+        if line[:1] in (" ", "\t") and line.strip() and fields:
+            fields[-1][1].append(line)
+        elif (m := _FIELD_RE.match(line)) is not None:
+            fields.append((m.group(1), [m.group(2)]))
+        else:
+            break
+        i += 1
+    return fields, i
+
+
+def _until_break(lines: Sequence[str]) -> list[str]:
+    """The message text: everything before the `---` line that opens the diffstat."""
+    out = []
+    for line in lines:
+        if line.rstrip() == "---":
+            break
+        out.append(line)
+    return out
+
+
+def _clean_body(lines: Sequence[str]) -> str:
+    """Trailing spaces and surrounding blank lines dropped, as `git commit` would."""
+    text = [line.rstrip() for line in lines]
+    first = next((i for i, line in enumerate(text) if line), len(text))
+    last = len(text)
+    while last > first and not text[last - 1]:
+        last -= 1
+    return "\n".join(text[first:last])
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _clean_subject(raw: str) -> str:
+    """Drop `[PATCH v2 3/7]`/`[RFC]` prefixes as `git am -b` does; keep `[media]` and the like."""
+    text = _one_line(raw)
+    while (m := _PREFIX_RE.match(text)) is not None:
+        text = text[m.end():].lstrip()
+    return text
+
+
+def _split_free(lines: Sequence[str]) -> tuple[str | None, str]:
+    """Free text: the first non-empty line is the subject, the rest the body."""
+    text = list(_until_break(lines))
+    for i, line in enumerate(text):
+        if line.strip():
+            return _one_line(line), _clean_body(text[i + 1 :])
+    return None, ""
+
+
+def _free_text(lines: list[str]) -> HeaderInfo:
+    subject, body = _split_free(lines)
+    return HeaderInfo(None, None, None, None, subject, body)
+
+
+def _mail_header(fields: list[tuple[str, list[str]]], rest: list[str]) -> Header:
+    values = _mail_values(fields)
+    body = _until_break(rest[1:] if rest and not rest[0].strip() else rest)
+    # git am honours `From:`/`Date:`/`Subject:` at the top of the body (a patch sent on
+    # someone else's behalf); they override the mail's own headers.
+    i = 0
+    while i < len(body) and not body[i].strip():
+        i += 1
+    in_body: list[tuple[str, list[str]]] = []
+    j = i
+    while j < len(body) and (m := _IN_BODY_RE.match(body[j])) is not None:
+        in_body.append((m.group(1), [m.group(2)]))
+        j += 1
+    if in_body and (j == len(body) or not body[j].strip()):
+        values.update(_mail_values(in_body))
+        body = body[j:]
+    raw_subject = _mail_subject(values["subject"]) if "subject" in values else None
+    name, addr = _mail_from(values.get("from"))
+    date, tz = _mail_date(values.get("date"))
+    subject = _clean_subject(raw_subject) if raw_subject is not None else None
+    enc = values.get("content-transfer-encoding")
+    info = HeaderInfo(name, addr, date, tz, subject or None, _clean_body(body))
+    return Header(info, "mail", raw_subject, enc.strip().lower() if enc else None)
+
+
+def _mail_values(fields: list[tuple[str, list[str]]]) -> dict[str, str]:
+    """Raw, unfolded values of From, Subject, Date, Content-Transfer-Encoding (first of each)."""
+    wanted = ("from", "subject", "date", "content-transfer-encoding")
+    out: dict[str, str] = {}
+    for name, lines in fields:
+        key = name.lower()
+        if key in wanted and key not in out:
+            # RFC 5322 unfolding: drop the line breaks, keep the whitespace after them.
+            out[key] = "".join(lines)
+    return out
+
+
+def _decoded(name: str, value: str) -> Any:
+    """The email package's parsed header (RFC 2047 decoded), or None if it chokes."""
+    try:
+        return email.policy.default.header_factory(name, value)
+    except Exception:  # the email package has had parser crashes on odd input
+        return None
+
+
+def _mail_subject(value: str) -> str:
+    if "=?" in value:
+        header = _decoded("subject", value)
+        if header is not None:
+            return _one_line(str(header))
+    return _one_line(value)
+
+
+def _mail_from(value: str | None) -> tuple[str | None, str | None]:
+    if value and "=?" in value:
+        header = _decoded("from", value)
+        try:
+            addr = header.addresses[0] if header is not None and header.addresses else None
+            if addr is not None:
+                return _name_addr(str(addr.display_name), str(addr.addr_spec))
+        except Exception:  # an undecodable group or address: fall back to the raw text
+            pass
+    return _address(value)
+
+
+def _address(value: str | None) -> tuple[str | None, str | None]:
+    """`Name <email>` (or a bare address) split into its parts."""
+    if not value:
+        return None, None
+    try:
+        name, addr = email.utils.parseaddr(value)
+    except Exception:  # parseaddr is lenient, but be sure
+        return value.strip() or None, None
+    if not name and not addr:
+        return value.strip() or None, None
+    return _name_addr(name, addr)
+
+
+def _name_addr(name: str, addr: str) -> tuple[str | None, str | None]:
+    addr = addr.strip()
+    if any(c in addr for c in "<> \t\n"):
+        addr = ""
+    return _one_line(name) or None, addr or None
+
+
+def _format_tz(offset: int) -> str | None:
+    if abs(offset) >= 24 * 3600 or offset % 60:
+        return None
+    sign = "-" if offset < 0 else "+"
+    minutes = abs(offset) // 60
+    return f"{sign}{minutes // 60:02d}{minutes % 60:02d}"
+
+
+def _mail_date(value: str | None) -> tuple[int | None, str | None]:
+    """An RFC 2822 date (or git's default format) as unix seconds and `+hhmm`."""
+    if not value:
+        return None, None
+    try:
+        parsed = email.utils.parsedate_tz(value)
+        if parsed is None:
+            return None, None
+        offset = parsed[9] or 0
+        tz = _format_tz(offset)
+        if tz is None:
+            return None, None
+        stamp = calendar.timegm(tuple(parsed[:6]) + (0, 0, 0)) - offset
+    except (ValueError, OverflowError, TypeError, IndexError):
+        return None, None
+    # Python reads a date without a zone as UTC; say the zone is unknown instead.
+    return stamp, None if _NO_ZONE_RE.search(value) else tz
+
+
+def _iso_date(value: str) -> int | None:
+    m = _ISO_DATE_RE.match(value.strip())
+    if m is None:
+        return None
+    try:
+        day = datetime.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+    return calendar.timegm(day.timetuple())
+
+
+def _dep3_header(fields: list[tuple[str, list[str]]], lines: list[str], end: int) -> HeaderInfo:
+    # DEP-3 fields may come in several paragraphs; text after them is more description.
+    i = end
+    while True:
+        j = i
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        more, k = _field_block(lines, j)
+        known = [n for n, _ in more if n.lower() in _DEP3_ONLY | {"from", "subject"}
+                 or n.lower().startswith("bug-")]
+        if not more or not known or k == j:
+            break
+        fields.extend(more)
+        i = k
+    first: dict[str, list[str]] = {}
+    for field_name, value in fields:
+        first.setdefault(field_name.lower(), value)
+    desc = first.get("description") or first.get("subject")
+    subject: str | None = None
+    body_lines: list[str] = []
+    if desc is not None:
+        for cont in desc[1:]:
+            text = cont[1:] if cont[:1] in (" ", "\t") else cont
+            body_lines.append("" if text.strip() == "." else text)
+        subject = _one_line(desc[0]) or None
+        if subject is None:  # `Description:` alone, the summary on the next line
+            subject, rest = _split_free(body_lines)
+            body_lines = rest.split("\n") if rest else []
+    extra = _clean_body(_until_break(lines[i:]))
+    if extra:
+        if subject is None:
+            subject, rest = _split_free(extra.split("\n"))
+            extra = rest
+        if extra:
+            body_lines.extend(["", *extra.split("\n")] if body_lines else extra.split("\n"))
+    author = first.get("author") or first.get("from")
+    name: str | None
+    addr: str | None
+    name, addr = _address(_one_line(" ".join(author))) if author else (None, None)
+    date: int | None
+    tz: str | None
+    date, tz = _mail_date(_one_line(" ".join(first["date"]))) if "date" in first else (None, None)
+    if date is None and "last-update" in first:
+        date = _iso_date(first["last-update"][0])
+        tz = "+0000" if date is not None else None
+    return HeaderInfo(name, addr, date, tz, subject, _clean_body(body_lines))
+
+
+def _hg_header(lines: list[str]) -> HeaderInfo:
+    """`hg export`: `# User`, `# Date <unix> <offset west>` lines, then the message."""
+    name = addr = None
+    date: int | None = None
+    tz: str | None = None
+    i = 1
+    while i < len(lines) and lines[i].startswith("#"):
+        line = lines[i]
+        if line.startswith("# User "):
+            name, addr = _address(line[len("# User "):])
+        elif line.startswith("# Date "):
+            parts = line.split()
+            try:
+                stamp, west = int(float(parts[2])), int(parts[3])
+                tz = _format_tz(-west)
+                date = stamp if tz is not None else None
+            except (IndexError, ValueError, OverflowError):
+                pass
+        i += 1
+    subject, body = _split_free(lines[i:])
+    return HeaderInfo(name, addr, date, tz, subject, body)
+
+
+def _git_show_header(lines: list[str]) -> HeaderInfo:
+    """`git show`/`git log -p`: `Author:`/`Date:` lines, then the message indented by 4."""
+    fields, end = _field_block(lines, 1)
+    values = {n.lower(): _one_line(" ".join(v)) for n, v in reversed(fields)}
+    name, addr = _address(values.get("author"))
+    date, tz = _mail_date(values.get("date") or values.get("authordate"))
+    message: list[str] = []
+    for line in lines[end:]:
+        if line.strip() and not line.startswith("    "):
+            break
+        message.append(line[4:])
+    subject, body = _split_free(message)
+    return HeaderInfo(name, addr, date, tz, subject, body)
+
+
+def commit_message(info: HeaderInfo, fallback_subject: str) -> str:
+    """The commit message for a patch: `subject\\n\\nbody\\n`, or `subject\\n` without a body."""
+    subject = _one_line(info.subject or "") or _one_line(fallback_subject)
+    body = info.body.strip("\n")
+    return f"{subject}\n\n{body}\n" if body else f"{subject}\n"
+
+
+def fallback_subject(name: str) -> str:
+    """A header-less patch's commit subject: its file name without .patch/.diff."""
+    stem = name.rsplit("/", 1)[-1]
+    for suffix in (".patch", ".diff"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+    return stem
+
+
+def is_cover(raw_subject: str | None) -> bool:
+    """`[PATCH 0/N]`, `[PATCH v2 00/12]`, `[RFC 0/3]`: the series' cover letter."""
+    pos = 0
+    while raw_subject is not None and (m := _BRACKET_RE.match(raw_subject, pos)) is not None:
+        if _COVER_RE.search(m.group(1).strip()):
+            return True
+        pos = m.end()
+    return False

@@ -18,6 +18,42 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+# The developer's real home, read before any test seals the environment.
+REAL_HOME = Path(os.path.expanduser("~"))
+# What a run of patchq or git could write in a home: git's and patchq's own files.
+HOME_FILES = (".gitconfig", ".config/git/config", ".config/git/ignore",
+              ".config/git/attributes", ".config/patchq", ".patchq")
+
+
+def home_print(home: Path) -> dict[str, tuple[int, int] | None]:
+    """The top-level names of `home` and the stat of the files git or patchq could write
+    there: a test that creates, removes or changes any of them touched the real home."""
+    out: dict[str, tuple[int, int] | None] = {}
+    try:
+        out.update({f"/{e.name}": None for e in os.scandir(home)})
+    except OSError:
+        pass
+    for name in HOME_FILES:
+        try:
+            st = (home / name).stat()
+            out[name] = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            out[name] = None
+    return out
+
+
+def home_touched(before: dict[str, tuple[int, int] | None],
+                 after: dict[str, tuple[int, int] | None]) -> list[str]:
+    return sorted(k for k in before.keys() | after.keys() if before.get(k, 0) != after.get(k, 0))
+
+
+@pytest.fixture(autouse=True)
+def home_tripwire() -> Iterator[None]:
+    """Fails any test that touches the real home directory (issue 12, point 7)."""
+    before = home_print(REAL_HOME)
+    yield
+    touched = home_touched(before, home_print(REAL_HOME))
+    assert not touched, f"the test touched the real home {REAL_HOME}: {touched}"
 
 
 @pytest.fixture(autouse=True)

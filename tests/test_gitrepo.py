@@ -8,7 +8,7 @@ from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo, Ident, object_id
 
-from .conftest import Upstream
+from .conftest import Queue, Upstream
 
 
 def test_objects_written_in_a_batch_are_what_git_would_write(upstream: Upstream) -> None:
@@ -148,3 +148,17 @@ def test_section_state_undo_falls_back_to_reading_the_tree(upstream: Upstream,
     monkeypatch.setattr(MemTree, "set", real_set)
     assert st.tree.write(w) == before
     assert st.content(st.tree.get("b")[1]) == b"3\n"  # type: ignore[index]
+
+
+def test_git_failing_in_the_target_is_exit_6_naming_the_command(
+        upstream: Upstream, queue: Queue, patchq) -> None:
+    """A git the target refuses (here a stale index.lock) is neither bad input (4) nor a
+    bug (70): exit 6, one line naming the git command, and the branch is not moved."""
+    upstream.write("a.txt", "a\nb\nc\n")
+    base = upstream.commit("base")
+    queue.add("x.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n")
+    (upstream.path / ".git" / "index.lock").write_text("")
+    r = patchq("apply", "--onto", base)
+    assert r.code == 6, (r.code, r.err)
+    assert r.err.count("\n") == 1 and "`git checkout" in r.err, r.err
+    assert upstream.git("branch", "--list", "patchq/*") == ""

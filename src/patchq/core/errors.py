@@ -55,9 +55,11 @@ class UnsafeStateError(PatchqError):
 
 
 class GitError(PatchqError):
-    """git itself failed; carries the command and its stderr."""
+    """git itself failed; carries the command and its stderr. Not bad input (4): the
+    patch and series may be fine while the target's git refuses (a stale index.lock, a
+    damaged repository, a full disk), so scripts can tell the two apart (6)."""
 
-    exit_code = 4
+    exit_code = 6
 
 
 class ApplyError(ConflictError):

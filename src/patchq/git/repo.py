@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -715,10 +715,112 @@ class GitRepo:
             args.append(old)
         self.run(*args)
 
-    def checkout_branch(self, branch: str, commit: str, reason: str) -> None:
-        """Point `branch` at `commit` and check it out: the one working-tree update of a run."""
-        self.run("checkout", "-q", "-B", branch, commit,
+    def checkout_branch(self, branch: str, commit: str, reason: str, force: bool = False
+                        ) -> None:
+        """Point `branch` at `commit` and check it out (`force`: over any local changes)."""
+        self.run("checkout", "-q", *(("-f",) if force else ()), "-B", branch, commit,
                  env={"GIT_REFLOG_ACTION": f"patchq: {reason}"})
+
+    def switch_branch(self, branch: str, force: bool = False) -> None:
+        """Check out the existing `branch` as it is (`force`: over any local changes)."""
+        self.run("checkout", "-q", *(("-f",) if force else ()), branch)
+
+    def restore_head(self, branch: str | None, head: str | None) -> None:
+        """Put HEAD back on `branch`, or else detached at `head`, over any local changes."""
+        if branch:
+            self.switch_branch(branch, force=True)
+        elif head:
+            self.run("checkout", "-q", "-f", "--detach", head)
+
+    def delete_branch(self, branch: str) -> None:
+        """Delete `branch`, whether or not its commits are merged anywhere."""
+        self.run("branch", "-q", "-D", branch)
+
+    def overlay(self, head: str, tree: str) -> None:
+        """Write `tree`'s files over the checked-out `head`, leaving the index at `head`."""
+        self.run("read-tree", "-m", "-u", head, tree)
+        self.run("reset", "-q", "--", ".")
+
+    def intend_to_add(self, paths: Sequence[str], literal: bool = True) -> None:
+        """Mark new files as intended to be added (`literal=False`: names read as pathspecs)."""
+        if paths:
+            self.run("add", "-N", "--", *paths,
+                     env={"GIT_LITERAL_PATHSPECS": "1"} if literal else None)
+
+    def discard_changes(self) -> None:
+        """Throw away every change to tracked files, in the working tree and the index."""
+        self.run("reset", "-q", "--hard", "HEAD")
+
+    def added_paths(self, a: str, b: str) -> list[str]:
+        """The files tree (or commit) `b` has and `a` has not."""
+        out = self.run("diff-tree", "-r", "--name-only", "-z", "--diff-filter=A", a, b)
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def changed_paths(self, a: str, b: str, paths: Iterable[str] = ()) -> list[str]:
+        """The files that differ between two trees (no renames), only under `paths` if any."""
+        out = self.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", a, b, "--",
+                       *(f":(literal){p}" for p in paths))
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def changed_blobs(self, a: str, b: str) -> dict[str, tuple[str | None, str | None]]:
+        """Each file that differs between two trees → (blob in `a`, blob in `b`), or None."""
+        raw = self.run("diff-tree", "-r", "--no-renames", "-z", a, b)
+        out: dict[str, tuple[str | None, str | None]] = {}
+        parts = raw.split(b"\0")
+        i = 0
+        zero = "0" * 40
+        while i + 1 < len(parts):
+            meta = parts[i].decode()
+            path = parts[i + 1].decode("utf-8", "surrogateescape")
+            i += 2
+            fields = meta.lstrip(":").split()
+            if len(fields) < 5:
+                continue
+            old, new = fields[2], fields[3]
+            out[path] = (None if old == zero else old, None if new == zero else new)
+        return out
+
+    def renames(self, a: str, b: str) -> dict[str, str]:
+        """The files git sees renamed between two trees or commits (old path → new path)."""
+        out = self.run("diff-tree", "-r", "-M", "--name-status", "-z", "--no-ext-diff", a, b)
+        parts = out.split(b"\0")
+        renames: dict[str, str] = {}
+        i = 0
+        while i < len(parts):
+            status = parts[i]
+            if status.startswith(b"R") and i + 2 < len(parts):
+                renames[parts[i + 1].decode("utf-8", "surrogateescape")] = \
+                    parts[i + 2].decode("utf-8", "surrogateescape")
+                i += 3
+            elif status.startswith((b"C",)):
+                i += 3
+            elif status:
+                i += 2
+            else:
+                i += 1
+        return renames
+
+    def path_history(self, old: str, new: str, paths: Sequence[str]) -> Iterator[bytes]:
+        """The `log -p -U0` of `old..new` for `paths`, oldest first: one output per git run."""
+        # Paths go to git on its stdin, one per line, after `--`: however many files
+        # drifted, one process. A name with a newline cannot go that way, nor one ending in
+        # CR (git reads the lines as text and drops a CR before the LF); those few go as
+        # arguments.
+        def odd_name(n: str) -> bool:
+            return "\n" in n or n.endswith("\r")
+
+        plain = [n for n in paths if not odd_name(n)]
+        odd = [n for n in paths if odd_name(n)]
+        batches: list[tuple[list[str], bytes | None]] = []
+        if plain:
+            batches.append((["--stdin"], b"--\n" + "".join(
+                n + "\n" for n in plain).encode("utf-8", "surrogateescape")))
+        for i in range(0, len(odd), 400):
+            batches.append((["--", *odd[i : i + 400]], None))
+        for extra, stdin in batches:
+            yield self.run("log", "--reverse", "--topo-order", "--format=%x00%H %s", "-p",
+                           "-U0", "--no-color", "--no-ext-diff", "-M", f"{old}..{new}", *extra,
+                           input=stdin, env={"GIT_LITERAL_PATHSPECS": "1"})
 
     def current_branch(self) -> str | None:
         head = (self.git_dir / "HEAD").read_bytes().strip()

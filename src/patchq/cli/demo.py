@@ -200,14 +200,14 @@ def run(folder: Path | None) -> Path:
     _step("Upstream moves on: a FetchContent block inserted above two hunks, the policy "
           "guards merged upstream, a comment edited next to the FA3 change, and sm_103a "
           "added on the very line our FP4 patch changes.")
-    g.run("checkout", "-q", "main")
+    g.switch_branch("main")
     text = UPSTREAM_V1
     for subject, edit in UPSTREAM_MOVES:
         text = edit(text)
         cmake.write_text(text)
         oid = commit_all(g, subject, UPSTREAM)
         output.info(f"upstream {oid[:12]} {subject}")
-    g.run("checkout", "-q", "patchq/main")
+    g.switch_branch("patchq/main")
 
     _step("Check the series against the new upstream without touching anything: each "
           "hunk's status and the upstream commits behind it (exit 3: a person is needed).")

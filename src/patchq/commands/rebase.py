@@ -191,33 +191,25 @@ def _show_conflict(ctx: Context, doc: dict[str, Any], name: str,
                    conflict_tree: str | None) -> None:
     """Check out the rebased stack so far and lay the markers over it (index untouched)."""
     g = ctx.git()
-    g.run("checkout", "-q", "-f", "-B", doc["branch"], doc["head"],
-          env={"GIT_REFLOG_ACTION": f"patchq: rebase stopped at {name}"})
+    g.checkout_branch(doc["branch"], doc["head"], f"rebase stopped at {name}", force=True)
     if conflict_tree is not None:
-        g.run("read-tree", "-m", "-u", doc["head"], conflict_tree)
-        g.run("reset", "-q", "--", ".")
+        g.overlay(doc["head"], conflict_tree)
         # Files the patch creates stay known to git (intent to add), so `git diff` shows
         # them and --continue takes them without a `git add`.
-        added = [n.decode("utf-8", "surrogateescape") for n in g.run(
-            "diff-tree", "-r", "--name-only", "-z", "--diff-filter=A", doc["head"],
-            conflict_tree).split(b"\0") if n]
-        if added:
-            g.run("add", "-N", "--", *added, env={"GIT_LITERAL_PATHSPECS": "1"})
+        g.intend_to_add(g.added_paths(doc["head"], conflict_tree))
 
 
 def _clear_conflict(ctx: Context, doc: dict[str, Any]) -> None:
     """Throw away the working tree's conflict state (used by --skip and --abort)."""
     g = ctx.git()
     cur = doc.get("current") or {}
-    g.run("reset", "-q", "--hard", "HEAD")
+    g.discard_changes()
     tree = cur.get("conflict_tree")
     if tree:
-        added = g.run("diff-tree", "-r", "--name-only", "-z", "--diff-filter=A", "HEAD", tree)
-        for name in added.split(b"\0"):
-            if name:
-                path = g.root / name.decode("utf-8", "surrogateescape")
-                if path.is_file() and not path.is_symlink():
-                    path.unlink()
+        for name in g.added_paths("HEAD", tree):
+            path = g.root / name
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
 
 
 def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
@@ -304,14 +296,11 @@ def abort(ctx: Context) -> None:
         if orig_branch == branch and before:
             g.checkout_branch(branch, before, "rebase --abort")
         else:
-            if orig_branch:
-                g.run("checkout", "-q", "-f", orig_branch)
-            elif orig_head:
-                g.run("checkout", "-q", "-f", "--detach", orig_head)
+            g.restore_head(orig_branch, orig_head)
             if before:
                 g.update_ref(f"refs/heads/{branch}", before, None, "patchq: rebase --abort")
             elif g.try_resolve(f"refs/heads/{branch}"):
-                g.run("branch", "-q", "-D", branch)
+                g.delete_branch(branch)
         sb = doc.get("stack_before")
         if sb:
             save(g.state_dir(), repo.config.queue,
@@ -395,14 +384,13 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
     files = dict(again.files)
     if again.failure is not None:
         onto_tree = g.commit_info(doc["onto"])["tree"].decode()
-        out = g.run("diff-tree", "-r", "--no-renames", "-z", onto_tree, top_tree)
-        files = _files_map(out)
+        files = g.changed_blobs(onto_tree, top_tree)
     lock = Lock(doc["onto"], top_tree, files, tuple(doc["guards"]), tuple(records),
                 {"from": doc["old_base"], "onto": doc["onto"], "onto_ref": doc["onto_ref"]})
     repo.write_lock(lock)
     crashpoint("rebase:lock-written")
-    g.run("checkout", "-q", "-f", "-B", doc["branch"], doc["head"],
-          env={"GIT_REFLOG_ACTION": f"patchq: rebase onto {doc['onto'][:12]}"})
+    g.checkout_branch(doc["branch"], doc["head"], f"rebase onto {doc['onto'][:12]}",
+                      force=True)
     crashpoint("rebase:checked-out")
     save(g.state_dir(), repo.config.queue, Stack(doc["onto"], doc["branch"],
                                      tuple(r["name"] for r in kept),
@@ -432,24 +420,6 @@ def _backup(ctx: Context, root: Path, rels: list[str]) -> None:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dest)
     atomic_write(backup / "manifest.json", json.dumps(manifest).encode())
-
-
-def _files_map(raw: bytes) -> dict[str, tuple[str | None, str | None]]:
-    """Parse `diff-tree -r -z` raw output into path → (old blob, new blob)."""
-    out: dict[str, tuple[str | None, str | None]] = {}
-    parts = raw.split(b"\0")
-    i = 0
-    zero = "0" * 40
-    while i + 1 < len(parts):
-        meta = parts[i].decode()
-        path = parts[i + 1].decode("utf-8", "surrogateescape")
-        i += 2
-        fields = meta.lstrip(":").split()
-        if len(fields) < 5:
-            continue
-        a, b = fields[2], fields[3]
-        out[path] = (None if a == zero else a, None if b == zero else b)
-    return out
 
 
 def dry_run(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None = None

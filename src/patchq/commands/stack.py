@@ -169,9 +169,7 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
             overlay = f.tree
             # Files the patch creates stay known to git (intent to add), so `refresh`
             # records them rather than leaving them out as untracked.
-            out = g.run("diff-tree", "-r", "-z", "--name-only", "--diff-filter=A",
-                        new.head, f.tree).split(b"\0")
-            added = tuple(p.decode("utf-8", "surrogateescape") for p in out if p)
+            added = tuple(g.added_paths(new.head, f.tree))
         journal.run(g, repo.root, journal.Plan(
             verb, new.branch, new.head, new, repo.config.queue, overlay=overlay,
             intent_to_add=added, reason=f"{len(new.applied) - n} patches"))
@@ -305,9 +303,7 @@ def _worktree(ctx: Context, w: ObjectWriter, head_tree: str) -> str:
     own = ctx.own_paths()
     if not own:
         return wt
-    out = g.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", head_tree, wt, "--",
-                *(f":(literal){p}" for p in own))
-    paths = [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+    paths = g.changed_paths(head_tree, wt, own)
     if not paths:
         return wt
     head = MemTree(lambda oid: g.read_tree(oid, w), head_tree)

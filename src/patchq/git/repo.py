@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -692,8 +692,8 @@ class GitRepo:
         return w.add("commit", b"\n".join(lines) + b"\n\n"
                      + body.encode("utf-8", "surrogateescape"))
 
-    def run(self, *args: str, input: bytes | None = None, check: bool = True,
-            env: dict[str, str] | None = None) -> bytes:
+    def _run(self, *args: str, input: bytes | None = None, check: bool = True,
+             env: dict[str, str] | None = None) -> bytes:
         """Run one git command in the target; failures become GitError with its stderr."""
         if self._config_stale:
             self._read_config()
@@ -713,12 +713,114 @@ class GitRepo:
         args = ["update-ref", "-m", reason, ref, new]
         if old is not None:
             args.append(old)
-        self.run(*args)
+        self._run(*args)
 
-    def checkout_branch(self, branch: str, commit: str, reason: str) -> None:
-        """Point `branch` at `commit` and check it out: the one working-tree update of a run."""
-        self.run("checkout", "-q", "-B", branch, commit,
-                 env={"GIT_REFLOG_ACTION": f"patchq: {reason}"})
+    def checkout_branch(self, branch: str, commit: str, reason: str, force: bool = False
+                        ) -> None:
+        """Point `branch` at `commit` and check it out (`force`: over any local changes)."""
+        self._run("checkout", "-q", *(("-f",) if force else ()), "-B", branch, commit,
+                  env={"GIT_REFLOG_ACTION": f"patchq: {reason}"})
+
+    def switch_branch(self, branch: str, force: bool = False) -> None:
+        """Check out the existing `branch` as it is (`force`: over any local changes)."""
+        self._run("checkout", "-q", *(("-f",) if force else ()), branch)
+
+    def restore_head(self, branch: str | None, head: str | None) -> None:
+        """Put HEAD back on `branch`, or else detached at `head`, over any local changes."""
+        if branch:
+            self.switch_branch(branch, force=True)
+        elif head:
+            self._run("checkout", "-q", "-f", "--detach", head)
+
+    def delete_branch(self, branch: str) -> None:
+        """Delete `branch`, whether or not its commits are merged anywhere."""
+        self._run("branch", "-q", "-D", branch)
+
+    def overlay(self, head: str, tree: str) -> None:
+        """Write `tree`'s files over the checked-out `head`, leaving the index at `head`."""
+        self._run("read-tree", "-m", "-u", head, tree)
+        self._run("reset", "-q", "--", ".")
+
+    def intend_to_add(self, paths: Sequence[str], literal: bool = True) -> None:
+        """Mark new files as intended to be added (`literal=False`: names read as pathspecs)."""
+        if paths:
+            self._run("add", "-N", "--", *paths,
+                      env={"GIT_LITERAL_PATHSPECS": "1"} if literal else None)
+
+    def discard_changes(self) -> None:
+        """Throw away every change to tracked files, in the working tree and the index."""
+        self._run("reset", "-q", "--hard", "HEAD")
+
+    def added_paths(self, a: str, b: str) -> list[str]:
+        """The files tree (or commit) `b` has and `a` has not."""
+        out = self._run("diff-tree", "-r", "--name-only", "-z", "--diff-filter=A", a, b)
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def changed_paths(self, a: str, b: str, paths: Iterable[str] = ()) -> list[str]:
+        """The files that differ between two trees (no renames), only under `paths` if any."""
+        out = self._run("diff-tree", "-r", "-z", "--name-only", "--no-renames", a, b, "--",
+                        *(f":(literal){p}" for p in paths))
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def changed_blobs(self, a: str, b: str) -> dict[str, tuple[str | None, str | None]]:
+        """Each file that differs between two trees → (blob in `a`, blob in `b`), or None."""
+        raw = self._run("diff-tree", "-r", "--no-renames", "-z", a, b)
+        out: dict[str, tuple[str | None, str | None]] = {}
+        parts = raw.split(b"\0")
+        i = 0
+        zero = "0" * 40
+        while i + 1 < len(parts):
+            meta = parts[i].decode()
+            path = parts[i + 1].decode("utf-8", "surrogateescape")
+            i += 2
+            fields = meta.lstrip(":").split()
+            if len(fields) < 5:
+                continue
+            old, new = fields[2], fields[3]
+            out[path] = (None if old == zero else old, None if new == zero else new)
+        return out
+
+    def renames(self, a: str, b: str) -> dict[str, str]:
+        """The files git sees renamed between two trees or commits (old path → new path)."""
+        out = self._run("diff-tree", "-r", "-M", "--name-status", "-z", "--no-ext-diff", a, b)
+        parts = out.split(b"\0")
+        renames: dict[str, str] = {}
+        i = 0
+        while i < len(parts):
+            status = parts[i]
+            if status.startswith(b"R") and i + 2 < len(parts):
+                renames[parts[i + 1].decode("utf-8", "surrogateescape")] = \
+                    parts[i + 2].decode("utf-8", "surrogateescape")
+                i += 3
+            elif status.startswith((b"C",)):
+                i += 3
+            elif status:
+                i += 2
+            else:
+                i += 1
+        return renames
+
+    def path_history(self, old: str, new: str, paths: Sequence[str]) -> Iterator[bytes]:
+        """The `log -p -U0` of `old..new` for `paths`, oldest first: one output per git run."""
+        # Paths go to git on its stdin, one per line, after `--`: however many files
+        # drifted, one process. A name with a newline cannot go that way, nor one ending in
+        # CR (git reads the lines as text and drops a CR before the LF); those few go as
+        # arguments.
+        def odd_name(n: str) -> bool:
+            return "\n" in n or n.endswith("\r")
+
+        plain = [n for n in paths if not odd_name(n)]
+        odd = [n for n in paths if odd_name(n)]
+        batches: list[tuple[list[str], bytes | None]] = []
+        if plain:
+            batches.append((["--stdin"], b"--\n" + "".join(
+                n + "\n" for n in plain).encode("utf-8", "surrogateescape")))
+        for i in range(0, len(odd), 400):
+            batches.append((["--", *odd[i : i + 400]], None))
+        for extra, stdin in batches:
+            yield self._run("log", "--reverse", "--topo-order", "--format=%x00%H %s", "-p",
+                            "-U0", "--no-color", "--no-ext-diff", "-M", f"{old}..{new}", *extra,
+                            input=stdin, env={"GIT_LITERAL_PATHSPECS": "1"})
 
     def current_branch(self) -> str | None:
         head = (self.git_dir / "HEAD").read_bytes().strip()
@@ -731,7 +833,7 @@ class GitRepo:
 
     def dirty_paths(self, ignore: Iterable[str] = ()) -> list[str]:
         """Tracked files with changes, and untracked files not ignored, minus `ignore` prefixes."""
-        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all")
+        out = self._run("status", "--porcelain=v1", "-z", "--untracked-files=all")
         paths = []
         skip = tuple(ignore)
         entries = out.split(b"\0")
@@ -811,12 +913,12 @@ class GitRepo:
                 shutil.copyfile(real, index)
             env = {"GIT_INDEX_FILE": str(index)}
             if not real.exists():
-                self.run("read-tree", "HEAD", env=env)
-            self.run("add", "-u", "--", ".", env=env)
-            return self.run("write-tree", env=env).decode().strip()
+                self._run("read-tree", "HEAD", env=env)
+            self._run("add", "-u", "--", ".", env=env)
+            return self._run("write-tree", env=env).decode().strip()
 
     def untracked(self) -> list[str]:
-        out = self.run("ls-files", "--others", "--exclude-standard", "-z")
+        out = self._run("ls-files", "--others", "--exclude-standard", "-z")
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
     def diff_trees_many(self, pairs: Sequence[tuple[str, str]], context: int = 3
@@ -826,9 +928,9 @@ class GitRepo:
         if not pairs:
             return []
         lines = "".join(f"{a} {b}\n" for a, b in pairs).encode()
-        out = self.run("diff-tree", "--stdin", "-p", "-M", f"-U{context}", "--abbrev=12",
-                       "--no-color", "--no-ext-diff", "--no-textconv", "--binary",
-                       "--src-prefix=a/", "--dst-prefix=b/", "--no-relative", input=lines)
+        out = self._run("diff-tree", "--stdin", "-p", "-M", f"-U{context}", "--abbrev=12",
+                        "--no-color", "--no-ext-diff", "--no-textconv", "--binary",
+                        "--src-prefix=a/", "--dst-prefix=b/", "--no-relative", input=lines)
         # git echoes each input line before that pair's diff (nothing for identical trees);
         # no diff line can equal "<40 hex> <40 hex>", every one starts with its own mark.
         waiting: dict[bytes, list[int]] = {}
@@ -848,18 +950,18 @@ class GitRepo:
     def diff_trees(self, a: str, b: str, context: int = 3) -> bytes:
         """git's own diff between two trees, as `refresh` writes it: renames detected,
         12-digit index ids (stable across machines), no colour, no external tools."""
-        return self.run("diff-tree", "-p", "-M", f"-U{context}", "--abbrev=12", "--no-color",
-                        "--no-ext-diff", "--no-textconv", "--binary", "--src-prefix=a/",
-                        "--dst-prefix=b/", "--no-relative", a, b)
+        return self._run("diff-tree", "-p", "-M", f"-U{context}", "--abbrev=12", "--no-color",
+                         "--no-ext-diff", "--no-textconv", "--binary", "--src-prefix=a/",
+                         "--dst-prefix=b/", "--no-relative", a, b)
 
     def reset_to(self, commit: str, reason: str) -> None:
         """Move the checked-out branch and the index to `commit`, leaving files alone."""
-        self.run("reset", "-q", commit, "--", env={"GIT_REFLOG_ACTION": f"patchq: {reason}"})
+        self._run("reset", "-q", commit, "--", env={"GIT_REFLOG_ACTION": f"patchq: {reason}"})
 
     def stash_save(self, message: str) -> str | None:
         """Save uncommitted work (untracked files too) as a stash; its id, or None if none."""
         before = self.try_resolve("refs/stash")
-        self.run("stash", "push", "--include-untracked", "-q", "-m", message)
+        self._run("stash", "push", "--include-untracked", "-q", "-m", message)
         after = self.try_resolve("refs/stash")
         return after if after != before else None
 
@@ -867,8 +969,8 @@ class GitRepo:
         """`git format-patch --stdout` of a range: the mbox that `import --git` reads."""
         if revision_range.startswith("-"):
             raise BadInputError(f"invalid range {revision_range!r}", "import --git")
-        return self.run("format-patch", "--stdout", "--no-stat", "--full-index",
-                        "--no-signature", "--binary", revision_range)
+        return self._run("format-patch", "--stdout", "--no-stat", "--full-index",
+                         "--no-signature", "--binary", revision_range)
 
     def state_dir(self) -> Path:
         """`.git/patchq/`: state that is not in commits (queue name, an operation in progress)."""
@@ -904,8 +1006,8 @@ def commit_all(g: GitRepo, message: str, who: Ident) -> str:
     env = {"GIT_AUTHOR_NAME": who.name, "GIT_AUTHOR_EMAIL": who.email,
            "GIT_AUTHOR_DATE": f"{who.when} {who.tz}", "GIT_COMMITTER_NAME": who.name,
            "GIT_COMMITTER_EMAIL": who.email, "GIT_COMMITTER_DATE": f"{who.when} {who.tz}"}
-    g.run("add", "-A")
-    g.run("-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message, env=env)
+    g._run("add", "-A")
+    g._run("-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message, env=env)
     return g.resolve("HEAD")
 
 

@@ -53,25 +53,8 @@ def histories(g: GitRepo, old: str, new: str, paths: Iterable[str],
     back = {v: k for k, v in renames.items()}
     names = sorted(set(wanted) | {back[p] for p in wanted if p in back})
     per_file: dict[str, list[tuple[int, Change]]] = {}
-    # Paths go to git on its stdin, one per line, after `--`: however many files drifted,
-    # one process. A name with a newline cannot go that way, nor one ending in CR (git
-    # reads the lines as text and drops a CR before the LF); those few go as arguments.
-    def odd_name(n: str) -> bool:
-        return "\n" in n or n.endswith("\r")
-
-    plain = [n for n in names if not odd_name(n)]
-    odd = [n for n in names if odd_name(n)]
-    batches: list[tuple[list[str], bytes | None]] = []
-    if plain:
-        batches.append((["--stdin"], b"--\n" + "".join(
-            n + "\n" for n in plain).encode("utf-8", "surrogateescape")))
-    for i in range(0, len(odd), 400):
-        batches.append((["--", *odd[i : i + 400]], None))
     order = 0
-    for extra, stdin in batches:
-        data = g.run("log", "--reverse", "--topo-order", "--format=%x00%H %s", "-p", "-U0",
-                     "--no-color", "--no-ext-diff", "-M", f"{old}..{new}", *extra,
-                     input=stdin, env={"GIT_LITERAL_PATHSPECS": "1"})
+    for data in g.path_history(old, new, names):
         for seq, (path, change) in enumerate(_split_log(data)):
             per_file.setdefault(path, []).append((order + seq, change))
         order += 1 << 30

@@ -151,7 +151,8 @@ def _stash_if_dirty(g: GitRepo, patch_root: Path, why: str) -> str | None:
 def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
              ) -> str | None:
     after, branch = doc["after"], doc["branch"]
-    reason = f"patchq: {doc['op']} {doc.get('reason', '')}".strip()
+    why = f"{doc['op']} {doc.get('reason', '')}".strip()
+    reason = f"patchq: {why}"
     saved = None
     head = after["head"]
     if head is None:
@@ -161,17 +162,15 @@ def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
             # A killed checkout may have left some files half-moved; keep anything that
             # is not what either side holds in a stash, then force.
             saved = _stash_if_dirty(g, patch_root, doc["op"])
-            g.run("checkout", "-q", "-f", "-B", branch, head, env={"GIT_REFLOG_ACTION": reason})
+            g.checkout_branch(branch, head, why, force=True)
         elif g.current_branch() != branch or g.head() != head:
-            g.run("checkout", "-q", "-B", branch, head, env={"GIT_REFLOG_ACTION": reason})
+            g.checkout_branch(branch, head, why)
         if after.get("overlay"):
-            g.run("read-tree", "-m", "-u", head, after["overlay"])
-            g.run("reset", "-q", "--", ".")
-            if after.get("intent_to_add"):
-                g.run("add", "-N", "--", *after["intent_to_add"])
+            g.overlay(head, after["overlay"])
+            g.intend_to_add(after.get("intent_to_add") or [], literal=False)
     elif after["worktree"] == INDEX and g.current_branch() == branch:
         # The working tree holds the person's edits: move only the branch and the index.
-        g.run("reset", "-q", head, "--", env={"GIT_REFLOG_ACTION": reason})
+        g.reset_to(head, why)
     else:
         g.update_ref(f"refs/heads/{branch}", head, None, reason)
     crashpoint("journal:target-moved")
@@ -184,7 +183,8 @@ def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
 def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
               ) -> str | None:
     before, after, branch = doc["before"], doc["after"], doc["branch"]
-    reason = f"patchq: undo {doc['op']}"
+    why = f"undo {doc['op']}"
+    reason = f"patchq: {why}"
     saved = None
     _put_files(g, patch_root, doc, "before")
     old_ref = before["branch_ref"]
@@ -194,20 +194,16 @@ def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: boo
         if recovering:
             saved = _stash_if_dirty(g, patch_root, doc["op"])
         if before["head_branch"] == branch and old_ref:
-            g.run("checkout", "-q", "-f", "-B", branch, old_ref,
-                  env={"GIT_REFLOG_ACTION": reason})
+            g.checkout_branch(branch, old_ref, why, force=True)
         else:
-            if before["head_branch"]:
-                g.run("checkout", "-q", "-f", before["head_branch"])
-            elif before["head"]:
-                g.run("checkout", "-q", "-f", "--detach", before["head"])
+            g.restore_head(before["head_branch"], before["head"])
             if old_ref:
                 g.update_ref(f"refs/heads/{branch}", old_ref, None, reason)
             elif g.try_resolve(f"refs/heads/{branch}"):
-                g.run("branch", "-q", "-D", branch)
+                g.delete_branch(branch)
     elif old_ref:
         if after["worktree"] == INDEX and g.current_branch() == branch:
-            g.run("reset", "-q", old_ref, "--", env={"GIT_REFLOG_ACTION": reason})
+            g.reset_to(old_ref, why)
         else:
             g.update_ref(f"refs/heads/{branch}", old_ref, None, reason)
     sp = stack_path(g.state_dir(), doc["queue"])

@@ -317,23 +317,7 @@ def upstream_renames(g: GitRepo, old: str, new: str) -> dict[str, str]:
     """Files upstream renamed between two commits (old path → new path)."""
     if old == new:
         return {}
-    out = g.run("diff-tree", "-r", "-M", "--name-status", "-z", "--no-ext-diff", old, new)
-    parts = out.split(b"\0")
-    renames: dict[str, str] = {}
-    i = 0
-    while i < len(parts):
-        status = parts[i]
-        if status.startswith(b"R") and i + 2 < len(parts):
-            renames[parts[i + 1].decode("utf-8", "surrogateescape")] = \
-                parts[i + 2].decode("utf-8", "surrogateescape")
-            i += 3
-        elif status.startswith((b"C",)):
-            i += 3
-        elif status:
-            i += 2
-        else:
-            i += 1
-    return renames
+    return g.renames(old, new)
 
 
 def _trivial(line: bytes) -> bool:

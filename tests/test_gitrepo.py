@@ -162,3 +162,14 @@ def test_git_failing_in_the_target_is_exit_6_naming_the_command(
     assert r.code == 6, (r.code, r.err)
     assert r.err.count("\n") == 1 and "`git checkout" in r.err, r.err
     assert upstream.git("branch", "--list", "patchq/*") == ""
+
+
+def test_intend_to_add_takes_names_not_patterns(upstream: Upstream) -> None:
+    """A new file a patch names `*.txt` is that file: the person's other.txt stays out of
+    the index (journal and rebase both mark a conflict's new files this way)."""
+    upstream.write("a.txt", "a\n")
+    upstream.commit("base")
+    upstream.write("*.txt", "literal\n").write("other.txt", "mine\n")
+    g = GitRepo(upstream.path)
+    g.intend_to_add(["*.txt"])
+    assert upstream.git("ls-files").split("\n") == ["*.txt", "a.txt", ""]

@@ -741,11 +741,11 @@ class GitRepo:
         self._run("read-tree", "-m", "-u", head, tree)
         self._run("reset", "-q", "--", ".")
 
-    def intend_to_add(self, paths: Sequence[str], literal: bool = True) -> None:
-        """Mark new files as intended to be added (`literal=False`: names read as pathspecs)."""
+    def intend_to_add(self, paths: Sequence[str]) -> None:
+        """Mark new files as intended to be added; names are names, never pathspecs."""
         if paths:
             self._run("add", "-N", "--", *paths,
-                      env={"GIT_LITERAL_PATHSPECS": "1"} if literal else None)
+                      env={"GIT_LITERAL_PATHSPECS": "1"})
 
     def discard_changes(self) -> None:
         """Throw away every change to tracked files, in the working tree and the index."""

@@ -167,7 +167,7 @@ def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
             g.checkout_branch(branch, head, why)
         if after.get("overlay"):
             g.overlay(head, after["overlay"])
-            g.intend_to_add(after.get("intent_to_add") or [], literal=False)
+            g.intend_to_add(after.get("intent_to_add") or [])
     elif after["worktree"] == INDEX and g.current_branch() == branch:
         # The working tree holds the person's edits: move only the branch and the index.
         g.reset_to(head, why)

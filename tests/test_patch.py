@@ -636,30 +636,56 @@ def test_damaged_input_parses_or_is_refused_never_crashes(data: bytes, strip: in
     assert p.render() == data
 
 
-def test_split_lines_keeps_large_texts_without_sharing_lists() -> None:
+def test_line_cache_gives_every_caller_its_own_list() -> None:
     """Large texts are split once and remembered; every caller still gets its own list,
     and a different text (even one equal in length) is split afresh."""
-    from patchq.core.patch import split_lines
+    from patchq.core.patch import LineCache, split_lines
 
+    cache = LineCache()
     text = b"".join(b"line %d\n" % i for i in range(2000)) + b"last"
-    first = split_lines(text)
+    first = cache.split(text)
     first[0:3] = [b"changed\n"]  # the anchored placement edits its copy in place
-    again = split_lines(text)
+    again = cache.split(text)
     assert again[0] == b"line 0\n" and len(again) == 2001 and again[-1] == b"last"
-    assert again is not split_lines(text)
+    assert again is not cache.split(text) and again == split_lines(text)
     other = text.replace(b"line 7\n", b"LINE 7\n")
-    assert split_lines(other)[7] == b"LINE 7\n"
+    assert cache.split(other)[7] == b"LINE 7\n"
     crlf = text.replace(b"\n", b"\r\n")
-    assert split_lines(crlf)[1] == b"line 1\r\n" and split_lines(crlf) == split_lines(crlf)
+    assert cache.split(crlf)[1] == b"line 1\r\n" and cache.split(crlf) == split_lines(crlf)
 
 
-def test_split_lines_keeps_a_bounded_amount() -> None:
-    from patchq.core import patch
+def test_line_cache_keeps_a_bounded_amount() -> None:
+    from patchq.core.patch import LineCache
 
+    cache = LineCache()
     texts = [bytes([65 + i % 26]) * 1_500_000 + b"\n" for i in range(12)]
     for t in texts:
-        assert patch.split_lines(t) == [t]
-    assert patch._split_bytes <= patch._SPLIT_MAX
-    assert sum(len(t) for t, _ in patch._SPLITS.values()) == patch._split_bytes
+        assert cache.split(t) == [t]
+    assert cache._bytes <= LineCache.MAX
+    assert sum(len(t) for t, _ in cache._kept.values()) == cache._bytes
     huge = b"x\n" * (5 << 20)  # 10 MB: split, never kept
-    assert len(patch.split_lines(huge)) == 5 << 20 and id(huge) not in patch._SPLITS
+    assert len(cache.split(huge)) == 5 << 20 and id(huge) not in cache._kept
+
+
+def test_split_lines_keeps_nothing_between_calls() -> None:
+    """No module-level cache: splitting large texts grows no container of any core
+    module (run caches live on the run's objects; issue 12, point 6)."""
+    import sys
+
+    import patchq.core.hunks
+    import patchq.core.merge3
+    from patchq.core.patch import split_lines
+
+    mods = [m for n, m in sys.modules.items() if n.startswith("patchq.core.")]
+
+    def sizes() -> dict[tuple[str, str], int]:
+        return {(m.__name__, n): len(v) for m in mods for n, v in vars(m).items()
+                if isinstance(v, dict | list | set) and n != "__builtins__"}
+
+    before = sizes()
+    texts = [b"".join(b"%d line\n" % (i * j) for j in range(3000)) for i in range(3)]
+    for t in texts:
+        assert split_lines(t) == t.splitlines(keepends=True)
+    patchq.core.merge3.merge(texts[0], texts[1], texts[2], ("a", "b", "c"))
+    patchq.core.hunks.apply_hunks(texts[0], [])
+    assert sizes() == before

@@ -26,7 +26,7 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from patchq.core.patch import Hunk, split_lines
+from patchq.core.patch import Hunk, Split, split_lines
 
 EXACT, OFFSET, FUZZ, FAILED, AMBIGUOUS = "exact", "offset", "fuzz", "failed", "ambiguous"
 # Set by the 3-way step above the engine (application), ranked here with the rest.
@@ -112,19 +112,21 @@ class _Index:
 
 
 def apply_hunks(content: bytes | None, hunks: Sequence[Hunk], *, fuzz: int = 0,
-                reverse: bool = False) -> FileResult:
-    """Apply `hunks` to `content` (None: the file does not exist) in order."""
+                reverse: bool = False, split: Split = split_lines) -> FileResult:
+    """Apply `hunks` to `content` (None: the file does not exist) in order; `split` is
+    the run's line splitter (a `LineCache`'s), where one is at hand."""
     hs = [h.reversed() for h in hunks] if reverse else hunks
     if content:
         fast = _exact_in_place(content, hs)
         if fast is not None:
             return fast
-    return _apply_lines(content, hs, fuzz)
+    return _apply_lines(content, hs, fuzz, split)
 
 
-def _apply_lines(content: bytes | None, hunks: Sequence[Hunk], fuzz: int) -> FileResult:
+def _apply_lines(content: bytes | None, hunks: Sequence[Hunk], fuzz: int,
+                 split: Split = split_lines) -> FileResult:
     """`apply_hunks` line by line: every strategy, every report."""
-    lines = split_lines(content or b"")
+    lines = split(content or b"")
     index = _Index(lines)
     out: list[bytes] = []
     cursor = 0  # first original line not yet copied to `out`

@@ -23,7 +23,7 @@ from itertools import compress
 from operator import not_
 from typing import TypeVar
 
-from patchq.core.patch import split_lines
+from patchq.core.patch import Split, split_lines
 
 _MAX_COST_MIN = 256
 _HEUR_MIN_COST = 256
@@ -456,7 +456,7 @@ Far = Callable[[bytes, bytes], Callable[[], Script]]
 
 
 def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str],
-          far: Far | None = None) -> tuple[bytes, int] | None:
+          far: Far | None = None, split: Split = split_lines) -> tuple[bytes, int] | None:
     """`git merge-file -p --diff3 -L ours -L base -L theirs`: (merged bytes, conflicts).
 
     `far(a, b)`, if given, asks git's own diff of two texts (diffserver) and returns a
@@ -466,7 +466,7 @@ def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str],
     without `far`, a diff past BUDGET."""
     if any(b"\0" in x[:8000] for x in (ours, base, theirs)):
         return None
-    l0, l1, l2 = split_lines(base), split_lines(ours), split_lines(theirs)
+    l0, l1, l2 = split(base), split(ours), split(theirs)
     try:
         ask1 = _ask_far(l0, l1, base, ours, far)
         ask2 = _ask_far(l0, l2, base, theirs, far)

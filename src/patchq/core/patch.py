@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from patchq.core.errors import BadInputError, UnsafePathError
@@ -31,31 +32,43 @@ _GIT_EXT = (
 )
 
 
+Split = Callable[[bytes], list[bytes]]  # split_lines, or a LineCache's split
+
+
 def split_lines(data: bytes) -> list[bytes]:
-    """Split on LF only, keeping endings (CR, VT, FF stay inside lines).
+    """Split on LF only, keeping endings (CR, VT, FF stay inside lines)."""
+    return _split_lines(data)
+
+
+class LineCache:
+    """The lines of the last few large texts split in one run, kept by identity.
 
     A replay splits the same file many times over (to apply, merge, check moves and
-    anchor); the last few large texts split are kept, by identity, and a copy of their
-    lines returned, so a caller may still change its list."""
-    global _split_bytes
-    if not _SPLIT_MIN <= len(data) <= _SPLIT_MAX:
-        return _split_lines(data)
-    hit = _SPLITS.get(id(data))
-    if hit is not None and hit[0] is data:
-        return list(hit[1])
-    lines = _split_lines(data)
-    _SPLITS[id(data)] = (data, lines)
-    _split_bytes += len(data)
-    while len(_SPLITS) > 16 or _split_bytes > _SPLIT_MAX:
-        _split_bytes -= len(_SPLITS.pop(next(iter(_SPLITS)))[0])
-    return list(lines)
+    anchor). One cache lives on each run's GitRepo and its `split` is handed to the core
+    functions that split; a hit returns a copy, so a caller may still change its list.
+    It holds each text it keys, so an id cannot be reused while it is kept."""
 
+    # Texts kept: 4 KB to 8 MB each, 16 and 8 MB at most in all (their lines cost
+    # about twice that again).
+    MIN, MAX, COUNT = 4096, 8 << 20, 16
 
-# Texts kept: 4 KB to 8 MB each, 16 and 8 MB at most in all (their lines cost about
-# twice that again).
-_SPLIT_MIN, _SPLIT_MAX = 4096, 8 << 20
-_SPLITS: dict[int, tuple[bytes, list[bytes]]] = {}  # id → (the text, its lines)
-_split_bytes = 0
+    def __init__(self) -> None:
+        self._kept: dict[int, tuple[bytes, list[bytes]]] = {}  # id → (the text, its lines)
+        self._bytes = 0
+
+    def split(self, data: bytes) -> list[bytes]:
+        """`split_lines(data)`, from the cache where `data` is a text split before."""
+        if not self.MIN <= len(data) <= self.MAX:
+            return _split_lines(data)
+        hit = self._kept.get(id(data))
+        if hit is not None and hit[0] is data:
+            return list(hit[1])
+        lines = _split_lines(data)
+        self._kept[id(data)] = (data, lines)
+        self._bytes += len(data)
+        while len(self._kept) > self.COUNT or self._bytes > self.MAX:
+            self._bytes -= len(self._kept.pop(next(iter(self._kept)))[0])
+        return list(lines)
 
 
 def _split_lines(data: bytes) -> list[bytes]:

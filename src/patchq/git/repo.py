@@ -28,6 +28,7 @@ import git
 
 from patchq.core import merge3
 from patchq.core.errors import BadInputError, GitError, UnsafeStateError
+from patchq.core.patch import LineCache
 from patchq.git.diffserver import DiffServer
 
 # Variables that make git look at another repository, index or object store than ours,
@@ -530,6 +531,7 @@ class GitRepo:
                            tuple[bytes, int]] = {}
         self._read_cache: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
         self._read_cache_bytes = 0
+        self.lines = LineCache()  # the run's split texts: the replay splits files often
         self._differ: DiffServer | None = None  # git's diff for merges, started on need
         self._differ_failed = False
 
@@ -865,7 +867,7 @@ class GitRepo:
         hit = self._merges.get(key)
         if hit is not None:
             return hit
-        result = merge3.merge(ours, base, theirs, labels, self._diff)
+        result = merge3.merge(ours, base, theirs, labels, self._diff, self.lines.split)
         if result is None:  # binary: git says why it will not merge
             result = self._merge_file(ours, base, theirs, labels)
         self._merges[key] = result

@@ -330,7 +330,7 @@ def apply_section(state: SectionState, s: FilePatch, w: ObjectWriter, fuzz: int,
             mode = s.new_mode
             if action == "modify" and not s.hunks:
                 action = "mode"
-    result = engine.apply_hunks(content, s.hunks, fuzz=fuzz)
+    result = engine.apply_hunks(content, s.hunks, fuzz=fuzz, split=state.g.lines.split)
     res = SectionResult(s.path, s.old_path, action, result.hunks)
     if not result.ok:
         return res
@@ -361,7 +361,7 @@ def _merge_section(state: SectionState, s: FilePatch, res: SectionResult, w: Obj
         before = state.content(state.g.resolve(s.old_id, "blob"))
     if current is None or before is None:
         return res, None, 0
-    theirs = engine.apply_hunks(before, s.hunks)
+    theirs = engine.apply_hunks(before, s.hunks, split=state.g.lines.split)
     if not theirs.ok:
         return res, None, 0
     ours = state.content(current[1])

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
-from patchq.core.patch import FilePatch, Hunk, split_lines
+from patchq.core.patch import FilePatch, Hunk, Split, split_lines
 from patchq.core.series import Entry
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo, ObjectWriter
@@ -202,7 +202,7 @@ class Replay:
             return [HunkCheck(path, i, CONFLICT, reason=f"{s.new_path} already exists upstream")
                     for i in range(n)], None
         content = st.content(current[1])
-        res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz)
+        res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
         # A hunk the engine could not place has no offset or fuzz, whatever it tried.
         checks = [HunkCheck(path, h.index, _FROM_ENGINE[h.status], h.offset, h.fuzz)
                   if h.applied else HunkCheck(path, h.index, CONFLICT, reason=h.reason)
@@ -213,8 +213,9 @@ class Replay:
         moved = any(h.status in (engine.OFFSET, engine.FUZZ) for h in res.hunks)
         pre = self._preimage(s, name, pin_path) if failing or moved else None
         # The patch on its own pinned preimage: what the doubt and the merge compare with.
-        theirs = engine.apply_hunks(pre, s.hunks) if pre is not None else None
-        doubtful = _doubtful(s.hunks, res, content, pre, theirs)
+        theirs = engine.apply_hunks(pre, s.hunks, split=self.g.lines.split) if pre is not None \
+            else None
+        doubtful = _doubtful(s.hunks, res, content, pre, theirs, self.g.lines.split)
         if doubtful and pre is not None and theirs is not None:
             # A hunk that moved to a place whose surroundings differ from the pinned base's
             # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
@@ -227,7 +228,8 @@ class Replay:
                                         reason="its lines match only at a place that differs "
                                         "from the pinned base")
                 res = _apply_only(content, s.hunks, [i for i in range(len(s.hunks))
-                                                     if i not in failing], self.fuzz)
+                                                     if i not in failing], self.fuzz,
+                                  self.g.lines.split)
                 final = res.content
                 for r in res.hunks:
                     checks[r.index] = HunkCheck(path, r.index, _FROM_ENGINE[r.status], r.offset,
@@ -236,10 +238,10 @@ class Replay:
                 failing = sorted(set(failing) | {r.index for r in res.failures})
         if failing:
             cur = res.content
-            cur_lines = split_lines(cur)
-            pre_lines = split_lines(pre) if pre is not None else None
+            cur_lines = self.g.lines.split(cur)
+            pre_lines = self.g.lines.split(pre) if pre is not None else None
             for i in list(failing):
-                back = engine.apply_hunks(cur, [s.hunks[i]], reverse=True)
+                back = engine.apply_hunks(cur, [s.hunks[i]], reverse=True, split=self.g.lines.split)
                 # Upstreamed only if the patched lines are there once: a look-alike
                 # elsewhere in the file proves nothing.
                 if back.ok and _count(cur_lines, s.hunks[i].new_lines) == 1 \
@@ -287,11 +289,12 @@ class Replay:
             if theirs is not None and theirs.ok:
                 merged, conflicts = self.g.merge_file(content, pre, theirs.content,
                                                       ("upstream", "base", name))
-                merged_lines, up_lines = split_lines(merged), split_lines(content)
+                merged_lines, up_lines = self.g.lines.split(merged), self.g.lines.split(content)
                 # The merge holds every hunk's change, so the line balance counts them all.
                 if conflicts == 0 and _removed([s.hunks[i] for i in failing], merged_lines,
                                                up_lines) \
-                        and not _kept(s.hunks, merged_lines, up_lines, split_lines(pre)):
+                        and not _kept(s.hunks, merged_lines, up_lines,
+                                      self.g.lines.split(pre)):
                     # Merging in the failing hunks changed nothing beyond the hunks that
                     # applied: upstream already made those changes.
                     status = UPSTREAMED if merged == cur else MERGE
@@ -300,8 +303,8 @@ class Replay:
                     return merged, None
                 if conflicts == 0:
                     merged = None  # clean, but it kept what the patch removes: no markers
-        placed = anchored(cur, [s.hunks[i] for i in failing], pre) if pre is not None \
-            else None
+        placed = anchored(cur, [s.hunks[i] for i in failing], pre, self.g.lines.split) \
+            if pre is not None else None
         if placed is not None:
             for i in failing:
                 checks[i] = replace(checks[i], status=MERGE, anchored=True, reason="")
@@ -325,13 +328,14 @@ def _trivial(line: bytes) -> bool:
     return len(line.strip().strip(b"{}()[];,").strip()) < 3
 
 
-def anchored(content: bytes, hunks: Sequence[Hunk], pre: bytes) -> bytes | None:
+def anchored(content: bytes, hunks: Sequence[Hunk], pre: bytes, split: Split = split_lines
+             ) -> bytes | None:
     """DESIGN §4 step 5: place each change block where its removed lines — or, for a pure
     insertion, the unchanged line it hangs from — occur exactly once, both in the new file
     and in the pinned pre-image `pre` (so it is the same line, not a look-alike in another
     block that upstream left alone while editing the real one). None if any can't."""
-    lines = split_lines(content)
-    old = split_lines(pre)
+    lines = split(content)
+    old = split(pre)
     for h in hunks:
         blocks = _change_blocks(h)
         for before, removed, added, after in blocks:
@@ -464,14 +468,15 @@ def _starts(hunks: Sequence[Hunk], res: engine.FileResult) -> dict[int, int]:
 
 
 def _doubtful(hunks: Sequence[Hunk], res: engine.FileResult, content: bytes,
-              pre: bytes | None, then: engine.FileResult | None) -> list[int]:
+              pre: bytes | None, then: engine.FileResult | None, split: Split = split_lines
+              ) -> list[int]:
     """Hunks placed by offset or fuzz whose surrounding lines differ from the pre-image's
     (`then`: the hunks applied to the pre-image)."""
     moved = [r.index for r in res.hunks if r.status in (engine.OFFSET, engine.FUZZ)]
     if not moved or pre is None or then is None or not then.ok:
         return []
     was, now = _starts(hunks, then), _starts(hunks, res)
-    a, b = split_lines(pre), split_lines(content)
+    a, b = split(pre), split(content)
     k = _SURROUNDINGS
     out = []
     for i in moved:
@@ -486,10 +491,10 @@ def _doubtful(hunks: Sequence[Hunk], res: engine.FileResult, content: bytes,
     return out
 
 
-def _apply_only(content: bytes, hunks: Sequence[Hunk], keep: Sequence[int], fuzz: int
-                ) -> engine.FileResult:
+def _apply_only(content: bytes, hunks: Sequence[Hunk], keep: Sequence[int], fuzz: int,
+                split: Split = split_lines) -> engine.FileResult:
     """Apply only the hunks `keep`; the report keeps the hunks' own indices."""
-    res = engine.apply_hunks(content, [hunks[i] for i in keep], fuzz=fuzz)
+    res = engine.apply_hunks(content, [hunks[i] for i in keep], fuzz=fuzz, split=split)
     return engine.FileResult(res.content, tuple(replace(r, index=keep[r.index])
                                                 for r in res.hunks))
 
@@ -618,7 +623,8 @@ def _region(g: GitRepo, w: ObjectWriter, base_tree: MemTree, path: str, h: Hunk,
             entry = base_tree.get(path)
         except UnsafePathError:
             entry = None
-        texts[path] = split_lines(g.read_blob(entry[1], w)) if entry is not None else None
+        texts[path] = g.lines.split(g.read_blob(entry[1], w)) if entry is not None \
+            else None
     lines = texts[path]
     if lines is not None:
         start = engine.locate(lines, h)

@@ -25,7 +25,7 @@ import pytest
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.patch import parse
-from patchq.git.memtree import check_path
+from patchq.core.paths import check_path
 
 HERE = Path(__file__).parent
 SAMPLES = [p.read_bytes() for d in (HERE / "data" / "patches", HERE / "data" / "malformed",

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from patchq.core.errors import BadInputError
 from patchq.core.header import HeaderInfo, commit_message, header_info
 from patchq.core.patch import parse
+from patchq.core.paths import check_name
 from patchq.formats.importers import (
     Incoming,
     MboxImport,
     Skipped,
-    check_name,
     from_files,
     from_mbox,
     from_quilt,
@@ -728,3 +728,22 @@ def test_unsafe_name_error_line() -> None:
                                 "character or NUL — patch names are relative paths under "
                                 "patches/")
     assert err.value.exit_code == 4
+
+
+def test_the_series_and_import_share_one_name_rule(tmp_path: Path) -> None:
+    """A series entry is held to the rule import uses (core/paths.py): a control
+    character (here ESC, which could drive the terminal that prints the name) is refused
+    there too; the series may keep a hidden name that import would not create."""
+    from patchq.store.patchrepo import PatchRepo
+
+    (tmp_path / "patches").mkdir()
+    (tmp_path / "series").write_bytes(b"ok.patch\n")
+    repo = PatchRepo.open(tmp_path)
+    for bad in ("a\x1b[2Jb.patch", "a\\b.patch", "../x.patch", "/x.patch"):
+        with pytest.raises(BadInputError, match="unsafe patch name"):
+            repo.patch_path(bad)
+        with pytest.raises(BadInputError, match="unsafe patch name"):
+            check_name(bad, "import", new=True)
+    assert repo.patch_path(".hidden.patch") == tmp_path / "patches" / ".hidden.patch"
+    with pytest.raises(BadInputError, match="hidden"):
+        check_name(".hidden.patch", "import", new=True)

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from patchq.core.errors import BadInputError
 from patchq.core.lock import GONE, Lock, records_for, sha256
+from patchq.core.paths import check_path
 from patchq.core.series import Entry
-from patchq.git.memtree import MemTree, check_path
+from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo, Ident, ObjectWriter, object_id
 from patchq.ops import journal
 from patchq.ops.apply import SeriesResult, apply_series, raise_failure

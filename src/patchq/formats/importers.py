@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from patchq.core import patch as patchmod
 from patchq.core.errors import BadInputError
 from patchq.core.header import ENVELOPE_RE, Header, is_cover, read_header
+from patchq.core.paths import check_name
 from patchq.core.series import Series
 
 # --- values -----------------------------------------------------------------------------
@@ -83,26 +84,6 @@ def slug(text: str) -> str:
     s = re.sub(r"\.{2,}", ".", s).strip("-.")
     # git keeps a trailing `-` left by the cut; we drop it, `0001-foo-.patch` helps nobody.
     return s[:_SLUG_MAX].rstrip("-.")
-
-
-def check_name(name: str, where: str) -> None:
-    """Refuse a patch name that could escape `patches/` or hide there; `where` names its source."""
-    problem = None
-    if not name:
-        problem = "is empty"
-    elif name.startswith("/"):
-        problem = "is absolute"
-    elif "\\" in name:
-        problem = "contains a backslash"
-    elif any(ord(c) < 32 or ord(c) == 127 for c in name):
-        problem = "contains a control character or NUL"
-    elif any(part in ("", ".", "..") for part in name.split("/")):
-        problem = "has an empty, `.` or `..` component"
-    elif any(part.startswith(".") for part in name.split("/")):
-        problem = "starts with `.` (a hidden file)"
-    if problem is not None:
-        raise BadInputError(f"unsafe patch name {name!r}: it {problem}", where,
-                            "patch names are relative paths under patches/")
 
 
 class _Taken:
@@ -202,7 +183,7 @@ def from_files(paths_and_data: Sequence[tuple[str, bytes]], existing: Sequence[s
         base = posixpath.basename(path)
         name: str | None = None
         if base.lower().endswith((".patch", ".diff")):
-            check_name(base, path)
+            check_name(base, path, new=True)
             if not any(c.isspace() for c in base) and not base.startswith("#") \
                     and taken.clash(base) is None:
                 name = base
@@ -314,7 +295,7 @@ def from_quilt(series_text: str, read: Callable[[str], bytes], where: str,
         name = entry.name
         assert name is not None
         line_where = f"{series_where}:{entry.lineno}"
-        check_name(name, line_where)
+        check_name(name, line_where, new=True)
         other = taken.clash(name)
         if other is not None:
             if other in lines:

@@ -13,13 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from patchq.core.errors import UnsafePathError
+from patchq.core.paths import check_path
 from patchq.git.repo import TREE_MODE, ObjectWriter
 
 Reader = Callable[[str], list[tuple[str, bytes, str]]]
 SYMLINK, GITLINK = "120000", "160000"
-# The usual file-system limits (Linux's NAME_MAX and PATH_MAX): a longer name would go
-# into the tree and then fail only when git checks the tree out.
-NAME_MAX, PATH_MAX = 255, 4095
 
 
 @dataclass(slots=True)
@@ -39,37 +37,6 @@ class _Dir:
     def __init__(self, entries: dict[bytes, _Entry], order: list[bytes] | None = None) -> None:
         self.entries = entries
         self.order = order
-
-
-def check_path(path: str, where: str) -> list[bytes]:
-    """Split a repo path into components, refusing anything that could leave the target."""
-    raw = path.encode("utf-8", "surrogateescape")
-    if not raw:
-        raise UnsafePathError("empty file name", where)
-    if b"\0" in raw:
-        raise UnsafePathError(f"file name {path!r} contains a NUL byte", where)
-    if raw.startswith(b"/"):
-        raise UnsafePathError(f"absolute path {path!r}", where,
-                              "patches may only touch files inside the target")
-    if len(raw) > PATH_MAX:
-        raise UnsafePathError(f"path {path[:60]!r}… is longer than {PATH_MAX} bytes", where,
-                              "no checkout could hold it")
-    parts = raw.split(b"/")
-    for p in parts:
-        if len(p) > NAME_MAX:
-            raise UnsafePathError(f"a name in {path[:60]!r}… is longer than {NAME_MAX} bytes",
-                                  where, "no common file system can hold it")
-        if p in (b"", b".", b".."):
-            raise UnsafePathError(f"path {path!r} has a {p.decode() or 'empty'!r} component",
-                                  where, "patches may only touch files inside the target")
-        if is_git_name(p):
-            raise UnsafePathError(f"path {path!r} goes into .git", where)
-    return parts
-
-
-def is_git_name(name: bytes) -> bool:
-    """.git, and the spellings that mean .git on case-insensitive or NTFS/HFS+ disks."""
-    return name.rstrip(b". ").lower() == b".git" or name.lower() == b"git~1"
 
 
 def _invalidate(chain: list[_Entry]) -> None:

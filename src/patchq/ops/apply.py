@@ -19,8 +19,9 @@ from patchq.core import hunks as engine
 from patchq.core.errors import ApplyError, BadInputError, UnsafePathError
 from patchq.core.header import commit_message, fallback_subject, header_info
 from patchq.core.patch import FilePatch, Patch, parse
+from patchq.core.paths import is_git_name
 from patchq.core.series import Entry
-from patchq.git.memtree import GITLINK, SYMLINK, MemTree, is_git_name
+from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo, Ident, ObjectWriter
 from patchq.store.patchrepo import PatchRepo
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from patchq.core.errors import BadInputError
 from patchq.core.lock import Lock
+from patchq.core.paths import check_name
 from patchq.core.series import Series
 from patchq.store.files import atomic_write
 
@@ -126,12 +127,8 @@ class PatchRepo:
     def patch_path(self, name: str) -> Path:
         """The file of patch `name`, refused if the name would leave patches/."""
         where = f"{self.root / SERIES}"
-        if not name or name.startswith("/") or "\\" in name or "\0" in name:
-            raise BadInputError(f"unsafe patch name {name!r}", where)
+        check_name(name, where)
         parts = name.split("/")
-        if any(p in ("", ".", "..") for p in parts):
-            raise BadInputError(f"unsafe patch name {name!r}", where,
-                                "patch names are paths inside patches/")
         path = self.patches_dir.joinpath(*parts)
         if len(parts) == 1 and not path.is_symlink():
             return path  # a plain file right in patches/: nothing to resolve

@@ -33,6 +33,7 @@ P3 = ("Subject: three\n\n--- a/f.txt\n+++ b/f.txt\n@@ -34,3 +34,3 @@\n line 34\n
 def run(queue: Path, *args: str, crash: str | None = None, signal: str | None = None
         ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
+    env["EDITOR"] = "sed -i s/^Subject:/Subject:edited/"  # for `header -e`
     if crash:
         env["PATCHQ_CRASH_AT"] = crash
     if signal:
@@ -95,6 +96,16 @@ def edited_top(up: Path, q: Path, base: str) -> None:
     (up / "f.txt").write_text((up / "f.txt").read_text().replace("LINE 35", "LINE 35 edited"))
 
 
+def applied_all(up: Path, q: Path, base: str) -> None:
+    assert run(q, "apply", "--onto", base).returncode == 0
+
+
+def applied_one(up: Path, q: Path, base: str) -> None:
+    assert run(q, "apply", "--onto", base).returncode == 0
+    assert run(q, "pop", "-a").returncode == 0
+    assert run(q, "push").returncode == 0
+
+
 CASES: list[tuple[str, Setup, list[str], list[str]]] = [
     ("apply", nothing, ["apply", "--onto", "{base}"],
      ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"]),
@@ -103,7 +114,20 @@ CASES: list[tuple[str, Setup, list[str], list[str]]] = [
     ("pop", applied_two, ["pop", "-a"], ["journal:recorded", "journal:target-moved"]),
     ("refresh", edited_top, ["refresh"],
      ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"]),
+    ("goto", applied_all, ["goto", "p1.patch"], ["journal:recorded", "journal:target-moved"]),
+    ("new", applied_all, ["new", "p4.patch", "-m", "four"],
+     ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"]),
+    ("delete", applied_two, ["delete", "p3.patch"],
+     ["journal:recorded", "journal:file-written", "journal:done"]),
+    ("rename", applied_two, ["rename", "p3.patch", "p3-renamed.patch"],
+     ["journal:recorded", "journal:file-written", "journal:done"]),
+    ("fold", applied_two, ["fold", "p3.patch"],
+     ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"]),
+    ("header", applied_all, ["header", "-e", "p1.patch"],
+     ["journal:recorded", "journal:file-written", "journal:done"]),
 ]
+# Verbs with their own --continue/--abort; the others recover through `patchq recover`.
+OWN_RECOVERY = ("apply", "push", "pop", "goto", "refresh")
 
 
 @pytest.mark.parametrize("op,setup,args,points", CASES, ids=[c[0] for c in CASES])
@@ -125,11 +149,12 @@ def test_killed_commands_can_be_undone_or_finished(tmp_path: Path, op: str, setu
         assert f"interrupted {op}" in st.stdout, (point, st.stdout)
         refused = run(q, "push")
         assert refused.returncode == 5 and f"interrupted `patchq {op}`" in refused.stderr
-        undo = run(q, op, "--abort")
+        verb = op if op in OWN_RECOVERY else "recover"
+        undo = run(q, verb, "--abort")
         assert undo.returncode == 0, (point, undo.stderr)
         assert snapshot(up, q) == before, point
         assert run(q, *argv, crash=point).returncode == -9
-        done = run(q, op, "--continue")
+        done = run(q, verb, "--continue")
         assert done.returncode == 0, (point, done.stderr)
         assert snapshot(up, q) == reference, point
 

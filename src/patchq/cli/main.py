@@ -357,11 +357,11 @@ def pop(ctx: Context, target: str | None, all_: bool, force: bool, recover_conti
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", required=False)
 @click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
 @_recovery
 @pass_ctx
-def goto(ctx: Context, name: str, force: bool, recover_continue: bool,
+def goto(ctx: Context, name: str | None, force: bool, recover_continue: bool,
          recover_abort: bool) -> None:
     """Push or pop until NAME is the top patch.
 
@@ -371,6 +371,8 @@ def goto(ctx: Context, name: str, force: bool, recover_continue: bool,
     """
     if _recovered(ctx, recover_continue, recover_abort):
         return
+    if name is None:  # optional only so that `goto --continue`/`--abort` need no NAME
+        raise click.UsageError("Missing argument 'NAME'.")
     out = stack_cmd.goto(ctx, name, force)
     if out.saved:
         output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "

@@ -78,3 +78,19 @@ def test_any_series_round_trips(items: list[str], eol: str, final: bool) -> None
         return
     text = eol.join(items) + (eol if final and items else "")
     assert Series.parse(text).format() == text
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1e",
+                                 "\r"])
+def test_only_lf_ends_a_series_line(sep: str) -> None:
+    """U+2028, NEL, VT, FF, the file separators and a lone CR are inside a line, as quilt
+    reads it: they never split one entry into two (issue 15, class 8)."""
+    s = Series.parse(f"a{sep}b.patch\nc.patch\r\n")
+    assert s.names() == [f"a{sep}b.patch", "c.patch"]
+    assert s.format() == f"a{sep}b.patch\nc.patch\r\n"
+
+
+def test_words_are_split_on_space_and_tab_only() -> None:
+    """A no-break space is part of a name (quilt's shell does not split there)."""
+    s = Series.parse("a\u00a0b.patch\t-p0 #+x\n")
+    assert s.names() == ["a\u00a0b.patch"] and s.patches[0].guards == ("+x",)

@@ -52,17 +52,34 @@ class Entry:
         return not pos or any(g in on for g in pos)
 
 
+# What separates words on a series line, as quilt's shell reads it: space and tab only
+# (str.split() would also split on NBSP, U+2028 and other Unicode spaces).
+_BLANKS = " \t"
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of a series file, ends kept: only LF ends a line (CR LF is one end),
+    not the Unicode separators str.splitlines also splits on (issue 15, class 8)."""
+    parts = text.split("\n")
+    out = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
 def _parse_line(line: str, lineno: int, where: str) -> Entry:
-    body = line.rstrip("\r\n")
-    stripped = body.strip()
+    body = line[:-1] if line.endswith("\n") else line
+    body = body[:-1] if line.endswith("\r\n") else body
+    stripped = body.strip(_BLANKS)
     if not stripped or stripped.startswith("#"):
         return Entry(raw=line, lineno=lineno)
     # quilt: "name [-pN] [#comment]"; MQ guards live in the comment part.
     code, hashpart = stripped, ""
     if "#" in stripped:
         idx = stripped.index("#")
-        code, hashpart = stripped[:idx].rstrip(), stripped[idx:]
-    words = code.split()
+        code, hashpart = stripped[:idx].rstrip(_BLANKS), stripped[idx:]
+    words = code.replace("\t", " ").split(" ")
+    words = [w for w in words if w]
     name = words[0]
     strip: int | None = None
     for word in words[1:]:
@@ -72,7 +89,7 @@ def _parse_line(line: str, lineno: int, where: str) -> Entry:
                                 "series lines are `name [-pN] [#+guard ...]`")
         strip = int(m.group(1))
     guards: list[str] = []
-    for token in hashpart.split():
+    for token in (t for t in hashpart.replace("\t", " ").split(" ") if t):
         m = _GUARD.match(token)
         if m is not None:
             guards.append(m.group(1) + m.group(2))
@@ -93,7 +110,7 @@ class Series:
     @classmethod
     def parse(cls, text: str, where: str = "series") -> Series:
         """Parse series text; duplicate patch names are bad input."""
-        lines = text.splitlines(keepends=True)
+        lines = _lines(text)
         entries = tuple(_parse_line(line, i, where) for i, line in enumerate(lines, 1))
         seen: dict[str, int] = {}
         for e in entries:

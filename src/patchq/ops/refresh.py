@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from patchq.core.errors import BadInputError
-from patchq.core.patch import FilePatch, Hunk, Patch, parse, quote_path
+from patchq.core.patch import FilePatch, Hunk, Patch, parse, quote_path, split_lines
 
 
 def _shape(s: FilePatch) -> tuple[object, ...]:
@@ -50,7 +50,7 @@ def _unprefixed(s: FilePatch) -> FilePatch:
         return raw + b"\t" if b" " in raw else raw  # as git ends a name holding a space
 
     out = []
-    for line in s.render_header().splitlines(keepends=True):
+    for line in split_lines(s.render_header()):  # LF only: a name may hold a CR
         if line.startswith(b"diff --git "):
             line = b"diff --git %s %s\n" % (quote_path(s.old_path or s.path),
                                             quote_path(s.new_path or s.path))

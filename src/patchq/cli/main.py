@@ -24,6 +24,7 @@ from patchq.commands import rebase as rebase_cmd
 from patchq.commands import recover as recover_cmd
 from patchq.commands import report as report_cmd
 from patchq.commands import stack as stack_cmd
+from patchq.commands import verify as verify_cmd
 from patchq.core.errors import ConflictError, PatchqError
 from patchq.formats import importers, report
 from patchq.ops.apply import Failure, PatchResult, raise_failure
@@ -265,7 +266,7 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
       patchq verify && echo reproducible
       patchq verify --files   # in a shallow checkout at the pinned commit
     """
-    out = apply_cmd.verify(ctx, files_only)
+    out = verify_cmd.verify(ctx, files_only)
     if as_json:
         output.emit_json({"ok": out.ok, "expected_tree": out.expected_tree, "tree": out.tree,
                           "mode": out.mode, "problems": list(out.problems)})
@@ -275,8 +276,8 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
         what = "the locked files" if out.mode == "files" else "series.lock"
         output.info(f"verified: the series reproduces {what}" if out.ok else
                     "differs from series.lock")
-    if not out.ok:
-        sys.exit(1)
+    if out.exit_code:
+        sys.exit(out.exit_code)
 
 
 @cli.command()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -17,16 +17,25 @@ from patchq import __version__
 from patchq.cli import output
 from patchq.commands import apply as apply_cmd
 from patchq.commands import check as check_cmd
+from patchq.commands import delete as delete_cmd
 from patchq.commands import export as export_cmd
-from patchq.commands import importing
+from patchq.commands import fold as fold_cmd
+from patchq.commands import goto as goto_cmd
+from patchq.commands import header as header_cmd
+from patchq.commands import importing, queries
 from patchq.commands import init as init_cmd
+from patchq.commands import new as new_cmd
+from patchq.commands import pop as pop_cmd
+from patchq.commands import push as push_cmd
 from patchq.commands import rebase as rebase_cmd
 from patchq.commands import recover as recover_cmd
+from patchq.commands import refresh as refresh_cmd
+from patchq.commands import rename as rename_cmd
 from patchq.commands import report as report_cmd
-from patchq.commands import stack as stack_cmd
+from patchq.commands import verify as verify_cmd
 from patchq.core.errors import ConflictError, PatchqError
 from patchq.formats import importers, report
-from patchq.ops.apply import Failure, PatchResult, raise_failure
+from patchq.ops.apply import Failure, PatchResult
 from patchq.ops.session import Context
 
 pass_ctx = click.make_pass_decorator(Context)
@@ -146,7 +155,7 @@ def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...]) -> None:
         for e in repo.series.patches:
             output.data(e.name or "")
         return
-    for mark, e in stack_cmd.series_marks(ctx, guards or repo.config.guards):
+    for mark, e in queries.series_marks(ctx, guards or repo.config.guards):
         guard_text = (" " + " ".join(f"#{g}" for g in e.guards)) if e.guards else ""
         output.data(f"{mark} {e.name}{guard_text}")
 
@@ -265,7 +274,7 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
       patchq verify && echo reproducible
       patchq verify --files   # in a shallow checkout at the pinned commit
     """
-    out = apply_cmd.verify(ctx, files_only)
+    out = verify_cmd.verify(ctx, files_only)
     if as_json:
         output.emit_json({"ok": out.ok, "expected_tree": out.expected_tree, "tree": out.tree,
                           "mode": out.mode, "problems": list(out.problems)})
@@ -275,8 +284,8 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
         what = "the locked files" if out.mode == "files" else "series.lock"
         output.info(f"verified: the series reproduces {what}" if out.ok else
                     "differs from series.lock")
-    if not out.ok:
-        sys.exit(1)
+    if out.exit_code:
+        sys.exit(out.exit_code)
 
 
 @cli.command()
@@ -305,8 +314,8 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
     """
     if _recovered(ctx, recover_continue, recover_abort):
         return
-    progress = output.Progress(len(stack_cmd.unapplied(ctx)) if all_ else 0, "pushing")
-    out = stack_cmd.push(ctx, target, all_, fuzz, merge, force, progress)
+    progress = output.Progress(len(queries.unapplied(ctx)) if all_ else 0, "pushing")
+    out = push_cmd.push(ctx, target, all_, fuzz, merge, force, progress)
     progress.done()
     if out.saved:
         output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "
@@ -318,13 +327,8 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
     else:
         for p in out.pushed:
             output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
-    if out.failure is not None:
-        f = out.failure
-        if f.tree is not None:
-            raise ConflictError(f"{f.conflicts} conflict{'s' if f.conflicts != 1 else ''} in "
-                                f"{f.path} left in the working tree", f.display,
-                                "resolve them, then `patchq refresh`")
-        raise_failure(f)
+    if out.problem is not None:
+        _stop(out.problem, out.exit_code)
     if not as_json:
         output.info(f"now at {out.stack.top}")
 
@@ -347,7 +351,7 @@ def pop(ctx: Context, target: str | None, all_: bool, force: bool, recover_conti
     """
     if _recovered(ctx, recover_continue, recover_abort):
         return
-    out = stack_cmd.pop(ctx, target, all_, force)
+    out = pop_cmd.pop(ctx, target, all_, force)
     if out.saved:
         output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "
                     f"(`git stash show -p {out.saved[:12]}`)")
@@ -373,7 +377,7 @@ def goto(ctx: Context, name: str | None, force: bool, recover_continue: bool,
         return
     if name is None:  # optional only so that `goto --continue`/`--abort` need no NAME
         raise click.UsageError("Missing argument 'NAME'.")
-    out = stack_cmd.goto(ctx, name, force)
+    out = goto_cmd.goto(ctx, name, force)
     if out.saved:
         output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "
                     f"(`git stash show -p {out.saved[:12]}`)")
@@ -381,8 +385,8 @@ def goto(ctx: Context, name: str | None, force: bool, recover_continue: bool,
         output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
     for n in out.popped:
         output.info(f"popped {n}")
-    if out.failure is not None:
-        raise_failure(out.failure)
+    if out.problem is not None:
+        _stop(out.problem, out.exit_code)
     output.info(f"now at {out.stack.top}" if out.stack.top else "no patches applied")
 
 
@@ -395,7 +399,7 @@ def applied_cmd(ctx: Context) -> None:
     Example:
       patchq applied | wc -l
     """
-    for name in stack_cmd.applied(ctx):
+    for name in queries.applied(ctx):
         output.data(name)
 
 
@@ -408,7 +412,7 @@ def unapplied_cmd(ctx: Context) -> None:
     Example:
       patchq unapplied
     """
-    for name in stack_cmd.unapplied(ctx):
+    for name in queries.unapplied(ctx):
         output.data(name)
 
 
@@ -421,7 +425,7 @@ def top(ctx: Context) -> None:
     Example:
       patchq top
     """
-    output.data(stack_cmd.top(ctx))
+    output.data(queries.top(ctx))
 
 
 @cli.command()
@@ -435,8 +439,8 @@ def new(ctx: Context, name: str, message: str | None) -> None:
     Example:
       patchq new 0005-fix-sm120.patch -m "Build FP4 kernels for sm_120a"
     """
-    stack_cmd.new(ctx, name, message)
-    output.info(f"now at {name} (empty); edit files and run `patchq refresh`")
+    out = new_cmd.new(ctx, name, message)
+    output.info(f"now at {out.name} (empty); edit files and run `patchq refresh`")
 
 
 @cli.command()
@@ -456,7 +460,7 @@ def refresh(ctx: Context, name: str | None, recover_continue: bool,
     """
     if _recovered(ctx, recover_continue, recover_abort):
         return
-    out = stack_cmd.refresh(ctx, name)
+    out = refresh_cmd.refresh(ctx, name)
     output.info(f"refreshed {out.name}" if out.changed else f"{out.name} is unchanged")
     if out.untracked:
         output.info(f"not included: {len(out.untracked)} untracked file(s), e.g. "
@@ -474,9 +478,11 @@ def delete(ctx: Context, name: str, remove: bool) -> None:
     Example:
       patchq delete 0004-old-workaround.patch -r
     """
-    if stack_cmd.delete(ctx, name, remove):
-        output.info(f"popped {name}")
-    output.info(f"deleted {name} from the series" + ("" if remove else " (file kept)"))
+    out = delete_cmd.delete(ctx, name, remove)
+    if out.popped:
+        output.info(f"popped {out.name}")
+    output.info(f"deleted {out.name} from the series"
+                + ("" if out.removed_file else " (file kept)"))
 
 
 @cli.command()
@@ -490,8 +496,8 @@ def rename(ctx: Context, old: str, new_name: str) -> None:
     Example:
       patchq rename fix.patch 0001-cmake-policy-guards.patch
     """
-    stack_cmd.rename(ctx, old, new_name)
-    output.info(f"renamed {old} to {new_name}")
+    out = rename_cmd.rename(ctx, old, new_name)
+    output.info(f"renamed {out.old} to {out.new}")
 
 
 @cli.command()
@@ -504,8 +510,8 @@ def fold(ctx: Context, name: str) -> None:
     Example:
       patchq fold 0004-typo-fix.patch
     """
-    stack_cmd.fold(ctx, name)
-    output.info(f"folded {name} into {stack_cmd.top(ctx)}")
+    out = fold_cmd.fold(ctx, name)
+    output.info(f"folded {out.name} into {out.into}")
 
 
 @cli.command()
@@ -520,10 +526,10 @@ def header(ctx: Context, name: str | None, edit: bool) -> None:
       patchq header 0001-cmake-policy-guards.patch
       patchq header -e
     """
-    text = stack_cmd.header(ctx, name, (lambda t: click.edit(t, extension=".txt"))
+    out = header_cmd.header(ctx, name, (lambda t: click.edit(t, extension=".txt"))
                             if edit else None)
     if not edit:
-        sys.stdout.write(text)
+        sys.stdout.write(out.text)
 
 
 @cli.command()
@@ -536,7 +542,7 @@ def diff(ctx: Context, name: str | None) -> None:
     Example:
       patchq diff | less
     """
-    sys.stdout.buffer.write(stack_cmd.diff(ctx, name))
+    sys.stdout.buffer.write(queries.diff(ctx, name))
 
 
 @cli.command()
@@ -549,7 +555,7 @@ def files(ctx: Context, name: str | None) -> None:
     Example:
       patchq files 0003-sm120a-fp4.patch
     """
-    for path in stack_cmd.files(ctx, name):
+    for path in queries.files(ctx, name):
         output.data(path)
 
 
@@ -563,7 +569,7 @@ def patches(ctx: Context, path: str) -> None:
     Example:
       patchq patches sgl-kernel/CMakeLists.txt
     """
-    for name in stack_cmd.patches_touching(ctx, path):
+    for name in queries.patches_touching(ctx, path):
         output.data(name)
 
 
@@ -577,7 +583,7 @@ def status(ctx: Context, as_json: bool) -> None:
     Example:
       patchq status
     """
-    st = stack_cmd.status(ctx)
+    st = queries.status(ctx)
     if as_json:
         output.emit_json({"branch": st.branch, "base": st.base, "applied": list(st.applied),
                           "unapplied": list(st.unapplied), "guards": list(st.guards),
@@ -882,6 +888,17 @@ def recover(ctx: Context, recover_continue: bool, recover_abort: bool) -> None:
         raise click.UsageError("give --continue or --abort")
 
 
+def _say(e: PatchqError) -> None:
+    """Report an expected failure as its one stderr line."""
+    output.info(f"patchq: {e.line()}")
+
+
+def _stop(problem: PatchqError, code: int) -> NoReturn:
+    """End a command that returned a problem: its line on stderr, and the result's exit code."""
+    _say(problem)
+    sys.exit(code)
+
+
 def _patch_json(p: PatchResult) -> dict[str, Any]:
     return {"name": p.name, "status": p.status, "commit": p.commit,
             "files": [{"file": s.path, "action": s.action, "status": s.status,
@@ -922,7 +939,7 @@ def main(argv: list[str] | None = None) -> int:
         e.show()
         return int(e.exit_code) if e.exit_code else 2
     except PatchqError as e:
-        output.info(f"patchq: {e.line()}")
+        _say(e)
         return e.exit_code
     except KeyboardInterrupt:
         output.info("patchq: interrupted")

@@ -490,6 +490,12 @@ def _check_link(state: SectionState, path: str, target: bytes, where: str) -> No
         todo = link.split("/") + todo
 
 
+def failure_error(f: Failure) -> ApplyError:
+    """The error that reports a patch that does not apply (exit 3)."""
+    return ApplyError(f"patch does not apply: {f.message()}", f.display,
+                      "rebase it (`patchq rebase`) or fix the patch")
+
+
 def raise_failure(f: Failure) -> None:
-    raise ApplyError(f"patch does not apply: {f.message()}", f.display,
-                     "rebase it (`patchq rebase`) or fix the patch")
+    """Raise the error of a patch that does not apply."""
+    raise failure_error(f)

@@ -1,0 +1,52 @@
+"""`delete`: remove a patch from the series (the top one is popped first)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from patchq.core.errors import UnsafeStateError
+from patchq.core.series import Series
+from patchq.ops import journal
+from patchq.ops import stack as stack_ops
+from patchq.ops.session import Context
+from patchq.ops.targets import check_branch
+from patchq.store.patchrepo import PATCHES, SERIES
+from patchq.store.stack import load
+from patchq.store.statedir import run_lock
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteOutcome:
+    """The patch deleted, whether it was popped first and whether its file was removed."""
+
+    name: str
+    popped: bool
+    removed_file: bool
+
+
+def delete(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
+    """Remove an unapplied (or the top) patch from the series; its file is kept unless -r."""
+    repo, g = ctx.repo(), ctx.git()
+    stack_ops.entry(repo, name)  # refuse an unknown name before anything else
+    stack_ops.refuse_during_rebase(ctx)
+    with run_lock(g.state_dir(), repo.root):
+        stack = load(g.state_dir(), repo.config.queue)
+        popped = stack is not None and name in stack.applied
+        files: dict[str, bytes | None] = {SERIES: stack_ops.series_bytes(
+            Series(tuple(e for e in repo.series.entries if e.name != name)))}
+        if remove_file:
+            files[f"{PATCHES}/{name}"] = None
+        if stack is not None and popped:
+            if stack.top != name:
+                raise UnsafeStateError(f"{name} is applied below the top", "series",
+                                       f"`patchq goto {name}` then pop it, or pop down past it")
+            check_branch(g, stack)
+            stack_ops.protect(ctx, False, "delete", can_force=False)
+            new = stack.truncated(len(stack.applied) - 1)
+            # The pop and the series edit are one change: a kill in between is recoverable.
+            journal.run(g, repo.root, journal.Plan("delete", new.branch, new.head, new,
+                                                   repo.config.queue, files=files, reason=name))
+        else:
+            journal.run(g, repo.root, journal.Plan("delete", "", None, None, repo.config.queue,
+                                                   files=files, reason=name))
+    return DeleteOutcome(name, popped, remove_file)

@@ -1,0 +1,120 @@
+"""The read-only views of the queue and its stack: `series -v`, `applied`, `unapplied`,
+`top`, `status`, `diff`, `files` and `patches`. Nothing here changes anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from patchq.core.errors import BadInputError
+from patchq.core.series import Entry
+from patchq.ops import journal
+from patchq.ops import stack as stack_ops
+from patchq.ops.apply import load_patch
+from patchq.ops.session import Context
+from patchq.ops.targets import active_entries
+from patchq.store.stack import load
+
+
+def series_marks(ctx: Context, guards: Sequence[str]) -> tuple[tuple[str, Entry], ...]:
+    """Each patch of the series with quilt's `series -v` mark: `=` the top, `+` applied,
+    ` ` unapplied, and `#` guarded out (not applied by push or apply)."""
+    repo = ctx.repo()
+    try:
+        done = applied(ctx)
+    except BadInputError:  # no target: a patch repo read on its own applies nothing
+        done = ()
+    out = []
+    for e in repo.series.patches:
+        mark = "#" if not e.active(guards) else " "
+        if e.name in done:
+            mark = "=" if e.name == done[-1] else "+"
+        out.append((mark, e))
+    return tuple(out)
+
+
+def applied(ctx: Context) -> tuple[str, ...]:
+    """The applied patches, bottom first."""
+    stack = load(ctx.git().state_dir(), ctx.repo().config.queue)
+    return stack.applied if stack else ()
+
+
+def unapplied(ctx: Context) -> tuple[str, ...]:
+    """The active patches not applied yet, in series order."""
+    done = set(applied(ctx))
+    _, entries = active_entries(ctx, None)
+    return tuple(e.name or "" for e in entries if e.name not in done)
+
+
+def top(ctx: Context) -> str:
+    """The top applied patch; bad input if none."""
+    return stack_ops.top(ctx)
+
+
+def diff(ctx: Context, name: str | None) -> bytes:
+    """The top patch as refresh would write it now, or a named patch as applied or filed."""
+    repo, g = ctx.repo(), ctx.git()
+    stack = load(g.state_dir(), repo.config.queue)
+    if name is None:
+        if stack is None or not stack.applied:
+            raise BadInputError("no patch is applied", "series", "name a patch")
+        parent = g.commit_info(stack.commit_below(len(stack.applied) - 1))["tree"].decode()
+        w = g.writer()
+        wt = stack_ops.worktree(ctx, w, g.commit_info(stack.head)["tree"].decode())
+        w.flush()
+        return g.diff_trees(parent, wt, repo.config.context)
+    if stack is not None and name in stack.applied:
+        k = stack.applied.index(name)
+        a = g.commit_info(stack.commit_below(k))["tree"].decode()
+        b = g.commit_info(stack.commits[k])["tree"].decode()
+        return g.diff_trees(a, b, repo.config.context)
+    entry = stack_ops.entry(repo, name)
+    _, patch = load_patch(repo, entry)
+    return b"".join(s.render() for s in patch.sections)
+
+
+def files(ctx: Context, name: str | None) -> tuple[str, ...]:
+    """The files the top (or named) patch touches."""
+    repo = ctx.repo()
+    _, patch = load_patch(repo, stack_ops.entry(repo, name or stack_ops.top(ctx)))
+    return patch.paths
+
+
+def patches_touching(ctx: Context, path: str) -> tuple[str, ...]:
+    """The patches of the series that touch `path`."""
+    repo = ctx.repo()
+    out = []
+    for e in repo.series.patches:
+        _, patch = load_patch(repo, e)
+        if path in patch.paths:
+            out.append(e.name or "")
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """The stack at a glance: where it is, what is applied, and what is in progress."""
+
+    branch: str | None
+    base: str | None
+    applied: tuple[str, ...]
+    unapplied: tuple[str, ...]
+    guards: tuple[str, ...]
+    dirty: tuple[str, ...]
+    on_branch: bool
+    operation: str | None
+
+
+def status(ctx: Context) -> Status:
+    """The stack's branch, base, patches, guards, unrefreshed edits and operation."""
+    repo, g = ctx.repo(), ctx.git()
+    stack = load(g.state_dir(), repo.config.queue)
+    op = "rebase" if stack_ops.rebase_in_progress(ctx) else None
+    interrupted = journal.pending(g)
+    if interrupted is not None:
+        op = f"interrupted {interrupted.get('op', 'command')}"
+    return Status(stack.branch if stack else None, stack.base if stack else None,
+                  stack.applied if stack else (), unapplied(ctx), repo.config.guards,
+                  tuple(g.dirty_paths(ctx.own_paths())),
+                  stack is not None and g.current_branch() == stack.branch, op)

@@ -1,0 +1,107 @@
+"""`refresh`: write the working tree's changes into the top (or a named applied) patch.
+
+The new patch file keeps its header and unchanged hunks byte for byte; refreshing a
+patch below the top carries the edits down to it and rebuilds the commits above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from patchq.core.errors import BadInputError, ConflictError
+from patchq.core.patch import parse
+from patchq.git.repo import ObjectWriter
+from patchq.ops import journal
+from patchq.ops import stack as stack_ops
+from patchq.ops.apply import SectionState, apply_section, apply_series, load_patch
+from patchq.ops.refresh import render_refreshed
+from patchq.ops.session import Context
+from patchq.store.patchrepo import PATCHES
+from patchq.store.stack import Stack
+from patchq.store.statedir import run_lock
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshOutcome:
+    """The patch refreshed, whether its file changed, and the untracked files left out."""
+
+    name: str
+    changed: bool
+    untracked: tuple[str, ...]
+
+
+def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
+    """Regenerate the top (or named applied) patch from the working tree."""
+    repo, g = ctx.repo(), ctx.git()
+    with run_lock(g.state_dir(), ctx.repo().root):
+        stack = stack_ops.open_stack(ctx, create=False)
+        if not stack.applied:
+            raise BadInputError("no patch is applied", str(g.root), "`patchq push` first")
+        name = name or stack.applied[-1]
+        if name not in stack.applied:
+            raise BadInputError(f"{name!r} is not applied", "series", "push it first")
+        k = stack.applied.index(name)
+        head_tree = g.commit_info(stack.head)["tree"].decode()
+        parent = stack.commit_below(k)
+        parent_tree = g.commit_info(parent)["tree"].decode()
+        w = g.writer()
+        wt = stack_ops.worktree(ctx, w, head_tree)
+        if k == len(stack.applied) - 1:
+            new_tree = wt
+        else:
+            new_tree = _carry_edits_down(ctx, stack, k, head_tree, wt, w)
+        entry = stack_ops.entry(repo, name)
+        old_data, old_patch = load_patch(repo, entry)
+        w.flush()  # git diff-tree below reads the carried-down tree from the object store
+        diff = g.diff_trees(parent_tree, new_tree, repo.config.context)
+        _refuse_conflict_markers(diff, repo.display(name), name, str(g.root))
+        data = render_refreshed(old_patch, diff, repo.display(name),
+                                entry.strip_level(repo.config.strip))
+        info = g.commit_info(stack.commits[k])
+        commit = stack_ops.recommit(w, info, new_tree, parent)
+        commits = list(stack.commits[: k]) + [commit]
+        if k < len(stack.applied) - 1:
+            above = [repo.series.find(n) for n in stack.applied[k + 1 :]]
+            res = apply_series(g, repo, commit, [e for e in above if e], w,
+                               stamp=stack.base)
+            if res.failure is not None:
+                raise ConflictError(f"after refreshing {name}, {res.failure.display} no longer "
+                                    f"applies: {res.failure.message()}", str(g.root),
+                                    "nothing was changed; refresh the patches above first")
+            if res.tree != wt:
+                raise ConflictError(f"your edits do not carry through the patches above {name}",
+                                    str(g.root), "nothing was changed; pop to it and refresh")
+            commits += [p.commit or "" for p in res.patches]
+        new = replace(stack, commits=tuple(commits))
+        w.flush()
+        journal.run(g, repo.root, journal.Plan(
+            "refresh", new.branch, new.head, new, repo.config.queue, worktree=journal.INDEX,
+            files={f"{PATCHES}/{name}": data} if data != old_data else {}, reason=name))
+        own = tuple(ctx.own_paths())
+        return RefreshOutcome(name, data != old_data, tuple(
+            p for p in g.untracked() if not any(p == o or p.startswith(o + "/") for o in own)))
+
+
+def _refuse_conflict_markers(diff: bytes, label: str, name: str, where: str) -> None:
+    """Refuse to record the markers `push --merge` left (labelled with the patch's file)."""
+    marker = b">>>>>>> " + label.encode("utf-8", "surrogateescape")
+    for s in parse(diff, "working tree", 1).sections:
+        for h in s.hunks:
+            if any(t == "+" and c.rstrip(b"\r\n") == marker for t, c in h.lines):
+                raise ConflictError(f"{s.path} still has the conflict markers of {name}",
+                                    where, "resolve them first")
+
+
+def _carry_edits_down(ctx: Context, stack: Stack, k: int, head_tree: str, wt: str,
+                      w: ObjectWriter) -> str:
+    """The tree of patch k with the working tree's edits (relative to the top) applied."""
+    g = ctx.git()
+    edits = parse(g.diff_trees(head_tree, wt, 3), "working tree", 1)
+    tree_k = g.commit_info(stack.commits[k])["tree"].decode()
+    state = SectionState(g, w, tree_k)
+    for s in edits.sections:
+        res = apply_section(state, s, w, 0, "working tree")
+        if not all(h.applied for h in res.hunks):
+            raise ConflictError(f"your edit to {s.path} does not apply to {stack.applied[k]}",
+                                str(g.root), "nothing was changed; pop to it and refresh")
+    return state.tree.write(w)

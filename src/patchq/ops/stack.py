@@ -1,0 +1,323 @@
+"""The stack operations the stack verbs share: open the stack, protect uncommitted work,
+move it through the journal.
+
+Each move is a transaction: the new commits are built in memory, objects written in one
+batch, the branch moved and the working tree updated once, and only then the patch
+files and the stack record written. Uncommitted work is never overwritten: moves refuse
+(exit 5) unless `--force`, which first saves it as a git stash and says which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from patchq.core.errors import BadInputError, ConflictError, PatchqError, UnsafeStateError
+from patchq.core.patch import Patch
+from patchq.core.series import Entry, Series
+from patchq.git.memtree import MemTree
+from patchq.git.repo import GitRepo, ObjectWriter
+from patchq.ops import journal
+from patchq.ops.apply import (
+    Failure,
+    PatchResult,
+    Preimage,
+    SectionState,
+    apply_section,
+    apply_series,
+    failure_error,
+    ident_date,
+    identity,
+    preimages,
+)
+from patchq.ops.session import Context
+from patchq.ops.targets import active_entries, branch_name, check_branch, choose_base
+from patchq.store.patchrepo import PatchRepo
+from patchq.store.stack import Stack, load
+from patchq.store.statedir import rebase_state_path, run_lock
+
+
+@dataclass(frozen=True, slots=True)
+class MoveOutcome:
+    """What a push/pop/goto did: the patches moved, how they applied, where it stopped."""
+
+    stack: Stack
+    pushed: tuple[PatchResult, ...] = ()
+    popped: tuple[str, ...] = ()
+    failure: Failure | None = None
+    saved: str | None = None  # the stash holding work saved by --force
+
+    @property
+    def problem(self) -> PatchqError | None:
+        """Why the move stopped short of its target, as the error to report; None if not."""
+        f = self.failure
+        if f is None:
+            return None
+        if f.tree is not None:
+            return ConflictError(f"{f.conflicts} conflict{'s' if f.conflicts != 1 else ''} in "
+                                 f"{f.path} left in the working tree", f.display,
+                                 "resolve them, then `patchq refresh`")
+        return failure_error(f)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the move reached its target; 3 when a push stopped at a patch."""
+        problem = self.problem
+        return 0 if problem is None else problem.exit_code
+
+
+def rebase_in_progress(ctx: Context) -> bool:
+    """Whether a rebase of this queue is in progress in the target."""
+    return rebase_state_path(ctx.git().state_dir(), ctx.repo().config.queue).exists()
+
+
+def refuse_during_rebase(ctx: Context) -> None:
+    """The stack and the series belong to a rebase until it finishes (DESIGN §3, exit 5)."""
+    if rebase_in_progress(ctx):
+        raise UnsafeStateError("a rebase is in progress", str(ctx.git().root),
+                               "finish it with `patchq rebase --continue`, `--skip` or "
+                               "`--abort` first")
+
+
+def open_stack(ctx: Context, create: bool) -> Stack:
+    """The recorded stack, checked out; with `create`, a new empty one if none is."""
+    repo, g = ctx.repo(), ctx.git()
+    refuse_during_rebase(ctx)
+    stack = load(g.state_dir(), repo.config.queue)
+    if stack is None or (not stack.applied and g.current_branch() != stack.branch):
+        if not create:
+            raise BadInputError("no patch is applied", str(g.root), "`patchq push` first")
+        return Stack(choose_base(ctx, None), branch_name(ctx, None))
+    check_branch(g, stack)
+    return stack
+
+
+def protect(ctx: Context, force: bool, what: str, can_force: bool = True) -> str | None:
+    """Refuse to move over uncommitted work, or (--force) save it as a stash first.
+
+    `what` is the command the user typed, so the hint names the right one.
+    """
+    g = ctx.git()
+    dirty = g.dirty_paths(ctx.own_paths())
+    if not dirty:
+        return None
+    if not force:
+        more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
+        hint = (f"`patchq refresh` them, or `patchq {what} --force` to save them in a stash "
+                "first") if can_force else "`patchq refresh` or `git stash` them first"
+        raise UnsafeStateError(f"unrefreshed changes in {dirty[0]}{more}", str(g.root), hint)
+    return g.stash_save(f"patchq: saved before {what}")
+
+
+def series_state(ctx: Context, stack: Stack) -> tuple[tuple[str, ...], tuple[Entry, ...]]:
+    """The active series, checked to begin with the applied stack."""
+    _, entries = active_entries(ctx, None)
+    names = tuple(e.name or "" for e in entries)
+    if names[: len(stack.applied)] != stack.applied:
+        raise UnsafeStateError("the applied patches are no longer the start of the active "
+                               "series (series or guards changed)", "series",
+                               "`patchq pop -a --force` and push again")
+    return names, entries
+
+
+# --- moving the stack ------------------------------------------------------------------
+
+
+def _resolve_target(names: Sequence[str], applied: int, target: str | None) -> int:
+    """How many patches should be applied after pushing to `target`: the next one, N
+    more, or up to and including the patch named."""
+    if target is None:
+        return applied + 1
+    if target.isdigit() and target not in names:
+        return applied + int(target)
+    if target not in names:
+        raise BadInputError(f"no active patch named {target!r}", "series",
+                            "see `patchq series -v`")
+    return names.index(target) + 1
+
+
+def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry], w: ObjectWriter
+              ) -> Preimage:
+    """Each patch's pre-images for the 3-way step: from the lock's pinned base, else none
+    (the merge then falls back on the patch's `index` blob ids, DESIGN §4 step 4)."""
+    lock = ctx.repo().read_lock()
+    if lock is None or not g.has_object(lock.base):
+        return lambda name, path: None
+    return preimages(g, ctx.repo(), lock.base, entries, w)
+
+
+def push_patches(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: bool,
+                 force: bool, progress: Callable[[int, str], None] | None, verb: str
+                 ) -> MoveOutcome:
+    """Apply the next patch (or up to `target`, or all) on top of the stack, as `verb`."""
+    repo, g = ctx.repo(), ctx.git()
+    with run_lock(g.state_dir(), ctx.repo().root):
+        stack = open_stack(ctx, create=True)
+        names, entries = series_state(ctx, stack)
+        n = len(stack.applied)
+        want = len(names) if all_ else _resolve_target(names, n, target)
+        if want <= n or n >= len(names):
+            raise BadInputError("nothing to push" if n >= len(names) else
+                                f"{target} is already applied", "series",
+                                "see `patchq series -v`")
+        want = min(want, len(names))
+        saved = protect(ctx, force, verb)
+        w = g.writer()
+        fz = repo.config.fuzz if fuzz is None else fuzz
+        pre = _preimage(ctx, g, entries, w) if merge else None
+        result = apply_series(g, repo, stack.head, entries[n:want], w, fuzz=fz,
+                              progress=progress, stamp=stack.base, preimage=pre)
+        pushed = tuple(p.name for p in result.patches)
+        new = stack.extended(pushed, tuple(p.commit or "" for p in result.patches))
+        f = result.failure
+        if f is not None and f.tree is not None:
+            f = _rest_of_merged_patch(g, w, f, fz)
+        if f is not None and f.tree is not None:
+            # 3-way conflict: like StGit, the patch goes on the stack with its old content
+            # unchanged in the commit and the merge (with markers) in the working tree;
+            # `patchq refresh` after resolving records the resolution.
+            when, tz = ident_date(g.commit_info(stack.base)["committer"])
+            author, message = identity(f.name, f.patch, when, tz)
+            tree = g.commit_info(new.head, w)["tree"].decode()
+            commit = GitRepo.commit_object(w, tree, [new.head], message, author, author)
+            new = new.extended((f.name,), (commit,))
+        w.flush()
+        overlay: str | None = None
+        added: tuple[str, ...] = ()
+        if f is not None and f.tree is not None:
+            overlay = f.tree
+            # Files the patch creates stay known to git (intent to add), so `refresh`
+            # records them rather than leaving them out as untracked.
+            added = tuple(g.added_paths(new.head, f.tree))
+        journal.run(g, repo.root, journal.Plan(
+            verb, new.branch, new.head, new, repo.config.queue, overlay=overlay,
+            intent_to_add=added, reason=f"{len(new.applied) - n} patches"))
+    return MoveOutcome(new, result.patches, failure=f, saved=saved)
+
+
+def _rest_of_merged_patch(g: GitRepo, w: ObjectWriter, f: Failure, fuzz: int) -> Failure:
+    """After a section conflicted in the 3-way merge, apply the patch's later sections too,
+    so the working tree holds the whole patch for the person resolving it.
+
+    `apply_series` stops at the conflicting section; a later section that does not apply
+    either turns the result into a plain failure (nothing is pushed), never a half patch.
+    """
+    sections = f.patch.sections
+    k = next(i for i, s in enumerate(sections) if s is f.section)
+    state = SectionState(g, w, f.tree or "")
+    for s in sections[k + 1 :]:
+        res = apply_section(state, s, w, fuzz, f.display)
+        if not all(h.applied for h in res.hunks):
+            return replace(f, path=res.path, hunks=res.hunks, section=s, merged=None,
+                           conflicts=0, tree=None)
+    return replace(f, tree=state.tree.write(w))
+
+
+def pop_patches(ctx: Context, target: str | None, all_: bool, force: bool, verb: str
+                ) -> MoveOutcome:
+    """Remove the top patch (or down to `target`, which stays applied, or all), as `verb`."""
+    repo, g = ctx.repo(), ctx.git()
+    with run_lock(g.state_dir(), ctx.repo().root):
+        stack = open_stack(ctx, create=False)
+        if not stack.applied:
+            raise BadInputError("no patch is applied", str(g.root))
+        n = len(stack.applied)
+        if all_:
+            keep = 0
+        elif target is None:
+            keep = n - 1
+        elif target in stack.applied:
+            keep = stack.applied.index(target) + 1
+            if keep == n:
+                raise BadInputError(f"{target} is already the top patch", "series")
+        elif target.isdigit():
+            keep = max(n - int(target), 0)
+        else:
+            raise BadInputError(f"{target!r} is not applied", "series", "see `patchq applied`")
+        saved = protect(ctx, force, verb)
+        new = stack.truncated(keep)
+        journal.run(g, repo.root, journal.Plan(verb, new.branch, new.head, new,
+                                               repo.config.queue, reason=f"{n - keep} patches"))
+    return MoveOutcome(new, popped=stack.applied[keep:][::-1], saved=saved)
+
+
+# --- editing applied patches -----------------------------------------------------------
+
+
+def worktree(ctx: Context, w: ObjectWriter, head_tree: str) -> str:
+    """The working tree as a tree, with the patch repo's own files as in `head_tree`.
+
+    With the queue inside the target (quilt-style), `series` and `patches/` may be tracked
+    there; the patch files refresh writes must never end up inside a patch.
+    """
+    g = ctx.git()
+    wt = g.worktree_tree()
+    own = ctx.own_paths()
+    if not own:
+        return wt
+    paths = g.changed_paths(head_tree, wt, own)
+    if not paths:
+        return wt
+    head = MemTree(lambda oid: g.read_tree(oid, w), head_tree)
+    tree = MemTree(lambda oid: g.read_tree(oid, w), wt)
+    for path in paths:
+        kept = head.get(path)
+        if kept is None:
+            tree.remove(path)
+        else:
+            tree.set(path, *kept)
+    return tree.write(w)
+
+
+def recommit(w: ObjectWriter, info: dict[str, bytes], tree: str, parent: str) -> str:
+    """A commit like `info` (same author, committer, message) with a new tree and parent."""
+    lines = [b"tree " + tree.encode(), b"parent " + parent.encode(),
+             b"author " + info["author"], b"committer " + info["committer"]]
+    return w.add("commit", b"\n".join(lines) + b"\n\n" + info["message"])
+
+
+def rewrite_messages(g: GitRepo, repo: PatchRepo, stack: Stack, name: str, patch: Patch,
+                     op: str, files: dict[str, bytes | None]) -> None:
+    """Give an applied patch's commit the author and message of its new header, and re-parent
+    the commits above (trees unchanged), so the stack is what pushing the series gives."""
+    check_branch(g, stack)
+    k = stack.applied.index(name)
+    w = g.writer()
+    when, tz = ident_date(g.commit_info(stack.base)["committer"])
+    author, message = identity(name, patch, when, tz)
+    tree = g.commit_info(stack.commits[k])["tree"].decode()
+    commit = GitRepo.commit_object(w, tree, [stack.commit_below(k)], message, author, author)
+    commits = list(stack.commits[:k]) + [commit]
+    for old in stack.commits[k + 1 :]:
+        info = g.commit_info(old)
+        commit = recommit(w, info, info["tree"].decode(), commit)
+        commits.append(commit)
+    w.flush()
+    new = replace(stack, commits=tuple(commits))
+    # Same trees: moving only the branch leaves the index and the working tree as they are.
+    journal.run(g, repo.root, journal.Plan(op, stack.branch, new.head, new, repo.config.queue,
+                                           worktree=journal.REF, files=files, reason=name))
+
+
+# --- the series ------------------------------------------------------------------------
+
+
+def series_bytes(series: Series) -> bytes:
+    """The `series` file's bytes for `series`."""
+    return series.format().encode("utf-8", "surrogateescape")
+
+
+def entry(repo: PatchRepo, name: str) -> Entry:
+    """The series entry of patch `name`; bad input if the series has none."""
+    found = repo.series.find(name)
+    if found is None:
+        raise BadInputError(f"no patch named {name!r} in the series", "series")
+    return found
+
+
+def top(ctx: Context) -> str:
+    """The top applied patch; bad input if none."""
+    stack = load(ctx.git().state_dir(), ctx.repo().config.queue)
+    if stack is None or not stack.applied:
+        raise BadInputError("no patch is applied", "series", "name a patch")
+    return stack.applied[-1]

@@ -26,14 +26,12 @@ from patchq.ops.drift import Change
 from patchq.ops.drift import histories as histories_for
 from patchq.ops.refresh import render_refreshed
 from patchq.ops.replay import (
-    CLEAN,
     CONFLICT,
-    MERGE,
     MISSING,
-    UPSTREAMED,
     PatchCheck,
     Replay,
     attribute_drift,
+    lock_outcome,
 )
 from patchq.ops.session import Context
 from patchq.ops.targets import branch_name, default_onto, old_base
@@ -166,17 +164,13 @@ def _run(ctx: Context, doc: dict[str, Any], progress: Progress | None = None
             _write_state(ctx, doc)
             return RebaseOutcome(tuple(doc["done"]), False, res, doc["subjects"],
                                  doc["old_base"], doc["onto"])
-        if res.status == UPSTREAMED:
-            record["outcome"] = "upstreamed"
-        else:
+        record["outcome"] = lock_outcome(res)
+        if record["outcome"] != "upstreamed":
             _, patch = load_patch(repo, entry)
             author, message = identity(entry.name, patch, when, tz)
             commit = GitRepo.commit_object(w, res.tree, [doc["head"]], message, author, author)
             doc["head"] = commit
             record["commit"] = commit
-            moved = any(h.status != CLEAN for h in res.hunks) or res.renames
-            record["outcome"] = ("merged" if any(h.status == MERGE for h in res.hunks)
-                                 else "refreshed" if moved else "unchanged")
         doc["done"].append(record)
     w.flush()
     return _finish(ctx, doc)
@@ -431,13 +425,5 @@ def dry_run(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None
 
 def outcome_of(p: PatchCheck) -> str:
     """The lock outcome a patch would get (`conflict` where a person must decide)."""
-    if p.status == UPSTREAMED:
-        return "upstreamed"
-    if p.status in (CONFLICT, MISSING):
-        return "conflict"
-    if any(h.status == MERGE for h in p.hunks):
-        return "merged"
-    if p.status == CLEAN and not p.renames:
-        return "unchanged"
-    return "refreshed"
+    return lock_outcome(p)
 

@@ -26,21 +26,37 @@ from patchq.ops.drift import Change
 from patchq.ops.drift import histories as histories_for
 from patchq.ops.refresh import render_refreshed
 from patchq.ops.replay import (
-    CLEAN,
     CONFLICT,
-    MERGE,
     MISSING,
-    UPSTREAMED,
+    HunkCheck,
     PatchCheck,
     Replay,
     attribute_drift,
+    lock_outcome,
 )
 from patchq.ops.session import Context
 from patchq.ops.targets import branch_name, default_onto, old_base
+from patchq.store import rebasestate
 from patchq.store.files import atomic_write
 from patchq.store.patchrepo import PatchRepo
+from patchq.store.rebasestate import (
+    FINISHING,
+    RUNNING,
+    DonePatch,
+    HunkRecord,
+    LastRebase,
+    PatchOutcome,
+    RebaseState,
+    StoppedPatch,
+)
 from patchq.store.stack import Stack, load, save
-from patchq.store.statedir import crashpoint, rebase_pending_dir, rebase_state_path, run_lock
+from patchq.store.statedir import (
+    crashpoint,
+    last_rebase_path,
+    rebase_pending_dir,
+    rebase_state_path,
+    run_lock,
+)
 
 # The marker lines of a diff3-style conflict (ours, base, theirs); each carries a label.
 MARKERS = (b"<<<<<<< ", b"||||||| ", b">>>>>>> ")
@@ -58,32 +74,32 @@ def in_progress(ctx: Context) -> bool:
     return _state_path(ctx).exists()
 
 
-def _read_state(ctx: Context) -> dict[str, Any]:
-    try:
-        doc = json.loads(_state_path(ctx).read_text())
-    except FileNotFoundError:
-        raise BadInputError("no rebase in progress", str(ctx.git().root)) from None
-    except ValueError:
-        raise UnsafeStateError("the rebase state is damaged", str(_state_path(ctx)),
-                               "`patchq rebase --abort`") from None
-    assert isinstance(doc, dict)
-    return doc
+def _read_state(ctx: Context) -> RebaseState:
+    state = rebasestate.read_state(_state_path(ctx))
+    if state is None:
+        raise BadInputError("no rebase in progress", str(ctx.git().root))
+    return state
 
 
-def _write_state(ctx: Context, doc: dict[str, Any]) -> None:
-    atomic_write(_state_path(ctx), (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
+def _write_state(ctx: Context, state: RebaseState) -> None:
+    rebasestate.write_state(_state_path(ctx), state)
 
 
 @dataclass(frozen=True, slots=True)
 class RebaseOutcome:
     """Where a rebase run ended: finished, or stopped at a conflict (state saved)."""
 
-    done: tuple[dict[str, Any], ...]
+    records: tuple[DonePatch, ...]
     finished: bool
     conflict: PatchCheck | None = None
     subjects: dict[str, str] | None = None
     base: str = ""
     onto: str = ""
+
+    @property
+    def done(self) -> tuple[dict[str, Any], ...]:
+        """Each done patch's outcome in its JSON form, as `rebase --json` prints it."""
+        return tuple(rebasestate.outcome_doc(r.patch) for r in self.records)
 
 
 def start(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None = None
@@ -107,104 +123,94 @@ def start(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None =
                                    f"expected {stack.head[:12]})", str(g.root),
                                    "fold those commits into patches (`git reset --soft` and "
                                    "`patchq refresh`), or reset the branch")
-        doc: dict[str, Any] = {
-            "old_base": base, "onto": onto_id, "onto_ref": ref, "guards": list(guards),
-            "fuzz": repo.config.fuzz if fuzz is None else fuzz,
-            "orig_branch": g.current_branch(), "orig_head": g.head(),
-            "stack_before": None if stack is None else {
-                "base": stack.base, "branch": stack.branch, "applied": list(stack.applied),
-                "commits": list(stack.commits)},
-            "branch": branch,
-            "branch_before": g.try_resolve(f"refs/heads/{branch}"),
-            "entries": [e.name for e in entries], "done": [], "head": onto_id,
-            "current": None, "phase": "running", "subjects": {},
-        }
-        return _run(ctx, doc, progress)
+        state = RebaseState(
+            old_base=base, onto=onto_id, onto_ref=ref, guards=tuple(guards),
+            fuzz=repo.config.fuzz if fuzz is None else fuzz,
+            orig_branch=g.current_branch(), orig_head=g.head(), stack_before=stack,
+            branch=branch, branch_before=g.try_resolve(f"refs/heads/{branch}"),
+            entries=tuple(e.name for e in entries if e.name is not None), done=(),
+            head=onto_id, current=None, phase=RUNNING, subjects=())
+        return _run(ctx, state, progress)
 
 
-def _run(ctx: Context, doc: dict[str, Any], progress: Progress | None = None
+def _run(ctx: Context, st: RebaseState, progress: Progress | None = None
          ) -> RebaseOutcome:
-    """Replay the remaining patches from doc['head']; stop at a conflict or finish."""
+    """Replay the remaining patches from the state's head; stop at a conflict or finish."""
     repo, g = ctx.repo(), ctx.git()
-    entries = [repo.series.find(n) for n in doc["entries"]]
+    entries = [repo.series.find(n) for n in st.entries]
     if any(e is None for e in entries):
         raise UnsafeStateError("the series changed during the rebase", "series",
                                "`patchq rebase --abort`")
     all_entries = [e for e in entries if e is not None]
     w = g.writer()
-    pre = preimages(g, repo, doc["old_base"], all_entries, w)
-    rp = Replay.start(g, repo, doc["old_base"], doc["onto"], w, int(doc["fuzz"]), pre,
-                      tree=g.commit_info(doc["head"], w)["tree"].decode())
-    when, tz = ident_date(g.commit_info(doc["onto"])["committer"])
-    finished_names = {d["name"] for d in doc["done"]}
+    pre = preimages(g, repo, st.old_base, all_entries, w)
+    rp = Replay.start(g, repo, st.old_base, st.onto, w, st.fuzz, pre,
+                      tree=g.commit_info(st.head, w)["tree"].decode())
+    when, tz = ident_date(g.commit_info(st.onto)["committer"])
+    finished_names = {d.patch.name for d in st.done}
     todo = [e for e in all_entries if e.name not in finished_names]
     # Upstream's history of every file the remaining patches touch, in one `git log`.
     touched = {rp.renames.get(p, p) for e in todo for p in load_patch(repo, e)[1].paths}
     histories: dict[str, list[Change]] = (
-        histories_for(g, doc["old_base"], doc["onto"], touched, rp.renames)
-        if touched and doc["old_base"] != doc["onto"] else {})
+        histories_for(g, st.old_base, st.onto, touched, rp.renames)
+        if touched and st.old_base != st.onto else {})
     for i, entry in enumerate(todo):
         assert entry.name is not None
         if progress is not None:
             progress(i, entry.name, len(todo))
         res = rp.step(entry)
-        (res,), subjects = attribute_drift(g, doc["old_base"], doc["onto"], w, [res], repo,
+        (res,), subjects = attribute_drift(g, st.old_base, st.onto, w, [res], repo,
                                            [entry], histories, rp.renames, rp.sections)
-        doc["subjects"].update(subjects)
-        record = {"name": entry.name, "status": res.status, "drift": list(res.drift),
-                  "hunks": [_hunk_json(h) for h in res.hunks],
-                  "tree_before": res.tree_before, "tree_after": res.tree}
+        st = st.with_subjects(subjects)
+        hunks = tuple(_hunk_record(h) for h in res.hunks)
         if res.status in (CONFLICT, MISSING):
             w.flush()
-            doc["current"] = record | {"conflict_tree": res.conflict_tree,
-                                       "files": list(res.conflict_files), "shown": False}
+            stopped = StoppedPatch(entry.name, res.status, res.drift, hunks, res.tree_before,
+                                   res.tree, res.conflict_tree, res.conflict_files, False)
+            st = replace(st, current=stopped)
             # State first, then the target: a run killed in between can still --abort.
-            _write_state(ctx, doc)
+            _write_state(ctx, st)
             crashpoint("rebase:stopped")
-            _show_conflict(ctx, doc, res.name, res.conflict_tree)
-            doc["current"]["shown"] = True
-            _write_state(ctx, doc)
-            return RebaseOutcome(tuple(doc["done"]), False, res, doc["subjects"],
-                                 doc["old_base"], doc["onto"])
-        if res.status == UPSTREAMED:
-            record["outcome"] = "upstreamed"
-        else:
+            _show_conflict(ctx, st, res.name, res.conflict_tree)
+            st = replace(st, current=replace(stopped, shown=True))
+            _write_state(ctx, st)
+            return RebaseOutcome(st.done, False, res, dict(st.subjects), st.old_base,
+                                 st.onto)
+        outcome = lock_outcome(res)
+        commit = None
+        if outcome != "upstreamed":
             _, patch = load_patch(repo, entry)
             author, message = identity(entry.name, patch, when, tz)
-            commit = GitRepo.commit_object(w, res.tree, [doc["head"]], message, author, author)
-            doc["head"] = commit
-            record["commit"] = commit
-            moved = any(h.status != CLEAN for h in res.hunks) or res.renames
-            record["outcome"] = ("merged" if any(h.status == MERGE for h in res.hunks)
-                                 else "refreshed" if moved else "unchanged")
-        doc["done"].append(record)
+            commit = GitRepo.commit_object(w, res.tree, [st.head], message, author, author)
+        st = st.with_done(DonePatch(PatchOutcome(entry.name, res.status, outcome, res.drift,
+                                                 hunks, commit), res.tree_before, res.tree),
+                          head=commit)
     w.flush()
-    return _finish(ctx, doc)
+    return _finish(ctx, st)
 
 
-def _hunk_json(h: Any) -> dict[str, Any]:
-    return {"file": h.file, "index": h.index, "status": h.status, "offset": h.offset,
-            "fuzz": h.fuzz, "anchored": h.anchored, "drift": list(h.drift), "reason": h.reason}
+def _hunk_record(h: HunkCheck) -> HunkRecord:
+    return HunkRecord(h.file, h.index, h.status, h.offset, h.fuzz, h.anchored, h.drift,
+                      h.reason)
 
 
-def _show_conflict(ctx: Context, doc: dict[str, Any], name: str,
+def _show_conflict(ctx: Context, st: RebaseState, name: str,
                    conflict_tree: str | None) -> None:
     """Check out the rebased stack so far and lay the markers over it (index untouched)."""
     g = ctx.git()
-    g.checkout_branch(doc["branch"], doc["head"], f"rebase stopped at {name}", force=True)
+    g.checkout_branch(st.branch, st.head, f"rebase stopped at {name}", force=True)
     if conflict_tree is not None:
-        g.overlay(doc["head"], conflict_tree)
+        g.overlay(st.head, conflict_tree)
         # Files the patch creates stay known to git (intent to add), so `git diff` shows
         # them and --continue takes them without a `git add`.
-        g.intend_to_add(g.added_paths(doc["head"], conflict_tree))
+        g.intend_to_add(g.added_paths(st.head, conflict_tree))
 
 
-def _clear_conflict(ctx: Context, doc: dict[str, Any]) -> None:
+def _clear_conflict(ctx: Context, st: RebaseState) -> None:
     """Throw away the working tree's conflict state (used by --skip and --abort)."""
     g = ctx.git()
-    cur = doc.get("current") or {}
     g.discard_changes()
-    tree = cur.get("conflict_tree")
+    tree = st.current.conflict_tree if st.current is not None else None
     if tree:
         for name in g.added_paths("HEAD", tree):
             path = g.root / name
@@ -216,83 +222,73 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
     """Take the person's resolution of the conflicting patch (no `git add` needed)."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
-        doc = _read_state(ctx)
-        if doc.get("phase") == "finishing":
-            return _finish(ctx, doc)
-        cur = doc.get("current")
-        if not cur:
-            return _run(ctx, doc, progress)
-        if not cur.get("shown", True):
+        st = _read_state(ctx)
+        if st.phase == FINISHING:
+            return _finish(ctx, st)
+        cur = st.current
+        if cur is None:
+            return _run(ctx, st, progress)
+        if not cur.shown:
             # Killed before the markers reached the working tree: show them now.
-            _show_conflict(ctx, doc, cur["name"], cur.get("conflict_tree"))
-            cur["shown"] = True
-            _write_state(ctx, doc)
-            raise ConflictError(f"{cur['name']} needs resolving; its conflict is now in the "
+            _show_conflict(ctx, st, cur.name, cur.conflict_tree)
+            _write_state(ctx, replace(st, current=replace(cur, shown=True)))
+            raise ConflictError(f"{cur.name} needs resolving; its conflict is now in the "
                                 "working tree", str(g.root),
                                 "resolve it, then `patchq rebase --continue`")
-        for path in cur.get("files", []):
+        for path in cur.files:
             f = g.root / path
             if f.is_file() and any(line.startswith(MARKERS) for line in f.read_bytes()
                                    .split(b"\n")):
                 raise ConflictError(f"{path} still has conflict markers", str(g.root),
                                     "resolve them, then `patchq rebase --continue`")
         wt = g.worktree_tree()
-        if wt == cur["tree_before"]:
+        if wt == cur.tree_before:
             # As `git rebase --continue` does: an empty resolution is not silently kept as
             # an empty patch; the person says whether to drop it.
-            raise ConflictError(f"the resolution of {cur['name']} changes nothing",
+            raise ConflictError(f"the resolution of {cur.name} changes nothing",
                                 str(g.root), "edit the files, or `patchq rebase --skip` to "
                                 "drop the patch")
-        entry = repo.series.find(cur["name"])
+        entry = repo.series.find(cur.name)
         if entry is None:
             raise UnsafeStateError("the series changed during the rebase", "series",
                                    "`patchq rebase --abort`")
         _, patch = load_patch(repo, entry)
-        when, tz = ident_date(g.commit_info(doc["onto"])["committer"])
-        author, message = identity(cur["name"], patch, when, tz)
+        when, tz = ident_date(g.commit_info(st.onto)["committer"])
+        author, message = identity(cur.name, patch, when, tz)
         w = g.writer()
-        commit = GitRepo.commit_object(w, wt, [doc["head"]], message, author, author)
+        commit = GitRepo.commit_object(w, wt, [st.head], message, author, author)
         w.flush()
-        doc["head"] = commit
-        record = dict(cur)
-        record.pop("conflict_tree", None)
-        record.pop("files", None)
-        record |= {"outcome": "resolved", "commit": commit, "tree_after": wt}
-        doc["done"].append(record)
-        doc["current"] = None
-        g.reset_to(commit, f"rebase: resolved {cur['name']}")
-        _write_state(ctx, doc)
-        return _run(ctx, doc, progress)
+        st = st.with_done(cur.resolved(commit, wt), head=commit)
+        g.reset_to(commit, f"rebase: resolved {cur.name}")
+        _write_state(ctx, st)
+        return _run(ctx, st, progress)
 
 
 def skip(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
     """Drop the conflicting patch (recorded `dropped`) and go on."""
     g = ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
-        doc = _read_state(ctx)
-        cur = doc.get("current")
-        if not cur:
+        st = _read_state(ctx)
+        cur = st.current
+        if cur is None:
             raise BadInputError("no conflicting patch to skip", str(_state_path(ctx)))
-        _clear_conflict(ctx, doc)
-        record = {k: v for k, v in cur.items() if k not in ("conflict_tree", "files")}
-        doc["done"].append(record | {"outcome": "dropped"})
-        doc["current"] = None
-        _write_state(ctx, doc)
-        return _run(ctx, doc, progress)
+        _clear_conflict(ctx, st)
+        st = st.with_done(cur.dropped())
+        _write_state(ctx, st)
+        return _run(ctx, st, progress)
 
 
 def abort(ctx: Context) -> None:
     """Put the target, series, patches/ and series.lock back exactly as they were."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
-        doc = _read_state(ctx)
-        _clear_conflict(ctx, doc)
+        st = _read_state(ctx)
+        _clear_conflict(ctx, st)
         backup = _pending_dir(ctx) / "backup"
         if backup.is_dir():
             _restore_backup(repo.root, backup)
-        branch = doc["branch"]
-        before = doc.get("branch_before")
-        orig_branch, orig_head = doc.get("orig_branch"), doc.get("orig_head")
+        branch, before = st.branch, st.branch_before
+        orig_branch, orig_head = st.orig_branch, st.orig_head
         if orig_branch == branch and before:
             g.checkout_branch(branch, before, "rebase --abort")
         else:
@@ -301,10 +297,8 @@ def abort(ctx: Context) -> None:
                 g.update_ref(f"refs/heads/{branch}", before, None, "patchq: rebase --abort")
             elif g.try_resolve(f"refs/heads/{branch}"):
                 g.delete_branch(branch)
-        sb = doc.get("stack_before")
-        if sb:
-            save(g.state_dir(), repo.config.queue,
-                 Stack(sb["base"], sb["branch"], tuple(sb["applied"]), tuple(sb["commits"])))
+        if st.stack_before is not None:
+            save(g.state_dir(), repo.config.queue, st.stack_before)
         shutil.rmtree(_pending_dir(ctx), ignore_errors=True)
         _state_path(ctx).unlink(missing_ok=True)
 
@@ -319,88 +313,86 @@ def _restore_backup(root: Path, backup: Path) -> None:
             dest.unlink(missing_ok=True)
 
 
-def _finish(ctx: Context, doc: dict[str, Any]) -> RebaseOutcome:
+def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
     """Write the refreshed patches, series and lock (backed up first), move the stack."""
     repo, g = ctx.repo(), ctx.git()
     new_bytes: dict[str, bytes] = {}
     old_bytes: dict[str, bytes] = {}
-    resuming = doc.get("phase") == "finishing"
+    resuming = st.phase == FINISHING
     saved = _pending_dir(ctx) / "backup" / "files"
     if resuming and (saved / "series").is_file():
         # Killed while finishing: the patch repo may be half-written; start from the copy.
         repo = replace(repo, series=Series.parse(
             (saved / "series").read_text(encoding="utf-8", errors="surrogateescape")))
-    changed = [r for r in doc["done"] if r["outcome"] in ("refreshed", "merged", "resolved")]
-    diffs = dict(zip((r["name"] for r in changed), g.diff_trees_many(
-        [(r["tree_before"], r["tree_after"]) for r in changed], repo.config.context),
+    done = [d.patch for d in st.done]
+    changed = [d for d in st.done if d.patch.outcome in ("refreshed", "merged", "resolved")]
+    diffs = dict(zip((d.patch.name for d in changed), g.diff_trees_many(
+        [(d.tree_before, d.tree_after) for d in changed], repo.config.context),
         strict=True))
-    for rec in changed:
-        entry = repo.series.find(rec["name"])
+    for name in (d.patch.name for d in changed):
+        entry = repo.series.find(name)
         assert entry is not None
-        backup_copy = saved / "patches" / rec["name"]
+        backup_copy = saved / "patches" / name
         data = backup_copy.read_bytes() if resuming and backup_copy.is_file() \
-            else repo.read_patch(rec["name"])
-        patch = parse(data, repo.display(rec["name"]), entry.strip_level(repo.config.strip))
-        diff = diffs[rec["name"]]
-        new_bytes[rec["name"]] = render_refreshed(patch, diff, repo.display(rec["name"]),
-                                                  entry.strip_level(repo.config.strip))
-        old_bytes[rec["name"]] = data
-    gone = {r["name"]: r["outcome"] for r in doc["done"]
-            if r["outcome"] in ("upstreamed", "dropped")}
+            else repo.read_patch(name)
+        patch = parse(data, repo.display(name), entry.strip_level(repo.config.strip))
+        new_bytes[name] = render_refreshed(patch, diffs[name], repo.display(name),
+                                           entry.strip_level(repo.config.strip))
+        old_bytes[name] = data
+    gone = {r.name: r.outcome for r in done if r.outcome in GONE}
     series = Series(tuple(
-        _commented(e.raw, gone[e.name], doc["onto"]) if e.name in gone else e
+        _commented(e.raw, gone[e.name], st.onto) if e.name in gone else e
         for e in repo.series.entries))
     # The report needs the old patches; keep them beside the state, not in the patch repo.
-    last = {"from": doc["old_base"], "onto": doc["onto"], "onto_ref": doc["onto_ref"],
-            "patches": [{k: v for k, v in r.items() if not k.startswith("tree")}
-                        for r in doc["done"]],
-            "subjects": doc["subjects"],
-            "old": {k: v.decode("utf-8", "surrogateescape") for k, v in old_bytes.items()},
-            "new": {k: v.decode("utf-8", "surrogateescape") for k, v in new_bytes.items()}}
-    if doc.get("phase") != "finishing":
+    last = LastRebase(st.old_base, st.onto, st.onto_ref, tuple(done), st.subjects,
+                      tuple(old_bytes.items()), tuple(new_bytes.items()))
+    if not resuming:
         _backup(ctx, repo.root, ["series", "series.lock"] +
                 [f"patches/{n}" for n in new_bytes])
-        doc["phase"] = "finishing"
-        _write_state(ctx, doc)
+        st = replace(st, phase=FINISHING)
+        _write_state(ctx, st)
     crashpoint("rebase:finishing")
     for name, data in new_bytes.items():
         repo.write_patch(name, data)
         crashpoint("rebase:patch-written")
     repo.write_series(series)
     crashpoint("rebase:series-written")
-    kept = [r for r in doc["done"] if r["outcome"] not in GONE]
+    kept = [r for r in done if r.outcome not in GONE]
     # Every patch the rebase saw is recorded, those that left the active series too: the
     # lock is where `upstreamed` and `dropped` are kept for tools and reviewers.
     records = []
-    for r in doc["done"]:
-        data = new_bytes.get(r["name"]) or repo.read_patch(r["name"])
-        records.append(PatchRecord(r["name"], sha256(data), r["outcome"], tuple(r["drift"])))
-    top_tree = g.commit_info(doc["head"])["tree"].decode()
+    for r in done:
+        data = new_bytes.get(r.name) or repo.read_patch(r.name)
+        records.append(PatchRecord(r.name, sha256(data), r.outcome, r.drift))
+    top_tree = g.commit_info(st.head)["tree"].decode()
     # `files` must list what `verify` will see the series touch: re-apply the series just
     # written onto the new base, in memory, exactly as `apply` and `verify` do.
     written = PatchRepo.open(repo.root)
-    again = apply_series(g, written, doc["onto"], written.series.active(doc["guards"]),
+    again = apply_series(g, written, st.onto, written.series.active(st.guards),
                          g.writer(dry_run=True), commits=False)
     files = dict(again.files)
     if again.failure is not None:
-        onto_tree = g.commit_info(doc["onto"])["tree"].decode()
+        onto_tree = g.commit_info(st.onto)["tree"].decode()
         files = g.changed_blobs(onto_tree, top_tree)
-    lock = Lock(doc["onto"], top_tree, files, tuple(doc["guards"]), tuple(records),
-                {"from": doc["old_base"], "onto": doc["onto"], "onto_ref": doc["onto_ref"]})
+    lock = Lock(st.onto, top_tree, files, st.guards, tuple(records),
+                {"from": st.old_base, "onto": st.onto, "onto_ref": st.onto_ref})
     repo.write_lock(lock)
     crashpoint("rebase:lock-written")
-    g.checkout_branch(doc["branch"], doc["head"], f"rebase onto {doc['onto'][:12]}",
-                      force=True)
+    g.checkout_branch(st.branch, st.head, f"rebase onto {st.onto[:12]}", force=True)
     crashpoint("rebase:checked-out")
-    save(g.state_dir(), repo.config.queue, Stack(doc["onto"], doc["branch"],
-                                     tuple(r["name"] for r in kept),
-                                     tuple(r["commit"] for r in kept)))
-    atomic_write(g.state_dir() / f"{repo.config.queue}.last-rebase.json",
-                 (json.dumps(last, indent=2, sort_keys=True) + "\n").encode())
+    save(g.state_dir(), repo.config.queue, Stack(st.onto, st.branch,
+                                                 tuple(r.name for r in kept),
+                                                 tuple(_commit_of(r) for r in kept)))
+    rebasestate.write_last(last_rebase_path(g.state_dir(), repo.config.queue), last)
     shutil.rmtree(_pending_dir(ctx), ignore_errors=True)
     _state_path(ctx).unlink(missing_ok=True)
-    return RebaseOutcome(tuple(doc["done"]), True, None, doc["subjects"], doc["old_base"],
-                         doc["onto"])
+    return RebaseOutcome(st.done, True, None, dict(st.subjects), st.old_base, st.onto)
+
+
+def _commit_of(p: PatchOutcome) -> str:
+    """The rebased commit of a patch that stays on the stack (every one has one)."""
+    assert p.commit is not None, p.name
+    return p.commit
 
 
 def _commented(raw: str, outcome: str, onto: str) -> Entry:
@@ -431,13 +423,5 @@ def dry_run(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None
 
 def outcome_of(p: PatchCheck) -> str:
     """The lock outcome a patch would get (`conflict` where a person must decide)."""
-    if p.status == UPSTREAMED:
-        return "upstreamed"
-    if p.status in (CONFLICT, MISSING):
-        return "conflict"
-    if any(h.status == MERGE for h in p.hunks):
-        return "merged"
-    if p.status == CLEAN and not p.renames:
-        return "unchanged"
-    return "refreshed"
+    return lock_outcome(p)
 

@@ -5,27 +5,25 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from patchq.core.errors import BadInputError, UnsafeStateError
+from patchq.core.errors import BadInputError
 from patchq.formats import report
 from patchq.ops.session import Context
 from patchq.store.files import atomic_write
-from patchq.store.statedir import rebase_state_path
+from patchq.store.rebasestate import read_last
+from patchq.store.statedir import last_rebase_path, rebase_state_path
 
 
 def build(ctx: Context) -> report.Review:
     """The last rebase's review; summary-only from series.lock if the record is absent."""
     repo = ctx.repo()
     try:
-        record_path = ctx.git().state_dir() / f"{repo.config.queue}.last-rebase.json"
+        record_path = last_rebase_path(ctx.git().state_dir(), repo.config.queue)
     except BadInputError:  # no target here: the lock is all there is
         record_path = None
-    if record_path is not None and record_path.exists():
-        try:
-            return report.review(json.loads(record_path.read_text()))
-        except (ValueError, KeyError, TypeError):
-            raise UnsafeStateError("the record of the last rebase is damaged",
-                                   str(record_path), "delete it to report from "
-                                   "series.lock alone, or rebase again") from None
+    # A damaged record is exit 5 naming it (read_last), not a report from the lock.
+    record = read_last(record_path) if record_path is not None else None
+    if record is not None:
+        return report.review(record)
     lock = repo.read_lock()  # a malformed lock is bad input (exit 4), said in one line
     if lock is None:
         raise BadInputError("no rebase to report on", str(repo.lock_path),

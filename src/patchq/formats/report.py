@@ -5,7 +5,9 @@ change is *cosmetic* (only positions, context or hunk headers moved: the added a
 removed lines are the same) or *substantive*, shows for substantive ones only the added
 and removed lines that differ between the old and new patch, and names the upstream
 commits behind every moved hunk. Rendered as text, GitHub-flavoured Markdown or JSON.
-Pure: takes the rebase record, returns strings.
+Pure: takes the rebase record, returns strings. The record's type lives in the store
+(`store/rebasestate.LastRebase`), a peer this layer does not import, so what the report
+reads of it is spelled here as protocols that the record's values satisfy.
 """
 
 from __future__ import annotations
@@ -14,10 +16,63 @@ import difflib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from patchq.core.errors import BadInputError
 from patchq.core.patch import Patch, parse
+
+
+class RecordedHunk(Protocol):
+    """A hunk as the rebase record keeps it (`rebasestate.HunkRecord`)."""
+
+    @property
+    def file(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def fuzz(self) -> int: ...
+    @property
+    def anchored(self) -> bool: ...
+    @property
+    def drift(self) -> Sequence[str]: ...
+    @property
+    def reason(self) -> str: ...
+
+
+class RecordedPatch(Protocol):
+    """A patch's outcome as the rebase record keeps it (`rebasestate.PatchOutcome`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def drift(self) -> Sequence[str]: ...
+    @property
+    def hunks(self) -> Sequence[RecordedHunk]: ...
+
+
+class RebaseRecord(Protocol):
+    """The record a finished rebase leaves (`rebasestate.LastRebase`)."""
+
+    @property
+    def base(self) -> str: ...
+    @property
+    def onto(self) -> str: ...
+    @property
+    def onto_ref(self) -> str: ...
+    @property
+    def patches(self) -> Sequence[RecordedPatch]: ...
+    @property
+    def subjects(self) -> Sequence[tuple[str, str]]: ...
+    @property
+    def old(self) -> Sequence[tuple[str, bytes]]: ...
+    @property
+    def new(self) -> Sequence[tuple[str, bytes]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +82,7 @@ class PatchReview:
     kind: str  # unchanged | cosmetic | substantive | removed
     moved: int  # hunks not applied exactly
     drift: tuple[str, ...]
-    hunks: tuple[Mapping[str, Any], ...]
+    hunks: tuple[RecordedHunk, ...]
     interdiff: tuple[str, ...]  # lines of the change-only interdiff (substantive)
     anchored: int
 
@@ -78,31 +133,31 @@ def _file_before(lines: Sequence[str], k: int) -> str | None:
     return None
 
 
-def review(record: Mapping[str, Any]) -> Review:
+def review(record: RebaseRecord) -> Review:
     """Build the review from the record `rebase` leaves in .git/patchq/."""
-    old, new = record.get("old", {}), record.get("new", {})
+    old, new = dict(record.old), dict(record.new)
     reviews = []
-    for p in record["patches"]:
-        name, outcome = p["name"], p["outcome"]
-        hunks = tuple(p.get("hunks", ()))
-        moved = sum(1 for h in hunks if h.get("status") != "clean")
-        anchored = sum(1 for h in hunks if h.get("anchored"))
+    for p in record.patches:
+        name, outcome = p.name, p.outcome
+        hunks = tuple(p.hunks)
+        moved = sum(1 for h in hunks if h.status != "clean")
+        anchored = sum(1 for h in hunks if h.anchored)
         kind = "unchanged"
         inter: tuple[str, ...] = ()
         if outcome in ("upstreamed", "dropped"):
             kind = "removed"
         elif name in old and name in new:
-            before = _changes(parse(old[name].encode("utf-8", "surrogateescape"), name))
-            after = _changes(parse(new[name].encode("utf-8", "surrogateescape"), name))
+            before = _changes(parse(old[name], name))
+            after = _changes(parse(new[name], name))
             if before == after:
                 kind = "cosmetic"
             else:
                 kind = "substantive"
                 inter = interdiff(before, after)
-        reviews.append(PatchReview(name, outcome, kind, moved, tuple(p.get("drift", ())), hunks,
-                                   inter, anchored))
-    return Review(record["from"], record["onto"], record.get("onto_ref", ""), tuple(reviews),
-                  record.get("subjects", {}))
+        reviews.append(PatchReview(name, outcome, kind, moved, tuple(p.drift), hunks, inter,
+                                   anchored))
+    return Review(record.base, record.onto, record.onto_ref, tuple(reviews),
+                  dict(record.subjects))
 
 
 def from_lock(lock_doc: Mapping[str, Any]) -> Review:
@@ -121,17 +176,17 @@ def _commit(c: str, subjects: Mapping[str, str]) -> str:
     return f"{c[:12]} {s}".strip()
 
 
-def _hunk_line(h: Mapping[str, Any], subjects: Mapping[str, str], outcome: str = "") -> str:
-    status = h.get("status", "")
-    what = {"offset": f"moved {h.get('offset', 0):+d} lines", "fuzz": f"fuzz {h.get('fuzz')}",
+def _hunk_line(h: RecordedHunk, subjects: Mapping[str, str], outcome: str = "") -> str:
+    status = h.status
+    what = {"offset": f"moved {h.offset:+d} lines", "fuzz": f"fuzz {h.fuzz}",
             "merge": "3-way merged" + (", placed by its anchor line — check it"
-                                       if h.get("anchored") else ""),
+                                       if h.anchored else ""),
             "upstreamed": "already upstream, dropped",
             "conflict": "conflict, " + ("the patch was skipped" if outcome == "dropped"
                                         else "resolved by hand"),
             "missing": "file gone upstream"}.get(status, status)
-    by = ", ".join(_commit(c, subjects) for c in h.get("drift", ())[:3])
-    return f"{h.get('file')} hunk #{int(h.get('index', 0)) + 1}: {what}" + \
+    by = ", ".join(_commit(c, subjects) for c in h.drift[:3])
+    return f"{h.file} hunk #{h.index + 1}: {what}" + \
         (f" (by {by})" if by else "")
 
 
@@ -141,7 +196,7 @@ def to_text(r: Review) -> str:
     for p in r.patches:
         lines.append(f"{p.outcome:>10}  {p.name}  [{p.kind}]")
         for h in p.hunks:
-            if h.get("status") != "clean":
+            if h.status != "clean":
                 lines.append(f"            {_hunk_line(h, r.subjects, p.outcome)}")
         for c in p.drift if not p.hunks else ():
             lines.append(f"            drift: {_commit(c, r.subjects)}")
@@ -185,7 +240,7 @@ def to_markdown(r: Review) -> str:
             continue
         out += ["", f"### `{p.name}` — {p.outcome}, {p.kind}", ""]
         for h in p.hunks:
-            if h.get("status") != "clean":
+            if h.status != "clean":
                 out.append(f"- {_md_escape(_hunk_line(h, r.subjects, p.outcome))}")
         if p.kind == "removed":
             out.append(f"- removed from the active series ({p.outcome}); its line in `series`"
@@ -200,10 +255,18 @@ def to_json(r: Review) -> str:
     doc = {"base": r.base, "onto": r.onto, "onto_ref": r.onto_ref,
            "patches": [{"name": p.name, "outcome": p.outcome, "change": p.kind,
                         "hunks_moved": p.moved, "drift": list(p.drift),
-                        "hunks": [dict(h) for h in p.hunks], "interdiff": list(p.interdiff),
+                        "hunks": [_hunk_doc(h) for h in p.hunks],
+                        "interdiff": list(p.interdiff),
                         "anchored": p.anchored} for p in r.patches],
            "subjects": dict(r.subjects)}
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _hunk_doc(h: RecordedHunk) -> dict[str, Any]:
+    """A hunk in the report's JSON: the fields the record keeps, by the same names."""
+    return {"file": h.file, "index": h.index, "status": h.status, "offset": h.offset,
+            "fuzz": h.fuzz, "anchored": h.anchored, "drift": list(h.drift),
+            "reason": h.reason}
 
 
 def render(r: Review, fmt: str) -> str:

@@ -80,6 +80,22 @@ class PatchCheck:
         return tuple(dict.fromkeys(c for h in self.hunks for c in h.drift))
 
 
+def lock_outcome(p: PatchCheck) -> str:
+    """The outcome series.lock records for a replayed patch (`conflict` where a person must
+    decide): the one place `rebase` and `rebase --dry-run` both ask."""
+    if p.status == UPSTREAMED:
+        return "upstreamed"
+    if p.status in (CONFLICT, MISSING):
+        return "conflict"
+    if any(h.status == MERGE for h in p.hunks):
+        return "merged"
+    # A patch is CLEAN exactly when every hunk is: anything moved, or a file upstream
+    # renamed under it, means its file must be rewritten.
+    if p.status == CLEAN and not p.renames:
+        return "unchanged"
+    return "refreshed"
+
+
 @dataclass(slots=True)
 class Replay:
     """The running state of a replay: the new tree and what each patch did."""

@@ -2,16 +2,20 @@
 
 What is not in commits — which patch each commit is, and the base — is recorded in
 `.git/patchq/<queue>.json`. `load` checks the record against the branch, so a branch
-moved behind patchq's back is noticed instead of silently rewritten.
+moved behind patchq's back is noticed instead of silently rewritten. The record is
+versioned JSON with one serialiser (`to_doc`) and one deserialiser (`from_doc`), which
+the rebase state also uses for the stack it must restore on `--abort`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from patchq.core.errors import UnsafeStateError
-from patchq.store.statedir import read_state, write_state
+from patchq.store import jsonrecord as jr
+from patchq.store.files import atomic_write
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,22 +47,34 @@ class Stack:
         return replace(self, applied=self.applied + names, commits=self.commits + commits)
 
 
+def to_doc(stack: Stack) -> dict[str, Any]:
+    """The JSON form of a stack (the file adds its version; a rebase state nests it)."""
+    return {"base": stack.base, "branch": stack.branch,
+            "applied": list(stack.applied), "commits": list(stack.commits)}
+
+
+def from_doc(doc: dict[str, Any]) -> Stack:
+    """The stack a JSON form describes; `jsonrecord.StateFormatError` if it is not one."""
+    stack = Stack(jr.text(doc, "base"), jr.text(doc, "branch"), jr.texts(doc, "applied"),
+                  jr.texts(doc, "commits"))
+    if len(stack.applied) != len(stack.commits):
+        raise jr.StateFormatError(f"{len(stack.applied)} patches applied but "
+                                  f"{len(stack.commits)} commits")
+    return stack
+
+
 def load(state_dir: Path, queue: str) -> Stack | None:
     """The recorded stack, or None when nothing was ever applied in this target."""
-    doc = read_state(state_dir, queue)
-    if doc is None:
+    path = stack_path(state_dir, queue)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
         return None
     try:
-        stack = Stack(str(doc["base"]), str(doc["branch"]),
-                      tuple(str(x) for x in doc.get("applied", [])),
-                      tuple(str(x) for x in doc.get("commits", [])))
-    except (KeyError, TypeError):
-        raise UnsafeStateError("the stack record is damaged", str(state_dir),
+        return from_doc(jr.loads(data))
+    except jr.StateFormatError as e:
+        raise UnsafeStateError(f"the stack record is damaged ({e})", str(path),
                                "re-create it with `patchq apply`") from None
-    if len(stack.applied) != len(stack.commits):
-        raise UnsafeStateError("the stack record is damaged", str(state_dir),
-                               "re-create it with `patchq apply`")
-    return stack
 
 
 def stack_path(state_dir: Path, queue: str) -> Path:
@@ -67,6 +83,5 @@ def stack_path(state_dir: Path, queue: str) -> Path:
 
 
 def save(state_dir: Path, queue: str, stack: Stack) -> None:
-    write_state(state_dir, queue, {"base": stack.base, "branch": stack.branch,
-                                       "applied": list(stack.applied),
-                                       "commits": list(stack.commits)})
+    """Record `stack` as the applied stack of `queue` (atomically)."""
+    atomic_write(stack_path(state_dir, queue), jr.dumps({"version": jr.VERSION, **to_doc(stack)}))

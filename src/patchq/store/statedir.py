@@ -1,4 +1,4 @@
-"""State kept in the target's `.git/patchq/`: the run lock and the applied stack's record.
+"""State kept in the target's `.git/patchq/`: the run lock and where each state file lives.
 
 The lock makes two patchq processes on one target exclusive; a lock left by a process
 that no longer runs is taken over, so a killed run never blocks the next one.
@@ -14,10 +14,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from patchq.core.errors import UnsafeStateError
-from patchq.store.files import atomic_write
 
 
 def crashpoint(label: str) -> None:
@@ -115,19 +113,6 @@ def run_lock(state_dir: Path, patch_root: Path | None = None,
         os.close(fd)
 
 
-def read_state(state_dir: Path, queue: str) -> dict[str, Any] | None:
-    try:
-        doc = json.loads((state_dir / f"{queue}.json").read_text())
-    except (FileNotFoundError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def write_state(state_dir: Path, queue: str, doc: dict[str, Any]) -> None:
-    atomic_write(state_dir / f"{queue}.json",
-                 (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
-
-
 def rebase_state_path(state_dir: Path, queue: str) -> Path:
     """The record of `queue`'s rebase in progress: it exists exactly while one is stopped."""
     return state_dir / f"{queue}.rebase.json"
@@ -136,3 +121,8 @@ def rebase_state_path(state_dir: Path, queue: str) -> Path:
 def rebase_pending_dir(state_dir: Path, queue: str) -> Path:
     """The folder of patch files a stopped rebase has refreshed but not yet written."""
     return state_dir / f"{queue}.rebase"
+
+
+def last_rebase_path(state_dir: Path, queue: str) -> Path:
+    """The record of `queue`'s last finished rebase, which `report` reads."""
+    return state_dir / f"{queue}.last-rebase.json"

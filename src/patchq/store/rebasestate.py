@@ -1,0 +1,292 @@
+"""The rebase in progress and the record of the last one: typed values, versioned files.
+
+A rebase that stops at a conflict must be resumable by a later process (`--continue`,
+`--skip`, `--abort`), so everything it knows lives in `.git/patchq/<queue>.rebase.json`
+while it is stopped; when it finishes it leaves `.git/patchq/<queue>.last-rebase.json`
+for `report`. Both are frozen values here, changed by building new ones, each with one
+serialiser (`to_doc`) and one deserialiser (`from_doc`); the files carry a version, and
+one that cannot be read is an `UnsafeStateError` (exit 5) naming it, before anything
+is changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from patchq.core.errors import UnsafeStateError
+from patchq.store import jsonrecord as jr
+from patchq.store import stack as stack_record
+from patchq.store.files import atomic_write
+from patchq.store.stack import Stack
+
+Phase = Literal["running", "finishing"]
+RUNNING: Phase = "running"
+FINISHING: Phase = "finishing"  # the patch repo is being written: --continue finishes
+
+
+@dataclass(frozen=True, slots=True)
+class HunkRecord:
+    """How one hunk was placed on the new upstream, and the upstream commits behind it."""
+
+    file: str
+    index: int
+    status: str
+    offset: int = 0
+    fuzz: int = 0
+    anchored: bool = False
+    drift: tuple[str, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PatchOutcome:
+    """What a rebase did to one patch: what `rebase --json` and `report` show."""
+
+    name: str
+    status: str  # the replay's status of the patch
+    outcome: str  # the lock's: unchanged, refreshed, merged, resolved, upstreamed, dropped
+    drift: tuple[str, ...] = ()
+    hunks: tuple[HunkRecord, ...] = ()
+    commit: str | None = None  # the rebased commit; None for a patch that left the stack
+    # For a patch that stopped at a conflict: whether its markers had reached the
+    # working tree (kept because `rebase --json` has always shown it).
+    shown: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DonePatch:
+    """A patch the rebase is done with, and the trees its refreshed file is diffed from."""
+
+    patch: PatchOutcome
+    tree_before: str
+    tree_after: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoppedPatch:
+    """The patch the rebase stopped at, waiting for a person to resolve or skip it."""
+
+    name: str
+    status: str
+    drift: tuple[str, ...]
+    hunks: tuple[HunkRecord, ...]
+    tree_before: str
+    tree_after: str
+    conflict_tree: str | None  # the sections that applied, markers in the rest
+    files: tuple[str, ...]  # the files that hold markers
+    shown: bool  # whether the markers reached the working tree yet
+
+    def resolved(self, commit: str, tree: str) -> DonePatch:
+        """This patch as the person resolved it, committed as `commit` with `tree`."""
+        return DonePatch(PatchOutcome(self.name, self.status, "resolved", self.drift,
+                                      self.hunks, commit, self.shown), self.tree_before, tree)
+
+    def dropped(self) -> DonePatch:
+        """This patch skipped: it leaves the series."""
+        return DonePatch(PatchOutcome(self.name, self.status, "dropped", self.drift,
+                                      self.hunks, None, self.shown), self.tree_before,
+                         self.tree_after)
+
+
+@dataclass(frozen=True, slots=True)
+class RebaseState:
+    """Everything a stopped rebase needs to go on, or to put everything back."""
+
+    old_base: str
+    onto: str
+    onto_ref: str
+    guards: tuple[str, ...]
+    fuzz: int
+    orig_branch: str | None  # where HEAD was before (None: detached)
+    orig_head: str | None
+    stack_before: Stack | None  # the stack record to restore on --abort
+    branch: str  # the stack branch being rebuilt
+    branch_before: str | None  # its commit before the rebase (None: it did not exist)
+    entries: tuple[str, ...]  # the active patches, in series order
+    done: tuple[DonePatch, ...]
+    head: str  # the rebased stack so far
+    current: StoppedPatch | None
+    phase: Phase
+    # The subjects of the upstream commits named in drift, as (commit, subject) pairs.
+    subjects: tuple[tuple[str, str], ...]
+
+    def with_subjects(self, subjects: dict[str, str]) -> RebaseState:
+        """This state knowing `subjects` too (a commit seen again keeps its place)."""
+        merged = dict(self.subjects) | subjects
+        return replace(self, subjects=tuple(merged.items()))
+
+    def with_done(self, done: DonePatch, head: str | None = None) -> RebaseState:
+        """This state with one more patch done and, if it made a commit, a new head."""
+        return replace(self, done=self.done + (done,), current=None,
+                       head=self.head if head is None else head)
+
+
+@dataclass(frozen=True, slots=True)
+class LastRebase:
+    """The record of the last finished rebase that `report` reviews."""
+
+    base: str
+    onto: str
+    onto_ref: str
+    patches: tuple[PatchOutcome, ...]
+    subjects: tuple[tuple[str, str], ...]
+    # Each refreshed patch's bytes before and after, as (name, bytes) pairs: the report's
+    # interdiff needs the old ones, which the patch repo no longer holds.
+    old: tuple[tuple[str, bytes], ...] = ()
+    new: tuple[tuple[str, bytes], ...] = ()
+
+
+# --- serialisers -------------------------------------------------------------------------
+
+
+def _hunk_doc(h: HunkRecord) -> dict[str, Any]:
+    return {"file": h.file, "index": h.index, "status": h.status, "offset": h.offset,
+            "fuzz": h.fuzz, "anchored": h.anchored, "drift": list(h.drift),
+            "reason": h.reason}
+
+
+def _hunk(doc: dict[str, Any]) -> HunkRecord:
+    return HunkRecord(jr.text(doc, "file"), jr.integer(doc, "index"), jr.text(doc, "status"),
+                      jr.integer(doc, "offset"), jr.integer(doc, "fuzz"),
+                      jr.flag(doc, "anchored"), jr.texts(doc, "drift"),
+                      jr.text(doc, "reason"))
+
+
+def outcome_doc(p: PatchOutcome) -> dict[str, Any]:
+    """The JSON form of one patch's outcome, as the record keeps it and `rebase --json`
+    prints it (no `commit` for a patch that left the stack, `shown` only after a stop)."""
+    doc: dict[str, Any] = {"name": p.name, "status": p.status, "outcome": p.outcome,
+                           "drift": list(p.drift), "hunks": [_hunk_doc(h) for h in p.hunks]}
+    if p.commit is not None:
+        doc["commit"] = p.commit
+    if p.shown is not None:
+        doc["shown"] = p.shown
+    return doc
+
+
+def _outcome(doc: dict[str, Any]) -> PatchOutcome:
+    return PatchOutcome(jr.text(doc, "name"), jr.text(doc, "status"), jr.text(doc, "outcome"),
+                        jr.texts(doc, "drift"),
+                        tuple(_hunk(h) for h in jr.objects(doc, "hunks")),
+                        jr.text_or_none(doc, "commit", required=False),
+                        jr.flag_or_none(doc, "shown"))
+
+
+def _stopped_doc(c: StoppedPatch) -> dict[str, Any]:
+    return {"name": c.name, "status": c.status, "drift": list(c.drift),
+            "hunks": [_hunk_doc(h) for h in c.hunks], "tree_before": c.tree_before,
+            "tree_after": c.tree_after, "conflict_tree": c.conflict_tree,
+            "files": list(c.files), "shown": c.shown}
+
+
+def _stopped(doc: dict[str, Any]) -> StoppedPatch:
+    return StoppedPatch(jr.text(doc, "name"), jr.text(doc, "status"), jr.texts(doc, "drift"),
+                        tuple(_hunk(h) for h in jr.objects(doc, "hunks")),
+                        jr.text(doc, "tree_before"), jr.text(doc, "tree_after"),
+                        jr.text_or_none(doc, "conflict_tree"), jr.texts(doc, "files"),
+                        jr.flag(doc, "shown"))
+
+
+def to_doc(s: RebaseState) -> dict[str, Any]:
+    """The JSON form of a rebase state (version 1)."""
+    return {
+        "version": jr.VERSION, "old_base": s.old_base, "onto": s.onto,
+        "onto_ref": s.onto_ref, "guards": list(s.guards), "fuzz": s.fuzz,
+        "orig_branch": s.orig_branch, "orig_head": s.orig_head,
+        "stack_before": None if s.stack_before is None else stack_record.to_doc(
+            s.stack_before),
+        "branch": s.branch, "branch_before": s.branch_before, "entries": list(s.entries),
+        # A done patch is kept flat, its outcome beside its trees, as before versions.
+        "done": [outcome_doc(d.patch) | {"tree_before": d.tree_before,
+                                         "tree_after": d.tree_after} for d in s.done],
+        "head": s.head, "current": None if s.current is None else _stopped_doc(s.current),
+        "phase": s.phase, "subjects": dict(s.subjects),
+    }
+
+
+def from_doc(doc: dict[str, Any]) -> RebaseState:
+    """The rebase state a JSON form describes; `jsonrecord.StateFormatError` if none."""
+    phase = jr.text(doc, "phase")
+    if phase not in (RUNNING, FINISHING):
+        raise jr.StateFormatError(f"'phase' is {phase!r}")
+    before = jr.obj_or_none(doc, "stack_before")
+    current = jr.obj_or_none(doc, "current")
+    return RebaseState(
+        jr.text(doc, "old_base"), jr.text(doc, "onto"), jr.text(doc, "onto_ref"),
+        jr.texts(doc, "guards"), jr.integer(doc, "fuzz"),
+        jr.text_or_none(doc, "orig_branch"), jr.text_or_none(doc, "orig_head"),
+        None if before is None else stack_record.from_doc(before),
+        jr.text(doc, "branch"), jr.text_or_none(doc, "branch_before"),
+        jr.texts(doc, "entries"),
+        tuple(DonePatch(_outcome(d), jr.text(d, "tree_before"), jr.text(d, "tree_after"))
+              for d in jr.objects(doc, "done")),
+        jr.text(doc, "head"),
+        None if current is None else _stopped(current),
+        RUNNING if phase == RUNNING else FINISHING,
+        jr.pairs(doc, "subjects"))
+
+
+def _texts_of(pairs: tuple[tuple[str, bytes], ...]) -> dict[str, str]:
+    # Patches are bytes; JSON holds text. surrogateescape carries any byte through.
+    return {k: v.decode("utf-8", "surrogateescape") for k, v in pairs}
+
+
+def _bytes_of(doc: dict[str, Any], key: str) -> tuple[tuple[str, bytes], ...]:
+    return tuple((k, v.encode("utf-8", "surrogateescape")) for k, v in jr.pairs(doc, key))
+
+
+def last_to_doc(r: LastRebase) -> dict[str, Any]:
+    """The JSON form of the last rebase's record (version 1)."""
+    return {"version": jr.VERSION, "from": r.base, "onto": r.onto, "onto_ref": r.onto_ref,
+            "patches": [outcome_doc(p) for p in r.patches], "subjects": dict(r.subjects),
+            "old": _texts_of(r.old), "new": _texts_of(r.new)}
+
+
+def last_from_doc(doc: dict[str, Any]) -> LastRebase:
+    """The record a JSON form describes; `jsonrecord.StateFormatError` if none."""
+    return LastRebase(jr.text(doc, "from"), jr.text(doc, "onto"), jr.text(doc, "onto_ref"),
+                      tuple(_outcome(p) for p in jr.objects(doc, "patches")),
+                      jr.pairs(doc, "subjects"), _bytes_of(doc, "old"), _bytes_of(doc, "new"))
+
+
+# --- files -------------------------------------------------------------------------------
+
+
+def read_state(path: Path) -> RebaseState | None:
+    """The rebase state at `path`, or None when no rebase is in progress."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return from_doc(jr.loads(data))
+    except jr.StateFormatError as e:
+        raise UnsafeStateError(f"the rebase state is damaged ({e})", str(path),
+                               "`patchq rebase --abort`") from None
+
+
+def write_state(path: Path, state: RebaseState) -> None:
+    """Record `state` at `path` (atomically)."""
+    atomic_write(path, jr.dumps(to_doc(state)))
+
+
+def read_last(path: Path) -> LastRebase | None:
+    """The last rebase's record at `path`, or None when there is none on this machine."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return last_from_doc(jr.loads(data))
+    except jr.StateFormatError as e:
+        raise UnsafeStateError(f"the record of the last rebase is damaged ({e})", str(path),
+                               "`patchq report` cannot read it; the next `patchq rebase` "
+                               "rewrites it (or delete it to report from series.lock "
+                               "alone)") from None
+
+
+def write_last(path: Path, record: LastRebase) -> None:
+    """Record the last rebase at `path` (atomically)."""
+    atomic_write(path, jr.dumps(last_to_doc(record)))

@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 
 from patchq.core import hunks as engine
 from patchq.core.patch import FilePatch, Patch, parse
+from patchq.core.status import CONFLICT, MISSING
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo, Ident, ObjectWriter, render_tree
 from patchq.ops.apply import preimages
-from patchq.ops.replay import CONFLICT, MISSING, Replay
+from patchq.ops.replay import Replay
 from patchq.store.patchrepo import PatchRepo
 
 from .strategies import Case, cases, paths

@@ -190,7 +190,7 @@ def test_a_damaged_rebase_state_stops_continue_skip_and_abort(
     before = snapshot(queue.path, upstream.path)
     for verb in ("--continue", "--skip", "--abort"):
         r = patchq("rebase", verb)
-        _one_line_naming(r, stopped_rebase, "rebase state", "`patchq rebase --abort`")
+        _one_line_naming(r, stopped_rebase, "rebase state", "move it aside, and `git reflog`")
         assert snapshot(queue.path, upstream.path) == before
 
 

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from patchq.core.errors import BadInputError
-from patchq.core.lock import GONE, Lock, sha256
+from patchq.core.lock import Lock, sha256
 from patchq.core.paths import check_path
 from patchq.core.series import Entry
+from patchq.core.status import GONE
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo, Ident, ObjectWriter, object_id
 from patchq.ops.apply import apply_series

@@ -27,11 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from patchq.core.patch import Hunk, Split, split_lines
-
-EXACT, OFFSET, FUZZ, FAILED, AMBIGUOUS = "exact", "offset", "fuzz", "failed", "ambiguous"
-# Set by the 3-way step above the engine (application), ranked here with the rest.
-MERGE, CONFLICT = "merge", "conflict"
-_RANK = {EXACT: 0, OFFSET: 1, FUZZ: 2, MERGE: 3, AMBIGUOUS: 4, FAILED: 4, CONFLICT: 5}
+from patchq.core.status import AMBIGUOUS, EXACT, FAILED, FUZZ, MERGE, OFFSET, RANK
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +72,7 @@ def worst(statuses: Iterable[str]) -> str:
     """The worst of some hunk statuses; `exact` when there are none."""
     out = EXACT
     for s in statuses:
-        if _RANK[s] > _RANK[out] or (s == FAILED and out == AMBIGUOUS):
+        if RANK[s] > RANK[out] or (s == FAILED and out == AMBIGUOUS):
             out = s
     return out
 

@@ -13,11 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from patchq.core.errors import BadInputError
+from patchq.core.status import GONE, OUTCOMES
 
 VERSION = 1
-OUTCOMES = ("unchanged", "refreshed", "merged", "resolved", "upstreamed", "dropped", "new")
-# Outcomes of patches that left the active series: recorded, but not applied.
-GONE = ("upstreamed", "dropped")
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from patchq.core.header import commit_message, fallback_subject, header_info
 from patchq.core.patch import FilePatch, Patch, parse
 from patchq.core.paths import is_git_name
 from patchq.core.series import Entry
+from patchq.core.status import CONFLICT, FAILED, MERGE
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo, Ident, ObjectWriter
 from patchq.store.patchrepo import PatchRepo
@@ -369,7 +370,7 @@ def _merge_section(state: SectionState, s: FilePatch, res: SectionResult, w: Obj
     merged, conflicts = state.g.merge_file(ours, before, theirs.content,
                                            ("upstream", "base", display))
     hunks = tuple(h if h.applied else engine.HunkResult(
-        h.index, engine.CONFLICT if conflicts else engine.MERGE, reason=h.reason)
+        h.index, CONFLICT if conflicts else MERGE, reason=h.reason)
         for h in res.hunks)
     out = SectionResult(res.path, res.old_path, res.action, hunks)
     if conflicts:
@@ -445,7 +446,7 @@ def _conflict(s: FilePatch, why: str,
               hunks: tuple[engine.HunkResult, ...] = ()) -> SectionResult:
     """A section that cannot apply as a whole (its file is missing, or already there)."""
     return SectionResult(s.path, s.old_path, "conflict",
-                         hunks + (engine.HunkResult(len(hunks), engine.FAILED, reason=why),))
+                         hunks + (engine.HunkResult(len(hunks), FAILED, reason=why),))
 
 
 def _check_link(state: SectionState, path: str, target: bytes, where: str) -> None:

@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from patchq.core.series import Entry
+from patchq.core.status import CLEAN, CONFLICT, MISSING
 from patchq.ops.apply import preimages
-from patchq.ops.replay import CLEAN, CONFLICT, MISSING, PatchCheck, Replay, attribute_drift
+from patchq.ops.replay import PatchCheck, Replay, attribute_drift
 from patchq.ops.session import Context
 from patchq.ops.targets import default_onto, old_base
 

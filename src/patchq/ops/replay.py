@@ -25,17 +25,24 @@ from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.patch import FilePatch, Hunk, Split, split_lines
 from patchq.core.series import Entry
+from patchq.core.status import (
+    CLEAN,
+    CONFLICT,
+    FUZZ,
+    MERGE,
+    MISSING,
+    OFFSET,
+    RANK,
+    UPSTREAMED,
+    drift_of,
+    outcome,
+)
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo, ObjectWriter
 from patchq.ops.apply import Preimage, SectionState, load_patch
 from patchq.ops.drift import Attribution, Change, attribute
 from patchq.ops.drift import histories as histories_for
 from patchq.store.patchrepo import PatchRepo
-
-CLEAN, OFFSET, FUZZ, MERGE, CONFLICT = "clean", "offset", "fuzz", "merge", "conflict"
-UPSTREAMED, MISSING = "upstreamed", "missing"
-_RANK = {CLEAN: 0, OFFSET: 1, FUZZ: 2, UPSTREAMED: 2, MERGE: 3, CONFLICT: 4, MISSING: 5}
-_FROM_ENGINE = {engine.EXACT: CLEAN, engine.OFFSET: OFFSET, engine.FUZZ: FUZZ}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +77,8 @@ class PatchCheck:
         statuses = [h.status for h in self.hunks]
         if all(s == UPSTREAMED for s in statuses):
             return UPSTREAMED
-        worst = max((s for s in statuses if s != UPSTREAMED), key=_RANK.__getitem__)
-        if UPSTREAMED in statuses and _RANK[worst] < _RANK[OFFSET]:
+        worst = max((s for s in statuses if s != UPSTREAMED), key=RANK.__getitem__)
+        if UPSTREAMED in statuses and RANK[worst] < RANK[OFFSET]:
             return OFFSET  # partly upstreamed: the rest still needs a refresh
         return worst
 
@@ -81,19 +88,8 @@ class PatchCheck:
 
 
 def lock_outcome(p: PatchCheck) -> str:
-    """The outcome series.lock records for a replayed patch (`conflict` where a person must
-    decide): the one place `rebase` and `rebase --dry-run` both ask."""
-    if p.status == UPSTREAMED:
-        return "upstreamed"
-    if p.status in (CONFLICT, MISSING):
-        return "conflict"
-    if any(h.status == MERGE for h in p.hunks):
-        return "merged"
-    # A patch is CLEAN exactly when every hunk is: anything moved, or a file upstream
-    # renamed under it, means its file must be rewritten.
-    if p.status == CLEAN and not p.renames:
-        return "unchanged"
-    return "refreshed"
+    """The lock outcome of a replayed patch (see `core.status.outcome`)."""
+    return outcome(p.status, (h.status for h in p.hunks), bool(p.renames))
 
 
 @dataclass(slots=True)
@@ -220,13 +216,13 @@ class Replay:
         content = st.content(current[1])
         res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
         # A hunk the engine could not place has no offset or fuzz, whatever it tried.
-        checks = [HunkCheck(path, h.index, _FROM_ENGINE[h.status], h.offset, h.fuzz)
+        checks = [HunkCheck(path, h.index, drift_of(h.status), h.offset, h.fuzz)
                   if h.applied else HunkCheck(path, h.index, CONFLICT, reason=h.reason)
                   for h in res.hunks]
         final = res.content
         markers = None
         failing = [h.index for h in res.failures]
-        moved = any(h.status in (engine.OFFSET, engine.FUZZ) for h in res.hunks)
+        moved = any(h.status in (OFFSET, FUZZ) for h in res.hunks)
         pre = self._preimage(s, name, pin_path) if failing or moved else None
         # The patch on its own pinned preimage: what the doubt and the merge compare with.
         theirs = engine.apply_hunks(pre, s.hunks, split=self.g.lines.split) if pre is not None \
@@ -248,7 +244,7 @@ class Replay:
                                   self.g.lines.split)
                 final = res.content
                 for r in res.hunks:
-                    checks[r.index] = HunkCheck(path, r.index, _FROM_ENGINE[r.status], r.offset,
+                    checks[r.index] = HunkCheck(path, r.index, drift_of(r.status), r.offset,
                                                 r.fuzz) if r.applied else \
                         HunkCheck(path, r.index, CONFLICT, reason=r.reason)
                 failing = sorted(set(failing) | {r.index for r in res.failures})
@@ -328,7 +324,8 @@ class Replay:
         for i in failing:
             checks[i] = replace(checks[i], status=CONFLICT)
         if merged is None:
-            merged = _conflict_blocks(cur, [s.hunks[i] for i in failing], name)
+            merged = _conflict_blocks(cur, [s.hunks[i] for i in failing], name,
+                                      self.g.lines.split)
         return content, merged
 
 
@@ -488,7 +485,7 @@ def _doubtful(hunks: Sequence[Hunk], res: engine.FileResult, content: bytes,
               ) -> list[int]:
     """Hunks placed by offset or fuzz whose surrounding lines differ from the pre-image's
     (`then`: the hunks applied to the pre-image)."""
-    moved = [r.index for r in res.hunks if r.status in (engine.OFFSET, engine.FUZZ)]
+    moved = [r.index for r in res.hunks if r.status in (OFFSET, FUZZ)]
     if not moved or pre is None or then is None or not then.ok:
         return []
     was, now = _starts(hunks, then), _starts(hunks, res)
@@ -536,9 +533,10 @@ def _change_blocks(h: Hunk) -> list[tuple[bytes | None, list[bytes], list[bytes]
     return out
 
 
-def _conflict_blocks(content: bytes, hunks: Sequence[Hunk], name: str) -> bytes:
+def _conflict_blocks(content: bytes, hunks: Sequence[Hunk], name: str,
+                     split: Split = split_lines) -> bytes:
     """Without a preimage to merge against: mark each hunk at its stated place."""
-    lines = split_lines(content)
+    lines = split(content)
     if lines and not lines[-1].endswith(b"\n"):
         lines[-1] += b"\n"
     for h in sorted(hunks, key=lambda x: -x.old_pos):

@@ -263,8 +263,10 @@ def read_state(path: Path) -> RebaseState | None:
     try:
         return from_doc(jr.loads(data))
     except jr.StateFormatError as e:
+        # --abort cannot help here: it needs this very file to know what to restore.
         raise UnsafeStateError(f"the rebase state is damaged ({e})", str(path),
-                               "`patchq rebase --abort`") from None
+                               "patchq cannot undo the rebase without it: move it aside, "
+                               "and `git reflog` shows where the stack branch was") from None
 
 
 def write_state(path: Path, state: RebaseState) -> None:

@@ -1,0 +1,62 @@
+"""The one status vocabulary: how a hunk was placed, how a patch fares on a new upstream,
+and what `series.lock` records of it.
+
+Three views of one question, each a subset of one ranked list of words:
+
+- placement, the hunk engine's answer (apply, push): `exact`, `offset`, `fuzz`, `merge`
+  (the 3-way step), and the failures `ambiguous`, `failed`, `conflict`;
+- drift, per hunk and patch in check and rebase: `clean`, `offset`, `fuzz`,
+  `upstreamed`, `merge`, `conflict`, `missing`;
+- outcome, per patch in `series.lock` (DESIGN §2): `unchanged`, `refreshed`, `merged`,
+  `resolved`, `upstreamed`, `dropped`, `new`.
+
+`RANK` orders the first two (a patch's status is its worst hunk's), `drift_of` maps a
+placement to its drift status, and `outcome` maps a replayed patch to its lock outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+# Placement and drift share these words.
+OFFSET, FUZZ, MERGE, CONFLICT = "offset", "fuzz", "merge", "conflict"
+# Placement only.
+EXACT, FAILED, AMBIGUOUS = "exact", "failed", "ambiguous"
+# Drift only.
+CLEAN, UPSTREAMED, MISSING = "clean", "upstreamed", "missing"
+
+# Worse is higher. Within each view the order is the one its reports have always used:
+# an upstreamed hunk ranks with fuzz (the patch still needs rewriting), a missing file
+# above a conflict (nothing to even mark up).
+RANK = {EXACT: 0, CLEAN: 0, OFFSET: 1, FUZZ: 2, UPSTREAMED: 2, MERGE: 3, AMBIGUOUS: 4,
+        FAILED: 4, CONFLICT: 5, MISSING: 6}
+
+_DRIFT_OF = {EXACT: CLEAN, OFFSET: OFFSET, FUZZ: FUZZ, MERGE: MERGE}
+
+# Lock outcomes.
+UNCHANGED, REFRESHED, MERGED, RESOLVED = "unchanged", "refreshed", "merged", "resolved"
+DROPPED, NEW = "dropped", "new"
+OUTCOMES = (UNCHANGED, REFRESHED, MERGED, RESOLVED, UPSTREAMED, DROPPED, NEW)
+# Outcomes of patches that left the active series: recorded, but not applied.
+GONE = (UPSTREAMED, DROPPED)
+
+
+def drift_of(placement: str) -> str:
+    """The drift status of a hunk the engine placed (`exact` is `clean` on a new base)."""
+    return _DRIFT_OF.get(placement, CONFLICT)
+
+
+def outcome(status: str, hunk_statuses: Iterable[str], renamed: bool) -> str:
+    """The lock outcome of a replayed patch from its drift (`conflict` where a person must
+    decide): the one place `rebase` and `rebase --dry-run` both ask."""
+    if status == UPSTREAMED:
+        return UPSTREAMED
+    if status in (CONFLICT, MISSING):
+        return CONFLICT
+    if any(h == MERGE for h in hunk_statuses):
+        return MERGED
+    # A patch is clean exactly when every hunk is: anything moved, or a file upstream
+    # renamed under it, means its file must be rewritten.
+    if status == CLEAN and not renamed:
+        return UNCHANGED
+    return REFRESHED

@@ -52,9 +52,20 @@ IDENT_ENV = {
     "GIT_COMMITTER_DATE": "1700000000 +0000",
 }
 # Variables that would point git at another repository/index than the one we mean.
-SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-         "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_COMMON_DIR",
-         "GIT_PREFIX", "QUILT_PATCHES", "QUILT_SERIES", "QUILT_PC", "PATCHQ_TARGET")
+SCRUB = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "QUILT_PATCHES",
+    "QUILT_SERIES",
+    "QUILT_PC",
+    "PATCHQ_TARGET",
+)
 
 # Extra environment for every patchq process (PYTHONPATH of a --snapshot).
 PATCHQ_ENV: dict[str, str] = {}
@@ -74,6 +85,7 @@ class BenchError(Exception):
 
 # --- running processes --------------------------------------------------------------------
 
+
 @dataclass
 class Proc:
     rc: int
@@ -87,8 +99,12 @@ TIME = shutil.which("time", path="/usr/bin:/bin")
 MEASURE_RSS = [False]  # [True] during the untimed check pass only
 
 
-def run(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None,
-        input_data: bytes | None = None) -> Proc:
+def run(
+    argv: list[str],
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    input_data: bytes | None = None,
+) -> Proc:
     """Run one process; its wall time, and (in the check pass) its peak RSS.
 
     Peak RSS comes from GNU time's %M (the child's own high-water mark) when
@@ -104,9 +120,14 @@ def run(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = N
         argv = [TIME, "-f", "%M", "-o", rss_file, "--", *argv]
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
         t0 = time.perf_counter()
-        p = subprocess.Popen(argv, cwd=cwd, env=env or base_env(), stdout=fo, stderr=fe,
-                             stdin=subprocess.PIPE if input_data is not None
-                             else subprocess.DEVNULL)
+        p = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env or base_env(),
+            stdout=fo,
+            stderr=fe,
+            stdin=subprocess.PIPE if input_data is not None else subprocess.DEVNULL,
+        )
         if input_data is not None:
             assert p.stdin is not None
             p.stdin.write(input_data)
@@ -127,8 +148,13 @@ def run(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = N
         return Proc(p.returncode, fo.read(), fe.read(), seconds, rss)
 
 
-def git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True,
-        input_data: bytes | None = None) -> str:
+def git(
+    repo: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+    input_data: bytes | None = None,
+) -> str:
     p = run(["git", "-C", str(repo), *args], env=env, input_data=input_data)
     if check and p.rc != 0:
         raise BenchError(f"git {' '.join(args)} failed in {repo}: {first_line(p.err)}")
@@ -144,6 +170,7 @@ def first_line(err: bytes) -> str:
 
 # --- choosing the window ----------------------------------------------------------------
 
+
 def pick_window(repo: Path, end: str, count: int) -> list[str]:
     """The newest `count` consecutive commits on the first-parent line at or before `end`
     in which every commit is a non-merge, non-empty commit whose only parent is the
@@ -154,8 +181,19 @@ def pick_window(repo: Path, end: str, count: int) -> list[str]:
     first run that reaches `count` commits wins, so A..B is a straight line and
     `git format-patch A..B` yields exactly these commits.
     """
-    log = run(["git", "-C", str(repo), "log", "--first-parent", "--format=%x01%H %P",
-               "--name-only", "--no-renames", end])
+    log = run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "log",
+            "--first-parent",
+            "--format=%x01%H %P",
+            "--name-only",
+            "--no-renames",
+            end,
+        ]
+    )
     if log.rc != 0:
         raise BenchError(f"git log {end} failed: {first_line(log.err)}")
     window: list[str] = []  # newest first
@@ -170,17 +208,19 @@ def pick_window(repo: Path, end: str, count: int) -> list[str]:
         window.append(sha)
         if len(window) == count:
             return list(reversed(window))
-    raise BenchError(f"no run of {count} consecutive non-merge commits on the first-parent "
-                     f"line of {end}")
+    raise BenchError(
+        f"no run of {count} consecutive non-merge commits on the first-parent line of {end}"
+    )
 
 
 # --- building the target and the series --------------------------------------------------
+
 
 @dataclass
 class Setup:
     tmp: Path
     target: Path
-    queue: Path       # the queue every tool reads; restored from `pristine` before each run
+    queue: Path  # the queue every tool reads; restored from `pristine` before each run
     pristine: Path
     base: str
     head: str
@@ -195,24 +235,32 @@ class Setup:
         return len(self.patches)
 
 
-def prepare(src: Path, end: str, count: int, tmp: Path, raw_checkout: bool,
-            drift: int | None) -> Setup:
+def prepare(
+    src: Path, end: str, count: int, tmp: Path, raw_checkout: bool, drift: int | None
+) -> Setup:
     commits = pick_window(src, end, count)
     base = git(src, "rev-parse", f"{commits[0]}^")
     head = commits[-1]
     drift_id = None
     if drift is not None:
         # BASE~D: D steps back on BASE's first-parent line (see README, "Drift upstream").
-        drift_id = git(src, "rev-parse", "--verify", "-q", f"{base}~{drift}^{{commit}}",
-                       check=False)
+        drift_id = git(
+            src, "rev-parse", "--verify", "-q", f"{base}~{drift}^{{commit}}", check=False
+        )
         if not drift_id:
-            raise BenchError(f"{base[:12]}~{drift} does not exist: the first-parent line "
-                             f"below the window is shorter than --drift {drift}")
+            raise BenchError(
+                f"{base[:12]}~{drift} does not exist: the first-parent line "
+                f"below the window is shorter than --drift {drift}"
+            )
     target = tmp / "target"
     # A local clone sharing the source's object store: nothing is ever written to it.
     git(tmp, "clone", "-q", "--shared", "--no-checkout", str(src), str(target))
-    for key, value in (("gc.auto", "0"), ("maintenance.auto", "false"),
-                       ("core.logAllRefUpdates", "false"), ("advice.detachedHead", "false")):
+    for key, value in (
+        ("gc.auto", "0"),
+        ("maintenance.auto", "false"),
+        ("core.logAllRefUpdates", "false"),
+        ("advice.detachedHead", "false"),
+    ):
         # No auto-gc after git am (it runs `maintenance --auto`), no reflogs: each run
         # starts from the same objects and refs.
         git(target, "config", key, value)
@@ -236,18 +284,27 @@ def prepare(src: Path, end: str, count: int, tmp: Path, raw_checkout: bool,
     expected = git(src, "rev-parse", f"{head}^{{tree}}")
     sections = sum(p.read_bytes().count(b"\ndiff --git ") for p in patches)
     tree_files = len(git(target, "ls-tree", "-r", "--name-only", base).splitlines())
-    series_files = set(git(src, "log", "--format=", "--name-only", "--no-renames",
-                           f"{base}..{head}").splitlines()) - {""}
-    stats: dict[str, object] = {"file_changes": sections, "tree_files": tree_files,
-                                "patch_bytes": sum(p.stat().st_size for p in patches),
-                                "series_files": len(series_files)}
+    series_files = set(
+        git(src, "log", "--format=", "--name-only", "--no-renames", f"{base}..{head}").splitlines()
+    ) - {""}
+    stats: dict[str, object] = {
+        "file_changes": sections,
+        "tree_files": tree_files,
+        "patch_bytes": sum(p.stat().st_size for p in patches),
+        "series_files": len(series_files),
+    }
     if drift_id is not None:
-        drift_files = set(git(src, "diff", "--name-only", "--no-renames", drift_id,
-                              base).splitlines()) - {""}
-        stats.update(drift_commits=drift, drift_files=len(drift_files),
-                     drift_files_in_series=len(drift_files & series_files))
-    return Setup(tmp, target, queue, pristine, base, head, drift_id, commits, patches,
-                 expected, stats)
+        drift_files = set(
+            git(src, "diff", "--name-only", "--no-renames", drift_id, base).splitlines()
+        ) - {""}
+        stats.update(
+            drift_commits=drift,
+            drift_files=len(drift_files),
+            drift_files_in_series=len(drift_files & series_files),
+        )
+    return Setup(
+        tmp, target, queue, pristine, base, head, drift_id, commits, patches, expected, stats
+    )
 
 
 def reset(s: Setup, start: str) -> None:
@@ -291,6 +348,7 @@ def worktree_tree(s: Setup) -> str:
 
 # --- counting git processes ---------------------------------------------------------------
 
+
 class GitShim:
     """A `git` first on PATH that logs each invocation, then execs the real git."""
 
@@ -302,8 +360,10 @@ class GitShim:
         self.dir.mkdir(exist_ok=True)
         self.log = tmp / "git-shim.log"
         shim = self.dir / "git"
-        shim.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> {shlex.quote(str(self.log))}\n"
-                        f"exec {shlex.quote(real)} \"$@\"\n")
+        shim.write_text(
+            f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> {shlex.quote(str(self.log))}\n"
+            f'exec {shlex.quote(real)} "$@"\n'
+        )
         shim.chmod(0o755)
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
@@ -336,6 +396,7 @@ class GitShim:
 
 # --- the rows -----------------------------------------------------------------------------
 
+
 @dataclass
 class Outcome:
     ok: bool
@@ -343,9 +404,9 @@ class Outcome:
     maxrss_kb: int
     processes: int = 1
     error: str = ""
-    summary: str = ""                 # what happened to the series (outcomes, where it stopped)
+    summary: str = ""  # what happened to the series (outcomes, where it stopped)
     counts: dict[str, int] = field(default_factory=dict)
-    stopped: bool = False             # ended early, at a conflict: ms/patch is not meaningful
+    stopped: bool = False  # ended early, at a conflict: ms/patch is not meaningful
     git_calls: dict[str, int] | None = None
 
 
@@ -353,7 +414,7 @@ class Outcome:
 class Ctx:
     patchq: list[str]
     quilt: str | None
-    shim: GitShim | None = None       # set during the check pass: count patchq's git processes
+    shim: GitShim | None = None  # set during the check pass: count patchq's git processes
 
 
 STATUS_ORDER = ("clean", "offset", "fuzz", "merge", "conflict", "upstreamed", "missing")
@@ -369,13 +430,13 @@ def patchq(s: Setup, cx: Ctx, *args: str, counted: bool = False) -> Proc:
     env = base_env(**PATCHQ_ENV)
     if counted and cx.shim is not None:
         env = cx.shim.env(env)
-    return run([*cx.patchq, "--dir", str(s.queue), "--target", str(s.target), *args],
-               cwd=s.target, env=env)
+    return run(
+        [*cx.patchq, "--dir", str(s.queue), "--target", str(s.target), *args], cwd=s.target, env=env
+    )
 
 
 def fail(p: Proc, what: str = "") -> Outcome:
-    return Outcome(False, p.seconds, p.maxrss_kb, 1,
-                   f"{what}exit {p.rc}: {first_line(p.err)}")
+    return Outcome(False, p.seconds, p.maxrss_kb, 1, f"{what}exit {p.rc}: {first_line(p.err)}")
 
 
 def finish(cx: Ctx, o: Outcome) -> Outcome:
@@ -426,8 +487,17 @@ def make_row_check(onto: Callable[[Setup], str]) -> Callable[[Setup, Ctx], Outco
         if p.rc not in (0, 1, 3) or doc is None:
             return finish(cx, fail(p))
         counts = Counter(str(x.get("status")) for x in doc.get("patches", []))
-        return finish(cx, Outcome(True, p.seconds, p.maxrss_kb, summary=f"exit {p.rc}: "
-                                  + describe(counts, STATUS_ORDER), counts=dict(counts)))
+        return finish(
+            cx,
+            Outcome(
+                True,
+                p.seconds,
+                p.maxrss_kb,
+                summary=f"exit {p.rc}: " + describe(counts, STATUS_ORDER),
+                counts=dict(counts),
+            ),
+        )
+
     return row_check
 
 
@@ -440,13 +510,24 @@ def row_rebase(s: Setup, cx: Ctx) -> Outcome:
     done = doc.get("patches", [])
     counts = Counter(str(d.get("outcome", d.get("status"))) for d in done)
     if p.rc == 0:
-        o = Outcome(True, p.seconds, p.maxrss_kb, counts=dict(counts),
-                    summary=f"finished: {describe(counts, OUTCOME_ORDER)}")
+        o = Outcome(
+            True,
+            p.seconds,
+            p.maxrss_kb,
+            counts=dict(counts),
+            summary=f"finished: {describe(counts, OUTCOME_ORDER)}",
+        )
     else:
-        o = Outcome(True, p.seconds, p.maxrss_kb, counts=dict(counts), stopped=True,
-                    summary=f"stopped at conflict after {len(done)} "
-                            f"patch{'' if len(done) == 1 else 'es'} "
-                            f"(at {doc.get('conflict') or '?'})")
+        o = Outcome(
+            True,
+            p.seconds,
+            p.maxrss_kb,
+            counts=dict(counts),
+            stopped=True,
+            summary=f"stopped at conflict after {len(done)} "
+            f"patch{'' if len(done) == 1 else 'es'} "
+            f"(at {doc.get('conflict') or '?'})",
+        )
     o = finish(cx, o)
     if p.rc == 3:  # untimed: the documented way out
         a = patchq(s, cx, "rebase", "--abort")
@@ -462,8 +543,16 @@ def row_rebase_dry(s: Setup, cx: Ctx) -> Outcome:
     if p.rc not in (0, 3) or doc is None:
         return finish(cx, fail(p))
     counts = Counter(str(d.get("outcome")) for d in doc.get("patches", []))
-    return finish(cx, Outcome(True, p.seconds, p.maxrss_kb, counts=dict(counts),
-                              summary=describe(counts, OUTCOME_ORDER)))
+    return finish(
+        cx,
+        Outcome(
+            True,
+            p.seconds,
+            p.maxrss_kb,
+            counts=dict(counts),
+            summary=describe(counts, OUTCOME_ORDER),
+        ),
+    )
 
 
 def row_git_am(s: Setup, cx: Ctx) -> Outcome:
@@ -486,8 +575,14 @@ def row_git_am3(s: Setup, cx: Ctx) -> Outcome:
     if not (s.target / ".git" / "rebase-apply").is_dir():
         return fail(p)
     n = am_applied(s)
-    return Outcome(True, p.seconds, p.maxrss_kb, stopped=True, counts={"applied": n},
-                   summary=f"stopped at patch {n + 1} after {n} applied")
+    return Outcome(
+        True,
+        p.seconds,
+        p.maxrss_kb,
+        stopped=True,
+        counts={"applied": n},
+        summary=f"stopped at patch {n + 1} after {n} applied",
+    )
 
 
 def row_git_am3_skip(s: Setup, cx: Ctx) -> Outcome:
@@ -511,11 +606,21 @@ def row_git_am3_skip(s: Setup, cx: Ctx) -> Outcome:
     fallback = text.count("Falling back to patching base and 3-way merge")
     failed_merge = text.count("Failed to merge in the changes")
     applied = am_applied(s)
-    counts = {"applied": applied, "merged": fallback - failed_merge, "skipped": stops,
-              "merge_conflicts": failed_merge}
-    return Outcome(True, total, rss, procs, counts=counts,
-                   summary=f"{applied} applied ({fallback - failed_merge} by 3-way merge), "
-                           f"{stops} stopped and skipped ({failed_merge} merge conflicts)")
+    counts = {
+        "applied": applied,
+        "merged": fallback - failed_merge,
+        "skipped": stops,
+        "merge_conflicts": failed_merge,
+    }
+    return Outcome(
+        True,
+        total,
+        rss,
+        procs,
+        counts=counts,
+        summary=f"{applied} applied ({fallback - failed_merge} by 3-way merge), "
+        f"{stops} stopped and skipped ({failed_merge} merge conflicts)",
+    )
 
 
 def row_git_apply_loop(s: Setup, cx: Ctx) -> Outcome:
@@ -525,8 +630,9 @@ def row_git_apply_loop(s: Setup, cx: Ctx) -> Outcome:
         total += p.seconds
         rss = max(rss, p.maxrss_kb)
         if p.rc != 0:
-            return Outcome(False, total, rss, i + 1,
-                           f"{patch.name}: exit {p.rc}: {first_line(p.err)}")
+            return Outcome(
+                False, total, rss, i + 1, f"{patch.name}: exit {p.rc}: {first_line(p.err)}"
+            )
     return Outcome(True, total, rss, len(s.patches))
 
 
@@ -543,24 +649,27 @@ def setup_floor(s: Setup, cx: Ctx) -> None:
 
 def row_floor(s: Setup, cx: Ctx) -> Outcome:
     """One `git apply --cached` over every patch into a temporary index; read-tree untimed."""
-    p = run(["git", "apply", "--cached", "-p1", *map(str, s.patches)], cwd=s.target,
-            env=base_env(GIT_INDEX_FILE=str(floor_index(s))))
+    p = run(
+        ["git", "apply", "--cached", "-p1", *map(str, s.patches)],
+        cwd=s.target,
+        env=base_env(GIT_INDEX_FILE=str(floor_index(s))),
+    )
     if p.rc != 0:
         return fail(p)
     return Outcome(True, p.seconds, p.maxrss_kb)
 
 
 def quilt_env(s: Setup) -> dict[str, str]:
-    return base_env(QUILT_PATCHES=str(s.queue / "patches"), QUILT_SERIES=str(s.queue / "series"),
-                    QUILT_PC=".pc")
+    return base_env(
+        QUILT_PATCHES=str(s.queue / "patches"), QUILT_SERIES=str(s.queue / "series"), QUILT_PC=".pc"
+    )
 
 
 def row_quilt(s: Setup, cx: Ctx) -> Outcome:
     assert cx.quilt is not None
     p = run([cx.quilt, "--quiltrc=-", "push", "-a", "-q"], cwd=s.target, env=quilt_env(s))
     if p.rc != 0:
-        return Outcome(False, p.seconds, p.maxrss_kb, 1,
-                       f"exit {p.rc}: {quilt_error(s, cx.quilt)}")
+        return Outcome(False, p.seconds, p.maxrss_kb, 1, f"exit {p.rc}: {quilt_error(s, cx.quilt)}")
     return Outcome(True, p.seconds, p.maxrss_kb)
 
 
@@ -568,8 +677,10 @@ def quilt_error(s: Setup, quilt: str) -> str:
     """Which patch quilt stopped at and why: push it once more, verbosely (untimed)."""
     p = run([quilt, "--quiltrc=-", "push"], cwd=s.target, env=quilt_env(s))
     lines = [ln.strip() for ln in (p.out + p.err).decode("utf-8", "replace").splitlines()]
-    name = next((ln.removeprefix("Applying patch ") for ln in lines
-                 if ln.startswith("Applying patch ")), "?")
+    name = next(
+        (ln.removeprefix("Applying patch ") for ln in lines if ln.startswith("Applying patch ")),
+        "?",
+    )
     why, current = "", ""
     for ln in lines:
         if ln.startswith("patching file "):
@@ -582,13 +693,13 @@ def quilt_error(s: Setup, quilt: str) -> str:
 
 @dataclass
 class Row:
-    key: str                  # --tools name
+    key: str  # --tools name
     label: str
-    onto: str                 # "BASE" or "DRIFT": the upstream the row works on
-    patchq: bool              # a patchq command (git processes counted, compared with peers)
+    onto: str  # "BASE" or "DRIFT": the upstream the row works on
+    patchq: bool  # a patchq command (git processes counted, compared with peers)
     setup: Callable[[Setup, Ctx], None]
     fn: Callable[[Setup, Ctx], Outcome]
-    tree: str | None = None   # how to read its result tree: "head", "worktree", "floor"
+    tree: str | None = None  # how to read its result tree: "head", "worktree", "floor"
 
 
 def fresh_base(s: Setup, cx: Ctx) -> None:
@@ -603,28 +714,53 @@ def fresh_drift(s: Setup, cx: Ctx) -> None:
 ROWS = [
     Row("apply", "patchq apply", "BASE", True, fresh_base, row_apply, "head"),
     Row("push", "patchq push -a", "BASE", True, fresh_base, row_push, "head"),
-    Row("check", "patchq check", "BASE", True, setup_applied,
-        make_row_check(lambda s: s.base)),
-    Row("check-drift", "patchq check", "DRIFT", True, setup_applied,
-        make_row_check(lambda s: s.drift or "")),
+    Row("check", "patchq check", "BASE", True, setup_applied, make_row_check(lambda s: s.base)),
+    Row(
+        "check-drift",
+        "patchq check",
+        "DRIFT",
+        True,
+        setup_applied,
+        make_row_check(lambda s: s.drift or ""),
+    ),
     Row("rebase", "patchq rebase (to 1st conflict)", "DRIFT", True, setup_applied, row_rebase),
-    Row("rebase-dry", "patchq rebase --dry-run (all)", "DRIFT", True, setup_applied,
-        row_rebase_dry),
+    Row(
+        "rebase-dry", "patchq rebase --dry-run (all)", "DRIFT", True, setup_applied, row_rebase_dry
+    ),
     Row("am", "git am", "BASE", False, fresh_base, row_git_am, "head"),
     Row("am3", "git am -3 (to 1st stop)", "DRIFT", False, fresh_drift, row_git_am3),
-    Row("am3-skip", "git am -3, --skip each stop (all)", "DRIFT", False, fresh_drift,
-        row_git_am3_skip),
+    Row(
+        "am3-skip",
+        "git am -3, --skip each stop (all)",
+        "DRIFT",
+        False,
+        fresh_drift,
+        row_git_am3_skip,
+    ),
     Row("loop", "git apply loop", "BASE", False, fresh_base, row_git_apply_loop, "worktree"),
     Row("quilt", "quilt push -a", "BASE", False, fresh_base, row_quilt, "worktree"),
-    Row("floor", "git apply --cached (1 process, floor)", "BASE", False, setup_floor,
-        row_floor, "floor"),
+    Row(
+        "floor",
+        "git apply --cached (1 process, floor)",
+        "BASE",
+        False,
+        setup_floor,
+        row_floor,
+        "floor",
+    ),
 ]
 ROW_KEYS = [r.key for r in ROWS]
 DRIFT_KEYS = {r.key for r in ROWS if r.onto == "DRIFT"}
 # Ratio columns: patchq/peer for each patchq row (peer = one of these rows).
 RATIO_PEERS = ["am", "am3-skip", "loop", "quilt", "floor", "apply"]
-RATIO_LABELS = {"am": "git am", "am3-skip": "git am -3 (all)", "loop": "apply loop",
-                "quilt": "quilt", "floor": "floor", "apply": "patchq apply"}
+RATIO_LABELS = {
+    "am": "git am",
+    "am3-skip": "git am -3 (all)",
+    "loop": "apply loop",
+    "quilt": "quilt",
+    "floor": "floor",
+    "apply": "patchq apply",
+}
 
 
 def result_tree(s: Setup, how: str) -> str:
@@ -638,13 +774,19 @@ def result_tree(s: Setup, how: str) -> str:
 
 # --- one series ---------------------------------------------------------------------------
 
+
 def bench_series(s: Setup, cx: Ctx, rows: list[Row], runs: int) -> dict[str, dict]:
     """The untimed check pass (result trees, outcomes, peak RSS, git processes), then
     `runs` timed rounds, round-robin over the rows; returns one record per row."""
     results: dict[str, dict] = {}
     for row in rows:
-        r = results[row.key] = {"key": row.key, "tool": row.label, "onto": row.onto,
-                                "patchq": row.patchq, "times_s": []}
+        r = results[row.key] = {
+            "key": row.key,
+            "tool": row.label,
+            "onto": row.onto,
+            "patchq": row.patchq,
+            "times_s": [],
+        }
         if row.key == "quilt" and cx.quilt is None:
             r.update(status="missing", error="quilt not installed")
             continue
@@ -669,16 +811,23 @@ def bench_series(s: Setup, cx: Ctx, rows: list[Row], runs: int) -> dict[str, dic
             r.update(status="failed", error=o.error)
             print(f"  {row.label}: FAILED: {o.error}", flush=True)
             continue
-        r.update(status="ok", processes=o.processes, summary=o.summary, counts=o.counts,
-                 stopped=o.stopped)
+        r.update(
+            status="ok",
+            processes=o.processes,
+            summary=o.summary,
+            counts=o.counts,
+            stopped=o.stopped,
+        )
         if row.tree:
             r["tree"] = result_tree(s, row.tree)
             r["tree_ok"] = r["tree"] == s.expected_tree
-        print(f"  check pass: {row.label} onto {row.onto}: {o.seconds:.2f} s"
-              + (f", {r['git_processes']} git processes" if "git_processes" in r else "")
-              + (f"; {o.summary}" if o.summary else "")
-              + ("" if r.get("tree_ok", True) else "; TREE DIFFERS FROM THE ORIGINAL"),
-              flush=True)
+        print(
+            f"  check pass: {row.label} onto {row.onto}: {o.seconds:.2f} s"
+            + (f", {r['git_processes']} git processes" if "git_processes" in r else "")
+            + (f"; {o.summary}" if o.summary else "")
+            + ("" if r.get("tree_ok", True) else "; TREE DIFFERS FROM THE ORIGINAL"),
+            flush=True,
+        )
 
     for i in range(runs):
         for row in rows:
@@ -709,7 +858,8 @@ def bench_series(s: Setup, cx: Ctx, rows: list[Row], runs: int) -> dict[str, dic
             r["ratios"] = {
                 p: round(r["median_s"] / results[p]["median_s"], 3)
                 for p in RATIO_PEERS
-                if p in results and results[p]["status"] == "ok" and p != r["key"]}
+                if p in results and results[p]["status"] == "ok" and p != r["key"]
+            }
     return results
 
 
@@ -724,6 +874,7 @@ def s_shim(s: Setup) -> GitShim:
 
 # --- machine and reporting -----------------------------------------------------------------
 
+
 def machine() -> dict[str, object]:
     cpu = platform.processor() or platform.machine()
     try:
@@ -734,8 +885,13 @@ def machine() -> dict[str, object]:
     except OSError:
         pass
     gv = run(["git", "--version"]).out.decode().strip()
-    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
-            "git": gv.removeprefix("git version "), "os": platform.platform()}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "git": gv.removeprefix("git version "),
+        "os": platform.platform(),
+    }
 
 
 def fs_type(path: Path) -> str:
@@ -778,8 +934,12 @@ def peers(install: bool) -> tuple[dict[str, str | None], list[str]]:
             quilt = shutil.which("quilt")
         else:
             notes.append("quilt missing and no apt-get to install it")
-    found = {"git": shutil.which("git"), "git am": shutil.which("git"), "quilt": quilt,
-             "GNU time (peak RSS)": TIME}
+    found = {
+        "git": shutil.which("git"),
+        "git am": shutil.which("git"),
+        "quilt": quilt,
+        "GNU time (peak RSS)": TIME,
+    }
     return found, notes
 
 
@@ -787,26 +947,52 @@ def fmt_rss(kb: int | None) -> str:
     return f"{kb / 1024:.0f} MiB" if kb else "–"
 
 
-HEADERS = ["command", "onto", "median s", "min–max s", "ms/patch", "peak RSS", "git procs",
-           "result"]
+HEADERS = [
+    "command",
+    "onto",
+    "median s",
+    "min–max s",
+    "ms/patch",
+    "peak RSS",
+    "git procs",
+    "result",
+]
 
 
 def table_rows(results: dict[str, dict]) -> list[list[str]]:
     rows = []
     for r in results.values():
         if r["status"] != "ok":
-            rows.append([r["tool"], r["onto"], r["status"], "–", "–", "–",
-                         str(r.get("git_processes", "–")), r.get("error", "")])
+            rows.append(
+                [
+                    r["tool"],
+                    r["onto"],
+                    r["status"],
+                    "–",
+                    "–",
+                    "–",
+                    str(r.get("git_processes", "–")),
+                    r.get("error", ""),
+                ]
+            )
             continue
         result = r.get("summary") or ""
         if "tree_ok" in r:
             tree = "tree = original" if r["tree_ok"] else f"TREE DIFFERS ({r['tree'][:12]})"
             result = f"{tree}; {result}" if result else tree
         mpp = r.get("ms_per_patch")
-        rows.append([r["tool"], r["onto"], f"{r['median_s']:.3f}",
-                     f"{min(r['times_s']):.2f}–{max(r['times_s']):.2f}",
-                     "–" if mpp is None else f"{mpp:.2f}", fmt_rss(r.get("peak_rss_kb")),
-                     str(r.get("git_processes", "–")), result])
+        rows.append(
+            [
+                r["tool"],
+                r["onto"],
+                f"{r['median_s']:.3f}",
+                f"{min(r['times_s']):.2f}–{max(r['times_s']):.2f}",
+                "–" if mpp is None else f"{mpp:.2f}",
+                fmt_rss(r.get("peak_rss_kb")),
+                str(r.get("git_processes", "–")),
+                result,
+            ]
+        )
     return rows
 
 
@@ -825,8 +1011,9 @@ def ratio_rows(results: dict[str, dict]) -> tuple[list[str], list[list[str]]]:
 
 
 def text_table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-              for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     for r in rows:
@@ -871,8 +1058,11 @@ def targets(series: list[dict]) -> tuple[list[str], list[list[str]]]:
         rows.append([label, *cells])
     cells = []
     for x in series:
-        rss = [r.get("peak_rss_kb") or 0 for r in x["rows"].values()
-               if r["patchq"] and r["status"] == "ok"]
+        rss = [
+            r.get("peak_rss_kb") or 0
+            for r in x["rows"].values()
+            if r["patchq"] and r["status"] == "ok"
+        ]
         m = max(rss, default=0)
         cells.append("–" if not m else f"{fmt_rss(m)} {'✓' if m <= 300 * 1024 else '✗'}")
     rows.append(["peak RSS of every patchq run ≤ 300 MB", *cells])
@@ -881,8 +1071,11 @@ def targets(series: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 def process_table(series: list[dict]) -> tuple[list[str], list[list[str]], list[str]]:
     """git processes per patchq run, per command and N; and which commands grow with N."""
-    headers = ["patchq command", *(f"N={x['count']}" for x in series), "by git subcommand "
-               f"(N={series[-1]['count']})" if series else ""]
+    headers = [
+        "patchq command",
+        *(f"N={x['count']}" for x in series),
+        f"by git subcommand (N={series[-1]['count']})" if series else "",
+    ]
     rows, growing = [], []
     keys = [r.key for r in ROWS if r.patchq]
     for k in keys:
@@ -892,45 +1085,62 @@ def process_table(series: list[dict]) -> tuple[list[str], list[list[str]], list[
         first = next(x["rows"][k] for x in series if k in x["rows"])
         last = series[-1]["rows"].get(k, {})
         calls = last.get("git_calls") or {}
-        rows.append([f"{first['tool']} ({first['onto']})",
-                     *("–" if c is None else str(c) for c in counts),
-                     ", ".join(f"{n} {sub}" for sub, n in calls.items())])
+        rows.append(
+            [
+                f"{first['tool']} ({first['onto']})",
+                *("–" if c is None else str(c) for c in counts),
+                ", ".join(f"{n} {sub}" for sub, n in calls.items()),
+            ]
+        )
         known = [c for c in counts if c is not None]
         if len(set(known)) > 1:
             stops = any(x["rows"].get(k, {}).get("stopped") for x in series)
-            growing.append(f"{first['tool']} ({first['onto']}): "
-                           + " → ".join(str(c) for c in known)
-                           + (" (it stops at a different patch at each N)" if stops else ""))
+            growing.append(
+                f"{first['tool']} ({first['onto']}): "
+                + " → ".join(str(c) for c in known)
+                + (" (it stops at a different patch at each N)" if stops else "")
+            )
     return headers, rows, growing
 
 
 def series_heading(x: dict) -> list[str]:
     st, rng = x["stats"], x["range"]
     out = [f"### N = {x['count']}: `{rng['base'][:12]}..{rng['head'][:12]}`", ""]
-    out.append(f"- series: {x['count']} commits, {st['file_changes']} file changes in "
-               f"{st['series_files']} files, {st['patch_bytes'] / 1e6:.1f} MB of patches, "
-               f"{st['tree_files']}-file tree at BASE")
+    out.append(
+        f"- series: {x['count']} commits, {st['file_changes']} file changes in "
+        f"{st['series_files']} files, {st['patch_bytes'] / 1e6:.1f} MB of patches, "
+        f"{st['tree_files']}-file tree at BASE"
+    )
     if rng.get("drift"):
-        out.append(f"- drift: DRIFT = BASE~{st['drift_commits']} = `{rng['drift'][:12]}`; "
-                   f"BASE and DRIFT differ in {st['drift_files']} files, "
-                   f"{st['drift_files_in_series']} of them touched by the series")
+        out.append(
+            f"- drift: DRIFT = BASE~{st['drift_commits']} = `{rng['drift'][:12]}`; "
+            f"BASE and DRIFT differ in {st['drift_files']} files, "
+            f"{st['drift_files_in_series']} of them touched by the series"
+        )
     return out
 
 
 def md_report(report: dict) -> str:
     m = report["machine"]
-    out = [f"Written by `bench/bench.py` on {report['date']}; see `bench/README.md` for "
-           "what each row measures.", ""]
+    out = [
+        f"Written by `bench/bench.py` on {report['date']}; see `bench/README.md` for "
+        "what each row measures.",
+        "",
+    ]
     out.append(f"- command: `{report['command']}`")
     out.append(f"- repository: `{report['repository']}` (window ends at `{report['end']}`)")
     out.append(f"- patchq {report['patchq_commit']}; patchq run as `{report['patchq_cmd']}`")
     out.append(f"- runs: {report['runs']} per row, round-robin; median reported")
-    out.append(f"- machine: {m['nproc']} CPUs, {m['cpu']}; Python {m['python']}; "
-               f"git {m['git']}; {m['os']}; clones in `{report['tmpdir']}` "
-               f"({report['tmpdir_fs']})")
+    out.append(
+        f"- machine: {m['nproc']} CPUs, {m['cpu']}; Python {m['python']}; "
+        f"git {m['git']}; {m['os']}; clones in `{report['tmpdir']}` "
+        f"({report['tmpdir_fs']})"
+    )
     missing = [k for k, v in report["peers"].items() if v is None]
-    out.append(f"- peers: {', '.join(f'{k} `{v}`' for k, v in report['peers'].items() if v)}"
-               + (f"; missing: {', '.join(missing)}" if missing else "; none missing"))
+    out.append(
+        f"- peers: {', '.join(f'{k} `{v}`' for k, v in report['peers'].items() if v)}"
+        + (f"; missing: {', '.join(missing)}" if missing else "; none missing")
+    )
     out.extend(f"- note: {n}" for n in report.get("notes", []))
     out.append("")
     for x in report["series"]:
@@ -972,8 +1182,7 @@ def write_md(path: Path, body: str) -> None:
         _, _, after = rest.partition(END)
         text = before + block.rstrip("\n") + after
     else:
-        text = "# patchq benchmark results\n\n" + block + (
-            "\n" + text if text.strip() else "")
+        text = "# patchq benchmark results\n\n" + block + ("\n" + text if text.strip() else "")
     path.write_text(text)
 
 
@@ -990,6 +1199,7 @@ def print_series(x: dict) -> None:
 
 # --- main ---------------------------------------------------------------------------------
 
+
 def parse_counts(text: str) -> list[int]:
     try:
         counts = [int(x) for x in text.split(",") if x.strip()]
@@ -1001,36 +1211,70 @@ def parse_counts(text: str) -> list[int]:
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog=prog,
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--repo", type=Path, help="any git repository (bare is fine); required")
-    ap.add_argument("--counts", type=parse_counts, default=[50, 300, 1000],
-                    help="series lengths, comma-separated (50,300,1000)")
+    ap.add_argument(
+        "--counts",
+        type=parse_counts,
+        default=[50, 300, 1000],
+        help="series lengths, comma-separated (50,300,1000)",
+    )
     ap.add_argument("--end", default="HEAD", help="newest commit of the windows (HEAD)")
-    ap.add_argument("--drift", type=int, default=100,
-                    help="the drifted upstream is BASE~DRIFT (100); see README")
+    ap.add_argument(
+        "--drift",
+        type=int,
+        default=100,
+        help="the drifted upstream is BASE~DRIFT (100); see README",
+    )
     ap.add_argument("--runs", type=int, default=3, help="timed runs per row; median (3)")
-    ap.add_argument("--tools", default=",".join(ROW_KEYS),
-                    help="comma-separated subset of " + ",".join(ROW_KEYS))
-    ap.add_argument("--json", type=Path, help="write the full result as JSON here "
-                    "(rewritten after each N)")
-    ap.add_argument("--md", type=Path, help="write the Markdown report here (replaces the "
-                    "block bench.py wrote before, keeps the rest of the file)")
-    ap.add_argument("--patchq", default="patchq",
-                    help="how to run patchq (a command line, default: patchq on PATH)")
-    ap.add_argument("--snapshot", action="store_true",
-                    help="copy this project's src/patchq first and run that copy "
-                         "(python -m patchq), so edits to src/ during the run do not leak in")
-    ap.add_argument("--install-peers", action="store_true",
-                    help="apt-get install -y quilt if it is missing")
-    ap.add_argument("--checkout-attributes", action="store_true",
-                    help="keep the repository's eol/text attributes in the target checkout "
-                         "(default: files checked out byte for byte; see README)")
-    ap.add_argument("--tmpdir", type=Path,
-                    help="where the throw-away clones go (default: $TMPDIR or /tmp)")
+    ap.add_argument(
+        "--tools",
+        default=",".join(ROW_KEYS),
+        help="comma-separated subset of " + ",".join(ROW_KEYS),
+    )
+    ap.add_argument(
+        "--json", type=Path, help="write the full result as JSON here (rewritten after each N)"
+    )
+    ap.add_argument(
+        "--md",
+        type=Path,
+        help="write the Markdown report here (replaces the "
+        "block bench.py wrote before, keeps the rest of the file)",
+    )
+    ap.add_argument(
+        "--patchq",
+        default="patchq",
+        help="how to run patchq (a command line, default: patchq on PATH)",
+    )
+    ap.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="copy this project's src/patchq first and run that copy "
+        "(python -m patchq), so edits to src/ during the run do not leak in",
+    )
+    ap.add_argument(
+        "--install-peers", action="store_true", help="apt-get install -y quilt if it is missing"
+    )
+    ap.add_argument(
+        "--checkout-attributes",
+        action="store_true",
+        help="keep the repository's eol/text attributes in the target checkout "
+        "(default: files checked out byte for byte; see README)",
+    )
+    ap.add_argument(
+        "--tmpdir", type=Path, help="where the throw-away clones go (default: $TMPDIR or /tmp)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    ap.add_argument("--render", type=Path, metavar="JSON",
-                    help="run nothing: write the report of an earlier --json to --md")
+    ap.add_argument(
+        "--render",
+        type=Path,
+        metavar="JSON",
+        help="run nothing: write the report of an earlier --json to --md",
+    )
     a = ap.parse_args(argv)
     if a.render:
         if not a.md:
@@ -1048,9 +1292,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     rows = [r for r in ROWS if r.key in wanted]
     if a.snapshot and a.patchq != "patchq":
         ap.error("--snapshot runs the project's own src/patchq; do not combine with --patchq")
-    command = "python3 " + " ".join(shlex.quote(x) for x in
-                                    [os.path.relpath(__file__),
-                                     *(sys.argv[1:] if argv is None else argv)])
+    command = "python3 " + " ".join(
+        shlex.quote(x)
+        for x in [os.path.relpath(__file__), *(sys.argv[1:] if argv is None else argv)]
+    )
 
     src = a.repo.resolve()
     if run(["git", "-C", str(src), "rev-parse", "--git-dir"]).rc != 0:
@@ -1058,8 +1303,12 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         return 2
     found, notes = peers(a.install_peers)
     missing = [k for k, v in found.items() if v is None]
-    print("peers: " + ", ".join(f"{k} {v}" for k, v in found.items() if v)
-          + (f"; MISSING: {', '.join(missing)}" if missing else "; none missing"), flush=True)
+    print(
+        "peers: "
+        + ", ".join(f"{k} {v}" for k, v in found.items() if v)
+        + (f"; MISSING: {', '.join(missing)}" if missing else "; none missing"),
+        flush=True,
+    )
     for n in notes:
         print(f"bench: {n}", file=sys.stderr)
 
@@ -1067,8 +1316,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     snapshot = None
     if a.snapshot:
         snapshot = tmp / "src" / "patchq"
-        shutil.copytree(PROJECT / "src" / "patchq", snapshot,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            PROJECT / "src" / "patchq", snapshot, ignore=shutil.ignore_patterns("__pycache__")
+        )
         # Byte-compiled, as pip installs it: with PYTHONDONTWRITEBYTECODE set, every run
         # would otherwise compile the sources again (about 60 ms).
         compileall.compile_dir(str(snapshot), quiet=1)
@@ -1077,18 +1327,28 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     else:
         patchq_cmd = shlex.split(a.patchq)
         if shutil.which(patchq_cmd[0]) is None:
-            print(f"bench: {patchq_cmd[0]!r} not found on PATH (pip install -e . first)",
-                  file=sys.stderr)
+            print(
+                f"bench: {patchq_cmd[0]!r} not found on PATH (pip install -e . first)",
+                file=sys.stderr,
+            )
             return 2
     cx = Ctx(patchq_cmd, found["quilt"])
     report: dict = {
-        "date": time.strftime("%Y-%m-%d"), "command": command, "repository": str(src),
-        "end": a.end, "runs": a.runs, "drift": a.drift,
+        "date": time.strftime("%Y-%m-%d"),
+        "command": command,
+        "repository": str(src),
+        "end": a.end,
+        "runs": a.runs,
+        "drift": a.drift,
         "patchq_commit": patchq_commit(snapshot),
         "patchq_cmd": " ".join(shlex.quote(x) for x in patchq_cmd)
         + (f" (PYTHONPATH={snapshot.parent})" if snapshot else ""),
-        "machine": machine(), "tmpdir": str(tmp.parent), "tmpdir_fs": fs_type(tmp.parent),
-        "peers": found, "notes": notes, "series": [],
+        "machine": machine(),
+        "tmpdir": str(tmp.parent),
+        "tmpdir_fs": fs_type(tmp.parent),
+        "peers": found,
+        "notes": notes,
+        "series": [],
     }
     needs_drift = any(r.key in DRIFT_KEYS for r in rows)
     ok = True
@@ -1103,23 +1363,39 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             sub = tmp / f"n{count}"
             sub.mkdir()
             try:
-                s = prepare(src, end, count, sub, not a.checkout_attributes,
-                            a.drift if needs_drift else None)
+                s = prepare(
+                    src,
+                    end,
+                    count,
+                    sub,
+                    not a.checkout_attributes,
+                    a.drift if needs_drift else None,
+                )
             except BenchError as e:
                 print(f"bench: N={count}: {e}", file=sys.stderr)
                 ok = False
                 continue
-            print(f"\nN={count}: range {s.base[:12]}..{s.head[:12]}, "
-                  f"{s.stats['file_changes']} file changes, "
-                  f"{s.stats['patch_bytes'] / 1e6:.1f} MB, {s.stats['tree_files']}-file tree"
-                  + (f"; drift onto {s.drift[:12]} (BASE~{a.drift})" if s.drift else ""),
-                  flush=True)
+            print(
+                f"\nN={count}: range {s.base[:12]}..{s.head[:12]}, "
+                f"{s.stats['file_changes']} file changes, "
+                f"{s.stats['patch_bytes'] / 1e6:.1f} MB, {s.stats['tree_files']}-file tree"
+                + (f"; drift onto {s.drift[:12]} (BASE~{a.drift})" if s.drift else ""),
+                flush=True,
+            )
             results = bench_series(s, cx, rows, a.runs)
-            x = {"count": count,
-                 "range": {"base": s.base, "head": s.head, "drift": s.drift,
-                           "first": s.commits[0], "last": s.commits[-1]},
-                 "stats": s.stats, "rows": results,
-                 "wall_s": round(time.perf_counter() - t0, 1)}
+            x = {
+                "count": count,
+                "range": {
+                    "base": s.base,
+                    "head": s.head,
+                    "drift": s.drift,
+                    "first": s.commits[0],
+                    "last": s.commits[-1],
+                },
+                "stats": s.stats,
+                "rows": results,
+                "wall_s": round(time.perf_counter() - t0, 1),
+            }
             report["series"].append(x)
             print_series(x)
             if a.json:

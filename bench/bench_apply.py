@@ -33,8 +33,9 @@ def main(argv: list[str] | None = None) -> int:
         if t not in OLD_TOOLS:
             ap.error(f"unknown tool {t!r} (known: {','.join(OLD_TOOLS)})")
         tools.append(OLD_TOOLS[t])
-    return bench.main(["--counts", a.count, "--tools", ",".join(tools), *rest],
-                      prog="bench_apply.py")
+    return bench.main(
+        ["--counts", a.count, "--tools", ",".join(tools), *rest], prog="bench_apply.py"
+    )
 
 
 if __name__ == "__main__":

@@ -67,8 +67,11 @@ def make_case(rnd: random.Random) -> tuple[list[tuple[int, str]], ...]:
         copies = rnd.randint(2, 6)
         old = [(next(ids), t) for _ in range(copies) for t in block]
         if rnd.random() < 0.5:  # a distinct heading before each copy, sometimes
-            old = [(next(ids), f"case {k}:") if j % (len(block) + 1) == 0 else old.pop(0)
-                   for k in range(copies) for j in range(len(block) + 1)]
+            old = [
+                (next(ids), f"case {k}:") if j % (len(block) + 1) == 0 else old.pop(0)
+                for k in range(copies)
+                for j in range(len(block) + 1)
+            ]
 
     def edit(lines: list[tuple[int, str]], tag: str, k: int) -> list[tuple[int, str]]:
         out = list(lines)
@@ -95,8 +98,9 @@ def body(lines: list[tuple[int, str]], tagged: bool = False) -> bytes:
     return "".join(t + "\n" for _, t in lines).encode()
 
 
-def truth(old: list[tuple[int, str]], new: list[tuple[int, str]],
-          drift: list[tuple[int, str]]) -> bytes | None:
+def truth(
+    old: list[tuple[int, str]], new: list[tuple[int, str]], drift: list[tuple[int, str]]
+) -> bytes | None:
     """The right result, or None where upstream changed what the patch needs."""
     hunks = engine.diff(body(old, True), body(new, True), 3)
     res = engine.apply_hunks(body(drift, True), hunks)
@@ -124,8 +128,9 @@ def _one(seed: int, work: Path) -> dict[str, object]:
     (work / "b").mkdir(exist_ok=True)
     (work / "a" / "f").write_bytes(body(old))
     (work / "b" / "f").write_bytes(body(new))
-    patch = subprocess.run(["git", "diff", "--no-index", "--no-prefix", "a/f", "b/f"],
-                           cwd=work, capture_output=True).stdout
+    patch = subprocess.run(
+        ["git", "diff", "--no-index", "--no-prefix", "a/f", "b/f"], cwd=work, capture_output=True
+    ).stdout
     out: dict[str, object] = {"seed": seed}
     if not patch:
         out["kind"] = "no-diff"
@@ -137,30 +142,52 @@ def _one(seed: int, work: Path) -> dict[str, object]:
         out["kind"], out["error"] = "parse-error", str(e)
         return out
     ours = engine.apply_hunks(target, hunks)
-    pq = "applied" if ours.ok else \
-        "ambiguous" if any(h.status == engine.AMBIGUOUS for h in ours.hunks) else "failed"
+    pq = (
+        "applied"
+        if ours.ok
+        else "ambiguous"
+        if any(h.status == engine.AMBIGUOUS for h in ours.hunks)
+        else "failed"
+    )
     git = run(["git", "apply", "-p1"], work, target, patch)
-    gnu = run(["patch", "-s", "-p1", "--fuzz=0", "--no-backup-if-mismatch", "-r", "-", "-i"],
-              work, target, patch)
+    gnu = run(
+        ["patch", "-s", "-p1", "--fuzz=0", "--no-backup-if-mismatch", "-r", "-", "-i"],
+        work,
+        target,
+        patch,
+    )
     right = truth(old, new, drift)
-    out.update(kind="case", patchq=pq, git=git is not None, gnu=gnu is not None,
-               status=engine.worst(h.status for h in ours.hunks),
-               agree=ours.ok and git is not None and ours.content == git,
-               gnu_agree=ours.ok and gnu is not None and ours.content == gnu,
-               git_gnu_agree=git is not None and gnu is not None and git == gnu,
-               right=None if right is None else {
-                   "patchq": ours.ok and ours.content == right,
-                   "git": git is not None and git == right,
-                   "gnu": gnu is not None and gnu == right})
-    if (ours.ok and git is not None and ours.content != git) or (ours.ok and git is None) \
-            or (pq == "failed" and git is not None and git == right) \
-            or (ours.ok and right is not None and ours.content != right):
-        out["detail"] = {"patch": patch.decode(errors="replace"),
-                         "target": target.decode(errors="replace"),
-                         "patchq": ours.content.decode(errors="replace") if ours.ok else None,
-                         "git": git.decode(errors="replace") if git is not None else None,
-                         "right": right.decode(errors="replace") if right else None,
-                         "hunks": [f"{h.status} {h.offset} {h.reason}" for h in ours.hunks]}
+    out.update(
+        kind="case",
+        patchq=pq,
+        git=git is not None,
+        gnu=gnu is not None,
+        status=engine.worst(h.status for h in ours.hunks),
+        agree=ours.ok and git is not None and ours.content == git,
+        gnu_agree=ours.ok and gnu is not None and ours.content == gnu,
+        git_gnu_agree=git is not None and gnu is not None and git == gnu,
+        right=None
+        if right is None
+        else {
+            "patchq": ours.ok and ours.content == right,
+            "git": git is not None and git == right,
+            "gnu": gnu is not None and gnu == right,
+        },
+    )
+    if (
+        (ours.ok and git is not None and ours.content != git)
+        or (ours.ok and git is None)
+        or (pq == "failed" and git is not None and git == right)
+        or (ours.ok and right is not None and ours.content != right)
+    ):
+        out["detail"] = {
+            "patch": patch.decode(errors="replace"),
+            "target": target.decode(errors="replace"),
+            "patchq": ours.content.decode(errors="replace") if ours.ok else None,
+            "git": git.decode(errors="replace") if git is not None else None,
+            "right": right.decode(errors="replace") if right else None,
+            "hunks": [f"{h.status} {h.offset} {h.reason}" for h in ours.hunks],
+        }
     return out
 
 
@@ -225,8 +252,7 @@ def main() -> int:
                 bad.setdefault("patchq applied where git refused", []).append(r)
         if r["patchq"] == "failed" and r["git"] and isinstance(right, dict) and right["git"]:
             # A refusal is a violation only where git's placement was the right one.
-            bad.setdefault("patchq refused (not ambiguous) where git applied right",
-                           []).append(r)
+            bad.setdefault("patchq refused (not ambiguous) where git applied right", []).append(r)
         if r["patchq"] == "applied" and isinstance(right, dict) and not right["patchq"]:
             c["patchq wrong"] += 1
             c["patchq wrong, git the same"] += bool(r["agree"])
@@ -241,32 +267,52 @@ def main() -> int:
         ("cases generated", f"{args.cases:,} (seed {args.seed}; {c['no-diff']} made no diff)"),
         ("cases", f"{n:,}"),
         ("git apply applied", pct(c["git applied"], n)),
-        ("patchq applied", pct(c["patchq applied"], n)
-         + f" — exact {c['patchq exact']:,}, offset {c['patchq offset']:,}"),
+        (
+            "patchq applied",
+            pct(c["patchq applied"], n)
+            + f" — exact {c['patchq exact']:,}, offset {c['patchq offset']:,}",
+        ),
         ("agreed byte for byte (both applied, same bytes)", pct(c["agreed"], n)),
-        ("patchq applied differently from git", str(len(bad.get(
-            "patchq applied differently from git", [])))),
-        ("patchq applied where git refused", f"{c['patchq applied where git refused']} "
-         f"(placed right: {c['patchq applied where git refused, right']})"),
+        (
+            "patchq applied differently from git",
+            str(len(bad.get("patchq applied differently from git", []))),
+        ),
+        (
+            "patchq applied where git refused",
+            f"{c['patchq applied where git refused']} "
+            f"(placed right: {c['patchq applied where git refused, right']})",
+        ),
         ("patchq refused as ambiguous where git applied", pct(c["ambiguous, git applied"], n)),
         ("… git's placement right", str(c["ambiguous, git applied, git right"])),
         ("… git's placement wrong", str(c["ambiguous, git applied, git WRONG"])),
-        ("… no right placement (upstream changed the hunk's lines)",
-         str(c["ambiguous, git applied, no right answer"])),
-        ("patchq refused, not ambiguous (a hunk failed), where git applied",
-         pct(c["failed, git applied"], n)),
+        (
+            "… no right placement (upstream changed the hunk's lines)",
+            str(c["ambiguous, git applied, no right answer"]),
+        ),
+        (
+            "patchq refused, not ambiguous (a hunk failed), where git applied",
+            pct(c["failed, git applied"], n),
+        ),
         ("… git's placement right", str(c["failed, git applied, git right"])),
         ("… git's placement wrong", str(c["failed, git applied, git WRONG"])),
-        ("… no right placement (upstream changed the hunk's lines)",
-         str(c["failed, git applied, no right answer"])),
+        (
+            "… no right placement (upstream changed the hunk's lines)",
+            str(c["failed, git applied, no right answer"]),
+        ),
         ("both refused", pct(c["both refused"], n)),
-        ("patchq applied where the truth is known: right", f"{c['patchq applied right']:,} of "
-         f"{c['patchq applied, truth known']:,}"),
-        ("… wrong: the nearest look-alike copy, not the real one",
-         f"{c['patchq wrong']} (git put it there too: {c['patchq wrong, git the same']}, "
-         f"GNU patch: {c['patchq wrong, gnu the same']})"),
-        ("git applied where the truth is known: right", f"{c['git applied right']:,} of "
-         f"{c['git applied, truth known']:,}"),
+        (
+            "patchq applied where the truth is known: right",
+            f"{c['patchq applied right']:,} of {c['patchq applied, truth known']:,}",
+        ),
+        (
+            "… wrong: the nearest look-alike copy, not the real one",
+            f"{c['patchq wrong']} (git put it there too: {c['patchq wrong, git the same']}, "
+            f"GNU patch: {c['patchq wrong, gnu the same']})",
+        ),
+        (
+            "git applied where the truth is known: right",
+            f"{c['git applied right']:,} of {c['git applied, truth known']:,}",
+        ),
         ("GNU patch (--fuzz=0) applied", pct(c["gnu applied"], n)),
         ("GNU patch agreed with patchq", pct(c["gnu agreed"], n)),
         ("GNU patch and git both applied but differ", str(c["git and gnu differ"])),

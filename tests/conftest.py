@@ -21,8 +21,14 @@ DATA = Path(__file__).resolve().parent / "data"
 # The developer's real home, read before any test seals the environment.
 REAL_HOME = Path(os.path.expanduser("~"))
 # What a run of patchq or git could write in a home: git's and patchq's own files.
-HOME_FILES = (".gitconfig", ".config/git/config", ".config/git/ignore",
-              ".config/git/attributes", ".config/patchq", ".patchq")
+HOME_FILES = (
+    ".gitconfig",
+    ".config/git/config",
+    ".config/git/ignore",
+    ".config/git/attributes",
+    ".config/patchq",
+    ".patchq",
+)
 
 
 def home_print(home: Path) -> dict[str, tuple[int, int] | None]:
@@ -42,8 +48,9 @@ def home_print(home: Path) -> dict[str, tuple[int, int] | None]:
     return out
 
 
-def home_touched(before: dict[str, tuple[int, int] | None],
-                 after: dict[str, tuple[int, int] | None]) -> list[str]:
+def home_touched(
+    before: dict[str, tuple[int, int] | None], after: dict[str, tuple[int, int] | None]
+) -> list[str]:
     return sorted(k for k in before.keys() | after.keys() if before.get(k, 0) != after.get(k, 0))
 
 
@@ -57,8 +64,9 @@ def home_tripwire() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def sealed_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-               ) -> Iterator[None]:
+def sealed_env(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     home = tmp_path_factory.mktemp("home")
     for name in list(os.environ):
         if name.startswith(("GIT_", "PATCHQ_")):
@@ -116,8 +124,9 @@ class Upstream:
         return git(self.path, *args)
 
     def diff(self, *args: str) -> bytes:
-        proc = subprocess.run(["git", "diff", *args], cwd=self.path, capture_output=True,
-                              check=True)
+        proc = subprocess.run(
+            ["git", "diff", *args], cwd=self.path, capture_output=True, check=True
+        )
         return proc.stdout
 
 
@@ -163,13 +172,21 @@ def queue(tmp_path: Path) -> Queue:
 def held_lock(path: Path) -> Iterator[int]:
     """Another process holding patchq's flock on `path` (as a running patchq would), with
     its pid written in the file; yields that pid, and kills the holder on exit."""
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, os, sys, time\n"
-        f"fd = os.open({str(path)!r}, os.O_RDWR | os.O_CREAT)\n"
-        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
-        "os.pwrite(fd, b'%d\\n' % os.getpid(), 0)\n"
-        "print('held', flush=True)\n"
-        "time.sleep(30)\n")], stdout=subprocess.PIPE)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import fcntl, os, sys, time\n"
+                f"fd = os.open({str(path)!r}, os.O_RDWR | os.O_CREAT)\n"
+                "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+                "os.pwrite(fd, b'%d\\n' % os.getpid(), 0)\n"
+                "print('held', flush=True)\n"
+                "time.sleep(30)\n"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
         yield holder.pid
@@ -187,10 +204,16 @@ class Result:
 
 def run_patchq(*args: str, cwd: Path | None = None, input: bytes | None = None) -> Result:
     """Run the real CLI in a subprocess, as a user would."""
-    proc = subprocess.run([sys.executable, "-m", "patchq", *args], cwd=cwd, input=input,
-                          capture_output=True, env=os.environ.copy())
-    return Result(proc.returncode, proc.stdout.decode(errors="replace"),
-                  proc.stderr.decode(errors="replace"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "patchq", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=os.environ.copy(),
+    )
+    return Result(
+        proc.returncode, proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
+    )
 
 
 def run_inprocess(capsys: pytest.CaptureFixture[str], *args: str) -> Result:
@@ -206,8 +229,10 @@ def run_inprocess(capsys: pytest.CaptureFixture[str], *args: str) -> Result:
 @pytest.fixture
 def patchq(queue: Queue, capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
     """`patchq(...)` runs the CLI on the `queue` patch repo, in process."""
+
     def run(*args: str) -> Result:
         return run_inprocess(capsys, "--dir", str(queue.path), *args)
+
     return run
 
 
@@ -217,10 +242,14 @@ def line_series(up: Upstream, queue: Queue, n: int, new_every: int | None = None
     up.write("f.txt", "".join(f"line {i}\n" for i in range(4 * n + 10)))
     base = up.commit("base")
     for i in range(n):
-        queue.add(f"{i:04d}.patch",
-                  f"--- a/f.txt\n+++ b/f.txt\n@@ -{4 * i + 2},3 +{4 * i + 2},3 @@\n"
-                  f" line {4 * i + 1}\n-line {4 * i + 2}\n+LINE {4 * i + 2}\n line {4 * i + 3}\n")
+        queue.add(
+            f"{i:04d}.patch",
+            f"--- a/f.txt\n+++ b/f.txt\n@@ -{4 * i + 2},3 +{4 * i + 2},3 @@\n"
+            f" line {4 * i + 1}\n-line {4 * i + 2}\n+LINE {4 * i + 2}\n line {4 * i + 3}\n",
+        )
         if new_every and i % new_every == 0:
-            queue.add(f"{i:04d}-new.patch",
-                      f"--- /dev/null\n+++ b/dir{i}/new.txt\n@@ -0,0 +1 @@\n+new {i}\n")
+            queue.add(
+                f"{i:04d}-new.patch",
+                f"--- /dev/null\n+++ b/dir{i}/new.txt\n@@ -0,0 +1 @@\n+new {i}\n",
+            )
     return base

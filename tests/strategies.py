@@ -17,8 +17,18 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-WORDS = [b"int a;", b"int b;", b"}", b"{", b"", b"return 0;", b"x++;", b"// note",
-         b"caf\xe9", b"\t\tindented"]
+WORDS = [
+    b"int a;",
+    b"int b;",
+    b"}",
+    b"{",
+    b"",
+    b"return 0;",
+    b"x++;",
+    b"// note",
+    b"caf\xe9",
+    b"\t\tindented",
+]
 ENDINGS = st.sampled_from([b"\n", b"\n", b"\n", b"\r\n"])
 
 
@@ -35,8 +45,9 @@ class Case:
 
 
 @st.composite
-def files(draw: st.DrawFn, unique: bool | None = None, min_size: int = 1,
-          max_size: int = 30) -> list[bytes]:
+def files(
+    draw: st.DrawFn, unique: bool | None = None, min_size: int = 1, max_size: int = 30
+) -> list[bytes]:
     """A file's lines; unique ones are `line N` (N in order), others drawn from WORDS."""
     if unique is None:
         unique = draw(st.booleans())
@@ -53,12 +64,19 @@ def files(draw: st.DrawFn, unique: bool | None = None, min_size: int = 1,
 
 
 def _ending(line: bytes) -> bytes:
-    return line[len(line.rstrip(b"\r\n")):] or b"\n"
+    return line[len(line.rstrip(b"\r\n")) :] or b"\n"
 
 
 @st.composite
-def edited(draw: st.DrawFn, lines: list[bytes], tag: str, unique: bool, max_ops: int = 3,
-           min_ops: int = 1, move: bool = False) -> list[bytes]:
+def edited(
+    draw: st.DrawFn,
+    lines: list[bytes],
+    tag: str,
+    unique: bool,
+    max_ops: int = 3,
+    min_ops: int = 1,
+    move: bool = False,
+) -> list[bytes]:
     """`lines` after 1..max_ops insertions, deletions, changes (and, if `move`, a block
     moved elsewhere). Inserted and changed lines carry `tag` so that, with `unique`, they
     occur nowhere else."""
@@ -69,10 +87,13 @@ def edited(draw: st.DrawFn, lines: list[bytes], tag: str, unique: bool, max_ops:
         i = draw(st.integers(0, max(len(out) - 1, 0)))
         if op == "ins" or not out:
             k = draw(st.integers(1, 3))
-            new = [b"%s %d.%d\n" % (tag.encode(), j, m) if unique or draw(st.booleans())
-                   else draw(st.sampled_from(WORDS)) + b"\n" for m in range(k)]
-            if i == len(out) - 1 and out and not out[-1].endswith(b"\n") \
-                    and draw(st.booleans()):
+            new = [
+                b"%s %d.%d\n" % (tag.encode(), j, m)
+                if unique or draw(st.booleans())
+                else draw(st.sampled_from(WORDS)) + b"\n"
+                for m in range(k)
+            ]
+            if i == len(out) - 1 and out and not out[-1].endswith(b"\n") and draw(st.booleans()):
                 i += 1  # append after a last line without a newline: give it one
                 out[-1] += b"\n"
             out[i:i] = new
@@ -80,7 +101,7 @@ def edited(draw: st.DrawFn, lines: list[bytes], tag: str, unique: bool, max_ops:
             k = draw(st.integers(1, 3))
             del out[i : i + k]
         elif op == "chg":
-            end = out[i][len(out[i].rstrip(b"\r\n")):]
+            end = out[i][len(out[i].rstrip(b"\r\n")) :]
             out[i] = out[i].rstrip(b"\r\n") + b" " + tag.encode() + end
         else:
             k = draw(st.integers(1, 4))
@@ -96,8 +117,9 @@ def edited(draw: st.DrawFn, lines: list[bytes], tag: str, unique: bool, max_ops:
 
 
 @st.composite
-def cases(draw: st.DrawFn, unique: bool | None = None, drift: bool = True,
-          move: bool = True) -> Case:
+def cases(
+    draw: st.DrawFn, unique: bool | None = None, drift: bool = True, move: bool = True
+) -> Case:
     """A file, a downstream edit of it (1–3 changes) and upstream drift (0–3 changes)."""
     if unique is None:
         unique = draw(st.booleans())
@@ -109,8 +131,21 @@ def cases(draw: st.DrawFn, unique: bool | None = None, drift: bool = True,
 
 # --- names ------------------------------------------------------------------------------
 
-_NAME_PARTS = st.sampled_from(["src", "a b", "na\u00efve", "caf\udce9", "x.c", "tab\there",
-                               "quote\"d", "back\\slash", "new\nline", "-dash", "dir"])
+_NAME_PARTS = st.sampled_from(
+    [
+        "src",
+        "a b",
+        "na\u00efve",
+        "caf\udce9",
+        "x.c",
+        "tab\there",
+        'quote"d',
+        "back\\slash",
+        "new\nline",
+        "-dash",
+        "dir",
+    ]
+)
 
 
 @st.composite

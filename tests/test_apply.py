@@ -27,13 +27,17 @@ def history(up: Upstream) -> tuple[str, str]:
     return base, up.commit("delete, mode, edit")
 
 
-def test_apply_reproduces_upstream_history_and_writes_the_lock(upstream: Upstream, queue: Queue,
-                                                                patchq) -> None:
+def test_apply_reproduces_upstream_history_and_writes_the_lock(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
     base, top = history(upstream)
     r = patchq("import", "--git", f"{base}..{top}")
     assert r.code == 0, r.err
-    assert r.out.split() == ["0001-edit-and-add.patch", "0002-rename-with-change.patch",
-                             "0003-delete-mode-edit.patch"]
+    assert r.out.split() == [
+        "0001-edit-and-add.patch",
+        "0002-rename-with-change.patch",
+        "0003-delete-mode-edit.patch",
+    ]
     r = patchq("apply", "--onto", base)
     assert r.code == 0, r.err
     # Same author, date, message and tree: the very same commits as upstream's.
@@ -45,15 +49,18 @@ def test_apply_reproduces_upstream_history_and_writes_the_lock(upstream: Upstrea
     assert lock["result_tree"] == upstream.git("rev-parse", f"{top}^{{tree}}").strip()
     assert lock["files"]["gone.txt"]["result"] is None
     assert lock["files"]["src/new.c"]["base"] is None
-    assert lock["files"]["doc/new.md"]["result"] == \
-        upstream.git("rev-parse", f"{top}:doc/new.md").strip()
+    assert (
+        lock["files"]["doc/new.md"]["result"]
+        == upstream.git("rev-parse", f"{top}:doc/new.md").strip()
+    )
     assert [p["rebase"] for p in lock["patches"]] == ["new"] * 3
     assert queue.lock().endswith(b"}\n")
     assert patchq("verify").code == 0
 
 
-def test_commits_are_reproducible_without_mail_headers(upstream: Upstream, queue: Queue,
-                                                       patchq, tmp_path: Path) -> None:
+def test_commits_are_reproducible_without_mail_headers(
+    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+) -> None:
     upstream.write("a.txt", "one\ntwo\n")
     base = upstream.commit("base")
     queue.add("plain.diff", "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n")
@@ -64,17 +71,16 @@ def test_commits_are_reproducible_without_mail_headers(upstream: Upstream, queue
     r = run_patchq("--dir", str(queue.path), "--target", str(clone), "apply", "--onto", base)
     assert r.code == 0, r.err
     assert git(clone, "rev-parse", "HEAD").strip() == first
-    assert git(clone, "log", "-1", "--format=%an <%ae>|%s").strip() == \
-        "patchq <patchq@invalid>|plain"
+    assert (
+        git(clone, "log", "-1", "--format=%an <%ae>|%s").strip() == "patchq <patchq@invalid>|plain"
+    )
 
 
 def test_guards_select_patches(upstream: Upstream, queue: Queue, patchq) -> None:
     upstream.write("a.txt", "a\nb\nc\n")
     base = upstream.commit("base")
-    queue.add("1.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n c\n",
-              " #+sm120")
-    queue.add("2.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n a\n b\n-c\n+C\n",
-              " #-sm120")
+    queue.add("1.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n c\n", " #+sm120")
+    queue.add("2.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n a\n b\n-c\n+C\n", " #-sm120")
     assert patchq("apply", "--onto", base).code == 0
     assert upstream.read("a.txt") == b"a\nb\nC\n"
     assert patchq("apply", "--onto", base, "--guard", "sm120").code == 0
@@ -84,14 +90,16 @@ def test_guards_select_patches(upstream: Upstream, queue: Queue, patchq) -> None
     assert patchq("verify").code == 0
 
 
-def test_verify_names_the_changed_patch_and_touches_nothing(upstream: Upstream, queue: Queue,
-                                                            patchq) -> None:
+def test_verify_names_the_changed_patch_and_touches_nothing(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
     upstream.write("a.txt", "a\nb\nc\n")
     base = upstream.commit("base")
     queue.add("1.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n c\n")
     assert patchq("apply", "--onto", base).code == 0
     (queue.path / "patches" / "1.patch").write_text(
-        "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n-a\n+Z\n b\n c\n")
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n-a\n+Z\n b\n c\n"
+    )
     before = upstream.read("a.txt")
     r = patchq("verify")
     assert r.code == 1
@@ -124,16 +132,20 @@ def test_dirty_target_is_refused(upstream: Upstream, queue: Queue, patchq) -> No
     assert upstream.read("a.txt") == b"my edit\n"
 
 
-@pytest.mark.parametrize("name,body,phrase", [
-    ("abs", "--- /etc/passwd\n+++ /etc/passwd\n@@ -1 +1 @@\n-a\n+A\n", "absolute path"),
-    ("dotdot", "--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-a\n+A\n", "'..' component"),
-    ("gitdir", "--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+evil\n", ".git"),
-    ("gitcase", "--- /dev/null\n+++ b/.GIT/config\n@@ -0,0 +1 @@\n+evil\n", ".git"),
-    ("through-link", "--- /dev/null\n+++ b/link/x\n@@ -0,0 +1 @@\n+evil\n", "symlink"),
-    ("the-link", "--- a/link\n+++ b/link\n@@ -1 +1 @@\n-a\n+A\n", "symlink"),
-])
-def test_unsafe_paths_are_refused(upstream: Upstream, queue: Queue, patchq, name: str,
-                                  body: str, phrase: str) -> None:
+@pytest.mark.parametrize(
+    "name,body,phrase",
+    [
+        ("abs", "--- /etc/passwd\n+++ /etc/passwd\n@@ -1 +1 @@\n-a\n+A\n", "absolute path"),
+        ("dotdot", "--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-a\n+A\n", "'..' component"),
+        ("gitdir", "--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+evil\n", ".git"),
+        ("gitcase", "--- /dev/null\n+++ b/.GIT/config\n@@ -0,0 +1 @@\n+evil\n", ".git"),
+        ("through-link", "--- /dev/null\n+++ b/link/x\n@@ -0,0 +1 @@\n+evil\n", "symlink"),
+        ("the-link", "--- a/link\n+++ b/link\n@@ -1 +1 @@\n-a\n+A\n", "symlink"),
+    ],
+)
+def test_unsafe_paths_are_refused(
+    upstream: Upstream, queue: Queue, patchq, name: str, body: str, phrase: str
+) -> None:
     upstream.write("a.txt", "a\n")
     (upstream.path / "link").symlink_to("/tmp")
     base = upstream.commit("base")
@@ -144,18 +156,25 @@ def test_unsafe_paths_are_refused(upstream: Upstream, queue: Queue, patchq, name
     assert "patchq/main" not in upstream.git("branch")
 
 
-def test_creating_a_symlink_then_writing_through_it_is_refused(upstream: Upstream,
-                                                               queue: Queue, patchq) -> None:
+def test_creating_a_symlink_then_writing_through_it_is_refused(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
     upstream.write("a.txt", "a\n")
     base = upstream.commit("base")
-    queue.add("1.patch", "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n"
-                         "@@ -0,0 +1 @@\n+/etc\n\\ No newline at end of file\n")
+    queue.add(
+        "1.patch",
+        "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n"
+        "@@ -0,0 +1 @@\n+/etc\n\\ No newline at end of file\n",
+    )
     assert "points to absolute path" in patchq("apply", "--onto", base).err
     (queue.path / "series").write_text("")
-    queue.add("2.patch", "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n"
-                         "@@ -0,0 +1 @@\n+sub\n\\ No newline at end of file\n"
-                         "diff --git a/l/x b/l/x\nnew file mode 100644\n--- /dev/null\n"
-                         "+++ b/l/x\n@@ -0,0 +1 @@\n+evil\n")
+    queue.add(
+        "2.patch",
+        "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n"
+        "@@ -0,0 +1 @@\n+sub\n\\ No newline at end of file\n"
+        "diff --git a/l/x b/l/x\nnew file mode 100644\n--- /dev/null\n"
+        "+++ b/l/x\n@@ -0,0 +1 @@\n+evil\n",
+    )
     r = patchq("apply", "--onto", base)
     assert r.code == 4 and "goes through a symlink" in r.err
 
@@ -206,8 +225,9 @@ def test_help_and_version() -> None:
     assert r.code == 2
 
 
-def test_verify_files_mode_in_a_checkout_without_the_base(upstream: Upstream, queue: Queue,
-                                                         patchq, tmp_path: Path) -> None:
+def test_verify_files_mode_in_a_checkout_without_the_base(
+    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+) -> None:
     upstream.write("a.txt", "a\nb\nc\n").write("other.txt", "x\n")
     base = upstream.commit("base")
     queue.add("1.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n c\n")

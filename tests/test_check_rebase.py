@@ -23,6 +23,7 @@ DESIGN_HUNK_KEYS = {"file", "status", "offset", "fuzz", "drift"}
 
 # --- builders -------------------------------------------------------------------------
 
+
 def make_patch(up: Upstream, header: str, edits: dict[str, str | bytes | None]) -> bytes:
     """The `git diff` of `edits` on the upstream's checkout (then undone), after `header`.
 
@@ -39,8 +40,12 @@ def make_patch(up: Upstream, header: str, edits: dict[str, str | bytes | None]) 
     return header.encode() + diff
 
 
-def advance(up: Upstream, subject: str, edits: dict[str, str | bytes | None],
-            rename: tuple[str, str] | None = None) -> str:
+def advance(
+    up: Upstream,
+    subject: str,
+    edits: dict[str, str | bytes | None],
+    rename: tuple[str, str] | None = None,
+) -> str:
     """One upstream commit on `main`, made without disturbing the target's checkout."""
     back = up.git("symbolic-ref", "-q", "--short", "HEAD").strip()
     up.git("checkout", "-q", "main")
@@ -63,8 +68,13 @@ def sub(text: str, old: str, new: str) -> str:
     return text.replace(old, new)
 
 
-def pin(up: Upstream, queue: Queue, patchq: Callable[..., Result],
-        patches: list[tuple[str, bytes]], base: str) -> None:
+def pin(
+    up: Upstream,
+    queue: Queue,
+    patchq: Callable[..., Result],
+    patches: list[tuple[str, bytes]],
+    base: str,
+) -> None:
     for name, data in patches:
         queue.add(name, data)
     r = patchq("apply", "--onto", base)
@@ -85,12 +95,15 @@ def check_json(patchq: Callable[..., Result], *args: str) -> tuple[int, dict[str
 
 def project(doc: dict[str, Any]) -> list[tuple[str, str, list[dict[str, Any]]]]:
     """The DESIGN §3 keys of a check report, for exact comparison."""
-    return [(p["name"], p["status"], [{k: h[k] for k in sorted(DESIGN_HUNK_KEYS)}
-                                      for h in p["hunks"]]) for p in doc["patches"]]
+    return [
+        (p["name"], p["status"], [{k: h[k] for k in sorted(DESIGN_HUNK_KEYS)} for h in p["hunks"]])
+        for p in doc["patches"]
+    ]
 
 
-def hunk(file: str, status: str, drift: list[str], offset: int = 0,
-         fuzz: int = 0) -> dict[str, Any]:
+def hunk(
+    file: str, status: str, drift: list[str], offset: int = 0, fuzz: int = 0
+) -> dict[str, Any]:
     return {"file": file, "status": status, "offset": offset, "fuzz": fuzz, "drift": drift}
 
 
@@ -127,38 +140,104 @@ def one(upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> str:
 
 # Each upstream history: (edits per commit, expected status, check exit, indices of the
 # commits expected in the hunk's drift, offset, fuzz, extra check args, rebase outcome).
-STATUS_CASES: dict[str, tuple[list[tuple[str, dict[str, str | None]]], str, int, list[int],
-                              int, int, tuple[str, ...], str]] = {
-    "clean": ([("touch another file", {"g.txt": "other 2\n"})], "clean", 0, [], 0, 0, (),
-              "unchanged"),
-    "offset": ([("insert three lines at the top", {"f.txt": "a\nb\nc\n" + BASE}),
-                ("edit far below", {"f.txt": "a\nb\nc\n" + sub(BASE, "line 38\n", "L38\n")})],
-               "offset", 1, [0], 3, 0, (), "refreshed"),
-    "fuzz": ([("edit an outer context line", {"f.txt": sub(BASE, "line 17\n", "L17\n")})],
-             "fuzz", 1, [0], 0, 1, ("--fuzz", "1"), "refreshed"),
-    "merge": ([("edit an outer context line", {"f.txt": sub(BASE, "line 17\n", "L17\n")})],
-              "merge", 1, [0], 0, 0, (), "merged"),
-    "conflict": ([("unrelated", {"g.txt": "x\n"}),
-                  ("edit the very line", {"f.txt": sub(BASE, "line 20\n", "line twenty\n")})],
-                 "conflict", 3, [1], 0, 0, (), "conflict"),
-    "upstreamed": ([("take the patch", {"f.txt": sub(BASE, "line 20\n", "LINE 20\n")})],
-                   "upstreamed", 1, [0], 0, 0, (), "upstreamed"),
-    "missing": ([("unrelated", {"g.txt": "x\n"}), ("remove f.txt", {"f.txt": None})],
-                "missing", 3, [1], 0, 0, (), "conflict"),
+STATUS_CASES: dict[
+    str,
+    tuple[
+        list[tuple[str, dict[str, str | None]]], str, int, list[int], int, int, tuple[str, ...], str
+    ],
+] = {
+    "clean": (
+        [("touch another file", {"g.txt": "other 2\n"})],
+        "clean",
+        0,
+        [],
+        0,
+        0,
+        (),
+        "unchanged",
+    ),
+    "offset": (
+        [
+            ("insert three lines at the top", {"f.txt": "a\nb\nc\n" + BASE}),
+            ("edit far below", {"f.txt": "a\nb\nc\n" + sub(BASE, "line 38\n", "L38\n")}),
+        ],
+        "offset",
+        1,
+        [0],
+        3,
+        0,
+        (),
+        "refreshed",
+    ),
+    "fuzz": (
+        [("edit an outer context line", {"f.txt": sub(BASE, "line 17\n", "L17\n")})],
+        "fuzz",
+        1,
+        [0],
+        0,
+        1,
+        ("--fuzz", "1"),
+        "refreshed",
+    ),
+    "merge": (
+        [("edit an outer context line", {"f.txt": sub(BASE, "line 17\n", "L17\n")})],
+        "merge",
+        1,
+        [0],
+        0,
+        0,
+        (),
+        "merged",
+    ),
+    "conflict": (
+        [
+            ("unrelated", {"g.txt": "x\n"}),
+            ("edit the very line", {"f.txt": sub(BASE, "line 20\n", "line twenty\n")}),
+        ],
+        "conflict",
+        3,
+        [1],
+        0,
+        0,
+        (),
+        "conflict",
+    ),
+    "upstreamed": (
+        [("take the patch", {"f.txt": sub(BASE, "line 20\n", "LINE 20\n")})],
+        "upstreamed",
+        1,
+        [0],
+        0,
+        0,
+        (),
+        "upstreamed",
+    ),
+    "missing": (
+        [("unrelated", {"g.txt": "x\n"}), ("remove f.txt", {"f.txt": None})],
+        "missing",
+        3,
+        [1],
+        0,
+        0,
+        (),
+        "conflict",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(STATUS_CASES))
-def test_each_check_status(one: str, upstream: Upstream, queue: Queue,
-                           patchq: Callable[..., Result], case: str) -> None:
+def test_each_check_status(
+    one: str, upstream: Upstream, queue: Queue, patchq: Callable[..., Result], case: str
+) -> None:
     commits_, status, code, blame, offset, fuzz, args, outcome = STATUS_CASES[case]
     commits = [advance(upstream, subject, edits) for subject, edits in commits_]
     head = commits[-1]
     got, doc = check_json(patchq, *args)
     assert got == code, doc
     assert doc["base"] == one and doc["onto"] == head
-    assert project(doc) == [("p.patch", status, [
-        hunk("f.txt", status, [commits[i] for i in blame], offset, fuzz)])]
+    assert project(doc) == [
+        ("p.patch", status, [hunk("f.txt", status, [commits[i] for i in blame], offset, fuzz)])
+    ]
     # The text report names the drift commits with their subjects, and exits the same.
     r = patchq("check", "--onto", "main", *args)
     assert r.code == code
@@ -179,27 +258,44 @@ def test_each_check_status(one: str, upstream: Upstream, queue: Queue,
 
 
 @pytest.fixture
-def six(upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
-        ) -> tuple[str, dict[str, str]]:
+def six(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> tuple[str, dict[str, str]]:
     """Six patches on six files, and an upstream move giving each rebase outcome.
 
     Returns the old base and the upstream commit behind each file's drift."""
     for f in "abcdeh":
         upstream.write(f"{f}.txt", BASE)
     base = upstream.commit("base")
-    pin(upstream, queue, patchq, [
-        (f"{f}.patch", make_patch(upstream, f"Patch {f}\n\n",
-                                  {f"{f}.txt": sub(BASE, "line 20\n", f"{f.upper()} 20\n")}))
-        for f in "abcdeh"], base)
+    pin(
+        upstream,
+        queue,
+        patchq,
+        [
+            (
+                f"{f}.patch",
+                make_patch(
+                    upstream,
+                    f"Patch {f}\n\n",
+                    {f"{f}.txt": sub(BASE, "line 20\n", f"{f.upper()} 20\n")},
+                ),
+            )
+            for f in "abcdeh"
+        ],
+        base,
+    )
     who = {
         "b": advance(upstream, "b: insert lines above", {"b.txt": "x\ny\n" + BASE}),
-        "c": advance(upstream, "c: edit an outer context line",
-                     {"c.txt": sub(BASE, "line 17\n", "L17\n")}),
-        "d": advance(upstream, "d: edit the patched line",
-                     {"d.txt": sub(BASE, "line 20\n", "line twenty\n")}),
+        "c": advance(
+            upstream, "c: edit an outer context line", {"c.txt": sub(BASE, "line 17\n", "L17\n")}
+        ),
+        "d": advance(
+            upstream, "d: edit the patched line", {"d.txt": sub(BASE, "line 20\n", "line twenty\n")}
+        ),
         "e": advance(upstream, "e: merge our patch", {"e.txt": sub(BASE, "line 20\n", "E 20\n")}),
-        "h": advance(upstream, "h: edit the patched line",
-                     {"h.txt": sub(BASE, "line 20\n", "line XX\n")}),
+        "h": advance(
+            upstream, "h: edit the patched line", {"h.txt": sub(BASE, "line 20\n", "line XX\n")}
+        ),
     }
     return base, who
 
@@ -211,25 +307,35 @@ def resolve(path: Path, text: str) -> None:
     path.write_text(re.sub(r"<<<<<<< .*?>>>>>>> [^\n]*\n", text, data, flags=re.S))
 
 
-def test_rebase_outcomes_lock_and_exact_reapply(six: tuple[str, dict[str, str]],
-                                                upstream: Upstream, queue: Queue,
-                                                patchq: Callable[..., Result]) -> None:
+def test_rebase_outcomes_lock_and_exact_reapply(
+    six: tuple[str, dict[str, str]], upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     base, who = six
     onto = upstream.git("rev-parse", "main").strip()
     code, doc = check_json(patchq)
     assert code == 3
     assert [(p["name"], p["status"]) for p in doc["patches"]] == [
-        ("a.patch", "clean"), ("b.patch", "offset"), ("c.patch", "merge"),
-        ("d.patch", "conflict"), ("e.patch", "upstreamed"), ("h.patch", "conflict")]
+        ("a.patch", "clean"),
+        ("b.patch", "offset"),
+        ("c.patch", "merge"),
+        ("d.patch", "conflict"),
+        ("e.patch", "upstreamed"),
+        ("h.patch", "conflict"),
+    ]
     assert {p["name"]: p["hunks"][0]["drift"] for p in doc["patches"]} == {
-        "a.patch": [], **{f"{f}.patch": [who[f]] for f in "bcdeh"}}
+        "a.patch": [],
+        **{f"{f}.patch": [who[f]] for f in "bcdeh"},
+    }
 
     r = patchq("rebase", "--onto", "main")
     assert r.code == 3
     assert "d.patch" in r.err and "d.txt" in r.err and who["d"][:12] in r.err
     assert "d: edit the patched line" in r.err
-    assert r.err.splitlines()[:3] == [" unchanged a.patch", " refreshed b.patch",
-                                      "    merged c.patch"]
+    assert r.err.splitlines()[:3] == [
+        " unchanged a.patch",
+        " refreshed b.patch",
+        "    merged c.patch",
+    ]
     assert r.err.splitlines()[3].startswith("patchq: patches/d.patch: ")
     resolve(upstream.path / "d.txt", "line twenty and D\n")
 
@@ -238,34 +344,57 @@ def test_rebase_outcomes_lock_and_exact_reapply(six: tuple[str, dict[str, str]],
     r = patchq("rebase", "--skip")
     assert r.code == 0, r.err
     assert [x.split() for x in r.err.splitlines()[:6]] == [
-        ["unchanged", "a.patch"], ["refreshed", "b.patch"], ["merged", "c.patch"],
-        ["resolved", "d.patch"], ["upstreamed", "e.patch"], ["dropped", "h.patch"]]
+        ["unchanged", "a.patch"],
+        ["refreshed", "b.patch"],
+        ["merged", "c.patch"],
+        ["resolved", "d.patch"],
+        ["upstreamed", "e.patch"],
+        ["dropped", "h.patch"],
+    ]
     report = patchq("report").out
     assert f"h.txt hunk #1: conflict, the patch was skipped (by {who['h'][:12]}" in report
     assert f"e.txt hunk #1: already upstream, dropped (by {who['e'][:12]}" in report
 
-    assert outcomes(queue) == {"a.patch": "unchanged", "b.patch": "refreshed",
-                               "c.patch": "merged", "d.patch": "resolved",
-                               "e.patch": "upstreamed", "h.patch": "dropped"}
+    assert outcomes(queue) == {
+        "a.patch": "unchanged",
+        "b.patch": "refreshed",
+        "c.patch": "merged",
+        "d.patch": "resolved",
+        "e.patch": "upstreamed",
+        "h.patch": "dropped",
+    }
     lk = lock(queue)
     assert lk["base"] == onto
     assert lk["last_rebase"] == {"from": base, "onto": onto, "onto_ref": "main"}
     assert {p["name"]: p["drift"] for p in lk["patches"]} == {
-        "a.patch": [], "b.patch": [who["b"]], "c.patch": [who["c"]], "d.patch": [who["d"]],
-        "e.patch": [who["e"]], "h.patch": [who["h"]]}
-    assert queue.series() == ("a.patch\nb.patch\nc.patch\nd.patch\n"
-                              f"# upstreamed in {onto[:12]}: e.patch\n"
-                              f"# dropped in {onto[:12]}: h.patch\n")
+        "a.patch": [],
+        "b.patch": [who["b"]],
+        "c.patch": [who["c"]],
+        "d.patch": [who["d"]],
+        "e.patch": [who["e"]],
+        "h.patch": [who["h"]],
+    }
+    assert queue.series() == (
+        "a.patch\nb.patch\nc.patch\nd.patch\n"
+        f"# upstreamed in {onto[:12]}: e.patch\n"
+        f"# dropped in {onto[:12]}: h.patch\n"
+    )
     # The target ends as after `push -a`: the stack branch at the rebased top, clean.
     assert upstream.git("symbolic-ref", "--short", "HEAD").strip() == "patchq/main"
     assert upstream.git("status", "--porcelain") == ""
     assert upstream.git("rev-parse", "HEAD^{tree}").strip() == lk["result_tree"]
     assert upstream.read("d.txt") == sub(BASE, "line 20\n", "line twenty and D\n").encode()
-    assert upstream.read("c.txt") == sub(sub(BASE, "line 17\n", "L17\n"), "line 20\n",
-                                         "C 20\n").encode()
+    assert (
+        upstream.read("c.txt")
+        == sub(sub(BASE, "line 17\n", "L17\n"), "line 20\n", "C 20\n").encode()
+    )
     stack = json.loads((upstream.path / ".git/patchq/main.json").read_text())
-    assert stack["base"] == onto and stack["applied"] == ["a.patch", "b.patch", "c.patch",
-                                                          "d.patch"]
+    assert stack["base"] == onto and stack["applied"] == [
+        "a.patch",
+        "b.patch",
+        "c.patch",
+        "d.patch",
+    ]
     assert patchq("verify").code == 0
     # The rebased series applies exactly on the new base and gives the same tree.
     r = patchq("apply", "--onto", onto, "--json")
@@ -283,9 +412,9 @@ def core(a: int, b: int) -> str:
     return "".join(f"line {i}\n" for i in range(a, b + 1))
 
 
-def test_fuzz_never_takes_a_context_that_matches_twice(one: str, upstream: Upstream,
-                                                       queue: Queue,
-                                                       patchq: Callable[..., Result]) -> None:
+def test_fuzz_never_takes_a_context_that_matches_twice(
+    one: str, upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     # Upstream edits the hunk's outer context line and pastes a copy of its inner lines
     # (18–22) higher up: with fuzz 1 the shortened hunk matches in two places.
     new = core(18, 22) + sub(BASE, "line 17\n", "L17\n")
@@ -298,14 +427,20 @@ def test_fuzz_never_takes_a_context_that_matches_twice(one: str, upstream: Upstr
     assert r.code == 0, r.err
     assert outcomes(queue) == {"p.patch": "merged"}
     # The change went to the real block (3-way, from the pinned base), not to the copy.
-    assert upstream.read("f.txt").decode() == sub(new, "L17\nline 18\nline 19\nline 20\n",
-                                                  "L17\nline 18\nline 19\nLINE 20\n")
+    assert upstream.read("f.txt").decode() == sub(
+        new, "L17\nline 18\nline 19\nline 20\n", "L17\nline 18\nline 19\nLINE 20\n"
+    )
 
 
 @pytest.mark.parametrize("edited,status", [("line 17\n", "merge"), ("line 19\n", "conflict")])
-def test_offset_never_moves_a_hunk_into_a_copy(one: str, upstream: Upstream, queue: Queue,
-                                               patchq: Callable[..., Result], edited: str,
-                                               status: str) -> None:
+def test_offset_never_moves_a_hunk_into_a_copy(
+    one: str,
+    upstream: Upstream,
+    queue: Queue,
+    patchq: Callable[..., Result],
+    edited: str,
+    status: str,
+) -> None:
     # Upstream edits a context line in place and pastes an untouched copy of the hunk's
     # lines (17–23) at the top: the only exact match is the copy, the wrong place. The
     # pinned base tells: a clean 3-way merge (edit away from the change) or a conflict
@@ -320,33 +455,53 @@ def test_offset_never_moves_a_hunk_into_a_copy(one: str, upstream: Upstream, que
     assert text.startswith(core(17, 23))  # the copy is left alone
     if status == "merge":
         assert r.code == 0 and outcomes(queue) == {"p.patch": "merged"}
-        assert text == core(17, 23) + sub(sub(BASE, edited, "EDITED\n"), "line 20\n",
-                                          "LINE 20\n")
+        assert text == core(17, 23) + sub(sub(BASE, edited, "EDITED\n"), "line 20\n", "LINE 20\n")
     else:
         assert r.code == 3 and "p.patch" in r.err and edit[:12] in r.err
         assert text.count("<<<<<<< ") == 1 and text.index("<<<<<<< ") > len(core(17, 23))
 
 
-BLOCKS = ("project(demo)\n\nif(CUDA)\n  set(ARCHS \"90a\")\n  message(STATUS \"cuda\")\nendif()\n\n"
-          "if(ROCM)\n  set(ARCHS \"90a\")\n  message(STATUS \"rocm\")\nendif()\n")
+BLOCKS = (
+    'project(demo)\n\nif(CUDA)\n  set(ARCHS "90a")\n  message(STATUS "cuda")\nendif()\n\n'
+    'if(ROCM)\n  set(ARCHS "90a")\n  message(STATUS "rocm")\nendif()\n'
+)
 
 
 def test_anchored_placement_never_picks_a_look_alike_in_another_block(
-        upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> None:
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     # The patch edits the CUDA block's ARCHS line; upstream edits that same line. The ROCm
     # block's identical line is now the only match: placing the change there would be a
     # guess into the wrong block, so it must stop at a conflict.
     upstream.write("CMakeLists.txt", BLOCKS)
     base = upstream.commit("base")
     cuda = 'if(CUDA)\n  set(ARCHS "90a")\n'
-    pin(upstream, queue, patchq, [("sm120.patch", make_patch(upstream, "", {
-        "CMakeLists.txt": sub(BLOCKS, cuda, 'if(CUDA)\n  set(ARCHS "90a;120a")\n')}))], base)
-    edit = advance(upstream, "add sm100a", {
-        "CMakeLists.txt": sub(BLOCKS, cuda, 'if(CUDA)\n  set(ARCHS "90a;100a")\n')})
+    pin(
+        upstream,
+        queue,
+        patchq,
+        [
+            (
+                "sm120.patch",
+                make_patch(
+                    upstream,
+                    "",
+                    {"CMakeLists.txt": sub(BLOCKS, cuda, 'if(CUDA)\n  set(ARCHS "90a;120a")\n')},
+                ),
+            )
+        ],
+        base,
+    )
+    edit = advance(
+        upstream,
+        "add sm100a",
+        {"CMakeLists.txt": sub(BLOCKS, cuda, 'if(CUDA)\n  set(ARCHS "90a;100a")\n')},
+    )
     code, doc = check_json(patchq)
     assert code == 3
-    assert project(doc) == [("sm120.patch", "conflict", [hunk("CMakeLists.txt", "conflict",
-                                                              [edit])])]
+    assert project(doc) == [
+        ("sm120.patch", "conflict", [hunk("CMakeLists.txt", "conflict", [edit])])
+    ]
     r = patchq("rebase", "--onto", "main")
     assert r.code == 3
     text = upstream.read("CMakeLists.txt").decode()
@@ -354,14 +509,32 @@ def test_anchored_placement_never_picks_a_look_alike_in_another_block(
 
 
 def test_anchored_placement_takes_a_unique_line_next_to_an_upstream_edit(
-        upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> None:
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     # Upstream edits the line right above the one the patch changes: the 3-way merge
     # conflicts, but the changed line is unique in the base and the new file.
     upstream.write("CMakeLists.txt", BLOCKS)
     base = upstream.commit("base")
-    pin(upstream, queue, patchq, [("msg.patch", make_patch(upstream, "", {
-        "CMakeLists.txt": sub(BLOCKS, 'message(STATUS "cuda")', 'message(STATUS "CUDA on")')}))],
-        base)
+    pin(
+        upstream,
+        queue,
+        patchq,
+        [
+            (
+                "msg.patch",
+                make_patch(
+                    upstream,
+                    "",
+                    {
+                        "CMakeLists.txt": sub(
+                            BLOCKS, 'message(STATUS "cuda")', 'message(STATUS "CUDA on")'
+                        )
+                    },
+                ),
+            )
+        ],
+        base,
+    )
     moved = sub(BLOCKS, 'if(CUDA)\n  set(ARCHS "90a")', 'if(CUDA)\n  set(ARCHS "90a;100a")')
     edit = advance(upstream, "add sm100a", {"CMakeLists.txt": moved})
     code, doc = check_json(patchq)
@@ -371,18 +544,21 @@ def test_anchored_placement_takes_a_unique_line_next_to_an_upstream_edit(
     r = patchq("rebase", "--onto", "main")
     assert r.code == 0, r.err
     assert outcomes(queue) == {"msg.patch": "merged"}
-    assert upstream.read("CMakeLists.txt").decode() == sub(moved, 'message(STATUS "cuda")',
-                                                           'message(STATUS "CUDA on")')
+    assert upstream.read("CMakeLists.txt").decode() == sub(
+        moved, 'message(STATUS "cuda")', 'message(STATUS "CUDA on")'
+    )
     assert patchq("verify").code == 0
 
 
-def test_a_file_renamed_upstream_is_followed(one: str, upstream: Upstream, queue: Queue,
-                                             patchq: Callable[..., Result]) -> None:
+def test_a_file_renamed_upstream_is_followed(
+    one: str, upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     ren = advance(upstream, "move f.txt into src/", {}, rename=("f.txt", "src/f.txt"))
     code, doc = check_json(patchq)
     assert code == 1  # the patch must be rewritten for the new name: drift rebase handles
-    assert [(p["name"], p["status"], [h["file"] for h in p["hunks"]])
-            for p in doc["patches"]] == [("p.patch", "clean", ["src/f.txt"])]
+    assert [(p["name"], p["status"], [h["file"] for h in p["hunks"]]) for p in doc["patches"]] == [
+        ("p.patch", "clean", ["src/f.txt"])
+    ]
     r = patchq("check", "--onto", "main")
     assert r.code == 1 and "f.txt: renamed upstream to src/f.txt" in r.out
     r = patchq("rebase", "--onto", "main")
@@ -400,9 +576,9 @@ def test_a_file_renamed_upstream_is_followed(one: str, upstream: Upstream, queue
     assert lock(queue)["last_rebase"]["onto"] == ren
 
 
-def test_a_renamed_and_edited_file_keeps_offsets_and_drift(one: str, upstream: Upstream,
-                                                          queue: Queue,
-                                                          patchq: Callable[..., Result]) -> None:
+def test_a_renamed_and_edited_file_keeps_offsets_and_drift(
+    one: str, upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     advance(upstream, "move f.txt", {}, rename=("f.txt", "g/f.txt"))
     ins = advance(upstream, "insert above", {"g/f.txt": "new\n" + BASE})
     code, doc = check_json(patchq)
@@ -413,8 +589,9 @@ def test_a_renamed_and_edited_file_keeps_offsets_and_drift(one: str, upstream: U
     assert patchq("verify").code == 0
 
 
-def test_a_partly_upstreamed_patch_keeps_only_the_rest(upstream: Upstream, queue: Queue,
-                                                      patchq: Callable[..., Result]) -> None:
+def test_a_partly_upstreamed_patch_keeps_only_the_rest(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     upstream.write("f.txt", BASE)
     base = upstream.commit("base")
     both = sub(sub(BASE, "line 5\n", "LINE 5\n"), "line 30\n", "LINE 30\n")
@@ -423,8 +600,9 @@ def test_a_partly_upstreamed_patch_keeps_only_the_rest(upstream: Upstream, queue
     took = advance(upstream, "take the first fix", {"f.txt": sub(BASE, "line 5\n", "LINE 5\n")})
     code, doc = check_json(patchq)
     assert code == 1
-    assert project(doc) == [("two.patch", "offset", [hunk("f.txt", "upstreamed", [took]),
-                                                     hunk("f.txt", "clean", [])])]
+    assert project(doc) == [
+        ("two.patch", "offset", [hunk("f.txt", "upstreamed", [took]), hunk("f.txt", "clean", [])])
+    ]
     r = patchq("rebase", "--onto", "main")
     assert r.code == 0, r.err
     assert outcomes(queue) == {"two.patch": "refreshed"}
@@ -433,14 +611,15 @@ def test_a_partly_upstreamed_patch_keeps_only_the_rest(upstream: Upstream, queue
     # The upstreamed hunk is gone, the other kept byte for byte with the header.
     assert new.startswith(b"Two fixes\n\n")
     assert b"LINE 5" not in new and new.count(b"@@ -") == 1
-    old_hunk = p[p.index(b"@@ -27"):]
+    old_hunk = p[p.index(b"@@ -27") :]
     assert new.endswith(old_hunk)
     assert upstream.read("f.txt") == both.encode()
     assert patchq("verify").code == 0
 
 
-def test_two_patches_on_the_same_lines(upstream: Upstream, queue: Queue,
-                                       patchq: Callable[..., Result]) -> None:
+def test_two_patches_on_the_same_lines(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     upstream.write("f.txt", BASE)
     base = upstream.commit("base")
     first = sub(BASE, "line 20\n", "LINE 20\n")
@@ -455,8 +634,10 @@ def test_two_patches_on_the_same_lines(upstream: Upstream, queue: Queue,
     code, doc = check_json(patchq)
     # The second patch sees the first's result: both move by one line, neither conflicts.
     assert code == 1
-    assert project(doc) == [("1.patch", "offset", [hunk("f.txt", "offset", [ins], 1)]),
-                            ("2.patch", "offset", [hunk("f.txt", "offset", [ins], 1)])]
+    assert project(doc) == [
+        ("1.patch", "offset", [hunk("f.txt", "offset", [ins], 1)]),
+        ("2.patch", "offset", [hunk("f.txt", "offset", [ins], 1)]),
+    ]
     assert patchq("rebase", "--onto", "main").code == 0
     assert outcomes(queue) == {"1.patch": "refreshed", "2.patch": "refreshed"}
     assert upstream.read("f.txt") == ("top\n" + second).encode()
@@ -468,7 +649,8 @@ def test_two_patches_on_the_same_lines(upstream: Upstream, queue: Queue,
 
 
 def test_the_second_patch_conflicts_with_what_upstream_did_to_the_first(
-        upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> None:
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     # Upstream takes patch 1 in a different spelling: patch 1 conflicts; once resolved to
     # upstream's spelling (no change left), patch 2 is checked against that tree.
     upstream.write("f.txt", BASE)
@@ -484,8 +666,10 @@ def test_the_second_patch_conflicts_with_what_upstream_did_to_the_first(
     code, doc = check_json(patchq)
     # check leaves the conflicting patch out and merges the next against the pinned base.
     assert code == 3
-    assert project(doc) == [("1.patch", "conflict", [hunk("f.txt", "conflict", [edit])]),
-                            ("2.patch", "merge", [hunk("f.txt", "merge", [edit])])]
+    assert project(doc) == [
+        ("1.patch", "conflict", [hunk("f.txt", "conflict", [edit])]),
+        ("2.patch", "merge", [hunk("f.txt", "merge", [edit])]),
+    ]
     r = patchq("rebase", "--onto", "main")
     assert r.code == 3 and "1.patch" in r.err
     resolve(upstream.path / "f.txt", "LINE 20\n")
@@ -494,23 +678,32 @@ def test_the_second_patch_conflicts_with_what_upstream_did_to_the_first(
     assert r.code == 0, r.err
     assert outcomes(queue) == {"1.patch": "resolved", "2.patch": "unchanged"}
     assert (queue.path / "patches/2.patch").read_bytes() == p2
-    assert upstream.read("f.txt") == sub(sub(BASE, "line 20\n", "LINE 20\n"), "line 22\n",
-                                         "LINE 22\n").encode()
+    assert (
+        upstream.read("f.txt")
+        == sub(sub(BASE, "line 20\n", "LINE 20\n"), "line 22\n", "LINE 22\n").encode()
+    )
     assert patchq("verify").code == 0
 
 
 CRLF = BASE.replace("\n", "\r\n").encode()
 
 
-def test_crlf_bytes_survive_a_rebase(upstream: Upstream, queue: Queue,
-                                     patchq: Callable[..., Result]) -> None:
+def test_crlf_bytes_survive_a_rebase(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     upstream.write("w.txt", CRLF)
     base = upstream.commit("base")
     ours = CRLF.replace(b"line 20\r\n", b"LINE 20\r\n")
-    pin(upstream, queue, patchq, [("crlf.patch", make_patch(upstream, "CRLF\n\n",
-                                                            {"w.txt": ours}))], base)
+    pin(
+        upstream,
+        queue,
+        patchq,
+        [("crlf.patch", make_patch(upstream, "CRLF\n\n", {"w.txt": ours}))],
+        base,
+    )
     moved = b"new\r\n" + CRLF.replace(b"line 17\r\n", b"L17\r\n").replace(
-        b"line 40\r\n", b"line 40")  # no newline at the end, too
+        b"line 40\r\n", b"line 40"
+    )  # no newline at the end, too
     advance(upstream, "upstream edits", {"w.txt": moved})
     code, doc = check_json(patchq)
     assert code == 1 and doc["patches"][0]["status"] == "merge"
@@ -526,12 +719,23 @@ def test_crlf_bytes_survive_a_rebase(upstream: Upstream, queue: Queue,
     assert patchq("verify").code == 0
 
 
-def test_crlf_conflict_resolution_keeps_its_bytes(upstream: Upstream, queue: Queue,
-                                                  patchq: Callable[..., Result]) -> None:
+def test_crlf_conflict_resolution_keeps_its_bytes(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     upstream.write("w.txt", CRLF)
     base = upstream.commit("base")
-    pin(upstream, queue, patchq, [("crlf.patch", make_patch(upstream, "", {
-        "w.txt": CRLF.replace(b"line 20\r\n", b"LINE 20\r\n")}))], base)
+    pin(
+        upstream,
+        queue,
+        patchq,
+        [
+            (
+                "crlf.patch",
+                make_patch(upstream, "", {"w.txt": CRLF.replace(b"line 20\r\n", b"LINE 20\r\n")}),
+            )
+        ],
+        base,
+    )
     advance(upstream, "edit", {"w.txt": CRLF.replace(b"line 20\r\n", b"Line 20\r\n")})
     assert patchq("rebase", "--onto", "main").code == 3
     path = upstream.path / "w.txt"
@@ -545,15 +749,19 @@ def test_crlf_conflict_resolution_keeps_its_bytes(upstream: Upstream, queue: Que
     assert patchq("verify").code == 0
 
 
-def test_abort_after_a_partial_rebase_restores_every_byte(six: tuple[str, dict[str, str]],
-                                                          upstream: Upstream, queue: Queue,
-                                                          patchq: Callable[..., Result]) -> None:
+def test_abort_after_a_partial_rebase_restores_every_byte(
+    six: tuple[str, dict[str, str]], upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     def state() -> tuple[dict[str, str], str, str, str]:
-        files = {k: v for k, v in snapshot(queue.path, upstream.path).items()
-                 if "/.git/" not in k}
+        files = {k: v for k, v in snapshot(queue.path, upstream.path).items() if "/.git/" not in k}
         stack = (upstream.path / ".git/patchq/main.json").read_text()
-        return (files, upstream.git("symbolic-ref", "HEAD"),
-                upstream.git("rev-parse", "HEAD", "patchq/main", "main"), stack)
+        return (
+            files,
+            upstream.git("symbolic-ref", "HEAD"),
+            upstream.git("rev-parse", "HEAD", "patchq/main", "main"),
+            stack,
+        )
+
     before = state()
     index = upstream.git("ls-files", "-s")
     r = patchq("rebase", "--onto", "main")
@@ -572,9 +780,9 @@ def test_abort_after_a_partial_rebase_restores_every_byte(six: tuple[str, dict[s
     assert patchq("rebase", "--onto", "main").code == 3
 
 
-def test_continue_needs_the_markers_gone_and_no_git_add(six: tuple[str, dict[str, str]],
-                                                        upstream: Upstream, queue: Queue,
-                                                        patchq: Callable[..., Result]) -> None:
+def test_continue_needs_the_markers_gone_and_no_git_add(
+    six: tuple[str, dict[str, str]], upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     assert patchq("rebase", "--onto", "main").code == 3
     r = patchq("rebase", "--continue")
     assert r.code == 3 and "d.txt still has conflict markers" in r.err
@@ -600,8 +808,9 @@ def test_continue_needs_the_markers_gone_and_no_git_add(six: tuple[str, dict[str
     assert r.code == 4 and "no rebase in progress" in r.err
 
 
-def test_unrefreshed_edits_refuse_a_rebase(one: str, upstream: Upstream, queue: Queue,
-                                           patchq: Callable[..., Result]) -> None:
+def test_unrefreshed_edits_refuse_a_rebase(
+    one: str, upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     advance(upstream, "move", {"f.txt": "top\n" + BASE})
     upstream.write("f.txt", "my edit\n")
     before = snapshot(queue.path)
@@ -612,16 +821,21 @@ def test_unrefreshed_edits_refuse_a_rebase(one: str, upstream: Upstream, queue: 
     assert not (upstream.path / ".git/patchq/main.rebase.json").exists()
 
 
-def test_dry_run_changes_nothing_and_reports_outcomes(six: tuple[str, dict[str, str]],
-                                                      upstream: Upstream, queue: Queue,
-                                                      patchq: Callable[..., Result]) -> None:
+def test_dry_run_changes_nothing_and_reports_outcomes(
+    six: tuple[str, dict[str, str]], upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     before = snapshot(queue.path, upstream.path)
     r = patchq("rebase", "--onto", "main", "--dry-run", "--json")
     assert r.code == 3
     doc = json.loads(r.out)
     assert [(p["name"], p["outcome"]) for p in doc["patches"]] == [
-        ("a.patch", "unchanged"), ("b.patch", "refreshed"), ("c.patch", "merged"),
-        ("d.patch", "conflict"), ("e.patch", "upstreamed"), ("h.patch", "conflict")]
+        ("a.patch", "unchanged"),
+        ("b.patch", "refreshed"),
+        ("c.patch", "merged"),
+        ("d.patch", "conflict"),
+        ("e.patch", "upstreamed"),
+        ("h.patch", "conflict"),
+    ]
     r = patchq("rebase", "--onto", "main", "--dry-run")
     assert r.code == 3 and "refreshed b.patch" in r.out
     code, _ = check_json(patchq)
@@ -629,16 +843,22 @@ def test_dry_run_changes_nothing_and_reports_outcomes(six: tuple[str, dict[str, 
     assert snapshot(queue.path, upstream.path) == before
 
 
-def test_a_conflict_shows_and_keeps_the_patch_s_other_files(upstream: Upstream, queue: Queue,
-                                                            patchq: Callable[..., Result]
-                                                            ) -> None:
+def test_a_conflict_shows_and_keeps_the_patch_s_other_files(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     # One patch: a new file, a clean edit of a.txt and a conflicting edit of f.txt. At the
     # conflict the person sees all three; --continue records all three, --abort removes all.
     upstream.write("f.txt", BASE).write("a.txt", BASE)
     base = upstream.commit("base")
-    p = make_patch(upstream, "Three files\n\n", {
-        "new.txt": "brand new\n", "a.txt": sub(BASE, "line 3\n", "LINE 3\n"),
-        "f.txt": sub(BASE, "line 20\n", "LINE 20\n")})
+    p = make_patch(
+        upstream,
+        "Three files\n\n",
+        {
+            "new.txt": "brand new\n",
+            "a.txt": sub(BASE, "line 3\n", "LINE 3\n"),
+            "f.txt": sub(BASE, "line 20\n", "LINE 20\n"),
+        },
+    )
     pin(upstream, queue, patchq, [("three.patch", p)], base)
     advance(upstream, "edit line 20", {"f.txt": sub(BASE, "line 20\n", "Line 20\n")})
     before = snapshot(queue.path, upstream.path)
@@ -652,8 +872,9 @@ def test_a_conflict_shows_and_keeps_the_patch_s_other_files(upstream: Upstream, 
             assert patchq("rebase", "--abort").code == 0
             assert upstream.git("status", "--porcelain") == ""
             after = snapshot(queue.path, upstream.path)
-            assert {k: v for k, v in after.items() if "/.git/" not in k} == \
-                {k: v for k, v in before.items() if "/.git/" not in k}
+            assert {k: v for k, v in after.items() if "/.git/" not in k} == {
+                k: v for k, v in before.items() if "/.git/" not in k
+            }
             continue
         resolve(upstream.path / "f.txt", "LINE 20 and Line 20\n")
         r = patchq("rebase", "--continue")
@@ -667,8 +888,9 @@ def test_a_conflict_shows_and_keeps_the_patch_s_other_files(upstream: Upstream, 
     assert patchq("verify").code == 0
 
 
-def test_a_p0_patch_stays_p0(upstream: Upstream, queue: Queue,
-                             patchq: Callable[..., Result]) -> None:
+def test_a_p0_patch_stays_p0(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     upstream.write("f.txt", BASE)
     base = upstream.commit("base")
     body = make_patch(upstream, "", {"f.txt": sub(BASE, "line 20\n", "LINE 20\n")})
@@ -686,7 +908,8 @@ def test_a_p0_patch_stays_p0(upstream: Upstream, queue: Queue,
 
 
 def test_commits_made_on_the_stack_branch_outside_patchq_refuse_a_rebase(
-        one: str, upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> None:
+    one: str, upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     advance(upstream, "move", {"f.txt": "top\n" + BASE})
     upstream.write("g.txt", "committed, not refreshed\n")
     mine = upstream.commit("my fix, committed with git")
@@ -695,9 +918,9 @@ def test_commits_made_on_the_stack_branch_outside_patchq_refuse_a_rebase(
     assert upstream.git("rev-parse", "patchq/main").strip() == mine
 
 
-def test_rebase_in_a_fresh_clone_then_abort_then_finish(one: str, upstream: Upstream,
-                                                       queue: Queue, tmp_path: Path,
-                                                       patchq: Callable[..., Result]) -> None:
+def test_rebase_in_a_fresh_clone_then_abort_then_finish(
+    one: str, upstream: Upstream, queue: Queue, tmp_path: Path, patchq: Callable[..., Result]
+) -> None:
     # A colleague's clone: the lock but no stack record and no stack branch, on main.
     advance(upstream, "edit line 20", {"f.txt": sub(BASE, "line 20\n", "Line 20\n")})
     clone = tmp_path / "clone"
@@ -720,11 +943,13 @@ def test_rebase_in_a_fresh_clone_then_abort_then_finish(one: str, upstream: Upst
 
 def git_out(cwd: Path, *args: str) -> str:
     from .conftest import git
+
     return git(cwd, *args).strip()
 
 
-def test_guarded_out_patches_are_left_alone(upstream: Upstream, queue: Queue,
-                                            patchq: Callable[..., Result]) -> None:
+def test_guarded_out_patches_are_left_alone(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     upstream.write("f.txt", BASE)
     base = upstream.commit("base")
     p = make_patch(upstream, "", {"f.txt": sub(BASE, "line 20\n", "LINE 20\n")})
@@ -741,37 +966,49 @@ def test_guarded_out_patches_are_left_alone(upstream: Upstream, queue: Queue,
     assert patchq("verify").code == 0
 
 
-def test_new_and_deleted_files_already_upstream(upstream: Upstream, queue: Queue,
-                                                patchq: Callable[..., Result]) -> None:
+def test_new_and_deleted_files_already_upstream(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     upstream.write("f.txt", BASE).write("old.txt", "old\n")
     base = upstream.commit("base")
-    pin(upstream, queue, patchq, [
-        ("add.patch", make_patch(upstream, "", {"new.txt": "new\n"})),
-        ("del.patch", make_patch(upstream, "", {"old.txt": None})),
-        ("clash.patch", make_patch(upstream, "", {"clash.txt": "ours\n"})),
-    ], base)
-    took = advance(upstream, "take them", {"new.txt": "new\n", "old.txt": None,
-                                           "clash.txt": "theirs\n"})
+    pin(
+        upstream,
+        queue,
+        patchq,
+        [
+            ("add.patch", make_patch(upstream, "", {"new.txt": "new\n"})),
+            ("del.patch", make_patch(upstream, "", {"old.txt": None})),
+            ("clash.patch", make_patch(upstream, "", {"clash.txt": "ours\n"})),
+        ],
+        base,
+    )
+    took = advance(
+        upstream, "take them", {"new.txt": "new\n", "old.txt": None, "clash.txt": "theirs\n"}
+    )
     code, doc = check_json(patchq)
     assert code == 3
     assert project(doc) == [
         ("add.patch", "upstreamed", [hunk("new.txt", "upstreamed", [took])]),
         ("del.patch", "upstreamed", [hunk("old.txt", "upstreamed", [took])]),
-        ("clash.patch", "conflict", [hunk("clash.txt", "conflict", [took])])]
+        ("clash.patch", "conflict", [hunk("clash.txt", "conflict", [took])]),
+    ]
     r = patchq("rebase", "--onto", "main")
     assert r.code == 3 and "clash.patch" in r.err
     assert upstream.read("clash.txt") == b"theirs\n"
     assert patchq("rebase", "--skip").code == 0
-    assert outcomes(queue) == {"add.patch": "upstreamed", "del.patch": "upstreamed",
-                               "clash.patch": "dropped"}
+    assert outcomes(queue) == {
+        "add.patch": "upstreamed",
+        "del.patch": "upstreamed",
+        "clash.patch": "dropped",
+    }
     assert queue.series().splitlines()[2].startswith("# dropped in ")
     assert patchq("verify").code == 0
 
 
 @pytest.mark.parametrize("how", ["take upstream's line", "file gone"])
-def test_an_empty_resolution_is_refused_and_skip_drops_it(one: str, upstream: Upstream,
-                                                         queue: Queue, how: str,
-                                                         patchq: Callable[..., Result]) -> None:
+def test_an_empty_resolution_is_refused_and_skip_drops_it(
+    one: str, upstream: Upstream, queue: Queue, how: str, patchq: Callable[..., Result]
+) -> None:
     if how == "file gone":
         advance(upstream, "remove f.txt", {"f.txt": None})
     else:
@@ -788,11 +1025,12 @@ def test_an_empty_resolution_is_refused_and_skip_drops_it(one: str, upstream: Up
 
 
 def test_check_defaults_to_the_configured_branch_and_fuzz_is_refreshed_exactly(
-        one: str, upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> None:
-    (queue.path / "patchq.toml").write_text('target = "../upstream"\nbranch = "main"\n'
-                                            "fuzz = 1\n")
-    edit = advance(upstream, "edit an outer context line",
-                   {"f.txt": sub(BASE, "line 23\n", "L23\n")})
+    one: str, upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    (queue.path / "patchq.toml").write_text('target = "../upstream"\nbranch = "main"\nfuzz = 1\n')
+    edit = advance(
+        upstream, "edit an outer context line", {"f.txt": sub(BASE, "line 23\n", "L23\n")}
+    )
     r = patchq("check", "--json")
     assert r.code == 1
     doc = json.loads(r.out)
@@ -808,9 +1046,9 @@ def test_check_defaults_to_the_configured_branch_and_fuzz_is_refreshed_exactly(
     assert patchq("verify").code == 0
 
 
-def test_apply_after_a_rebase_keeps_the_lock_in_series_order(upstream: Upstream, queue: Queue,
-                                                            patchq: Callable[..., Result]
-                                                            ) -> None:
+def test_apply_after_a_rebase_keeps_the_lock_in_series_order(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     upstream.write("f.txt", BASE)
     base = upstream.commit("base")
     first = make_patch(upstream, "First\n\n", {"f.txt": sub(BASE, "line 5\n", "LINE 5\n")})
@@ -826,11 +1064,11 @@ def test_apply_after_a_rebase_keeps_the_lock_in_series_order(upstream: Upstream,
 
 
 def test_a_rename_onto_a_file_upstream_added_is_a_conflict_never_an_overwrite(
-        upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> None:
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     upstream.write("a.txt", BASE)
     base = upstream.commit("base")
-    mv = (b"diff --git a/a.txt b/b.txt\nsimilarity index 100%\nrename from a.txt\n"
-          b"rename to b.txt\n")
+    mv = b"diff --git a/a.txt b/b.txt\nsimilarity index 100%\nrename from a.txt\nrename to b.txt\n"
     pin(upstream, queue, patchq, [("mv.patch", mv)], base)
     theirs = advance(upstream, "upstream adds its own b.txt", {"b.txt": "upstream's b\n"})
     code, doc = check_json(patchq)

@@ -14,8 +14,12 @@ DIFF = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+{}\n"
 
 
 def patchq_proc(queue: Queue, *args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "patchq", "--dir", str(queue.path), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ.copy())
+    return subprocess.Popen(
+        [sys.executable, "-m", "patchq", "--dir", str(queue.path), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=os.environ.copy(),
+    )
 
 
 def test_concurrent_imports_both_land(queue: Queue, tmp_path: Path) -> None:
@@ -32,14 +36,23 @@ def test_concurrent_imports_both_land(queue: Queue, tmp_path: Path) -> None:
     assert sorted(queue.series().split()) == sorted(f"fix{i}.patch" for i in range(8))
 
 
-def test_a_held_patch_repo_lock_makes_writers_wait_then_exit_5(queue: Queue,
-                                                               tmp_path: Path) -> None:
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, os, sys, time\n"
-        f"fd = os.open({str(queue.path)!r}, os.O_RDONLY)\n"
-        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
-        "print('held', flush=True)\n"
-        "time.sleep(30)\n")], stdout=subprocess.PIPE)
+def test_a_held_patch_repo_lock_makes_writers_wait_then_exit_5(
+    queue: Queue, tmp_path: Path
+) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import fcntl, os, sys, time\n"
+                f"fd = os.open({str(queue.path)!r}, os.O_RDONLY)\n"
+                "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+                "print('held', flush=True)\n"
+                "time.sleep(30)\n"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
         (tmp_path / "x.patch").write_text(DIFF.format("x"))
@@ -48,8 +61,11 @@ def test_a_held_patch_repo_lock_makes_writers_wait_then_exit_5(queue: Queue,
         _, err = p.communicate(timeout=60)
         waited = time.monotonic() - start
         assert p.returncode == 5
-        assert err.decode().strip().endswith(
-            "another patchq is writing this patch repo — wait for it to finish")
+        assert (
+            err.decode()
+            .strip()
+            .endswith("another patchq is writing this patch repo — wait for it to finish")
+        )
         assert waited >= 2.5
         assert queue.series() == ""
     finally:

@@ -24,13 +24,16 @@ def test_demo_end_state(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         "0001-cmake-policy-guards.patch": "upstreamed",
         "0002-cuda13-cccl-include.patch": "refreshed",
         "0003-fp4-sm120a.patch": "resolved",
-        "0004-fa3-optional.patch": "merged"}
+        "0004-fa3-optional.patch": "merged",
+    }
     assert all(p["drift"] for p in lock["patches"])
     series = (queue / "series").read_text().splitlines()
-    assert re.fullmatch(r"# upstreamed in [0-9a-f]{12}: 0001-cmake-policy-guards\.patch",
-                        series[0])
-    assert series[1:] == ["0002-cuda13-cccl-include.patch", "0003-fp4-sm120a.patch",
-                          "0004-fa3-optional.patch"]
+    assert re.fullmatch(r"# upstreamed in [0-9a-f]{12}: 0001-cmake-policy-guards\.patch", series[0])
+    assert series[1:] == [
+        "0002-cuda13-cccl-include.patch",
+        "0003-fp4-sm120a.patch",
+        "0004-fa3-optional.patch",
+    ]
     cmake = (root / "sgl-kernel" / "CMakeLists.txt").read_text()
     assert 'set(FP4_ARCHS "100a;103a;120a")' in cmake and "<<<<<<<" not in cmake
     assert "# DeepGEMM" in cmake and "${CUDAToolkit_INCLUDE_DIRS}/cccl" in cmake
@@ -40,8 +43,7 @@ def test_demo_end_state(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "[substantive]" in r.out and '++  set(FP4_ARCHS "100a;103a;120a")' in r.out
 
 
-def test_demo_refuses_a_folder_in_use(tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_refuses_a_folder_in_use(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "x").write_text("mine\n")
     r = run_inprocess(capsys, "demo", str(tmp_path))
     assert r.code == 4 and "not empty" in r.err

@@ -38,8 +38,7 @@ def case(draw: st.DrawFn) -> tuple[list[str], list[str], list[str]]:
             op = draw(st.sampled_from(["ins", "del", "chg"]))
             i = draw(st.integers(0, max(len(out) - 1, 0)))
             if op == "ins" or not out:
-                out.insert(i, f"{tag} {j}" if draw(st.booleans()) else
-                           draw(st.sampled_from(WORDS)))
+                out.insert(i, f"{tag} {j}" if draw(st.booleans()) else draw(st.sampled_from(WORDS)))
             elif op == "del":
                 del out[i]
             else:
@@ -60,8 +59,9 @@ def git_diff(tmp: Path, a: bytes, b: bytes) -> bytes:
     (tmp / "b").mkdir(exist_ok=True)
     (tmp / "a" / "f").write_bytes(a)
     (tmp / "b" / "f").write_bytes(b)
-    out = subprocess.run(["git", "diff", "--no-index", "--no-prefix", "a/f", "b/f"], cwd=tmp,
-                         capture_output=True).stdout
+    out = subprocess.run(
+        ["git", "diff", "--no-index", "--no-prefix", "a/f", "b/f"], cwd=tmp, capture_output=True
+    ).stdout
     return out.replace(b"--- a/f", b"--- a/f").replace(b"+++ b/f", b"+++ b/f")
 
 
@@ -78,14 +78,18 @@ def run_tool(tmp: Path, cmd: list[str], content: bytes, patch: bytes) -> bytes |
     return (work / "f").read_bytes()
 
 
-SET = settings(max_examples=120, deadline=None,
-               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SET = settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @SET
 @given(case())
-def test_engine_agrees_with_git_apply(tmp_path: Path, c: tuple[list[str], list[str], list[str]]
-                                      ) -> None:
+def test_engine_agrees_with_git_apply(
+    tmp_path: Path, c: tuple[list[str], list[str], list[str]]
+) -> None:
     old, new, drift = c
     patch = git_diff(tmp_path, body(old), body(new))
     if not patch:
@@ -97,8 +101,10 @@ def test_engine_agrees_with_git_apply(tmp_path: Path, c: tuple[list[str], list[s
     # (plain git apply pins it to the file's start and end; found by this test).
     zero = ["--unidiff-zero"] if any(not h.has_context for h in hunks) else []
     theirs = run_tool(tmp_path, ["git", "apply", "-p1", *zero], body(drift), patch)
-    event(f"patchq {engine.worst(h.status for h in ours.hunks)}, git "
-          f"{'applied' if theirs is not None else 'refused'}")
+    event(
+        f"patchq {engine.worst(h.status for h in ours.hunks)}, git "
+        f"{'applied' if theirs is not None else 'refused'}"
+    )
     if ours.ok:
         assert theirs is not None, "patchq applied where git apply refused"
         assert ours.content == theirs
@@ -109,9 +115,9 @@ def test_engine_agrees_with_git_apply(tmp_path: Path, c: tuple[list[str], list[s
 
 @SET
 @given(case(), st.integers(1, 2))
-def test_engine_fuzz_agrees_with_gnu_patch(tmp_path: Path,
-                                           c: tuple[list[str], list[str], list[str]],
-                                           fuzz: int) -> None:
+def test_engine_fuzz_agrees_with_gnu_patch(
+    tmp_path: Path, c: tuple[list[str], list[str], list[str]], fuzz: int
+) -> None:
     old, new, drift = c
     patch = git_diff(tmp_path, body(old), body(new))
     if not patch:
@@ -120,14 +126,24 @@ def test_engine_fuzz_agrees_with_gnu_patch(tmp_path: Path,
     ours = engine.apply_hunks(body(drift), hunks, fuzz=fuzz)
     if not ours.ok or all(h.status == engine.EXACT for h in ours.hunks):
         return
-    theirs = run_tool(tmp_path, ["patch", "-s", "-p1", f"--fuzz={fuzz}", "--no-backup-if-mismatch",
-                                 "-r", "-", "-i"], body(drift), patch)
-    event(f"patchq {engine.worst(h.status for h in ours.hunks)}, patch "
-          f"{'applied' if theirs is not None else 'refused'}")
+    theirs = run_tool(
+        tmp_path,
+        ["patch", "-s", "-p1", f"--fuzz={fuzz}", "--no-backup-if-mismatch", "-r", "-", "-i"],
+        body(drift),
+        patch,
+    )
+    event(
+        f"patchq {engine.worst(h.status for h in ours.hunks)}, patch "
+        f"{'applied' if theirs is not None else 'refused'}"
+    )
     if theirs is not None and all(h.status in (engine.EXACT, engine.OFFSET) for h in ours.hunks):
         assert ours.content == theirs
-    elif theirs is not None and len(hunks) == 1 and len(set(old)) == len(old) \
-            and hunks[0].leading_context == hunks[0].trailing_context:
+    elif (
+        theirs is not None
+        and len(hunks) == 1
+        and len(set(old)) == len(old)
+        and hunks[0].leading_context == hunks[0].trailing_context
+    ):
         # GNU patch anchors a hunk with less leading than trailing context (one at the top
         # of a file) its own way under fuzz (test_fuzz_at_file_start_differs_from_gnu), and
         # in a file of repeated lines two fuzz guesses can both be "unique" their own way:
@@ -148,6 +164,10 @@ def test_fuzz_at_file_start_differs_from_gnu_patch_on_purpose(tmp_path: Path) ->
     ours = engine.apply_hunks(body(["line 1", "line 2"]), hunks, fuzz=1)
     assert ours.hunks[0].status == engine.FUZZ
     assert ours.content == body(["ours", "line 1", "line 2"])
-    theirs = run_tool(tmp_path, ["patch", "-s", "-p1", "--fuzz=2", "--no-backup-if-mismatch",
-                                 "-r", "-", "-i"], body(["line 1", "line 2"]), patch)
+    theirs = run_tool(
+        tmp_path,
+        ["patch", "-s", "-p1", "--fuzz=2", "--no-backup-if-mismatch", "-r", "-", "-i"],
+        body(["line 1", "line 2"]),
+        patch,
+    )
     assert theirs == body(["line 1", "ours", "line 2"])

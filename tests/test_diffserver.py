@@ -48,9 +48,9 @@ def test_scripts_equal_the_python_diff(server: DiffServer) -> None:
         assert server.script(a, b) == python_script(a, b), (i, a, b)
 
 
-def test_merges_through_the_server_equal_git_merge_file(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch,
-                                                        server: DiffServer) -> None:
+def test_merges_through_the_server_equal_git_merge_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: DiffServer
+) -> None:
     """With FAR_LINES below zero every diff of every merge is the server's."""
     monkeypatch.setattr(merge3, "FAR_LINES", -1)
     calls = []
@@ -81,15 +81,26 @@ def test_answers_read_out_of_order_are_each_their_own(server: DiffServer) -> Non
 
 def test_lines_that_look_like_the_protocol_are_only_lines(server: DiffServer) -> None:
     marker = server._end  # the end line itself, as file content
-    a = b"".join([b"@@ -1 +1 @@\n", b"\\ No newline at end of file\n", marker,
-                  b"--- a/f\n", b"+++ b/f\n", b"diff --git a/f b/f\n", b"keep\n"] * 3)
+    a = b"".join(
+        [
+            b"@@ -1 +1 @@\n",
+            b"\\ No newline at end of file\n",
+            marker,
+            b"--- a/f\n",
+            b"+++ b/f\n",
+            b"diff --git a/f b/f\n",
+            b"keep\n",
+        ]
+        * 3
+    )
     b = a.replace(b"keep\n", b"changed\n", 1).replace(marker, b"x\n", 1)
     for x, y in ((a, b), (b, a), (a, a + marker), (marker, b""), (b"", marker)):
         assert server.script(x, y) == python_script(x, y)
 
 
-def test_user_configuration_does_not_change_the_diff(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_user_configuration_does_not_change_the_diff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Settings that would change git diff's output, in the user's global config and in
     the environment, are not read."""
     home = tmp_path / "home"
@@ -97,7 +108,8 @@ def test_user_configuration_does_not_change_the_diff(tmp_path: Path,
     (home / ".gitconfig").write_text(
         "[diff]\n\talgorithm = histogram\n\tindentHeuristic = true\n"
         "\tsuppressBlankEmpty = true\n\tcontext = 9\n\tinterHunkContext = 5\n"
-        "\tnoprefix = true\n\tmnemonicPrefix = true\n[color]\n\tui = always\n")
+        "\tnoprefix = true\n\tmnemonicPrefix = true\n[color]\n\tui = always\n"
+    )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'diff.algorithm'='patience'")
     rng = random.Random(2)
@@ -121,14 +133,12 @@ def test_close_stops_git_and_removes_the_store() -> None:
     assert not where.exists()
 
 
-def test_the_store_on_disk_is_bounded(monkeypatch: pytest.MonkeyPatch,
-                                      server: DiffServer) -> None:
+def test_the_store_on_disk_is_bounded(monkeypatch: pytest.MonkeyPatch, server: DiffServer) -> None:
     monkeypatch.setattr("patchq.git.diffserver._KEEP", 64 << 10)
     for i in range(40):
         a = b"".join(b"%d line %d\n" % (i, k) for k in range(2000))
         assert server.script(a, a + b"end\n") == [(2000, 2000, 0, 1)]
-    on_disk = sum(f.stat().st_size for f in Path(server.dir, "objects").rglob("*")
-                  if f.is_file())
+    on_disk = sum(f.stat().st_size for f in Path(server.dir, "objects").rglob("*") if f.is_file())
     assert on_disk <= (64 << 10) + 4 * 60_000  # the cap, plus the last request's files
 
 
@@ -158,8 +168,9 @@ def test_one_server_serves_every_long_merge_of_a_repo(tmp_path: Path) -> None:
     assert not os.path.exists(where)
 
 
-def test_files_of_unanswered_questions_stay(monkeypatch: pytest.MonkeyPatch,
-                                            server: DiffServer) -> None:
+def test_files_of_unanswered_questions_stay(
+    monkeypatch: pytest.MonkeyPatch, server: DiffServer
+) -> None:
     """The store trims itself only between questions: asking a second question before
     reading the first must not remove files git has yet to read."""
     monkeypatch.setattr("patchq.git.diffserver._KEEP", 1)
@@ -169,8 +180,7 @@ def test_files_of_unanswered_questions_stay(monkeypatch: pytest.MonkeyPatch,
         assert asked[k]() == python_script(big[k], big[k + 1])
 
 
-def test_stores_of_killed_runs_are_swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                         ) -> None:
+def test_stores_of_killed_runs_are_swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run killed before close (SIGKILL, a CI timeout's SIGTERM) leaves its store; the
     next server removes it when its process is gone, and nothing else."""
     monkeypatch.setattr("patchq.git.diffserver._scratch", lambda: str(tmp_path))
@@ -193,7 +203,8 @@ def test_stores_of_killed_runs_are_swept(tmp_path: Path, monkeypatch: pytest.Mon
 
 @pytest.mark.parametrize("where", ["start", "ask"])
 def test_a_store_that_cannot_be_written_leaves_the_diff_to_python(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
     """A full /dev/shm (Docker gives 64 MB) or a git that will not start must not stop a
     run: its long diffs are then made in Python, with the same answer."""
     import errno
@@ -212,8 +223,9 @@ def test_a_store_that_cannot_be_written_leaves_the_diff_to_python(
     theirs = base.replace(b"line 2990\n", b"theirs\n")
     try:
         for _ in range(2):
-            assert g.merge_file(ours, base, theirs, LABELS) == \
-                git_merge(tmp_path, ours, base, theirs)
+            assert g.merge_file(ours, base, theirs, LABELS) == git_merge(
+                tmp_path, ours, base, theirs
+            )
             theirs += b"more\n"
         assert g._differ_failed
     finally:

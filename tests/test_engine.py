@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 from patchq.core import hunks as engine
 from patchq.core.patch import Hunk, parse, split_lines
 
-SETTINGS = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def text(lines: list[str], eol: bool = True) -> bytes:
@@ -21,10 +20,13 @@ def text(lines: list[str], eol: bool = True) -> bytes:
 # missing their final newline.
 line_st = st.sampled_from(["a", "b", "c", "{", "}", "", "  x = 1;", "return;", "é"])
 file_st = st.builds(
-    lambda lines, crlf, eol: b"".join(
-        (x.encode() + (b"\r\n" if crlf else b"\n")) for x in lines)[: None if eol or not lines
-                                                                     else -1],
-    st.lists(line_st, max_size=30), st.booleans(), st.booleans())
+    lambda lines, crlf, eol: b"".join((x.encode() + (b"\r\n" if crlf else b"\n")) for x in lines)[
+        : None if eol or not lines else -1
+    ],
+    st.lists(line_st, max_size=30),
+    st.booleans(),
+    st.booleans(),
+)
 
 
 @SETTINGS
@@ -84,16 +86,20 @@ def drifted(draw: st.DrawFn) -> tuple[bytes, bytes, bytes, bytes]:
     p = draw(st.sampled_from(free))
     extra = [f"upstream {k}" for k in range(draw(st.integers(1, 5)))]
     a2 = a[:p] + extra + a[p:]
-    shift = sum(h.new_len - h.old_len for h in hunks if h.old_pos + h.old_len <= p
-                and not (h.old_len == 0 and h.old_pos == p))
+    shift = sum(
+        h.new_len - h.old_len
+        for h in hunks
+        if h.old_pos + h.old_len <= p and not (h.old_len == 0 and h.old_pos == p)
+    )
     b2 = b[: p + shift] + extra + b[p + shift :]
     return text(a), text(b), text(a2), text(b2)
 
 
 @SETTINGS
 @given(drifted())
-def test_unrelated_upstream_edits_never_move_a_hunk(case: tuple[bytes, bytes, bytes, bytes]
-                                                    ) -> None:
+def test_unrelated_upstream_edits_never_move_a_hunk(
+    case: tuple[bytes, bytes, bytes, bytes],
+) -> None:
     a, b, a2, expected = case
     res = engine.apply_hunks(a2, engine.diff(a, b))
     # Either the hunk lands where it belongs, or the engine refuses; never elsewhere.
@@ -121,8 +127,9 @@ def test_exact_offset_and_report() -> None:
 
 def test_offset_prefers_the_nearest_match() -> None:
     old = ["head"] + BLOCK + ["mid"] * 10 + BLOCK + ["tail"]
-    h = engine.diff(text(old), text(old[:1] + ["  A();" if x == "  a();" else x for x in BLOCK]
-                                     + old[5:]), 1)
+    h = engine.diff(
+        text(old), text(old[:1] + ["  A();" if x == "  a();" else x for x in BLOCK] + old[5:]), 1
+    )
     # Shift everything by one line: the first block is nearer to the stated line.
     res = engine.apply_hunks(text(["top"] + old), h)
     assert res.hunks[0].status == "offset" and res.hunks[0].offset == 1
@@ -163,8 +170,9 @@ def test_hunk_at_top_must_match_at_top() -> None:
 def test_hunk_without_trailing_context_must_match_at_end() -> None:
     hs = engine.diff(text(["a", "b", "c", "d"]), text(["a", "b", "c", "d", "e"]))
     assert not engine.apply_hunks(text(["a", "b", "c", "d", "more"]), hs).ok
-    assert engine.apply_hunks(text(["x", "a", "b", "c", "d"]), hs).content == \
-        text(["x", "a", "b", "c", "d", "e"])
+    assert engine.apply_hunks(text(["x", "a", "b", "c", "d"]), hs).content == text(
+        ["x", "a", "b", "c", "d", "e"]
+    )
 
 
 def test_no_newline_at_end_of_file_on_either_side() -> None:
@@ -210,8 +218,11 @@ def test_a_mid_hunk_line_without_newline_is_not_glued_to_the_next() -> None:
     """Found by review: `\\ No newline` in the middle of a hunk leaves an old line without
     one; the byte-splicing fast path joined it onto the next and matched the single file
     line `bc` for `b` + `c`. It now leaves such hunks to the line engine, which refuses."""
-    patch = parse(b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n\\ No newline at end of file\n"
-                  b"+b\n c\n", "f.patch", 1)
+    patch = parse(
+        b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n\\ No newline at end of file\n+b\n c\n",
+        "f.patch",
+        1,
+    )
     hunks = patch.sections[0].hunks
     assert engine._exact_in_place(b"a\nbc\nd\n", hunks) is None
     res = engine.apply_hunks(b"a\nbc\nd\n", hunks)

@@ -23,8 +23,13 @@ from .conftest import ROOT, run_inprocess
 
 PIN = "00390b8633f913f53d98d3acdbc1ab8f0d62da1b"
 FILE = "sgl-kernel/CMakeLists.txt"
-NAMES = ("0001-cmake-policy-guards.patch", "0002-cuda13-cccl-include.patch",
-         "0003-fa3-optional.patch", "0004-sm120a-fp4.patch", "0005-sm120a-without-fa3.patch")
+NAMES = (
+    "0001-cmake-policy-guards.patch",
+    "0002-cuda13-cccl-include.patch",
+    "0003-fa3-optional.patch",
+    "0004-sm120a-fp4.patch",
+    "0005-sm120a-without-fa3.patch",
+)
 SM120_ONLY = {"0004-sm120a-fp4.patch", "0005-sm120a-without-fa3.patch"}
 DEP3 = ("Description", "Author", "Origin", "Forwarded", "Last-Update")
 
@@ -90,8 +95,7 @@ def test_patch_parses_with_a_dep3_header(repo: PatchRepo, name: str) -> None:
     assert [s.path for s in patch.sections] == [FILE]
     assert all(s.hunks for s in patch.sections)
     header = patch.header.decode()
-    fields = {m.group(1): m.group(2) for m in re.finditer(r"^([A-Z][\w-]*): (.*)$", header,
-                                                          re.M)}
+    fields = {m.group(1): m.group(2) for m in re.finditer(r"^([A-Z][\w-]*): (.*)$", header, re.M)}
     for f in DEP3:
         assert fields.get(f, "").strip(), f"{name}: DEP-3 field {f} missing"
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", fields["Last-Update"])

@@ -28,30 +28,94 @@ from patchq.core.patch import parse
 from patchq.core.paths import check_path
 
 HERE = Path(__file__).parent
-SAMPLES = [p.read_bytes() for d in (HERE / "data" / "patches", HERE / "data" / "malformed",
-                                    HERE / "hostile")
-           for p in sorted(d.glob("*.patch")) if p.stat().st_size < 20_000]
+SAMPLES = [
+    p.read_bytes()
+    for d in (HERE / "data" / "patches", HERE / "data" / "malformed", HERE / "hostile")
+    for p in sorted(d.glob("*.patch"))
+    if p.stat().st_size < 20_000
+]
 BUDGET = float(os.environ.get("PATCHQ_FUZZ_SECONDS", "12"))
 FIXED_SEED = 6_2024
 
 # Bytes and lines that sit on the parser's decisions.
-TOKENS = [b"\n", b"\r\n", b"\r", b"\0", b"\\", b'"', b"\t", b" ", b"-", b"+", b"@@", b"/",
-          b"..", b"a/", b"b/", b"\xff", b"\xc3\xa9", b"0", b"1", b",", b"\\ ", b"--- ", b"+++ ",
-          b"@@ -1 +1 @@", b"\\000", b"\\377", b"\\n", b"/dev/null"]
+TOKENS = [
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b"\0",
+    b"\\",
+    b'"',
+    b"\t",
+    b" ",
+    b"-",
+    b"+",
+    b"@@",
+    b"/",
+    b"..",
+    b"a/",
+    b"b/",
+    b"\xff",
+    b"\xc3\xa9",
+    b"0",
+    b"1",
+    b",",
+    b"\\ ",
+    b"--- ",
+    b"+++ ",
+    b"@@ -1 +1 @@",
+    b"\\000",
+    b"\\377",
+    b"\\n",
+    b"/dev/null",
+]
 LINES = [
-    b"\\ No newline at end of file\n", b"diff --git a/x b/x\n", b"diff --git a/x y b/x y\n",
-    b'diff --git "a/x\\ty" "b/x\\ty"\n', b"--- /dev/null\n", b"+++ /dev/null\n",
-    b"--- a/f.txt\n", b"+++ b/f.txt\n", b"+++ b/../x\n", b"--- a/.git/config\n",
-    b"@@ -1 +1 @@\n", b"@@ -0,0 +1,2 @@\n", b"@@ -1,3 +1,3 @@ heading\n", b"@@ -5 +5,0 @@\n",
-    b"new file mode 120000\n", b"new file mode 100644\n", b"deleted file mode 100755\n",
-    b"old mode 100644\n", b"new mode 100755\n", b"rename from a\n", b"rename to ../b\n",
-    b"copy from x\n", b"copy to y\n", b"similarity index 90%\n",
-    b"index 0123456..89abcde 100644\n", b"GIT binary patch\n", b"literal 0\n",
-    b"Binary files a/x and b/x differ\n", b"-- \n", b"2.39.5\n", b"Index: x\n",
+    b"\\ No newline at end of file\n",
+    b"diff --git a/x b/x\n",
+    b"diff --git a/x y b/x y\n",
+    b'diff --git "a/x\\ty" "b/x\\ty"\n',
+    b"--- /dev/null\n",
+    b"+++ /dev/null\n",
+    b"--- a/f.txt\n",
+    b"+++ b/f.txt\n",
+    b"+++ b/../x\n",
+    b"--- a/.git/config\n",
+    b"@@ -1 +1 @@\n",
+    b"@@ -0,0 +1,2 @@\n",
+    b"@@ -1,3 +1,3 @@ heading\n",
+    b"@@ -5 +5,0 @@\n",
+    b"new file mode 120000\n",
+    b"new file mode 100644\n",
+    b"deleted file mode 100755\n",
+    b"old mode 100644\n",
+    b"new mode 100755\n",
+    b"rename from a\n",
+    b"rename to ../b\n",
+    b"copy from x\n",
+    b"copy to y\n",
+    b"similarity index 90%\n",
+    b"index 0123456..89abcde 100644\n",
+    b"GIT binary patch\n",
+    b"literal 0\n",
+    b"Binary files a/x and b/x differ\n",
+    b"-- \n",
+    b"2.39.5\n",
+    b"Index: x\n",
     b"===================================================================\n",
-    b"***************\n", b"*** 1,3 ****\n", b"--- 1,3 ----\n", b"1c1\n", b"< a\n", b"> b\n",
-    b".\n", b"From 0123456789abcdef Mon Sep 17 00:00:00 2001\n", b"Subject: [PATCH] x\n",
-    b"---\n", b"\n", b" context\n", b"-removed\n", b"+added\n", b"diff --cc x\n",
+    b"***************\n",
+    b"*** 1,3 ****\n",
+    b"--- 1,3 ----\n",
+    b"1c1\n",
+    b"< a\n",
+    b"> b\n",
+    b".\n",
+    b"From 0123456789abcdef Mon Sep 17 00:00:00 2001\n",
+    b"Subject: [PATCH] x\n",
+    b"---\n",
+    b"\n",
+    b" context\n",
+    b"-removed\n",
+    b"+added\n",
+    b"diff --cc x\n",
     b"base-commit: 0123456789abcdef0123456789abcdef01234567\n",
 ]
 NUMBERS = [b"0", b"1", b"2", b"3", b"7", b"65535", b"2147483648", b"99999999999999999999"]
@@ -159,8 +223,11 @@ def shrink(data: bytes, strip: int) -> bytes:
         changed = True
         while changed:
             changed = False
-            parts = data.splitlines(keepends=True) if unit == "lines" else \
-                [data[i : i + 1] for i in range(len(data))]
+            parts = (
+                data.splitlines(keepends=True)
+                if unit == "lines"
+                else [data[i : i + 1] for i in range(len(data))]
+            )
             size = max(len(parts) // 2, 1)
             while size >= 1:
                 i = 0
@@ -186,10 +253,13 @@ def run(seed: int, seconds: float) -> int:
             why = failure(data, strip)
             if why is not None:
                 small = shrink(data, strip)
-                pytest.fail(f"parser fuzz seed {seed}, input {n}, strip {strip}: "
-                            f"{failure(small, strip)}\nshrunk input: {small!r}\n"
-                            f"replay: PATCHQ_FUZZ_SEED={seed} pytest "
-                            "tests/test_fuzz_parser.py -k random", pytrace=False)
+                pytest.fail(
+                    f"parser fuzz seed {seed}, input {n}, strip {strip}: "
+                    f"{failure(small, strip)}\nshrunk input: {small!r}\n"
+                    f"replay: PATCHQ_FUZZ_SEED={seed} pytest "
+                    "tests/test_fuzz_parser.py -k random",
+                    pytrace=False,
+                )
             n += 1
     return n
 
@@ -202,11 +272,17 @@ def test_samples_all_pass_the_target() -> None:
 
 @pytest.mark.parametrize("which", ["fixed", "random"])
 def test_fuzz_the_parser(which: str, capsys: pytest.CaptureFixture[str]) -> None:
-    seed = FIXED_SEED if which == "fixed" else \
-        int(os.environ.get("PATCHQ_FUZZ_SEED") or random.SystemRandom().randrange(2**32))
+    seed = (
+        FIXED_SEED
+        if which == "fixed"
+        else int(os.environ.get("PATCHQ_FUZZ_SEED") or random.SystemRandom().randrange(2**32))
+    )
     with capsys.disabled():
-        print(f"\nparser fuzz: {which} seed {seed} (replay: PATCHQ_FUZZ_SEED={seed})",
-              end=" ", flush=True)
+        print(
+            f"\nparser fuzz: {which} seed {seed} (replay: PATCHQ_FUZZ_SEED={seed})",
+            end=" ",
+            flush=True,
+        )
     t0 = time.monotonic()
     n = run(seed, BUDGET / 2)
     with capsys.disabled():

@@ -31,8 +31,10 @@ def test_objects_written_in_a_batch_are_what_git_would_write(upstream: Upstream)
     listing = upstream.git("ls-tree", "-r", "--name-only", commit).split()
     assert listing == ["a-c", "a.b", "a/new.txt", "a/z"]
     upstream.git("fsck", "--strict", "--no-dangling")
-    assert upstream.git("log", "-1", "--format=%an|%ae|%ad|%s", "--date=raw", commit).strip() \
+    assert (
+        upstream.git("log", "-1", "--format=%an|%ae|%ad|%s", "--date=raw", commit).strip()
         == "Pat Q|pq@example.org|1700000000 +0100|msg"
+    )
     assert g.read_blob(blob) == b"new\n"
     assert object_id("blob", b"new\n") == blob
 
@@ -48,10 +50,19 @@ def test_unknown_revisions_and_non_repos(upstream: Upstream, tmp_path) -> None: 
         GitRepo(tmp_path)
 
 
-@pytest.mark.parametrize("path,phrase", [
-    ("/etc/passwd", "absolute"), ("a/../b", "'..'"), ("./a", "'.'"), ("a//b", "empty"),
-    (".git/config", ".git"), ("sub/.GIT/x", ".git"), (".git./x", ".git"), ("x\0y", "NUL"),
-])
+@pytest.mark.parametrize(
+    "path,phrase",
+    [
+        ("/etc/passwd", "absolute"),
+        ("a/../b", "'..'"),
+        ("./a", "'.'"),
+        ("a//b", "empty"),
+        (".git/config", ".git"),
+        ("sub/.GIT/x", ".git"),
+        (".git./x", ".git"),
+        ("x\0y", "NUL"),
+    ],
+)
 def test_tree_refuses_escaping_paths(upstream: Upstream, path: str, phrase: str) -> None:
     upstream.write("a", "a\n").commit()
     g = GitRepo(upstream.path)
@@ -113,9 +124,9 @@ def test_section_state_undo_gives_back_the_tree(upstream: Upstream) -> None:
         st.changed = None
 
 
-def test_section_state_undo_falls_back_to_reading_the_tree(upstream: Upstream,
-                                                           monkeypatch: pytest.MonkeyPatch
-                                                           ) -> None:
+def test_section_state_undo_falls_back_to_reading_the_tree(
+    upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """File and folder trading places, undone; and when putting a path back fails, the
     tree is read afresh rather than left half restored."""
     from patchq.ops.apply import SectionState
@@ -151,7 +162,8 @@ def test_section_state_undo_falls_back_to_reading_the_tree(upstream: Upstream,
 
 
 def test_git_failing_in_the_target_is_exit_6_naming_the_command(
-        upstream: Upstream, queue: Queue, patchq) -> None:
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
     """A git the target refuses (here a stale index.lock) is neither bad input (4) nor a
     bug (70): exit 6, one line naming the git command, and the branch is not moved."""
     upstream.write("a.txt", "a\nb\nc\n")

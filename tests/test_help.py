@@ -12,10 +12,33 @@ from patchq.cli.main import TASKS, cli
 from .conftest import run_inprocess
 
 # The command-line contract, DESIGN §3.
-DESIGN_COMMANDS = ("init", "series", "applied", "unapplied", "top", "push", "pop", "goto",
-                   "new", "refresh", "delete", "rename", "fold", "header", "import", "export",
-                   "diff", "files", "status", "check", "rebase", "report", "apply", "verify",
-                   "lint")
+DESIGN_COMMANDS = (
+    "init",
+    "series",
+    "applied",
+    "unapplied",
+    "top",
+    "push",
+    "pop",
+    "goto",
+    "new",
+    "refresh",
+    "delete",
+    "rename",
+    "fold",
+    "header",
+    "import",
+    "export",
+    "diff",
+    "files",
+    "status",
+    "check",
+    "rebase",
+    "report",
+    "apply",
+    "verify",
+    "lint",
+)
 HEADINGS = tuple(h for h, _ in TASKS)
 
 
@@ -33,13 +56,16 @@ def _sections(text: str) -> dict[str, list[str]]:
     return out
 
 
-def test_every_design_command_exists_under_a_heading(capsys: pytest.CaptureFixture[str]
-                                                     ) -> None:
+def test_every_design_command_exists_under_a_heading(capsys: pytest.CaptureFixture[str]) -> None:
     r = run_inprocess(capsys, "--help")
     assert r.code == 0
     sections = _sections(r.out)
-    listed = {name: heading for heading, names in sections.items() if heading in HEADINGS
-              for name in names}
+    listed = {
+        name: heading
+        for heading, names in sections.items()
+        if heading in HEADINGS
+        for name in names
+    }
     for name in DESIGN_COMMANDS:
         assert name in cli.commands, f"DESIGN §3 command {name!r} does not exist"
         assert name in listed, f"{name!r} is not listed under a task heading"
@@ -59,8 +85,12 @@ def test_headings_group_by_task(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_an_unknown_command_is_still_listed() -> None:
-    group = type(cli)(commands={"zzz": click.Command("zzz", help="New."),
-                                "apply": click.Command("apply", help="Apply.")})
+    group = type(cli)(
+        commands={
+            "zzz": click.Command("zzz", help="New."),
+            "apply": click.Command("apply", help="Apply."),
+        }
+    )
     ctx = click.Context(group)
     text = group.get_help(ctx)
     assert "Reproduce:" in text and "Other:" in text and "zzz" in text
@@ -68,8 +98,7 @@ def test_an_unknown_command_is_still_listed() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(cli.commands))
-def test_every_command_help_has_an_example(name: str,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_command_help_has_an_example(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     r = run_inprocess(capsys, name, "--help")
     assert r.code == 0, r.err
     assert "Example" in r.out, f"`patchq {name} --help` has no example"

@@ -23,10 +23,26 @@ import pytest
 
 from .conftest import Queue, Result, Upstream, git, run_patchq
 
-HOOKS = ("applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit",
-         "pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase",
-         "post-checkout", "post-merge", "pre-push", "reference-transaction", "pre-auto-gc",
-         "post-rewrite", "post-index-change", "fsmonitor-watchman", "push-to-checkout")
+HOOKS = (
+    "applypatch-msg",
+    "pre-applypatch",
+    "post-applypatch",
+    "pre-commit",
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-rebase",
+    "post-checkout",
+    "post-merge",
+    "pre-push",
+    "reference-transaction",
+    "pre-auto-gc",
+    "post-rewrite",
+    "post-index-change",
+    "fsmonitor-watchman",
+    "push-to-checkout",
+)
 LINES = "".join(f"line {i}\n" for i in range(1, 31))
 
 
@@ -46,19 +62,43 @@ def arm(up: Upstream, tmp: Path) -> Path:
     for hook in HOOKS:
         marker(up.path / ".git" / "hooks" / hook, f"hook {hook}", log)
         marker(up.path / ".husky" / hook, f"husky {hook}", log)
-    for name in ("fsmonitor", "pager", "editor", "seqeditor", "ssh", "gpg", "credential",
-                 "extdiff", "clean", "smudge", "process", "textconv", "diffcmd", "mergedrv",
-                 "inc-smudge", "late-smudge", "late-clean", "env-extdiff", "global-hook"):
+    for name in (
+        "fsmonitor",
+        "pager",
+        "editor",
+        "seqeditor",
+        "ssh",
+        "gpg",
+        "credential",
+        "extdiff",
+        "clean",
+        "smudge",
+        "process",
+        "textconv",
+        "diffcmd",
+        "mergedrv",
+        "inc-smudge",
+        "late-smudge",
+        "late-clean",
+        "env-extdiff",
+        "global-hook",
+    ):
         marker(bin_ / name, name, log)
     cfg = {
-        "core.fsmonitor": bin_ / "fsmonitor", "core.pager": bin_ / "pager",
-        "core.editor": bin_ / "editor", "sequence.editor": bin_ / "seqeditor",
-        "core.sshCommand": bin_ / "ssh", "gpg.program": bin_ / "gpg",
-        "commit.gpgSign": "true", "credential.helper": bin_ / "credential",
+        "core.fsmonitor": bin_ / "fsmonitor",
+        "core.pager": bin_ / "pager",
+        "core.editor": bin_ / "editor",
+        "sequence.editor": bin_ / "seqeditor",
+        "core.sshCommand": bin_ / "ssh",
+        "gpg.program": bin_ / "gpg",
+        "commit.gpgSign": "true",
+        "credential.helper": bin_ / "credential",
         "diff.external": bin_ / "extdiff",
-        "filter.evil.clean": bin_ / "clean", "filter.evil.smudge": bin_ / "smudge",
+        "filter.evil.clean": bin_ / "clean",
+        "filter.evil.smudge": bin_ / "smudge",
         "filter.evil.required": "true",
-        "diff.evil.textconv": bin_ / "textconv", "diff.evil.command": bin_ / "diffcmd",
+        "diff.evil.textconv": bin_ / "textconv",
+        "diff.evil.command": bin_ / "diffcmd",
         "merge.evil.driver": bin_ / "mergedrv",
     }
     for key, value in cfg.items():
@@ -66,8 +106,7 @@ def arm(up: Upstream, tmp: Path) -> Path:
     # A tracked config file the repository includes: a patch can edit what git reads.
     up.write("tracked.cfg", f'[filter "inc"]\n\tsmudge = {bin_ / "inc-smudge"}\n')
     git(up.path, "config", "include.path", "../tracked.cfg")
-    up.write(".gitattributes", "*.txt filter=evil diff=evil merge=evil\n"
-                               "*.c filter=inc\n")
+    up.write(".gitattributes", "*.txt filter=evil diff=evil merge=evil\n*.c filter=inc\n")
     return log
 
 
@@ -85,8 +124,14 @@ def prove_armed(up: Upstream, log: Path, hooks: str) -> None:
     git(up.path, "checkout", "-q", "main")
     git(up.path, "branch", "-q", "-D", "armed")
     got = " ".join(ran(log))
-    for what in (f"{hooks} post-checkout", f"{hooks} reference-transaction", "fsmonitor",
-                 "clean", "smudge", "diffcmd"):
+    for what in (
+        f"{hooks} post-checkout",
+        f"{hooks} reference-transaction",
+        "fsmonitor",
+        "clean",
+        "smudge",
+        "diffcmd",
+    ):
         assert what in got, (what, got)
     log.unlink()
 
@@ -105,8 +150,10 @@ def armed(upstream: Upstream, queue: Queue, tmp_path: Path) -> tuple[Upstream, P
 
 
 def hunk(path: str, old: int, before: str, new: str) -> str:
-    return (f"--- a/{path}\n+++ b/{path}\n@@ -{old},3 +{old},3 @@\n"
-            f" line {old}\n-{before}\n+{new}\n line {old + 2}\n")
+    return (
+        f"--- a/{path}\n+++ b/{path}\n@@ -{old},3 +{old},3 @@\n"
+        f" line {old}\n-{before}\n+{new}\n line {old + 2}\n"
+    )
 
 
 def ok(r: Result, *codes: int) -> Result:
@@ -115,15 +162,21 @@ def ok(r: Result, *codes: int) -> Result:
 
 
 def test_no_hook_or_configured_program_runs_through_a_whole_workflow(
-        armed: tuple[Upstream, Path, str], queue: Queue, patchq, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    armed: tuple[Upstream, Path, str],
+    queue: Queue,
+    patchq,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     up, log, base = armed
     # The environment tries too: a user-level override, an external diff, another repo.
     other = tmp_path / "other"
     git(tmp_path, "init", "-q", str(other))
-    hostile = {"GIT_CONFIG_PARAMETERS": f"'core.hookspath'='{up.path / '.husky'}'",
-               "GIT_EXTERNAL_DIFF": str(tmp_path / "bin" / "env-extdiff"),
-               "GIT_DIR": str(other / ".git")}
+    hostile = {
+        "GIT_CONFIG_PARAMETERS": f"'core.hookspath'='{up.path / '.husky'}'",
+        "GIT_EXTERNAL_DIFF": str(tmp_path / "bin" / "env-extdiff"),
+        "GIT_DIR": str(other / ".git"),
+    }
 
     def patchq_(*args: str) -> Result:
         with monkeypatch.context() as m:
@@ -134,13 +187,15 @@ def test_no_hook_or_configured_program_runs_through_a_whole_workflow(
     queue.add("0001-a.patch", hunk("a.txt", 4, "line 5", "LINE 5"))
     # This patch makes the included, tracked config define a new filter and the
     # attributes use it: every git process after it is applied must disarm it too.
-    queue.add("0002-late.patch",
-              "--- a/tracked.cfg\n+++ b/tracked.cfg\n@@ -1,2 +1,4 @@\n"
-              f' [filter "inc"]\n \tsmudge = {tmp_path / "bin" / "inc-smudge"}\n'
-              f'+[filter "late"]\n+\tsmudge = {tmp_path / "bin" / "late-smudge"}\n'
-              "--- a/.gitattributes\n+++ b/.gitattributes\n@@ -1,2 +1,3 @@\n"
-              " *.txt filter=evil diff=evil merge=evil\n *.c filter=inc\n"
-              "+*.c filter=late\n")
+    queue.add(
+        "0002-late.patch",
+        "--- a/tracked.cfg\n+++ b/tracked.cfg\n@@ -1,2 +1,4 @@\n"
+        f' [filter "inc"]\n \tsmudge = {tmp_path / "bin" / "inc-smudge"}\n'
+        f'+[filter "late"]\n+\tsmudge = {tmp_path / "bin" / "late-smudge"}\n'
+        "--- a/.gitattributes\n+++ b/.gitattributes\n@@ -1,2 +1,3 @@\n"
+        " *.txt filter=evil diff=evil merge=evil\n *.c filter=inc\n"
+        "+*.c filter=late\n",
+    )
     queue.add("0003-b.patch", "--- a/b.c\n+++ b/b.c\n@@ -1 +1 @@\n-int b;\n+int bb;\n")
     ok(patchq_("apply", "--onto", base))
     assert (up.path / "b.c").read_text() == "int bb;\n"
@@ -151,15 +206,17 @@ def test_no_hook_or_configured_program_runs_through_a_whole_workflow(
     (up.path / "b.c").write_text("int bbb;\n")
     ok(patchq_("refresh"))
     ok(patchq_("new", "0004-new.patch"))
-    (up.path / "a.txt").write_text((up.path / "a.txt").read_text()
-                                   .replace("line 25\n", "line 25 too\n"))
+    (up.path / "a.txt").write_text(
+        (up.path / "a.txt").read_text().replace("line 25\n", "line 25 too\n")
+    )
     ok(patchq_("refresh"))
     ok(patchq_("diff"))
     ok(patchq_("export", "--mbox", str(tmp_path / "out.mbox")))
     # Upstream moves: one line drifts, one conflicts with 0001.
     git(up.path, "checkout", "-q", "-b", "next", base)
-    (up.path / "a.txt").write_text(LINES.replace("line 5\n", "line five\n")
-                                   .replace("line 20\n", "line twenty\n"))
+    (up.path / "a.txt").write_text(
+        LINES.replace("line 5\n", "line five\n").replace("line 20\n", "line twenty\n")
+    )
     git(up.path, "commit", "-q", "--no-verify", "--no-gpg-sign", "-am", "upstream edit")
     next_ = git(up.path, "rev-parse", "HEAD").strip()
     log.unlink(missing_ok=True)  # our own commit above ran the markers; patchq must not
@@ -174,8 +231,7 @@ def test_no_hook_or_configured_program_runs_through_a_whole_workflow(
     assert ran(log) == [], ran(log)
 
 
-def test_global_config_hooks_and_templates_do_not_run_in_the_demo(
-        tmp_path: Path) -> None:
+def test_global_config_hooks_and_templates_do_not_run_in_the_demo(tmp_path: Path) -> None:
     """`patchq demo` makes its own repositories: the user's templates and global hooks
     (a common way to install hooks everywhere) must not run in them either."""
     log = tmp_path / "ran.log"
@@ -185,9 +241,11 @@ def test_global_config_hooks_and_templates_do_not_run_in_the_demo(
         marker(hooks / hook, f"global {hook}", log)
         marker(templates / "hooks" / hook, f"template {hook}", log)
     home = Path(os.environ["HOME"])
-    (home / ".gitconfig").write_text(f"[core]\n\thooksPath = {hooks}\n"
-                                     f"[init]\n\ttemplateDir = {templates}\n"
-                                     "[user]\n\tname = Tester\n\temail = t@example.org\n")
+    (home / ".gitconfig").write_text(
+        f"[core]\n\thooksPath = {hooks}\n"
+        f"[init]\n\ttemplateDir = {templates}\n"
+        "[user]\n\tname = Tester\n\temail = t@example.org\n"
+    )
     git(tmp_path, "init", "-q", str(tmp_path / "probe"))  # armed: the template is copied
     assert (tmp_path / "probe" / ".git" / "hooks" / "post-checkout").exists()
     env = {k: v for k, v in os.environ.items() if k != "GIT_CONFIG_NOSYSTEM"}
@@ -195,5 +253,6 @@ def test_global_config_hooks_and_templates_do_not_run_in_the_demo(
     r = run_patchq("demo", str(tmp_path / "tour"))
     assert r.code == 0, r.err
     assert ran(log) == [], ran(log)
-    assert not list((tmp_path / "tour" / "sgl-kernel" / ".git" / "hooks").glob("*")), \
+    assert not list((tmp_path / "tour" / "sgl-kernel" / ".git" / "hooks").glob("*")), (
         "the demo's repository got the user's hook templates"
+    )

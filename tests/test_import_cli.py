@@ -10,8 +10,9 @@ DIFF = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n"
 
 
 def snapshot(q: Queue) -> dict[str, bytes]:
-    return {str(p.relative_to(q.path)): p.read_bytes() for p in sorted(q.path.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(q.path)): p.read_bytes() for p in sorted(q.path.rglob("*")) if p.is_file()
+    }
 
 
 def test_import_files_keeps_names_and_bytes(queue: Queue, patchq, tmp_path: Path) -> None:
@@ -21,8 +22,9 @@ def test_import_files_keeps_names_and_bytes(queue: Queue, patchq, tmp_path: Path
     assert r.code == 0, r.err
     assert r.out.split() == ["fix.patch", "0002-from-a-gist.patch"]
     assert queue.series() == "fix.patch\n0002-from-a-gist.patch\n"
-    assert (queue.path / "patches" / "0002-from-a-gist.patch").read_bytes() == \
-        (tmp_path / "raw").read_bytes()
+    assert (queue.path / "patches" / "0002-from-a-gist.patch").read_bytes() == (
+        tmp_path / "raw"
+    ).read_bytes()
 
 
 def test_import_after_and_clash(queue: Queue, patchq, tmp_path: Path) -> None:
@@ -53,8 +55,9 @@ def test_malformed_input_writes_nothing(queue: Queue, patchq, tmp_path: Path) ->
     assert patchq("import").code == 2
 
 
-def test_import_git_range_and_mbox(upstream: Upstream, queue: Queue, patchq,
-                                   tmp_path: Path) -> None:
+def test_import_git_range_and_mbox(
+    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+) -> None:
     upstream.write("a.txt", "a\n")
     base = upstream.commit("base")
     upstream.write("a.txt", "A\n")

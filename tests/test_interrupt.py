@@ -22,24 +22,35 @@ import pytest
 from .conftest import git
 
 BASE = "".join(f"line {i}\n" for i in range(1, 41))
-P1 = ("Subject: one\n\n--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n line 4\n-line 5\n+LINE 5\n"
-      " line 6\n")
-P2 = ("Subject: two\n\n--- a/f.txt\n+++ b/f.txt\n@@ -19,3 +19,3 @@\n line 19\n-line 20\n"
-      "+LINE 20\n line 21\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+new file\n")
-P3 = ("Subject: three\n\n--- a/f.txt\n+++ b/f.txt\n@@ -34,3 +34,3 @@\n line 34\n-line 35\n"
-      "+LINE 35\n line 36\n")
+P1 = (
+    "Subject: one\n\n--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n line 4\n-line 5\n+LINE 5\n"
+    " line 6\n"
+)
+P2 = (
+    "Subject: two\n\n--- a/f.txt\n+++ b/f.txt\n@@ -19,3 +19,3 @@\n line 19\n-line 20\n"
+    "+LINE 20\n line 21\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+new file\n"
+)
+P3 = (
+    "Subject: three\n\n--- a/f.txt\n+++ b/f.txt\n@@ -34,3 +34,3 @@\n line 34\n-line 35\n"
+    "+LINE 35\n line 36\n"
+)
 
 
-def run(queue: Path, *args: str, crash: str | None = None, signal: str | None = None
-        ) -> subprocess.CompletedProcess[str]:
+def run(
+    queue: Path, *args: str, crash: str | None = None, signal: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env["EDITOR"] = "sed -i s/^Subject:/Subject:edited/"  # for `header -e`
     if crash:
         env["PATCHQ_CRASH_AT"] = crash
     if signal:
         env["PATCHQ_CRASH_SIGNAL"] = signal
-    return subprocess.run([sys.executable, "-m", "patchq", "--dir", str(queue), *args],
-                          env=env, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "patchq", "--dir", str(queue), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 def build(root: Path) -> tuple[Path, Path, str]:
@@ -64,10 +75,12 @@ def build(root: Path) -> tuple[Path, Path, str]:
 
 def snapshot(up: Path, q: Path) -> dict[str, str]:
     """Everything a person could see: refs, HEAD, index status, files, the stack record."""
-    out = {"HEAD": git(up, "symbolic-ref", "-q", "HEAD", check=False).strip()
-           or git(up, "rev-parse", "HEAD").strip(),
-           "refs": git(up, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"),
-           "status": git(up, "status", "--porcelain=v1", "--untracked-files=all")}
+    out = {
+        "HEAD": git(up, "symbolic-ref", "-q", "HEAD", check=False).strip()
+        or git(up, "rev-parse", "HEAD").strip(),
+        "refs": git(up, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"),
+        "status": git(up, "status", "--porcelain=v1", "--untracked-files=all"),
+    }
     for root, skip in ((up, ".git"), (q, None)):
         for p in sorted(root.rglob("*")):
             rel = p.relative_to(root)
@@ -107,24 +120,56 @@ def applied_one(up: Path, q: Path, base: str) -> None:
 
 
 CASES: list[tuple[str, Setup, list[str], list[str]]] = [
-    ("apply", nothing, ["apply", "--onto", "{base}"],
-     ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"]),
-    ("push", applied_two, ["push", "-a"],
-     ["journal:recorded", "journal:target-moved", "journal:done"]),
+    (
+        "apply",
+        nothing,
+        ["apply", "--onto", "{base}"],
+        ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"],
+    ),
+    (
+        "push",
+        applied_two,
+        ["push", "-a"],
+        ["journal:recorded", "journal:target-moved", "journal:done"],
+    ),
     ("pop", applied_two, ["pop", "-a"], ["journal:recorded", "journal:target-moved"]),
-    ("refresh", edited_top, ["refresh"],
-     ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"]),
+    (
+        "refresh",
+        edited_top,
+        ["refresh"],
+        ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"],
+    ),
     ("goto", applied_all, ["goto", "p1.patch"], ["journal:recorded", "journal:target-moved"]),
-    ("new", applied_all, ["new", "p4.patch", "-m", "four"],
-     ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"]),
-    ("delete", applied_two, ["delete", "p3.patch"],
-     ["journal:recorded", "journal:file-written", "journal:done"]),
-    ("rename", applied_two, ["rename", "p3.patch", "p3-renamed.patch"],
-     ["journal:recorded", "journal:file-written", "journal:done"]),
-    ("fold", applied_two, ["fold", "p3.patch"],
-     ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"]),
-    ("header", applied_all, ["header", "-e", "p1.patch"],
-     ["journal:recorded", "journal:file-written", "journal:done"]),
+    (
+        "new",
+        applied_all,
+        ["new", "p4.patch", "-m", "four"],
+        ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"],
+    ),
+    (
+        "delete",
+        applied_two,
+        ["delete", "p3.patch"],
+        ["journal:recorded", "journal:file-written", "journal:done"],
+    ),
+    (
+        "rename",
+        applied_two,
+        ["rename", "p3.patch", "p3-renamed.patch"],
+        ["journal:recorded", "journal:file-written", "journal:done"],
+    ),
+    (
+        "fold",
+        applied_two,
+        ["fold", "p3.patch"],
+        ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"],
+    ),
+    (
+        "header",
+        applied_all,
+        ["header", "-e", "p1.patch"],
+        ["journal:recorded", "journal:file-written", "journal:done"],
+    ),
 ]
 # Ctrl-C and injected errors: every point for the first four verbs; the journal code that
 # rolls back is the same for the rest, so each of those is stopped at its first point.
@@ -134,8 +179,9 @@ OWN_RECOVERY = ("apply", "push", "pop", "goto", "refresh")
 
 
 @pytest.mark.parametrize("op,setup,args,points", CASES, ids=[c[0] for c in CASES])
-def test_killed_commands_can_be_undone_or_finished(tmp_path: Path, op: str, setup: Setup,
-                                                   args: list[str], points: list[str]) -> None:
+def test_killed_commands_can_be_undone_or_finished(
+    tmp_path: Path, op: str, setup: Setup, args: list[str], points: list[str]
+) -> None:
     up, q, base = build(tmp_path / "ref")
     setup(up, q, base)
     argv = [a.replace("{base}", base) for a in args]
@@ -169,10 +215,16 @@ STOPS = [("INT", 130, "interrupted"), ("ERR", 70, "injected failure at {point}")
 
 @pytest.mark.parametrize("signal,code,phrase", STOPS, ids=["ctrl-c", "error"])
 @pytest.mark.parametrize("op,setup,args,points", STOPPED, ids=[c[0] for c in STOPPED])
-def test_ctrl_c_or_a_failure_rolls_back_on_the_spot(tmp_path: Path, op: str, setup: Setup,
-                                                    args: list[str], points: list[str],
-                                                    signal: str, code: int,
-                                                    phrase: str) -> None:
+def test_ctrl_c_or_a_failure_rolls_back_on_the_spot(
+    tmp_path: Path,
+    op: str,
+    setup: Setup,
+    args: list[str],
+    points: list[str],
+    signal: str,
+    code: int,
+    phrase: str,
+) -> None:
     for i, point in enumerate(points):
         up, q, base = build(tmp_path / f"{i}")
         setup(up, q, base)
@@ -185,8 +237,13 @@ def test_ctrl_c_or_a_failure_rolls_back_on_the_spot(tmp_path: Path, op: str, set
         assert "interrupted" not in run(q, "status").stdout
 
 
-REBASE_POINTS = ["rebase:finishing", "rebase:patch-written", "rebase:series-written",
-                 "rebase:lock-written", "rebase:checked-out"]
+REBASE_POINTS = [
+    "rebase:finishing",
+    "rebase:patch-written",
+    "rebase:series-written",
+    "rebase:lock-written",
+    "rebase:checked-out",
+]
 
 
 def test_killed_rebase_can_be_aborted_or_continued(tmp_path: Path) -> None:

@@ -19,11 +19,39 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src" / "patchq"
 RANK = {"core": 0, "git": 1, "store": 1, "formats": 1, "ops": 2, "commands": 3, "cli": 4}
 # Commands that would be git's own, as they would be spelled in an argument list.
-GIT_WORDS = ("add", "apply", "am", "branch", "cat-file", "checkout", "commit", "config",
-             "diff", "diff-tree", "diff-index", "fetch", "format-patch", "hash-object", "init",
-             "log", "ls-files", "ls-tree", "merge-file", "read-tree", "reset", "rev-list",
-             "rev-parse", "show", "stash", "status", "symbolic-ref", "update-index",
-             "update-ref", "worktree", "write-tree")
+GIT_WORDS = (
+    "add",
+    "apply",
+    "am",
+    "branch",
+    "cat-file",
+    "checkout",
+    "commit",
+    "config",
+    "diff",
+    "diff-tree",
+    "diff-index",
+    "fetch",
+    "format-patch",
+    "hash-object",
+    "init",
+    "log",
+    "ls-files",
+    "ls-tree",
+    "merge-file",
+    "read-tree",
+    "reset",
+    "rev-list",
+    "rev-parse",
+    "show",
+    "stash",
+    "status",
+    "symbolic-ref",
+    "update-index",
+    "update-ref",
+    "worktree",
+    "write-tree",
+)
 SPELLED = re.compile(r"""\.run\(\s*["'](""" + "|".join(map(re.escape, GIT_WORDS)) + ")[\"']")
 
 
@@ -56,14 +84,16 @@ def imports(path: Path, module: str) -> list[tuple[int, str]]:
                 target = node.module or ""
             found.append((node.lineno, target))
             # `from patchq.core import hunks` imports the module patchq.core.hunks
-            found += [(node.lineno, f"{target}.{a.name}") for a in node.names
-                      if (SRC.parent / target.replace(".", "/") / f"{a.name}.py").exists()]
+            found += [
+                (node.lineno, f"{target}.{a.name}")
+                for a in node.names
+                if (SRC.parent / target.replace(".", "/") / f"{a.name}.py").exists()
+            ]
     return found
 
 
 def test_every_module_lives_in_a_layer() -> None:
-    loose = [m for m, _ in modules() if layer(m) is None
-             and m not in ("patchq", "patchq.__main__")]
+    loose = [m for m, _ in modules() if layer(m) is None and m not in ("patchq", "patchq.__main__")]
     assert loose == [], f"modules outside the layer folders: {loose}"
 
 
@@ -109,11 +139,12 @@ def test_no_git_command_is_spelled_outside_the_git_layer() -> None:
 def test_the_rules_catch_what_they_are_about() -> None:
     """The checks above are not vacuous: each finds its own kind of fault in a sample."""
     sample = SRC / "core" / "_layer_probe.py"
-    sample.write_text("from patchq.ops import replay\nimport subprocess\n"
-                      "def f(g):\n    g.run(\"checkout\", \"-q\")\n")
+    sample.write_text(
+        'from patchq.ops import replay\nimport subprocess\ndef f(g):\n    g.run("checkout", "-q")\n'
+    )
     try:
         found = imports(sample, "patchq.core._layer_probe")
-        assert ("patchq.ops.replay" in [t for _, t in found])
+        assert "patchq.ops.replay" in [t for _, t in found]
         assert layer("patchq.ops.replay") == "ops" and RANK["ops"] > RANK["core"]
         assert SPELLED.search(sample.read_text())
     finally:

@@ -26,8 +26,22 @@ def git_merge(tmp: Path, ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes
         p = tmp / name
         p.write_bytes(data)
         paths.append(str(p))
-    proc = subprocess.run(["git", "merge-file", "-p", "--diff3", "-L", LABELS[0], "-L",
-                           LABELS[1], "-L", LABELS[2], *paths], capture_output=True)
+    proc = subprocess.run(
+        [
+            "git",
+            "merge-file",
+            "-p",
+            "--diff3",
+            "-L",
+            LABELS[0],
+            "-L",
+            LABELS[1],
+            "-L",
+            LABELS[2],
+            *paths,
+        ],
+        capture_output=True,
+    )
     assert 0 <= proc.returncode <= 127, proc.stderr
     return proc.stdout, proc.returncode
 
@@ -38,14 +52,15 @@ def ours_merge(ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, int]:
     return got[0], min(got[1], 127)
 
 
-def _mutate(rng: random.Random, lines: list[bytes], alphabet: list[bytes], edits: int,
-            width: int) -> list[bytes]:
+def _mutate(
+    rng: random.Random, lines: list[bytes], alphabet: list[bytes], edits: int, width: int
+) -> list[bytes]:
     out = list(lines)
     for _ in range(edits):
         pos = rng.randint(0, len(out))
         op = rng.random()
         if op < 0.35 and out:
-            del out[pos:pos + rng.randint(1, width)]
+            del out[pos : pos + rng.randint(1, width)]
         elif op < 0.7:
             out[pos:pos] = [rng.choice(alphabet) for _ in range(rng.randint(1, width))]
         elif out:
@@ -83,8 +98,13 @@ def test_generated_small_merges_match_git(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     for i in range(150):
         ours, base, theirs = _small(rng)
-        assert ours_merge(ours, base, theirs) == git_merge(tmp_path, ours, base, theirs), \
-            (seed, i, ours, base, theirs)
+        assert ours_merge(ours, base, theirs) == git_merge(tmp_path, ours, base, theirs), (
+            seed,
+            i,
+            ours,
+            base,
+            theirs,
+        )
 
 
 def test_generated_large_merges_match_git(tmp_path: Path) -> None:
@@ -105,13 +125,17 @@ def _moves(rng: random.Random) -> tuple[bytes, bytes, bytes]:
         out = list(lines)
         for _ in range(k):
             i = rng.randrange(len(out))
-            block = out[i:i + width]
-            del out[i:i + width]
+            block = out[i : i + width]
+            del out[i : i + width]
             j = rng.randrange(len(out))
             out[j:j] = block
         return out
-    return (b"".join(move(base, 400, rng.choice([1, 3]))), b"".join(base),
-            b"".join(move(base, 300, 1)))
+
+    return (
+        b"".join(move(base, 400, rng.choice([1, 3]))),
+        b"".join(base),
+        b"".join(move(base, 300, 1)),
+    )
 
 
 def _blank_runs(rng: random.Random) -> tuple[bytes, bytes, bytes]:
@@ -130,10 +154,12 @@ def _blank_runs(rng: random.Random) -> tuple[bytes, bytes, bytes]:
         for _ in range(rng.randint(1, 6)):
             i = rng.randrange(len(out))
             tag = rng.randrange(10**6)
-            out[i:i + rng.randint(1, 12)] = [
+            out[i : i + rng.randint(1, 12)] = [
                 rng.choice([b"\n", b"}\n", b"new %d %d\n" % (tag, k), b"new %d %d\n" % (tag, k)])
-                for k in range(rng.randint(1, 12))]
+                for k in range(rng.randint(1, 12))
+            ]
         return out
+
     return b"".join(rewrite(base)), b"".join(base), b"".join(rewrite(base))
 
 
@@ -185,8 +211,9 @@ def test_binary_input_is_left_to_git() -> None:
     assert merge(b"a\0b\n", b"a\n", b"a\n", LABELS) is None
 
 
-def test_a_diff_past_the_budget_is_left_to_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                               ) -> None:
+def test_a_diff_past_the_budget_is_left_to_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A file rewritten wholesale would keep Python busy for long: past merge3.BUDGET
     merge3 alone gives up (None), and GitRepo gets git's answer from one git process —
     its diff server, which also serves every later long diff."""

@@ -30,14 +30,22 @@ UNIDIFF_DIFFERS = {
     "git-binary-files-differ.patch": "no text hunks to compare",
     "svn-diff.patch": "svn's Index:/==== framing: unidiff keeps no per-file names",
     "git-no-prefix-p0.patch": "unidiff cannot read a name with a space and an empty "
-                              "timestamp field (`--- my file.txt<TAB>`)",
+    "timestamp field (`--- my file.txt<TAB>`)",
 }
 
 
 def ours(p: Patch) -> list[tuple[int, int, int, int, list[tuple[str, bytes]]]]:
-    return [(h.old_start, h.old_len, h.new_start, h.new_len,
-             [(t, c.rstrip(b"\r\n")) for t, c in h.lines])
-            for s in p.sections for h in s.hunks]
+    return [
+        (
+            h.old_start,
+            h.old_len,
+            h.new_start,
+            h.new_len,
+            [(t, c.rstrip(b"\r\n")) for t, c in h.lines],
+        )
+        for s in p.sections
+        for h in s.hunks
+    ]
 
 
 def theirs(data: bytes) -> list[tuple[int, int, int, int, list[tuple[str, bytes]]]]:
@@ -45,10 +53,12 @@ def theirs(data: bytes) -> list[tuple[int, int, int, int, list[tuple[str, bytes]
     out = []
     for f in ps:
         for h in f:
-            lines = [(ln.line_type, ln.value.encode("utf-8", "surrogateescape").rstrip(b"\r\n"))
-                     for ln in h if ln.line_type in (" ", "-", "+")]
-            out.append((h.source_start, h.source_length, h.target_start, h.target_length,
-                        lines))
+            lines = [
+                (ln.line_type, ln.value.encode("utf-8", "surrogateescape").rstrip(b"\r\n"))
+                for ln in h
+                if ln.line_type in (" ", "-", "+")
+            ]
+            out.append((h.source_start, h.source_length, h.target_start, h.target_length, lines))
     return out
 
 
@@ -67,20 +77,27 @@ def test_every_corpus_sample_reads_as_unidiff_reads_it(path: Path) -> None:
         assert (f.is_added_file, f.is_removed_file) == (s.is_new, s.is_delete), f.path
 
 
-LINES = st.lists(st.sampled_from(["a", "b", "c", "int x;", "", "}", "  indented", "x\ty"]),
-                 min_size=0, max_size=30)
+LINES = st.lists(
+    st.sampled_from(["a", "b", "c", "int x;", "", "}", "  indented", "x\ty"]),
+    min_size=0,
+    max_size=30,
+)
 
 
 @settings(max_examples=120, deadline=None)
 @given(old=LINES, new=LINES, context=st.integers(0, 4))
-def test_generated_diffs_read_the_same(tmp_path_factory: pytest.TempPathFactory,
-                                       old: list[str], new: list[str], context: int) -> None:
+def test_generated_diffs_read_the_same(
+    tmp_path_factory: pytest.TempPathFactory, old: list[str], new: list[str], context: int
+) -> None:
     """git's own diffs of random edits: both parsers see the same hunks and lines."""
     tmp = tmp_path_factory.mktemp("oracle")
     (tmp / "a").write_text("".join(x + "\n" for x in old))
     (tmp / "b").write_text("".join(x + "\n" for x in new))
-    proc = subprocess.run(["git", "diff", "--no-index", f"-U{context}", "--no-color", "a", "b"],
-                          cwd=tmp, capture_output=True)
+    proc = subprocess.run(
+        ["git", "diff", "--no-index", f"-U{context}", "--no-color", "a", "b"],
+        cwd=tmp,
+        capture_output=True,
+    )
     data = proc.stdout
     if not data:
         return

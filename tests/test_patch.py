@@ -34,10 +34,18 @@ def load(name: str, strip: int | None = None) -> tuple[bytes, Patch]:
 
 def canonical(p: Patch) -> Patch:
     """The same patch with every source byte forgotten, so it renders in git's spelling."""
-    return dataclasses.replace(p, sections=tuple(
-        dataclasses.replace(s, raw_header=None, raw_tail=b"",
-                            hunks=tuple(dataclasses.replace(h, raw=None) for h in s.hunks))
-        for s in p.sections))
+    return dataclasses.replace(
+        p,
+        sections=tuple(
+            dataclasses.replace(
+                s,
+                raw_header=None,
+                raw_tail=b"",
+                hunks=tuple(dataclasses.replace(h, raw=None) for h in s.hunks),
+            )
+            for s in p.sections
+        ),
+    )
 
 
 # --- the corpus ----------------------------------------------------------------------
@@ -54,10 +62,10 @@ SHAPES: dict[str, list[tuple[object, ...]]] = {
         ("src/main.c", "src/main.c", None, "plain", [(2, 7, 2, 7)]),
     ],
     "diff-u-crlf-everywhere.patch": [
-        ("greeting.txt", "greeting.txt", None, "plain", [(3, 7, 3, 7)])],
+        ("greeting.txt", "greeting.txt", None, "plain", [(3, 7, 3, 7)])
+    ],
     "diff-u-labels.patch": [("greeting.txt", "greeting.txt", None, "plain", [(3, 7, 3, 7)])],
-    "diff-u-timestamps.patch": [
-        ("greeting.txt", "greeting.txt", None, "plain", [(3, 7, 3, 7)])],
+    "diff-u-timestamps.patch": [("greeting.txt", "greeting.txt", None, "plain", [(3, 7, 3, 7)])],
     "git-binary-files-differ.patch": [
         ("blob.bin", "blob.bin", M, "binary", []),
         (None, "new.bin", (None, "100644"), "new binary", []),
@@ -72,11 +80,14 @@ SHAPES: dict[str, list[tuple[object, ...]]] = {
     "git-crlf-no-newline.patch": [("win.txt", "win.txt", M, "", [(1, 4, 1, 4)])],
     "git-deleted-file.patch": [("old.txt", None, ("100644", None), "delete", [(1, 5, 0, 0)])],
     "git-diff-blank-context-stripped.patch": [
-        ("hello.c", "hello.c", M, "", [(2, 7, 2, 7), (12, 6, 12, 6)])],
+        ("hello.c", "hello.c", M, "", [(2, 7, 2, 7), (12, 6, 12, 6)])
+    ],
     "git-diff-function-heading.patch": [
-        ("hello.c", "hello.c", M, "", [(4, 3, 4, 3), (14, 3, 14, 3)])],
+        ("hello.c", "hello.c", M, "", [(4, 3, 4, 3), (14, 3, 14, 3)])
+    ],
     "git-diff-zero-context-insert-delete.patch": [
-        ("list.txt", "list.txt", M, "", [(3, 1, 2, 0), (10, 0, 10, 1), (15, 1, 15, 1)])],
+        ("list.txt", "list.txt", M, "", [(3, 1, 2, 0), (10, 0, 10, 1), (15, 1, 15, 1)])
+    ],
     "git-diff-zero-context.patch": [("hello.c", "hello.c", M, "", [(5, 1, 5, 1), (15, 1, 15, 1)])],
     "git-diff.patch": [("hello.c", "hello.c", M, "", [(2, 7, 2, 7), (12, 6, 12, 6)])],
     "git-format-patch-base-commit.patch": [
@@ -93,7 +104,8 @@ SHAPES: dict[str, list[tuple[object, ...]]] = {
         ("hello.c", "hello.c", M, "", [(2, 7, 2, 7)]),
     ],
     "git-mode-change-with-content.patch": [
-        ("build.sh", "build.sh", ("100644", "100755"), "", [(1, 5, 1, 5)])],
+        ("build.sh", "build.sh", ("100644", "100755"), "", [(1, 5, 1, 5)])
+    ],
     "git-mode-change.patch": [("run.sh", "run.sh", ("100644", "100755"), "", [])],
     "git-multi-file-multi-hunk.patch": [
         ("a.txt", "a.txt", M, "", [(1, 5, 1, 5), (17, 7, 17, 7), (36, 5, 36, 5)]),
@@ -116,19 +128,17 @@ SHAPES: dict[str, list[tuple[object, ...]]] = {
     ],
     "git-rename-quoted.patch": [("source.c", "söurce.c", None, "rename", [])],
     "git-rename-space-in-name.patch": [
-        ("renamed.txt", "sub dir/renamed file.txt", None, "rename", [])],
-    "git-rename-with-changes.patch": [
-        ("moved.txt", "renamed.txt", M, "rename", [(12, 7, 12, 7)])],
+        ("renamed.txt", "sub dir/renamed file.txt", None, "rename", [])
+    ],
+    "git-rename-with-changes.patch": [("moved.txt", "renamed.txt", M, "rename", [(12, 7, 12, 7)])],
     "git-rename.patch": [("orig.txt", "moved.txt", None, "rename", [])],
-    "git-rewrite-dissimilarity.patch": [
-        ("rewrite.txt", "rewrite.txt", M, "", [(1, 30, 1, 30)])],
+    "git-rewrite-dissimilarity.patch": [("rewrite.txt", "rewrite.txt", M, "", [(1, 30, 1, 30)])],
     "git-space-in-name.patch": [("my file.txt", "my file.txt", M, "", [(1, 1, 1, 1)])],
     "git-two-sections-one-file.patch": [
         ("twice.txt", "twice.txt", M, "", [(1, 6, 1, 6)]),
         ("twice.txt", "twice.txt", M, "", [(22, 7, 22, 7)]),
     ],
-    "git-unquoted-utf8-name.patch": [
-        ("naïve café.txt", "naïve café.txt", M, "", [(1, 1, 1, 1)])],
+    "git-unquoted-utf8-name.patch": [("naïve café.txt", "naïve café.txt", M, "", [(1, 1, 1, 1)])],
     "quilt-dep3-header-only.patch": [],
     "quilt-dep3-header.patch": [
         ("Makefile", "Makefile", None, "plain", [(4, 3, 4, 4)]),
@@ -138,18 +148,35 @@ SHAPES: dict[str, list[tuple[object, ...]]] = {
         ("Makefile", None, None, "delete plain", [(1, 7, 0, 0)]),
         (None, "src/new.c", None, "new plain", [(0, 0, 1, 3)]),
     ],
-    **{name: [("Makefile", "Makefile", None, "plain", [(4, 3, 4, 4)]),
-              ("src/util.c", "src/util.c", None, "plain", [(1, 7, 1, 7)])]
-       for name in ("quilt-p-ab.patch", "quilt-p0.patch", "quilt-p1-index.patch",
-                    "quilt-p1-no-timestamps.patch")},
+    **{
+        name: [
+            ("Makefile", "Makefile", None, "plain", [(4, 3, 4, 4)]),
+            ("src/util.c", "src/util.c", None, "plain", [(1, 7, 1, 7)]),
+        ]
+        for name in (
+            "quilt-p-ab.patch",
+            "quilt-p0.patch",
+            "quilt-p1-index.patch",
+            "quilt-p1-no-timestamps.patch",
+        )
+    },
     "svn-diff.patch": [("src/config.h", "src/config.h", None, "plain", [(1, 4, 1, 4)])],
 }
 
 
 def shape(s: FilePatch) -> tuple[object, ...]:
-    flags = " ".join(name for name, on in (
-        ("new", s.is_new), ("delete", s.is_delete), ("rename", s.rename), ("copy", s.copy),
-        ("binary", s.binary), ("plain", not s.git)) if on)
+    flags = " ".join(
+        name
+        for name, on in (
+            ("new", s.is_new),
+            ("delete", s.is_delete),
+            ("rename", s.rename),
+            ("copy", s.copy),
+            ("binary", s.binary),
+            ("plain", not s.git),
+        )
+        if on
+    )
     modes = None if s.old_mode is None and s.new_mode is None else (s.old_mode, s.new_mode)
     ranges = [(h.old_start, h.old_len, h.new_start, h.new_len) for h in s.hunks]
     return (s.old_path, s.new_path, modes, flags, ranges)
@@ -178,16 +205,20 @@ def test_sample_parses_to_its_shape(path: Path) -> None:
 # forgotten must render back to the same bytes (this is what `refresh` writes). Not so
 # for samples whose spelling git would not choose, or binary data the model does not keep.
 NOT_CANONICAL = {
-    "git-binary.patch", "git-binary-files-differ.patch",
+    "git-binary.patch",
+    "git-binary-files-differ.patch",
     "git-diff-blank-context-stripped.patch",  # git writes " \n" for an empty context line
-    "git-no-prefix-p0.patch",                 # canonical names carry a/ and b/
-    "git-rewrite-dissimilarity.patch",        # the dissimilarity index is not kept
-    "git-unquoted-utf8-name.patch",           # made with core.quotePath=false
+    "git-no-prefix-p0.patch",  # canonical names carry a/ and b/
+    "git-rewrite-dissimilarity.patch",  # the dissimilarity index is not kept
+    "git-unquoted-utf8-name.patch",  # made with core.quotePath=false
 }
 
 
-@pytest.mark.parametrize("path", [p for p in SAMPLES if p.name.startswith("git-")
-                                  and p.name not in NOT_CANONICAL], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path",
+    [p for p in SAMPLES if p.name.startswith("git-") and p.name not in NOT_CANONICAL],
+    ids=lambda p: p.name,
+)
 def test_git_sample_is_canonical(path: Path) -> None:
     data, p = load(path.name)
     assert canonical(p).render() == data
@@ -223,8 +254,14 @@ def test_no_newline_on_a_symlink() -> None:
 
 def test_crlf_content_is_kept() -> None:
     h = hunk("git-crlf-content.patch")
-    assert h.lines == ((" ", b"alpha\r\n"), ("-", b"beta\r\n"), ("+", b"BETA\r\n"),
-                       (" ", b"gamma\r\n"), ("+", b"\r\n"), (" ", b"delta\r\n"))
+    assert h.lines == (
+        (" ", b"alpha\r\n"),
+        ("-", b"beta\r\n"),
+        ("+", b"BETA\r\n"),
+        (" ", b"gamma\r\n"),
+        ("+", b"\r\n"),
+        (" ", b"delta\r\n"),
+    )
     h = hunk("git-crlf-no-newline.patch")
     assert h.lines[-2:] == (("-", b"delta\r\n"), ("+", b"delta"))
 
@@ -234,7 +271,8 @@ def test_crlf_everywhere_keeps_cr_in_content_not_in_names() -> None:
     _, lf = load("diff-u-labels.patch")
     assert crlf.sections[0].path == "greeting.txt"
     assert crlf.sections[0].hunks[0].lines == tuple(
-        (t, c[:-1] + b"\r\n") for t, c in lf.sections[0].hunks[0].lines)
+        (t, c[:-1] + b"\r\n") for t, c in lf.sections[0].hunks[0].lines
+    )
 
 
 def test_stripped_blank_context_line_is_context() -> None:
@@ -290,8 +328,9 @@ def test_format_patch_header_and_signature() -> None:
     assert p.header.endswith(b" create mode 100644 NEWS\n\n")
     assert p.trailer == b"-- \n2.39.5\n\n"
     _, based = load("git-format-patch-base-commit.patch")
-    assert based.trailer == (b"\nbase-commit: 9aed45f7b758b8974516e793aaa0eb0321701a7f\n"
-                             b"-- \n2.39.5\n\n")
+    assert based.trailer == (
+        b"\nbase-commit: 9aed45f7b758b8974516e793aaa0eb0321701a7f\n-- \n2.39.5\n\n"
+    )
     assert based.sections == p.sections
 
 
@@ -304,8 +343,9 @@ def test_header_only_patches() -> None:
 def test_dep3_header_ends_where_quilt_index_begins() -> None:
     data, p = load("quilt-dep3-header.patch")
     assert p.header.startswith(b"Description: make util.c count from four\n")
-    assert p.header.endswith(b"This patch header follows DEP-3: "
-                             b"https://dep-team.pages.debian.net/deps/dep3/\n")
+    assert p.header.endswith(
+        b"This patch header follows DEP-3: https://dep-team.pages.debian.net/deps/dep3/\n"
+    )
     assert p.sections[0].render_header().startswith(b"Index: b/Makefile\n=====")
 
 
@@ -323,40 +363,47 @@ def test_paths() -> None:
     assert p.paths == ("Makefile", "src/new.c")
 
 
-@pytest.mark.parametrize("strip, path", [(0, "trunk/src/config.h"), (1, "src/config.h"),
-                                         (2, "config.h")])
+@pytest.mark.parametrize(
+    "strip, path", [(0, "trunk/src/config.h"), (1, "src/config.h"), (2, "config.h")]
+)
 def test_strip_levels(strip: int, path: str) -> None:
     assert load("svn-diff.patch", strip)[1].sections[0].path == path
 
 
-@pytest.mark.parametrize("stamp, new", [
-    (b"1970-01-01 00:00:00.000000000 +0000", True),
-    (b"1970-01-01 01:00:00.000000000 +0100", True),   # the epoch, east of Greenwich
-    (b"1969-12-31 19:00:00 -0500", True),
-    (b"1970-01-01 01:00:00.000000000 +0000", False),
-    (b"2024-03-01 12:00:00.000000000 +0000", False),
-])
+@pytest.mark.parametrize(
+    "stamp, new",
+    [
+        (b"1970-01-01 00:00:00.000000000 +0000", True),
+        (b"1970-01-01 01:00:00.000000000 +0100", True),  # the epoch, east of Greenwich
+        (b"1969-12-31 19:00:00 -0500", True),
+        (b"1970-01-01 01:00:00.000000000 +0000", False),
+        (b"2024-03-01 12:00:00.000000000 +0000", False),
+    ],
+)
 def test_diff_N_epoch_marks_a_missing_file(stamp: bytes, new: bool) -> None:
     """Like GNU patch: an epoch timestamp with a hunk at line 0 means "no such file"."""
-    data = (b"--- a/x.txt\t" + stamp + b"\n+++ b/x.txt\t2024-03-01 12:00:00 +0000\n"
-            b"@@ -0,0 +1 @@\n+x\n")
+    data = (
+        b"--- a/x.txt\t" + stamp + b"\n+++ b/x.txt\t2024-03-01 12:00:00 +0000\n@@ -0,0 +1 @@\n+x\n"
+    )
     s = parse(data).sections[0]
     assert s.is_new is new and s.new_path == "x.txt"
     assert parse(data).render() == data
 
 
 def test_epoch_without_a_hunk_at_line_zero_is_just_a_date() -> None:
-    data = (b"--- a/x.txt\t1970-01-01 00:00:00 +0000\n+++ b/x.txt\n"
-            b"@@ -1 +1 @@\n-x\n+y\n")
+    data = b"--- a/x.txt\t1970-01-01 00:00:00 +0000\n+++ b/x.txt\n@@ -1 +1 @@\n-x\n+y\n"
     assert not parse(data).sections[0].is_new
 
 
-@pytest.mark.parametrize("raw, name", [
-    (b'"a/na\\303\\257ve"', b"a/na\xc3\xafve"),
-    (b'"tab\\there"', b"tab\there"),
-    (b'"back\\\\"', b"back\\"),
-    (b"plain name", b"plain name"),
-])
+@pytest.mark.parametrize(
+    "raw, name",
+    [
+        (b'"a/na\\303\\257ve"', b"a/na\xc3\xafve"),
+        (b'"tab\\there"', b"tab\there"),
+        (b'"back\\\\"', b"back\\"),
+        (b"plain name", b"plain name"),
+    ],
+)
 def test_unquote(raw: bytes, name: bytes) -> None:
     assert unquote(raw) == name
 
@@ -371,8 +418,10 @@ def test_differing_names_with_spaces_come_from_the_other_lines() -> None:
     """`diff --git a/x y b/p q` cannot say where a name ends; like git apply, ask the rest."""
     rename = b"diff --git a/x y b/p q\nsimilarity index 100%\nrename from x y\nrename to p q\n"
     assert parse(rename).sections[0].paths == ("x y", "p q")
-    plain = (b"diff --git a/x y b/p q\nindex 1234567..89abcde 100644\n--- a/x y\t\n+++ b/p q\t\n"
-             b"@@ -1 +1 @@\n-a\n+b\n")
+    plain = (
+        b"diff --git a/x y b/p q\nindex 1234567..89abcde 100644\n--- a/x y\t\n+++ b/p q\t\n"
+        b"@@ -1 +1 @@\n-a\n+b\n"
+    )
     assert parse(plain).sections[0].paths == ("x y", "p q")
     with pytest.raises(BadInputError) as caught:
         parse(b"diff --git a/x y b/p q\nold mode 100644\nnew mode 100755\n", "p")
@@ -381,8 +430,14 @@ def test_differing_names_with_spaces_come_from_the_other_lines() -> None:
 
 def test_name_ending_in_a_space_survives_a_canonical_round_trip() -> None:
     h = Hunk(1, 1, 1, 1, (("-", b"a\n"), ("+", b"b\n")))
-    p = Patch(b"", (FilePatch("dir/x ", "dir/x ", (h,), "100644", "100644",
-                              old_id="1234567", new_id="89abcde"),))
+    p = Patch(
+        b"",
+        (
+            FilePatch(
+                "dir/x ", "dir/x ", (h,), "100644", "100644", old_id="1234567", new_id="89abcde"
+            ),
+        ),
+    )
     data = p.render()
     assert b"--- a/dir/x \t\n+++ b/dir/x \t\n" in data
     assert parse(data) == p
@@ -392,12 +447,24 @@ def test_name_ending_in_a_space_survives_a_canonical_round_trip() -> None:
 
 # file, -p level, line the error names, phrase it must hold.
 MALFORMED = [
-    ("truncated-hunk.patch", 1, 5, "truncated hunk: header says 7 old and 7 new lines, "
-                                   "found 4 and 4"),
-    ("hunk-count-too-few.patch", 1, 13, "hunk header says 6 old and 6 new lines, but the "
-                                        "hunk goes on"),
-    ("hunk-count-too-many.patch", 1, 14, "hunk header says 8 old and 8 new lines, found 7 "
-                                         "and 7 before this line"),
+    (
+        "truncated-hunk.patch",
+        1,
+        5,
+        "truncated hunk: header says 7 old and 7 new lines, found 4 and 4",
+    ),
+    (
+        "hunk-count-too-few.patch",
+        1,
+        13,
+        "hunk header says 6 old and 6 new lines, but the hunk goes on",
+    ),
+    (
+        "hunk-count-too-many.patch",
+        1,
+        14,
+        "hunk header says 8 old and 8 new lines, found 7 and 7 before this line",
+    ),
     ("hunk-count-too-many-before-next-file.patch", 1, 28, "hunk header says 6 old and 6 new"),
     ("bad-hunk-header.patch", 1, 5, "malformed hunk header"),
     ("hunk-at-line-zero.patch", 1, 5, "puts lines at line 0"),
@@ -442,16 +509,25 @@ def test_broken_sample_is_refused(name: str, strip: int, line: int, phrase: str)
     assert caught.value.exit_code == 4
 
 
-@pytest.mark.parametrize("data, line, phrase", [
-    (b"diff --git /dev/null b/x\n", 1, "names /dev/null"),
-    (b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n", 4, "truncated hunk"),
-    (b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n\\ No newline at end of file\n",
-     5, "hunk header says 1 old and 1 new"),
-    (b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n", 7,
-     "but the hunk goes on"),
-    (b"diff --git a/x b/x\nrename from \nrename to y\n", 2, "empty file name"),
-    (b"--- a/\n+++ b/\n@@ -1 +1 @@\n-a\n+b\n", 1, "file name ends in a slash"),
-])
+@pytest.mark.parametrize(
+    "data, line, phrase",
+    [
+        (b"diff --git /dev/null b/x\n", 1, "names /dev/null"),
+        (b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n", 4, "truncated hunk"),
+        (
+            b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n\\ No newline at end of file\n",
+            5,
+            "hunk header says 1 old and 1 new",
+        ),
+        (
+            b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n",
+            7,
+            "but the hunk goes on",
+        ),
+        (b"diff --git a/x b/x\nrename from \nrename to y\n", 2, "empty file name"),
+        (b"--- a/\n+++ b/\n@@ -1 +1 @@\n-a\n+b\n", 1, "file name ends in a slash"),
+    ],
+)
 def test_small_broken_inputs(data: bytes, line: int, phrase: str) -> None:
     with pytest.raises(BadInputError) as caught:
         parse(data, "p")
@@ -481,14 +557,18 @@ paths = st.lists(component, min_size=1, max_size=3).map("/".join)
 modes = st.sampled_from(["100644", "100755", "120000"])
 object_ids = st.text(alphabet="0123456789abcdef", min_size=7, max_size=7)
 # Content without its line end: anything but LF; CR may end it (CRLF files).
-content = st.binary(max_size=8).map(lambda b: b.replace(b"\n", b"")) \
-    | st.just(b"") | st.sampled_from([b"x\r", b"- x", b"\\ x", b"@@ -1 +1 @@"])
+content = (
+    st.binary(max_size=8).map(lambda b: b.replace(b"\n", b""))
+    | st.just(b"")
+    | st.sampled_from([b"x\r", b"- x", b"\\ x", b"@@ -1 +1 @@"])
+)
 headings = st.sampled_from([b"", b" int main(void)", b" class X:", b" \xc3\xa9"])
 
 
 @st.composite
-def hunk_lines(draw: st.DrawFn, tags: str = " -+",
-               last: bool = False) -> tuple[tuple[str, bytes], ...]:
+def hunk_lines(
+    draw: st.DrawFn, tags: str = " -+", last: bool = False
+) -> tuple[tuple[str, bytes], ...]:
     """Hunk lines; in a file's last hunk, the last old and new lines may lack their LF."""
     tagged = draw(st.lists(st.tuples(st.sampled_from(tags), content), min_size=1, max_size=6))
     lines = [(t, c + b"\n") for t, c in tagged]
@@ -497,8 +577,11 @@ def hunk_lines(draw: st.DrawFn, tags: str = " -+",
         news = [i for i, (t, _) in enumerate(lines) if t != "-"]
         for side in (olds, news):
             # A context line may lack its LF only at the very end of the hunk.
-            if side and (lines[side[-1]][0] != " " or side[-1] == len(lines) - 1) \
-                    and draw(st.booleans()):
+            if (
+                side
+                and (lines[side[-1]][0] != " " or side[-1] == len(lines) - 1)
+                and draw(st.booleans())
+            ):
                 t, c = lines[side[-1]]
                 lines[side[-1]] = (t, c[:-1])
     return tuple(lines)
@@ -516,8 +599,16 @@ def hunk_runs(draw: st.DrawFn, tags: str = " -+") -> tuple[Hunk, ...]:
         new_len = sum(t != "-" for t, _ in lines)
         old_pos = old_next + draw(st.integers(0, 5))
         new_pos = old_pos + delta
-        out.append(Hunk(old_pos + 1 if old_len else old_pos, old_len,
-                        new_pos + 1 if new_len else new_pos, new_len, lines, draw(headings)))
+        out.append(
+            Hunk(
+                old_pos + 1 if old_len else old_pos,
+                old_len,
+                new_pos + 1 if new_len else new_pos,
+                new_len,
+                lines,
+                draw(headings),
+            )
+        )
         old_next, delta = old_pos + old_len, delta + new_len - old_len
     return tuple(out)
 
@@ -537,10 +628,12 @@ def file_patches(draw: st.DrawFn) -> FilePatch:
             hunks = (Hunk(0, 0, 1, n, body),) if kind == "new" else (Hunk(1, n, 0, 0, body),)
         mode = draw(modes)
         if kind == "new":
-            return FilePatch(None, path, hunks, new_mode=mode, old_id=old_id and "0000000",
-                             new_id=new_id)
-        return FilePatch(path, None, hunks, old_mode=mode, old_id=old_id,
-                         new_id=new_id and "0000000")
+            return FilePatch(
+                None, path, hunks, new_mode=mode, old_id=old_id and "0000000", new_id=new_id
+            )
+        return FilePatch(
+            path, None, hunks, old_mode=mode, old_id=old_id, new_id=new_id and "0000000"
+        )
     old_path = path if kind == "modify" else draw(paths.filter(lambda p: p != path))
     hunks = draw(st.just(()) | hunk_runs())
     old_mode, new_mode = draw(modes), draw(modes)
@@ -548,18 +641,28 @@ def file_patches(draw: st.DrawFn) -> FilePatch:
         old_mode = new_mode = None  # git names an unchanged mode only on the index line
     elif old_mode == new_mode and draw(st.booleans()):
         old_mode = new_mode = None  # index line without a mode
-    return FilePatch(old_path, path, hunks, old_mode, new_mode,
-                     rename=kind == "rename", copy=kind == "copy",
-                     similarity=draw(st.integers(1, 100)) if kind in ("rename", "copy") else None,
-                     old_id=old_id, new_id=new_id)
+    return FilePatch(
+        old_path,
+        path,
+        hunks,
+        old_mode,
+        new_mode,
+        rename=kind == "rename",
+        copy=kind == "copy",
+        similarity=draw(st.integers(1, 100)) if kind in ("rename", "copy") else None,
+        old_id=old_id,
+        new_id=new_id,
+    )
 
 
-headers = st.sampled_from([
-    b"",
-    b"Description: fix the frobnicator\nAuthor: A <a@example.org>\n---\n",
-    b"From 1b7f3333f1fb3fe8e3114f043dc1f3263401164e Mon Sep 17 00:00:00 2001\n"
-    b"From: A <a@example.org>\nSubject: [PATCH] x\n\nWhy.\n---\n x | 2 +-\n\n",
-])
+headers = st.sampled_from(
+    [
+        b"",
+        b"Description: fix the frobnicator\nAuthor: A <a@example.org>\n---\n",
+        b"From 1b7f3333f1fb3fe8e3114f043dc1f3263401164e Mon Sep 17 00:00:00 2001\n"
+        b"From: A <a@example.org>\nSubject: [PATCH] x\n\nWhy.\n---\n x | 2 +-\n\n",
+    ]
+)
 
 
 @st.composite
@@ -586,8 +689,12 @@ def test_reversing_twice_keeps_the_lines(hunks: tuple[Hunk, ...]) -> None:
         assert (back.old_lines, back.new_lines) == (h.new_lines, h.old_lines)
         twice = back.reversed()
         assert (twice.old_lines, twice.new_lines) == (h.old_lines, h.new_lines)
-        assert (twice.old_start, twice.old_len, twice.new_start, twice.new_len) == \
-            (h.old_start, h.old_len, h.new_start, h.new_len)
+        assert (twice.old_start, twice.old_len, twice.new_start, twice.new_len) == (
+            h.old_start,
+            h.old_len,
+            h.new_start,
+            h.new_len,
+        )
         assert twice.heading == h.heading
 
 
@@ -600,9 +707,23 @@ def test_reversed_hunk_renders_and_parses_back(hunks: tuple[Hunk, ...]) -> None:
 
 
 # Junk that mail, editors and people mix into patches.
-JUNK = [b"\\ x\n", b"@@ -1 +1 @@\n", b"--- a/x\n", b"+++ b/x\n", b"diff --git a/x b/x\n", b"\n",
-        b"-- \n", b"rename from \n", b"index ..\n", b"new file mode 100644\n", b'diff --git "a/x\n',
-        b"GIT binary patch\n", b"Binary files  and  differ\n", b"\x00\n", b"@@ -0,0 +0,0 @@\n"]
+JUNK = [
+    b"\\ x\n",
+    b"@@ -1 +1 @@\n",
+    b"--- a/x\n",
+    b"+++ b/x\n",
+    b"diff --git a/x b/x\n",
+    b"\n",
+    b"-- \n",
+    b"rename from \n",
+    b"index ..\n",
+    b"new file mode 100644\n",
+    b'diff --git "a/x\n',
+    b"GIT binary patch\n",
+    b"Binary files  and  differ\n",
+    b"\x00\n",
+    b"@@ -0,0 +0,0 @@\n",
+]
 
 
 @st.composite
@@ -679,8 +800,12 @@ def test_split_lines_keeps_nothing_between_calls() -> None:
     mods = [m for n, m in sys.modules.items() if n.startswith("patchq.core.")]
 
     def sizes() -> dict[tuple[str, str], int]:
-        return {(m.__name__, n): len(v) for m in mods for n, v in vars(m).items()
-                if isinstance(v, dict | list | set) and n != "__builtins__"}
+        return {
+            (m.__name__, n): len(v)
+            for m in mods
+            for n, v in vars(m).items()
+            if isinstance(v, dict | list | set) and n != "__builtins__"
+        }
 
     before = sizes()
     texts = [b"".join(b"%d line\n" % (i * j) for j in range(3000)) for i in range(3)]

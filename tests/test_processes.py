@@ -24,8 +24,9 @@ def _count(tmp: Path, queue: Queue, base: str, *args: str, ok: tuple[int, ...] =
     return len(_commands(tmp, queue, base, *args, ok=ok))
 
 
-def _commands(tmp: Path, queue: Queue, base: str, *args: str, ok: tuple[int, ...] = (0,)
-              ) -> list[str]:
+def _commands(
+    tmp: Path, queue: Queue, base: str, *args: str, ok: tuple[int, ...] = (0,)
+) -> list[str]:
     """The git commands (first argument) one patchq run starts."""
     log = tmp / "git.log"
     shim_dir = tmp / "shim"
@@ -37,8 +38,20 @@ def _commands(tmp: Path, queue: Queue, base: str, *args: str, ok: tuple[int, ...
     shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
     env = dict(os.environ, PATH=f"{shim_dir}{os.pathsep}{os.environ['PATH']}")
     log.unlink(missing_ok=True)
-    proc = subprocess.run([sys.executable, "-m", "patchq", "--dir", str(queue.path),
-                           *(args or ("apply",)), "--onto", base], env=env, capture_output=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "patchq",
+            "--dir",
+            str(queue.path),
+            *(args or ("apply",)),
+            "--onto",
+            base,
+        ],
+        env=env,
+        capture_output=True,
+    )
     assert proc.returncode in ok, proc.stderr.decode()
     return [line if line == SERVER else line.split()[0] for line in log.read_text().splitlines()]
 
@@ -46,8 +59,9 @@ def _commands(tmp: Path, queue: Queue, base: str, *args: str, ok: tuple[int, ...
 SERVER = "diff-tree --stdin"  # the diff server merges use for long diffs
 
 
-def test_git_processes_do_not_grow_with_the_series(tmp_path: Path, upstream: Upstream,
-                                                   queue: Queue) -> None:
+def test_git_processes_do_not_grow_with_the_series(
+    tmp_path: Path, upstream: Upstream, queue: Queue
+) -> None:
     base = _series(upstream, queue, 200)
     many = _count(tmp_path, queue, base)
     # The same repo and queue cut down to 20 patches.
@@ -77,7 +91,8 @@ def _drift(up: Upstream, base: str, n: int) -> str:
 
 
 def test_drift_replay_processes_do_not_grow_with_conflicts(
-        tmp_path: Path, upstream: Upstream, queue: Queue) -> None:
+    tmp_path: Path, upstream: Upstream, queue: Queue
+) -> None:
     """check and rebase --dry-run merge in process: the git processes they start are the
     same for 20 and 200 patches although every patch needs a 3-way merge. The one
     difference allowed is the diff server (`git diff-tree --stdin`), started once a diff
@@ -92,13 +107,18 @@ def test_drift_replay_processes_do_not_grow_with_conflicts(
         (q.path / "patchq.toml").write_text(f'target = "{up.path}"\n')
         (q.path / "series").write_text("")
         base = _series(up, q, n)
-        subprocess.run([sys.executable, "-m", "patchq", "--dir", str(q.path), "apply",
-                        "--onto", base], check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "patchq", "--dir", str(q.path), "apply", "--onto", base],
+            check=True,
+            capture_output=True,
+        )
         drift = _drift(up, base, n)
         up.git("checkout", "-q", "-f", "patchq/main")
         (tmp_path / f"c{n}").mkdir()
-        counts[n] = (_commands(tmp_path / f"c{n}", q, drift, "check", ok=(3,)),
-                     _commands(tmp_path / f"c{n}", q, drift, "rebase", "--dry-run", ok=(3,)))
+        counts[n] = (
+            _commands(tmp_path / f"c{n}", q, drift, "check", ok=(3,)),
+            _commands(tmp_path / f"c{n}", q, drift, "rebase", "--dry-run", ok=(3,)),
+        )
     for few, many in zip(counts[20], counts[200], strict=True):
         assert [c for c in few if c != SERVER] == [c for c in many if c != SERVER]
         assert few.count(SERVER) == 0 and many.count(SERVER) == 1, (few, many)

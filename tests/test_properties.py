@@ -33,9 +33,11 @@ from .strategies import Case, cases, paths
 def budget(examples: int) -> settings:
     """CI's example count; PATCHQ_PROPERTY_SCALE=20 runs twenty times as many."""
     scale = float(os.environ.get("PATCHQ_PROPERTY_SCALE", "1"))
-    return settings(max_examples=max(1, int(examples * scale)), deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                           HealthCheck.too_slow])
+    return settings(
+        max_examples=max(1, int(examples * scale)),
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
 
 
 def make_patch(case: Case, context: int, path: str = "f.txt") -> Patch:
@@ -141,8 +143,7 @@ class Lab:
     def commit(self, w: ObjectWriter, data: bytes, parent: str | None) -> str:
         blob = w.add("blob", data)
         tree = w.add("tree", render_tree([("100644", b"f.txt", blob)]))
-        return GitRepo.commit_object(w, tree, [parent] if parent else [], "m\n", self.WHO,
-                                     self.WHO)
+        return GitRepo.commit_object(w, tree, [parent] if parent else [], "m\n", self.WHO, self.WHO)
 
     def replay(self, case: Case, fuzz: int) -> tuple[str, bytes | None]:
         """The patch B→O replayed onto T as `check`/`rebase` do: (status, file or None)."""
@@ -156,8 +157,9 @@ class Lab:
         repo = PatchRepo.open(self.queue)
         entries = repo.series.patches
         mem = self.g.writer(dry_run=True)
-        rp = Replay.start(self.g, repo, old, onto, mem, fuzz,
-                          preimages(self.g, repo, old, entries, mem))
+        rp = Replay.start(
+            self.g, repo, old, onto, mem, fuzz, preimages(self.g, repo, old, entries, mem)
+        )
         check = rp.step(entries[0])
         if check.status in (CONFLICT, MISSING):
             return check.status, None
@@ -174,8 +176,7 @@ def test_rebase_changes_only_the_patch_lines(tmp_path: Path) -> None:
     @budget(200)
     @given(cases(unique=True), st.sampled_from([0, 0, 1, 2]))
     def prop(case: Case, fuzz: int) -> None:
-        assume(case.ours != case.base
-               and not set(case.ours) - set(case.base) & set(case.theirs))
+        assume(case.ours != case.base and not set(case.ours) - set(case.base) & set(case.theirs))
         status, result = lab.replay(case, fuzz)
         event(f"replay: {status}")
         if result is not None:
@@ -198,8 +199,9 @@ def test_engine_changes_only_the_patch_lines(case: Case, fuzz: int) -> None:
 
 @budget(400)
 @given(cases(), st.sampled_from([0, 1, 3]), st.booleans())
-def test_exact_fast_path_answers_as_the_line_engine(case: Case, context: int,
-                                                    reverse: bool) -> None:
+def test_exact_fast_path_answers_as_the_line_engine(
+    case: Case, context: int, reverse: bool
+) -> None:
     """apply_hunks splices bytes when every hunk stands exactly at its stated line; where
     it does, the answer (content, every report) is the line-by-line engine's. Files
     without a final newline, repeated lines and drift included."""
@@ -234,18 +236,24 @@ def test_a_removed_line_upstream_moved_is_not_upstreamed(tmp_path: Path) -> None
     `upstreamed` — and a rebase would have dropped it with `line 0` still there. Now the
     deletion is placed where the line went (anchored placement) and recorded `merge`."""
     lab = Lab(tmp_path)
-    case = Case([b"line 0\n", b"line 1\n", b"line 2\n"], [b"line 1\n", b"line 2\n"],
-                [b"line 1\n", b"line 0\n", b"line 2\n"], True)
+    case = Case(
+        [b"line 0\n", b"line 1\n", b"line 2\n"],
+        [b"line 1\n", b"line 2\n"],
+        [b"line 1\n", b"line 0\n", b"line 2\n"],
+        True,
+    )
     assert lab.replay(case, 0) == ("merge", b"line 1\nline 2\n")
     # The reverse-apply test was fooled the same way when the context closes up.
-    case = Case([b"line %d\n" % i for i in range(5)],
-                [b"line %d\n" % i for i in (0, 1, 3, 4)],
-                [b"line %d\n" % i for i in (0, 1, 3, 4, 2)], True)
+    case = Case(
+        [b"line %d\n" % i for i in range(5)],
+        [b"line %d\n" % i for i in (0, 1, 3, 4)],
+        [b"line %d\n" % i for i in (0, 1, 3, 4, 2)],
+        True,
+    )
     assert lab.replay(case, 0) == ("merge", b"line 0\nline 1\nline 3\nline 4\n")
 
 
-def test_a_moved_last_line_that_gained_a_newline_is_still_the_same_block(tmp_path: Path
-                                                                        ) -> None:
+def test_a_moved_last_line_that_gained_a_newline_is_still_the_same_block(tmp_path: Path) -> None:
     """Found by the rebase property (2026-11-29): the patch deletes the file's last two
     lines, the last without a newline; upstream moved both to the top, where the last one
     gained a newline. The 3-way merge (git's and ours) is clean and keeps the moved
@@ -253,15 +261,20 @@ def test_a_moved_last_line_that_gained_a_newline_is_still_the_same_block(tmp_pat
     was `merge` with its deletion lost. Now a missing newline does not hide the block."""
     lab = Lab(tmp_path)
     base = [b"line %d\n" % i for i in range(7)] + [b"line 7"]
-    case = Case(base, [b"ours 0.0\n", *base[:6]],
-                [base[0], b"line 6\n", b"line 7\n", *base[1:6]], True)
+    case = Case(
+        base, [b"ours 0.0\n", *base[:6]], [base[0], b"line 6\n", b"line 7\n", *base[1:6]], True
+    )
     status, result = lab.replay(case, 0)
     assert status == "conflict" and result is None
     # The same with upstream editing the moved line 6 ("line 6 theirs"): the block is
     # nowhere whole, but line 7 still is, once, where upstream put it.
     base[7] = b"line 7\n"
-    case = Case(base, [b"ours 0.0\n", *base[:6]],
-                [base[0], b"line 6 theirs\n", b"line 7\n", *base[1:6]], True)
+    case = Case(
+        base,
+        [b"ours 0.0\n", *base[:6]],
+        [base[0], b"line 6 theirs\n", b"line 7\n", *base[1:6]],
+        True,
+    )
     status, result = lab.replay(case, 0)
     assert status == "conflict" and result is None
 
@@ -277,8 +290,19 @@ def test_upstreamed_removals_stay_upstreamed_when_lines_repeat(tmp_path: Path) -
     ours = base[:9] + base[11:]
     theirs = ours[:25] + [b"\n"] + ours[25:]
     assert lab.replay(Case(base, ours, theirs, False), 0)[0] == "upstreamed"
-    base = [b"int f() {\n", b"  one();\n", b"\n", b"  two();\n", b"  three();\n",
-            b"  four();\n", b"  gone();\n", b"\n", b"  five();\n", b"  six();\n", b"}\n"]
+    base = [
+        b"int f() {\n",
+        b"  one();\n",
+        b"\n",
+        b"  two();\n",
+        b"  three();\n",
+        b"  four();\n",
+        b"  gone();\n",
+        b"\n",
+        b"  five();\n",
+        b"  six();\n",
+        b"}\n",
+    ]
     ours = base[:6] + base[8:]
     theirs = list(ours)
     theirs[4] = b"  THREE();\n"
@@ -292,11 +316,18 @@ def test_offset_and_stated_line_pointing_at_different_copies_is_ambiguous() -> N
     (nearer its stated line, where git apply put it). Neither is right; patchq took copy
     4 and git copy 5. Now two predictions that disagree make the hunk ambiguous."""
     block = "{\nint a;\nx++;\nint b;\n}\n"
-    target = (block * 2).replace("}\n{\nint a;\nx++;\nint b;\n}\n", "}\n{\nint a;\nx++;\n"
-                                 "int b;\n} theirs\n") + "{\nint a;\nint b;\n}\n" + block * 2
-    patch = ("--- a/f\n+++ b/f\n@@ -7,7 +7,6 @@\n int a;\n x++;\n int b;\n-}\n {\n int a;\n"
-             " x++;\n@@ -20,6 +19,8 @@\n }\n {\n int a;\n+ours 2\n x++;\n+return 0;\n int b;\n"
-             " }\n")
+    target = (
+        (block * 2).replace(
+            "}\n{\nint a;\nx++;\nint b;\n}\n", "}\n{\nint a;\nx++;\nint b;\n} theirs\n"
+        )
+        + "{\nint a;\nint b;\n}\n"
+        + block * 2
+    )
+    patch = (
+        "--- a/f\n+++ b/f\n@@ -7,7 +7,6 @@\n int a;\n x++;\n int b;\n-}\n {\n int a;\n"
+        " x++;\n@@ -20,6 +19,8 @@\n }\n {\n int a;\n+ours 2\n x++;\n+return 0;\n int b;\n"
+        " }\n"
+    )
     hunks = parse(patch.encode(), "p.diff").sections[0].hunks
     res = engine.apply_hunks(target.encode(), hunks)
     assert [h.status for h in res.hunks] == ["offset", "ambiguous"]

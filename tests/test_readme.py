@@ -43,8 +43,11 @@ def run_blocks(text: str) -> list[tuple[int, list[str]]]:
 
 def to_script(blocks: list[tuple[int, list[str]]]) -> str:
     """One bash script: each command line checks its exit code and says where it was."""
-    out = ["set -eu -o pipefail",
-           "trap 'echo \"README.md:$__at: command failed (exit $?)\" >&2' ERR", "__at=0"]
+    out = [
+        "set -eu -o pipefail",
+        "trap 'echo \"README.md:$__at: command failed (exit $?)\" >&2' ERR",
+        "__at=0",
+    ]
     for first, lines in blocks:
         heredoc: str | None = None
         continued = False
@@ -60,8 +63,10 @@ def to_script(blocks: list[tuple[int, list[str]]]) -> str:
             if m and not continued and not line.rstrip().endswith("\\"):
                 cmd, code = m.group("cmd"), int(m.group("code"))
                 out.append(f"{{ {cmd}\n}} && __rc=0 || __rc=$?")
-                out.append(f'[ "$__rc" -eq {code} ] || {{ echo "README.md:{n}: exit $__rc, '
-                           f'expected {code}" >&2; exit 99; }}')
+                out.append(
+                    f'[ "$__rc" -eq {code} ] || {{ echo "README.md:{n}: exit $__rc, '
+                    f'expected {code}" >&2; exit 99; }}'
+                )
             else:
                 out.append(line)
             h = HEREDOC.search(line)
@@ -76,8 +81,10 @@ def test_readme_walkthroughs_run_as_written(tmp_path: Path) -> None:
     assert len(blocks) >= 6, "the walk-throughs lost their <!-- run --> marks"
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    for name, body in (("patchq", f'exec "{sys.executable}" -m patchq "$@"'),
-                       ("python3", f'exec "{sys.executable}" "$@"')):
+    for name, body in (
+        ("patchq", f'exec "{sys.executable}" -m patchq "$@"'),
+        ("python3", f'exec "{sys.executable}" "$@"'),
+    ):
         shim = bindir / name
         shim.write_text(f"#!/bin/sh\n{body}\n")
         shim.chmod(0o755)
@@ -86,14 +93,18 @@ def test_readme_walkthroughs_run_as_written(tmp_path: Path) -> None:
     env["PYTHONPATH"] = str(ROOT / "src")
     script = tmp_path / "walkthroughs.sh"
     script.write_text(to_script(blocks))
-    proc = subprocess.run(["bash", str(script)], cwd=env["HOME"], env=env,
-                          capture_output=True, timeout=120)
+    proc = subprocess.run(
+        ["bash", str(script)], cwd=env["HOME"], env=env, capture_output=True, timeout=120
+    )
     tail = (proc.stdout + proc.stderr).decode(errors="replace")[-4000:]
     assert proc.returncode == 0, tail
     home = Path(env["HOME"])
     # What the walk-throughs say they leave behind.
-    assert (home / "patchq-tour" / "patches-repo" / "review.md").read_text().startswith(
-        "## patchq rebase")
+    assert (
+        (home / "patchq-tour" / "patches-repo" / "review.md")
+        .read_text()
+        .startswith("## patchq rebase")
+    )
     cmake = (home / "plain" / "CMakeLists.txt").read_text()
     assert 'set(FP4_ARCHS "100a;103a;110a;120a")' in cmake
     assert cmake.endswith("# a local edit\n")
@@ -101,8 +112,9 @@ def test_readme_walkthroughs_run_as_written(tmp_path: Path) -> None:
 
 def test_setup_commands_come_first() -> None:
     text = README.read_text(encoding="utf-8")
-    first = text.index("python3 -m venv .venv && . .venv/bin/activate && pip install -e . "
-                       "&& patchq demo\n")
+    first = text.index(
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && patchq demo\n"
+    )
     assert first < text.index("bash .ci/run\n") < text.index("## ")
 
 

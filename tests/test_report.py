@@ -28,18 +28,39 @@ def rebased(upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> 
     for f in ("cos", "sub", "up"):
         upstream.write(f"{f}.txt", BASE)
     base = upstream.commit("base")
-    pin(upstream, queue, patchq, [
-        ("cos.patch", make_patch(upstream, "Cosmetic\n\n",
-                                 {"cos.txt": sub(BASE, "line 20\n", "COS 20\n")})),
-        ("sub.patch", make_patch(upstream, "Substantive\n\n",
-                                 {"sub.txt": sub(BASE, "line 20\n", "SUB 20\n" + KEEP)})),
-        ("up.patch", make_patch(upstream, "Upstreamed\n\n",
-                                {"up.txt": sub(BASE, "line 5\n", "UP 5\n")})),
-    ], base)
+    pin(
+        upstream,
+        queue,
+        patchq,
+        [
+            (
+                "cos.patch",
+                make_patch(
+                    upstream, "Cosmetic\n\n", {"cos.txt": sub(BASE, "line 20\n", "COS 20\n")}
+                ),
+            ),
+            (
+                "sub.patch",
+                make_patch(
+                    upstream,
+                    "Substantive\n\n",
+                    {"sub.txt": sub(BASE, "line 20\n", "SUB 20\n" + KEEP)},
+                ),
+            ),
+            (
+                "up.patch",
+                make_patch(upstream, "Upstreamed\n\n", {"up.txt": sub(BASE, "line 5\n", "UP 5\n")}),
+            ),
+        ],
+        base,
+    )
     c = {
         "move": advance(upstream, "Insert a license header", {"cos.txt": "# license\n" + BASE}),
-        "edit": advance(upstream, "Rename line 20 | with a pipe",
-                        {"sub.txt": sub(BASE, "line 20\n", "line twenty\n")}),
+        "edit": advance(
+            upstream,
+            "Rename line 20 | with a pipe",
+            {"sub.txt": sub(BASE, "line 20\n", "line twenty\n")},
+        ),
         "take": advance(upstream, "Take UP 5", {"up.txt": sub(BASE, "line 5\n", "UP 5\n")}),
     }
     assert patchq("rebase", "--onto", "main").code == 3
@@ -57,16 +78,21 @@ def test_text_report(rebased: dict[str, str], patchq: Callable[..., Result]) -> 
     assert r.code == 0, r.err
     out = r.out
     heads = [m.groups() for m in re.finditer(r"(?m)^ *(\w+)  (\S+)  \[(\w+)\]$", out)]
-    assert heads == [("refreshed", "cos.patch", "cosmetic"),
-                     ("resolved", "sub.patch", "substantive"),
-                     ("upstreamed", "up.patch", "removed")]
+    assert heads == [
+        ("refreshed", "cos.patch", "cosmetic"),
+        ("resolved", "sub.patch", "substantive"),
+        ("upstreamed", "up.patch", "removed"),
+    ]
     cos = _section(out, "cos.patch")
-    assert cos[1].strip() == (f"cos.txt hunk #1: moved +1 lines (by {rebased['move'][:12]} "
-                              "Insert a license header)")
+    assert cos[1].strip() == (
+        f"cos.txt hunk #1: moved +1 lines (by {rebased['move'][:12]} Insert a license header)"
+    )
     assert not any(x.strip().startswith(("--", "-+", "+-", "++")) for x in cos)
     sub_ = _section(out, "sub.patch")
-    assert sub_[1].strip() == (f"sub.txt hunk #1: conflict, resolved by hand (by "
-                               f"{rebased['edit'][:12]} Rename line 20 | with a pipe)")
+    assert sub_[1].strip() == (
+        f"sub.txt hunk #1: conflict, resolved by hand (by "
+        f"{rebased['edit'][:12]} Rename line 20 | with a pipe)"
+    )
     # Only the changed lines; the unchanged added lines ("keep …") are not repeated.
     assert [x[12:] for x in sub_[2:]] == INTERDIFF
     assert f"{rebased['take'][:12]} Take UP 5" in "\n".join(_section(out, "up.patch"))
@@ -83,8 +109,9 @@ def _section(out: str, name: str) -> list[str]:
     return lines[start:end]
 
 
-def test_markdown_report(rebased: dict[str, str], patchq: Callable[..., Result],
-                         tmp_path: Path) -> None:
+def test_markdown_report(
+    rebased: dict[str, str], patchq: Callable[..., Result], tmp_path: Path
+) -> None:
     target = tmp_path / "review.md"
     r = patchq("report", "--format", "md", "-o", str(target))
     assert r.code == 0 and r.out == "" and str(target) in r.err
@@ -92,17 +119,21 @@ def test_markdown_report(rebased: dict[str, str], patchq: Callable[..., Result],
     assert md == patchq("report", "--format", "md").out
     assert md.startswith("## patchq rebase: ")
     assert "| patch | outcome | change | hunks moved | upstream commits |\n| --- |" in md
-    assert (f"| `cos.patch` | refreshed | cosmetic | 1 | {rebased['move'][:12]} "
-            "Insert a license header |") in md
-    assert (f"| `sub.patch` | resolved | substantive | 1 | {rebased['edit'][:12]} "
-            "Rename line 20 \\| with a pipe |") in md
+    assert (
+        f"| `cos.patch` | refreshed | cosmetic | 1 | {rebased['move'][:12]} "
+        "Insert a license header |"
+    ) in md
+    assert (
+        f"| `sub.patch` | resolved | substantive | 1 | {rebased['edit'][:12]} "
+        "Rename line 20 \\| with a pipe |"
+    ) in md
     assert f"| `up.patch` | upstreamed | removed | 1 | {rebased['take'][:12]} Take UP 5 |" in md
     assert "Needs a reviewer's eye: `sub.patch`" in md and "`cos.patch`," not in md
     # One fenced interdiff, for the substantive patch only, with only the changed lines.
     assert md.count("```diff") == 1
-    fence = md[md.index("```diff\n") + 8:]
+    fence = md[md.index("```diff\n") + 8 :]
     assert fence[: fence.index("```")].splitlines() == INTERDIFF
-    cos = md[md.index("### `cos.patch`"): md.index("### `sub.patch`")]
+    cos = md[md.index("### `cos.patch`") : md.index("### `sub.patch`")]
     assert "```" not in cos and "moved +1 lines" in cos
 
 
@@ -112,18 +143,23 @@ def test_json_report(rebased: dict[str, str], patchq: Callable[..., Result]) -> 
     doc: dict[str, Any] = json.loads(r.out)
     by = {p["name"]: p for p in doc["patches"]}
     assert {n: (p["outcome"], p["change"]) for n, p in by.items()} == {
-        "cos.patch": ("refreshed", "cosmetic"), "sub.patch": ("resolved", "substantive"),
-        "up.patch": ("upstreamed", "removed")}
+        "cos.patch": ("refreshed", "cosmetic"),
+        "sub.patch": ("resolved", "substantive"),
+        "up.patch": ("upstreamed", "removed"),
+    }
     assert by["cos.patch"]["interdiff"] == [] and by["sub.patch"]["interdiff"] == INTERDIFF
     assert {n: p["drift"] for n, p in by.items()} == {
-        "cos.patch": [rebased["move"]], "sub.patch": [rebased["edit"]],
-        "up.patch": [rebased["take"]]}
+        "cos.patch": [rebased["move"]],
+        "sub.patch": [rebased["edit"]],
+        "up.patch": [rebased["take"]],
+    }
     assert by["cos.patch"]["hunks"][0]["offset"] == 1
     assert doc["subjects"][rebased["edit"]] == "Rename line 20 | with a pipe"
 
 
-def test_report_without_a_rebase_says_so(upstream: Upstream, queue: Queue,
-                                         patchq: Callable[..., Result]) -> None:
+def test_report_without_a_rebase_says_so(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
     upstream.write("a.txt", "a\n")
     base = upstream.commit("base")
     pin(upstream, queue, patchq, [("a.patch", make_patch(upstream, "", {"a.txt": "A\n"}))], base)
@@ -131,8 +167,9 @@ def test_report_without_a_rebase_says_so(upstream: Upstream, queue: Queue,
     assert r.code == 4 and "no rebase recorded" in r.err
 
 
-def test_report_from_the_lock_alone(rebased: dict[str, str], upstream: Upstream,
-                                    patchq: Callable[..., Result]) -> None:
+def test_report_from_the_lock_alone(
+    rebased: dict[str, str], upstream: Upstream, patchq: Callable[..., Result]
+) -> None:
     # On another machine the rebase record is absent: the lock still gives the summary.
     (upstream.path / ".git/patchq/main.last-rebase.json").unlink()
     r = patchq("report", "--format", "md")
@@ -141,7 +178,8 @@ def test_report_from_the_lock_alone(rebased: dict[str, str], upstream: Upstream,
 
 
 def test_report_during_a_stopped_rebase_says_it_is_the_previous_one(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = tmp_path / "demo"
     assert run_inprocess(capsys, "demo", str(root)).code == 0
     up, q = root / "sgl-kernel", str(root / "patches-repo")
@@ -153,6 +191,8 @@ def test_report_during_a_stopped_rebase_says_it_is_the_previous_one(
     assert run_inprocess(capsys, "--dir", q, "rebase", "--onto", "main").code == 3
     r = run_inprocess(capsys, "--dir", q, "report")
     assert r.code == 0
-    assert r.err == ("patchq: a rebase is in progress (stopped at a conflict): this report "
-                     "is of the last rebase that finished\n")
+    assert r.err == (
+        "patchq: a rebase is in progress (stopped at a conflict): this report "
+        "is of the last rebase that finished\n"
+    )
     assert "0003-fp4-sm120a.patch" in r.out

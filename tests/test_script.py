@@ -14,19 +14,29 @@ from .conftest import Queue, Upstream
 
 def tree_of(root: Path) -> dict[str, tuple[str, bool]]:
     """Every file's hash and executable bit."""
-    return {str(p.relative_to(root)): (hashlib.sha256(p.read_bytes()).hexdigest(),
-                                       os.access(p, os.X_OK))
-            for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts}
+    return {
+        str(p.relative_to(root)): (
+            hashlib.sha256(p.read_bytes()).hexdigest(),
+            os.access(p, os.X_OK),
+        )
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
 
 
 def run_script(script: Path, folder: Path) -> subprocess.CompletedProcess[str]:
     # A clean environment: the script must not need patchq or git.
-    return subprocess.run([sys.executable, "-S", str(script), str(folder)], capture_output=True,
-                          text=True, env={"PATH": "/nonexistent"})
+    return subprocess.run(
+        [sys.executable, "-S", str(script), str(folder)],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/nonexistent"},
+    )
 
 
 def test_script_applies_once_then_does_nothing_and_stops_on_drift(
-        upstream: Upstream, queue: Queue, patchq, tmp_path: Path) -> None:
+    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+) -> None:
     upstream.write("src/a.c", "".join(f"int a{i};\n" for i in range(30)))
     upstream.write("gone.txt", "bye\n").write("tool.sh", "#!/bin/sh\necho hi\n")
     base = upstream.commit("base")
@@ -70,15 +80,19 @@ def test_script_applies_once_then_does_nothing_and_stops_on_drift(
     assert tree_of(drifted) == before
 
 
-def test_script_refuses_a_series_that_changes_a_symlink(upstream: Upstream, queue: Queue,
-                                                        patchq, tmp_path: Path) -> None:
+def test_script_refuses_a_series_that_changes_a_symlink(
+    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+) -> None:
     upstream.write("a.txt", "a\n")
     (upstream.path / "link").symlink_to("a.txt")
     base = upstream.commit("base")
-    queue.add("l.patch", "diff --git a/link b/link\nindex 0000000..1111111 120000\n"
-                         "--- a/link\n+++ b/link\n@@ -1 +1 @@\n-a.txt\n"
-                         "\\ No newline at end of file\n+b.txt\n"
-                         "\\ No newline at end of file\n")
+    queue.add(
+        "l.patch",
+        "diff --git a/link b/link\nindex 0000000..1111111 120000\n"
+        "--- a/link\n+++ b/link\n@@ -1 +1 @@\n-a.txt\n"
+        "\\ No newline at end of file\n+b.txt\n"
+        "\\ No newline at end of file\n",
+    )
     assert patchq("apply", "--onto", base).code == 0
     r = patchq("export", "--script", str(tmp_path / "s.py"))
     assert r.code == 4 and "changes the symlink 'link'" in r.err

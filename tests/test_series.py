@@ -23,8 +23,13 @@ sub/dir/03-sm120.patch #+sm120 #-rocm
 def test_round_trip_is_byte_identical() -> None:
     s = Series.parse(QUILT)
     assert s.format() == QUILT
-    assert s.names() == ["01-fix-build.patch", "02-cuda13.patch", "sub/dir/03-sm120.patch",
-                         "04-rocm-only.patch", "05-last.diff"]
+    assert s.names() == [
+        "01-fix-build.patch",
+        "02-cuda13.patch",
+        "sub/dir/03-sm120.patch",
+        "04-rocm-only.patch",
+        "05-last.diff",
+    ]
     e = {x.name: x for x in s.patches}
     assert e["01-fix-build.patch"].strip == 0
     assert e["02-cuda13.patch"].strip_level() == 1
@@ -35,8 +40,11 @@ def test_round_trip_is_byte_identical() -> None:
 
 def test_guards_follow_mq() -> None:
     s = Series.parse(QUILT)
-    assert [x.name for x in s.active([])] == ["01-fix-build.patch", "02-cuda13.patch",
-                                              "05-last.diff"]
+    assert [x.name for x in s.active([])] == [
+        "01-fix-build.patch",
+        "02-cuda13.patch",
+        "05-last.diff",
+    ]
     assert "sub/dir/03-sm120.patch" in [x.name for x in s.active(["sm120"])]
     both = [x.name for x in s.active(["sm120", "rocm"])]
     assert "sub/dir/03-sm120.patch" not in both and "04-rocm-only.patch" in both
@@ -54,11 +62,14 @@ def test_appending_keeps_existing_bytes() -> None:
         s.with_appended([make_entry("z.patch")], after="nope")
 
 
-@pytest.mark.parametrize("text,phrase,line", [
-    ("a.patch\nb.patch\na.patch\n", "listed twice", 3),
-    ("a.patch --fuzz\n", "unexpected option", 1),
-    ("a.patch #+\n", "malformed guard", 1),
-])
+@pytest.mark.parametrize(
+    "text,phrase,line",
+    [
+        ("a.patch\nb.patch\na.patch\n", "listed twice", 3),
+        ("a.patch --fuzz\n", "unexpected option", 1),
+        ("a.patch #+\n", "malformed guard", 1),
+    ],
+)
 def test_bad_series(text: str, phrase: str, line: int) -> None:
     with pytest.raises(BadInputError, match=phrase) as e:
         Series.parse(text, "series")
@@ -66,9 +77,13 @@ def test_bad_series(text: str, phrase: str, line: int) -> None:
 
 
 lines = st.one_of(
-    st.just(""), st.just("# comment"), st.just("   "),
-    st.from_regex(r"[a-z0-9][a-z0-9._/-]{0,12}\.patch( -p[0-3])?( #[+-][a-z0-9]{1,5}){0,2}",
-                  fullmatch=True))
+    st.just(""),
+    st.just("# comment"),
+    st.just("   "),
+    st.from_regex(
+        r"[a-z0-9][a-z0-9._/-]{0,12}\.patch( -p[0-3])?( #[+-][a-z0-9]{1,5}){0,2}", fullmatch=True
+    ),
+)
 
 
 @given(st.lists(lines, max_size=12), st.sampled_from(["\n", "\r\n"]), st.booleans())
@@ -80,8 +95,7 @@ def test_any_series_round_trips(items: list[str], eol: str, final: bool) -> None
     assert Series.parse(text).format() == text
 
 
-@pytest.mark.parametrize("sep", ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1e",
-                                 "\r"])
+@pytest.mark.parametrize("sep", ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1e", "\r"])
 def test_only_lf_ends_a_series_line(sep: str) -> None:
     """U+2028, NEL, VT, FF, the file separators and a lone CR are inside a line, as quilt
     reads it: they never split one entry into two (issue 15, class 8)."""

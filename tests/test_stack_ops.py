@@ -60,10 +60,12 @@ def test_push_returns_the_patches_pushed_and_exit_code_0(ctx: Context) -> None:
 
 
 def test_push_of_a_patch_that_does_not_apply_returns_exit_code_3(
-        ctx: Context, queue: Queue, upstream: Upstream) -> None:
+    ctx: Context, queue: Queue, upstream: Upstream
+) -> None:
     (queue.path / "series").write_text("p1.patch\nbad.patch\np3.patch\n")
     (queue.path / "patches" / "bad.patch").write_text(
-        udiff("b.txt", B.replace("b 5\n", "b five\n"), B.replace("b 5\n", "B 5\n")))
+        udiff("b.txt", B.replace("b 5\n", "b five\n"), B.replace("b 5\n", "B 5\n"))
+    )
     out = push(ctx, None, True, None, False, False)
     assert [p.name for p in out.pushed] == ["p1.patch"]
     assert out.stack.applied == ("p1.patch",)
@@ -76,7 +78,8 @@ def test_push_of_a_patch_that_does_not_apply_returns_exit_code_3(
 
 
 def test_push_merge_conflict_returns_exit_code_3_with_the_merge_left(
-        upstream: Upstream, queue: Queue) -> None:
+    upstream: Upstream, queue: Queue
+) -> None:
     upstream.write("a.txt", A)
     base = upstream.commit("base")
     upstream.write("a.txt", A.replace("line 20\n", "line 20 patched\n"))
@@ -94,8 +97,10 @@ def test_push_merge_conflict_returns_exit_code_3_with_the_merge_left(
     assert out.pushed == () and out.stack.applied == ("m.patch",)
     assert out.failure is not None and out.failure.tree is not None
     assert isinstance(out.problem, ConflictError)
-    assert out.problem.line() == ("patches/m.patch: 1 conflict in a.txt left in the working "
-                                  "tree — resolve them, then `patchq refresh`")
+    assert out.problem.line() == (
+        "patches/m.patch: 1 conflict in a.txt left in the working "
+        "tree — resolve them, then `patchq refresh`"
+    )
     assert out.exit_code == 3
     assert b"<<<<<<< upstream\n" in upstream.read("a.txt")
 
@@ -104,11 +109,13 @@ def test_pop_returns_the_patches_popped_top_first(ctx: Context) -> None:
     push(ctx, None, True, None, False, False)
     out = pop(ctx, None, False, False)
     assert (out.popped, out.stack.applied, out.exit_code) == (
-        ("p3.patch",), ("p1.patch", "p2.patch"), 0)
+        ("p3.patch",),
+        ("p1.patch", "p2.patch"),
+        0,
+    )
     assert out.pushed == () and out.problem is None
     out = pop(ctx, None, True, False)
-    assert (out.popped, out.stack.applied, out.stack.top) == (
-        ("p2.patch", "p1.patch"), (), None)
+    assert (out.popped, out.stack.applied, out.stack.top) == (("p2.patch", "p1.patch"), (), None)
     with pytest.raises(BadInputError, match="no patch is applied"):
         pop(ctx, None, False, False)
 
@@ -146,7 +153,8 @@ def test_the_queue_edits_return_what_they_did(ctx: Context, queue: Queue) -> Non
 
 
 def test_verify_exit_code_is_0_when_the_lock_holds_and_1_when_not(
-        ctx: Context, queue: Queue) -> None:
+    ctx: Context, queue: Queue
+) -> None:
     applied = apply(ctx, None, None, None, None)
     assert [p.name for p in applied.result.patches] == ["p1.patch", "p2.patch", "p3.patch"]
     ok = verify(ctx)

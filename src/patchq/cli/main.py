@@ -44,8 +44,24 @@ pass_ctx = click.make_pass_decorator(Context)
 # still listed, under "Other", so adding one never hides it.
 TASKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Set up", ("init", "import", "export", "lint")),
-    ("Stack", ("series", "applied", "unapplied", "top", "push", "pop", "goto", "new",
-               "refresh", "delete", "rename", "fold", "header")),
+    (
+        "Stack",
+        (
+            "series",
+            "applied",
+            "unapplied",
+            "top",
+            "push",
+            "pop",
+            "goto",
+            "new",
+            "refresh",
+            "delete",
+            "rename",
+            "fold",
+            "header",
+        ),
+    ),
     ("Inspect", ("status", "diff", "files", "patches")),
     ("Upstream", ("check", "rebase", "report")),
     ("Reproduce", ("apply", "verify")),
@@ -65,8 +81,11 @@ class TaskGroup(click.Group):
         listed: set[str] = set()
         sections: list[tuple[str, list[click.Command]]] = []
         for heading, names in (*TASKS, ("Other", tuple(sorted(self.commands)))):
-            cmds = [self.commands[n] for n in names
-                    if n in self.commands and not self.commands[n].hidden and n not in listed]
+            cmds = [
+                self.commands[n]
+                for n in names
+                if n in self.commands and not self.commands[n].hidden and n not in listed
+            ]
             listed.update(c.name or "" for c in cmds)
             if cmds:
                 sections.append((heading, cmds))
@@ -74,17 +93,31 @@ class TaskGroup(click.Group):
         width = max((len(c.name or "") for _, cmds in sections for c in cmds), default=0)
         for heading, cmds in sections:
             with formatter.section(heading):
-                formatter.write_dl([((c.name or "").ljust(width),
-                                     c.get_short_help_str(formatter.width - 6 - width))
-                                    for c in cmds])
+                formatter.write_dl(
+                    [
+                        (
+                            (c.name or "").ljust(width),
+                            c.get_short_help_str(formatter.width - 6 - width),
+                        )
+                        for c in cmds
+                    ]
+                )
 
 
 def _recovery(f: Any) -> Any:
     """--continue/--abort: finish or undo this command after it was killed half-way."""
-    f = click.option("--abort", "recover_abort", is_flag=True,
-                     help="Undo a run of this command that was interrupted.")(f)
-    return click.option("--continue", "recover_continue", is_flag=True,
-                        help="Finish a run of this command that was interrupted.")(f)
+    f = click.option(
+        "--abort",
+        "recover_abort",
+        is_flag=True,
+        help="Undo a run of this command that was interrupted.",
+    )(f)
+    return click.option(
+        "--continue",
+        "recover_continue",
+        is_flag=True,
+        help="Finish a run of this command that was interrupted.",
+    )(f)
 
 
 def _recovered(ctx: Context, cont: bool, abort: bool) -> bool:
@@ -100,15 +133,23 @@ def _recovered(ctx: Context, cont: bool, abort: bool) -> bool:
     return True
 
 
-@click.group(cls=TaskGroup,
-             context_settings={"help_option_names": ["-h", "--help"],
-                               "max_content_width": 100})
+@click.group(
+    cls=TaskGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="patchq")
-@click.option("--dir", "dir_", type=click.Path(file_okay=False, path_type=Path),
-              help="The patch repo (default: nearest folder upwards with patchq.toml or series).")
-@click.option("--target", type=click.Path(file_okay=False, path_type=Path),
-              help="The upstream git checkout (default: PATCHQ_TARGET, the config's `target`, "
-                   "else the patch repo's own checkout).")
+@click.option(
+    "--dir",
+    "dir_",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The patch repo (default: nearest folder upwards with patchq.toml or series).",
+)
+@click.option(
+    "--target",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The upstream git checkout (default: PATCHQ_TARGET, the config's `target`, "
+    "else the patch repo's own checkout).",
+)
 @click.pass_context
 def cli(ctx: click.Context, dir_: Path | None, target: Path | None) -> None:
     """Keep downstream patches as a series and carry them across upstream moves.
@@ -139,8 +180,12 @@ def init(ctx: Context, upstream: str | None, branch: str | None, init_target: st
 
 
 @cli.command("series")
-@click.option("-v", "--verbose", is_flag=True,
-              help="Mark patches as in quilt: = top, + applied, # guarded out.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Mark patches as in quilt: = top, + applied, # guarded out.",
+)
 @click.option("--guard", "guards", multiple=True, help="Treat this guard as active (repeatable).")
 @pass_ctx
 def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...]) -> None:
@@ -163,15 +208,28 @@ def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...]) -> None:
 @cli.command("import")
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--git", "git_range", metavar="A..B", help="Import the commits A..B of the target.")
-@click.option("--mbox", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import every patch mail of an mbox.")
-@click.option("--quilt", type=click.Path(file_okay=False, path_type=Path),
-              help="Import a quilt series folder (its series and patches).")
+@click.option(
+    "--mbox",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Import every patch mail of an mbox.",
+)
+@click.option(
+    "--quilt",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Import a quilt series folder (its series and patches).",
+)
 @click.option("--after", metavar="NAME", help="Insert after this patch instead of at the end.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was imported as JSON.")
 @pass_ctx
-def import_cmd(ctx: Context, files: tuple[Path, ...], git_range: str | None,
-               mbox: Path | None, quilt: Path | None, after: str | None, as_json: bool) -> None:
+def import_cmd(
+    ctx: Context,
+    files: tuple[Path, ...],
+    git_range: str | None,
+    mbox: Path | None,
+    quilt: Path | None,
+    after: str | None,
+    as_json: bool,
+) -> None:
     """Bring patches into the series: diff files, an mbox, a quilt series or git commits.
 
     Patch files get stable names and are appended to series (or inserted after --after).
@@ -193,14 +251,18 @@ def import_cmd(ctx: Context, files: tuple[Path, ...], git_range: str | None,
     elif quilt is not None:
         incoming = importing.from_quilt(ctx, quilt)
     else:
-        res = importing.from_git(ctx, git_range) if git_range else \
-            importing.from_mbox(ctx, mbox)  # type: ignore[arg-type]
+        res = importing.from_git(ctx, git_range) if git_range else importing.from_mbox(ctx, mbox)  # type: ignore[arg-type]
         incoming, skipped = list(res.patches), list(res.skipped)
     done = importing.commit(ctx, incoming, after)
     if as_json:
-        output.emit_json({"imported": [i.name for i in done],
-                          "skipped": [{"source": s.source, "subject": s.subject,
-                                       "reason": s.reason} for s in skipped]})
+        output.emit_json(
+            {
+                "imported": [i.name for i in done],
+                "skipped": [
+                    {"source": s.source, "subject": s.subject, "reason": s.reason} for s in skipped
+                ],
+            }
+        )
         return
     for i in done:
         output.data(i.name)
@@ -210,20 +272,40 @@ def import_cmd(ctx: Context, files: tuple[Path, ...], git_range: str | None,
 
 
 @cli.command("apply")
-@click.option("--onto", metavar="REF", help="Base to apply onto (default: the lock's base, "
-              "else the configured upstream branch, else HEAD).")
+@click.option(
+    "--onto",
+    metavar="REF",
+    help="Base to apply onto (default: the lock's base, "
+    "else the configured upstream branch, else HEAD).",
+)
 @click.option("--branch", metavar="NAME", help="Stack branch to create (default patchq/<queue>).")
-@click.option("--guard", "guards", multiple=True, help="Active guard (repeatable; replaces the "
-              "config's guards).")
+@click.option(
+    "--guard",
+    "guards",
+    multiple=True,
+    help="Active guard (repeatable; replaces the config's guards).",
+)
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Allow fuzz up to N (default: config, 0).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option("-v", "--verbose", is_flag=True, help="Name every patch, not only those that "
-              "did not apply exactly.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Name every patch, not only those that did not apply exactly.",
+)
 @_recovery
 @pass_ctx
-def apply(ctx: Context, onto: str | None, branch: str | None, guards: tuple[str, ...],
-          fuzz: int | None, as_json: bool, verbose: bool, recover_continue: bool,
-          recover_abort: bool) -> None:
+def apply(
+    ctx: Context,
+    onto: str | None,
+    branch: str | None,
+    guards: tuple[str, ...],
+    fuzz: int | None,
+    as_json: bool,
+    verbose: bool,
+    recover_continue: bool,
+    recover_abort: bool,
+) -> None:
     """Apply every active patch onto a base, one reproducible commit each, and write series.lock.
 
     The commits are built in memory and the working tree is updated once, at the end; the
@@ -241,9 +323,15 @@ def apply(ctx: Context, onto: str | None, branch: str | None, guards: tuple[str,
     progress.done()
     res = out.result
     if as_json:
-        output.emit_json({"base": res.base, "head": res.head, "tree": res.tree,
-                          "branch": out.branch,
-                          "patches": [_patch_json(p) for p in res.patches]})
+        output.emit_json(
+            {
+                "base": res.base,
+                "head": res.head,
+                "tree": res.tree,
+                "branch": out.branch,
+                "patches": [_patch_json(p) for p in res.patches],
+            }
+        )
         return
     counts: dict[str, int] = {}
     for p in res.patches:
@@ -251,14 +339,20 @@ def apply(ctx: Context, onto: str | None, branch: str | None, guards: tuple[str,
         if verbose or p.status != "exact":
             output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    output.info(f"applied {len(res.patches)} patches onto {res.base[:12]} ({summary or 'none'}); "
-                f"{out.branch} is at {res.head[:12]}")
+    output.info(
+        f"applied {len(res.patches)} patches onto {res.base[:12]} ({summary or 'none'}); "
+        f"{out.branch} is at {res.head[:12]}"
+    )
 
 
 @cli.command()
-@click.option("--files", "files_only", is_flag=True,
-              help="Check the locked files in the working tree instead of re-applying on "
-                   "the base commit (automatic when the base is not in the target).")
+@click.option(
+    "--files",
+    "files_only",
+    is_flag=True,
+    help="Check the locked files in the working tree instead of re-applying on "
+    "the base commit (automatic when the base is not in the target).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_ctx
 def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
@@ -276,14 +370,22 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
     """
     out = verify_cmd.verify(ctx, files_only)
     if as_json:
-        output.emit_json({"ok": out.ok, "expected_tree": out.expected_tree, "tree": out.tree,
-                          "mode": out.mode, "problems": list(out.problems)})
+        output.emit_json(
+            {
+                "ok": out.ok,
+                "expected_tree": out.expected_tree,
+                "tree": out.tree,
+                "mode": out.mode,
+                "problems": list(out.problems),
+            }
+        )
     else:
         for p in out.problems:
             output.info(p)
         what = "the locked files" if out.mode == "files" else "series.lock"
-        output.info(f"verified: the series reproduces {what}" if out.ok else
-                    "differs from series.lock")
+        output.info(
+            f"verified: the series reproduces {what}" if out.ok else "differs from series.lock"
+        )
     if out.exit_code:
         sys.exit(out.exit_code)
 
@@ -292,14 +394,27 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
 @click.argument("target", required=False, metavar="[NAME|N]")
 @click.option("-a", "--all", "all_", is_flag=True, help="Push every remaining active patch.")
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Allow fuzz up to N (default: config, 0).")
-@click.option("--merge", is_flag=True, help="Fall back to a 3-way merge against the lock's base; "
-              "conflicts are left as markers in the working tree.")
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="Fall back to a 3-way merge against the lock's base; "
+    "conflicts are left as markers in the working tree.",
+)
 @click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @_recovery
 @pass_ctx
-def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: bool,
-         force: bool, as_json: bool, recover_continue: bool, recover_abort: bool) -> None:
+def push(
+    ctx: Context,
+    target: str | None,
+    all_: bool,
+    fuzz: int | None,
+    merge: bool,
+    force: bool,
+    as_json: bool,
+    recover_continue: bool,
+    recover_abort: bool,
+) -> None:
     """Apply the next patch, N patches, up to NAME, or all (-a) on top of the stack.
 
     Stops with exit 3 at a patch that does not apply, leaving the stack at the last good
@@ -318,12 +433,18 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
     out = push_cmd.push(ctx, target, all_, fuzz, merge, force, progress)
     progress.done()
     if out.saved:
-        output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "
-                    f"(`git stash show -p {out.saved[:12]}`)")
+        output.info(
+            f"saved your uncommitted changes in stash {out.saved[:12]} "
+            f"(`git stash show -p {out.saved[:12]}`)"
+        )
     if as_json:
-        output.emit_json({"applied": list(out.stack.applied),
-                          "pushed": [_patch_json(p) for p in out.pushed],
-                          "failure": _failure_json(out.failure)})
+        output.emit_json(
+            {
+                "applied": list(out.stack.applied),
+                "pushed": [_patch_json(p) for p in out.pushed],
+                "failure": _failure_json(out.failure),
+            }
+        )
     else:
         for p in out.pushed:
             output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
@@ -339,8 +460,14 @@ def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: 
 @click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
 @_recovery
 @pass_ctx
-def pop(ctx: Context, target: str | None, all_: bool, force: bool, recover_continue: bool,
-        recover_abort: bool) -> None:
+def pop(
+    ctx: Context,
+    target: str | None,
+    all_: bool,
+    force: bool,
+    recover_continue: bool,
+    recover_abort: bool,
+) -> None:
     """Remove the top patch, N patches, down to NAME (which stays applied), or all (-a).
 
     \b
@@ -353,8 +480,10 @@ def pop(ctx: Context, target: str | None, all_: bool, force: bool, recover_conti
         return
     out = pop_cmd.pop(ctx, target, all_, force)
     if out.saved:
-        output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "
-                    f"(`git stash show -p {out.saved[:12]}`)")
+        output.info(
+            f"saved your uncommitted changes in stash {out.saved[:12]} "
+            f"(`git stash show -p {out.saved[:12]}`)"
+        )
     for name in out.popped:
         output.info(f"popped {name}")
     output.info(f"now at {out.stack.top}" if out.stack.top else "no patches applied")
@@ -365,8 +494,9 @@ def pop(ctx: Context, target: str | None, all_: bool, force: bool, recover_conti
 @click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
 @_recovery
 @pass_ctx
-def goto(ctx: Context, name: str | None, force: bool, recover_continue: bool,
-         recover_abort: bool) -> None:
+def goto(
+    ctx: Context, name: str | None, force: bool, recover_continue: bool, recover_abort: bool
+) -> None:
     """Push or pop until NAME is the top patch.
 
     \b
@@ -379,8 +509,10 @@ def goto(ctx: Context, name: str | None, force: bool, recover_continue: bool,
         raise click.UsageError("Missing argument 'NAME'.")
     out = goto_cmd.goto(ctx, name, force)
     if out.saved:
-        output.info(f"saved your uncommitted changes in stash {out.saved[:12]} "
-                    f"(`git stash show -p {out.saved[:12]}`)")
+        output.info(
+            f"saved your uncommitted changes in stash {out.saved[:12]} "
+            f"(`git stash show -p {out.saved[:12]}`)"
+        )
     for p in out.pushed:
         output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
     for n in out.popped:
@@ -447,8 +579,7 @@ def new(ctx: Context, name: str, message: str | None) -> None:
 @click.argument("name", required=False)
 @_recovery
 @pass_ctx
-def refresh(ctx: Context, name: str | None, recover_continue: bool,
-            recover_abort: bool) -> None:
+def refresh(ctx: Context, name: str | None, recover_continue: bool, recover_abort: bool) -> None:
     """Write the working tree's changes into the top (or named applied) patch.
 
     The header is kept byte for byte and unchanged hunks stay byte-identical; running
@@ -463,8 +594,10 @@ def refresh(ctx: Context, name: str | None, recover_continue: bool,
     out = refresh_cmd.refresh(ctx, name)
     output.info(f"refreshed {out.name}" if out.changed else f"{out.name} is unchanged")
     if out.untracked:
-        output.info(f"not included: {len(out.untracked)} untracked file(s), e.g. "
-                    f"{out.untracked[0]} (`git add` them to include)")
+        output.info(
+            f"not included: {len(out.untracked)} untracked file(s), e.g. "
+            f"{out.untracked[0]} (`git add` them to include)"
+        )
 
 
 @cli.command()
@@ -481,8 +614,9 @@ def delete(ctx: Context, name: str, remove: bool) -> None:
     out = delete_cmd.delete(ctx, name, remove)
     if out.popped:
         output.info(f"popped {out.name}")
-    output.info(f"deleted {out.name} from the series"
-                + ("" if out.removed_file else " (file kept)"))
+    output.info(
+        f"deleted {out.name} from the series" + ("" if out.removed_file else " (file kept)")
+    )
 
 
 @cli.command()
@@ -526,8 +660,9 @@ def header(ctx: Context, name: str | None, edit: bool) -> None:
       patchq header 0001-cmake-policy-guards.patch
       patchq header -e
     """
-    out = header_cmd.header(ctx, name, (lambda t: click.edit(t, extension=".txt"))
-                            if edit else None)
+    out = header_cmd.header(
+        ctx, name, (lambda t: click.edit(t, extension=".txt")) if edit else None
+    )
     if not edit:
         sys.stdout.write(out.text)
 
@@ -585,41 +720,64 @@ def status(ctx: Context, as_json: bool) -> None:
     """
     st = queries.status(ctx)
     if as_json:
-        output.emit_json({"branch": st.branch, "base": st.base, "applied": list(st.applied),
-                          "unapplied": list(st.unapplied), "guards": list(st.guards),
-                          "dirty": list(st.dirty), "on_branch": st.on_branch,
-                          "operation": st.operation})
+        output.emit_json(
+            {
+                "branch": st.branch,
+                "base": st.base,
+                "applied": list(st.applied),
+                "unapplied": list(st.unapplied),
+                "guards": list(st.guards),
+                "dirty": list(st.dirty),
+                "on_branch": st.on_branch,
+                "operation": st.operation,
+            }
+        )
         return
     if st.branch is None:
         output.data("no patches applied in this target")
     else:
         where = "" if st.on_branch else " (not checked out)"
-        output.data(f"stack {st.branch}{where} on {str(st.base)[:12]}: "
-                    f"{len(st.applied)} applied, {len(st.unapplied)} unapplied")
+        output.data(
+            f"stack {st.branch}{where} on {str(st.base)[:12]}: "
+            f"{len(st.applied)} applied, {len(st.unapplied)} unapplied"
+        )
         if st.applied:
             output.data(f"top: {st.applied[-1]}")
     output.data(f"guards: {' '.join(st.guards) or '(none)'}")
     if st.dirty:
-        output.data(f"unrefreshed changes: {', '.join(st.dirty[:5])}"
-                    + (f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""))
+        output.data(
+            f"unrefreshed changes: {', '.join(st.dirty[:5])}"
+            + (f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else "")
+        )
     if st.operation and st.operation.startswith("interrupted "):
         op = st.operation.split(" ", 1)[1]
         verb = op if op in ("apply", "push", "pop", "goto", "refresh") else "recover"
-        output.data(f"{st.operation}: patchq was stopped while changing the target "
-                    f"(`patchq {verb} --continue` to finish, `patchq {verb} --abort` to undo)")
+        output.data(
+            f"{st.operation}: patchq was stopped while changing the target "
+            f"(`patchq {verb} --continue` to finish, `patchq {verb} --abort` to undo)"
+        )
     elif st.operation:
-        output.data(f"in progress: {st.operation} (`patchq {st.operation} --continue` or "
-                    f"`--abort`)")
+        output.data(
+            f"in progress: {st.operation} (`patchq {st.operation} --continue` or `--abort`)"
+        )
 
 
 @cli.command()
-@click.option("--mbox", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the active series as an mbox for `git am`.")
-@click.option("--quilt", type=click.Path(file_okay=False, path_type=Path),
-              help="Write the active series as a quilt folder (series + patches).")
-@click.option("--script", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write a stdlib-only Python script that applies the locked series to a "
-                   "plain folder.")
+@click.option(
+    "--mbox",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the active series as an mbox for `git am`.",
+)
+@click.option(
+    "--quilt",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the active series as a quilt folder (series + patches).",
+)
+@click.option(
+    "--script",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a stdlib-only Python script that applies the locked series to a plain folder.",
+)
 @pass_ctx
 def export(ctx: Context, mbox: Path | None, quilt: Path | None, script: Path | None) -> None:
     """Take the active series out as an mbox, a quilt folder, or a self-contained script.
@@ -639,21 +797,27 @@ def export(ctx: Context, mbox: Path | None, quilt: Path | None, script: Path | N
         n = script_cmd.export_script(ctx, script)
         output.info(f"wrote {script}: applies the series to {n} files of a plain folder")
         return
-    n = export_cmd.export_mbox(ctx, mbox) if mbox else \
-        export_cmd.export_quilt(ctx, quilt)  # type: ignore[arg-type]
+    n = export_cmd.export_mbox(ctx, mbox) if mbox else export_cmd.export_quilt(ctx, quilt)  # type: ignore[arg-type]
     output.info(f"exported {n} patches to {mbox or quilt}")
 
 
 def _failure_json(f: Failure | None) -> dict[str, Any] | None:
     if f is None:
         return None
-    return {"name": f.name, "file": f.path, "conflicts": f.conflicts,
-            "hunks": [{"status": h.status, "reason": h.reason} for h in f.hunks]}
+    return {
+        "name": f.name,
+        "file": f.path,
+        "conflicts": f.conflicts,
+        "hunks": [{"status": h.status, "reason": h.reason} for h in f.hunks],
+    }
 
 
 @cli.command()
-@click.option("--onto", metavar="REF", help="Upstream to check against (default: the "
-              "configured branch, origin/<branch>).")
+@click.option(
+    "--onto",
+    metavar="REF",
+    help="Upstream to check against (default: the configured branch, origin/<branch>).",
+)
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (DESIGN §3).")
 @pass_ctx
@@ -674,14 +838,36 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
     finally:
         progress.done()
     if as_json:
-        output.emit_json({"base": out.base, "onto": out.onto, "patches": [
-            {"name": p.name, "status": p.status,
-             "hunks": [{"file": h.file, "status": h.status, "offset": h.offset,
-                        "fuzz": h.fuzz, "drift": list(h.drift), "anchored": h.anchored,
-                        "reason": h.reason} for h in p.hunks]} for p in out.patches]})
+        output.emit_json(
+            {
+                "base": out.base,
+                "onto": out.onto,
+                "patches": [
+                    {
+                        "name": p.name,
+                        "status": p.status,
+                        "hunks": [
+                            {
+                                "file": h.file,
+                                "status": h.status,
+                                "offset": h.offset,
+                                "fuzz": h.fuzz,
+                                "drift": list(h.drift),
+                                "anchored": h.anchored,
+                                "reason": h.reason,
+                            }
+                            for h in p.hunks
+                        ],
+                    }
+                    for p in out.patches
+                ],
+            }
+        )
     else:
-        output.data(f"checking {len(out.patches)} patches: {out.base[:12]} -> {out.onto[:12]} "
-                    f"({out.onto_ref})")
+        output.data(
+            f"checking {len(out.patches)} patches: {out.base[:12]} -> {out.onto[:12]} "
+            f"({out.onto_ref})"
+        )
         for p in out.patches:
             _print_check(p, out.subjects)
         counts: dict[str, int] = {}
@@ -698,11 +884,18 @@ def _print_check(p: Any, subjects: dict[str, str]) -> None:
     for h in p.hunks:
         if h.status == "clean":
             continue
-        detail = f"{h.offset:+d} lines" if h.status == "offset" else \
-            f"fuzz {h.fuzz}" if h.status == "fuzz" else \
-            "placed by its anchor line; review it" if h.anchored else h.reason
-        output.data(f"    {h.file} hunk #{h.index + 1}: {h.status}"
-                    + (f" ({detail})" if detail else ""))
+        detail = (
+            f"{h.offset:+d} lines"
+            if h.status == "offset"
+            else f"fuzz {h.fuzz}"
+            if h.status == "fuzz"
+            else "placed by its anchor line; review it"
+            if h.anchored
+            else h.reason
+        )
+        output.data(
+            f"    {h.file} hunk #{h.index + 1}: {h.status}" + (f" ({detail})" if detail else "")
+        )
         for c in h.drift[:5]:
             output.data(f"        {c[:12]} {subjects.get(c, '')}")
         if len(h.drift) > 5:
@@ -710,23 +903,40 @@ def _print_check(p: Any, subjects: dict[str, str]) -> None:
 
 
 def _check_word(status: str) -> str:
-    colour = {"clean": "green", "offset": "yellow", "fuzz": "yellow", "merge": "yellow",
-              "upstreamed": "green"}.get(status, "red")
+    colour = {
+        "clean": "green",
+        "offset": "yellow",
+        "fuzz": "yellow",
+        "merge": "yellow",
+        "upstreamed": "green",
+    }.get(status, "red")
     return output.paint(f"{status:>10}", colour, sys.stdout)
 
 
 @cli.command()
 @click.option("--onto", metavar="REF", help="The new upstream to rebase onto.")
-@click.option("--continue", "continue_", is_flag=True, help="Go on after resolving a conflict "
-              "(edit the files; no `git add` needed).")
+@click.option(
+    "--continue",
+    "continue_",
+    is_flag=True,
+    help="Go on after resolving a conflict (edit the files; no `git add` needed).",
+)
 @click.option("--skip", is_flag=True, help="Drop the conflicting patch (recorded `dropped`).")
 @click.option("--abort", is_flag=True, help="Restore target, series, patches and lock exactly.")
 @click.option("--dry-run", is_flag=True, help="Say what would happen; change nothing.")
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
 @pass_ctx
-def rebase(ctx: Context, onto: str | None, continue_: bool, skip: bool, abort: bool,
-           dry_run: bool, fuzz: int | None, as_json: bool) -> None:
+def rebase(
+    ctx: Context,
+    onto: str | None,
+    continue_: bool,
+    skip: bool,
+    abort: bool,
+    dry_run: bool,
+    fuzz: int | None,
+    as_json: bool,
+) -> None:
     """Rebase the series onto a new upstream, refresh it, and record it in series.lock.
 
     Exact and offset hunks need no one; fuzz is taken only within the policy and when
@@ -754,9 +964,21 @@ def rebase(ctx: Context, onto: str | None, continue_: bool, skip: bool, abort: b
         finally:
             bar.done()
         if as_json:
-            output.emit_json({"base": dr.base, "onto": dr.onto, "patches": [
-                {"name": p.name, "outcome": rebase_cmd.outcome_of(p), "status": p.status,
-                 "drift": list(p.drift)} for p in dr.patches]})
+            output.emit_json(
+                {
+                    "base": dr.base,
+                    "onto": dr.onto,
+                    "patches": [
+                        {
+                            "name": p.name,
+                            "outcome": rebase_cmd.outcome_of(p),
+                            "status": p.status,
+                            "drift": list(p.drift),
+                        }
+                        for p in dr.patches
+                    ],
+                }
+            )
         else:
             for p in dr.patches:
                 output.data(f"{rebase_cmd.outcome_of(p):>10} {p.name}")
@@ -774,10 +996,17 @@ def rebase(ctx: Context, onto: str | None, continue_: bool, skip: bool, abort: b
     finally:
         bar.done()  # a conflict stops the run with an error: clear the line first
     if as_json:
-        output.emit_json({"finished": out.finished, "base": out.base, "onto": out.onto,
-                          "patches": [{k: v for k, v in d.items() if not k.startswith("tree")}
-                                      for d in out.done],
-                          "conflict": None if out.conflict is None else out.conflict.name})
+        output.emit_json(
+            {
+                "finished": out.finished,
+                "base": out.base,
+                "onto": out.onto,
+                "patches": [
+                    {k: v for k, v in d.items() if not k.startswith("tree")} for d in out.done
+                ],
+                "conflict": None if out.conflict is None else out.conflict.name,
+            }
+        )
     else:
         for d in out.done:
             output.info(f"{d['outcome']:>10} {d['name']}")
@@ -786,22 +1015,33 @@ def rebase(ctx: Context, onto: str | None, continue_: bool, skip: bool, abort: b
         bad = [h for h in c.hunks if h.status in ("conflict", "missing")]
         files = sorted({h.file for h in bad})
         drift = list(dict.fromkeys(x for h in bad for x in h.drift))
-        why = "; ".join(f"{x[:12]} {(out.subjects or {}).get(x, '')}".strip()
-                        for x in drift[:3])
+        why = "; ".join(f"{x[:12]} {(out.subjects or {}).get(x, '')}".strip() for x in drift[:3])
         raise ConflictError(
             f"{c.name} does not apply to {out.onto[:12]}: conflict in {', '.join(files)}"
-            + (f" (upstream: {why})" if why else ""), ctx.repo().display(c.name),
-            "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)")
+            + (f" (upstream: {why})" if why else ""),
+            ctx.repo().display(c.name),
+            "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)",
+        )
     if not as_json:
-        output.info(f"rebased {len(out.done)} patches onto {out.onto[:12]}; "
-                    "see `patchq report`")
+        output.info(f"rebased {len(out.done)} patches onto {out.onto[:12]}; see `patchq report`")
 
 
 @cli.command("report")
-@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text",
-              show_default=True, help="text for terminals, md for pull requests, json for tools.")
-@click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write to this file instead of stdout.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "md", "json"]),
+    default="text",
+    show_default=True,
+    help="text for terminals, md for pull requests, json for tools.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this file instead of stdout.",
+)
 @pass_ctx
 def report_cmd_(ctx: Context, fmt: str, out: Path | None) -> None:
     """Review the last rebase: each patch's outcome, why it moved, and only what changed.
@@ -861,8 +1101,9 @@ def lint_cmd(click_ctx: click.Context, as_json: bool) -> None:
     root = ctx.dir if ctx.dir is not None else PatchRepo.find(Path.cwd())
     findings = lint_mod.lint(root)
     if as_json:
-        output.emit_json({"findings": [{"level": f.level, "where": f.where, "what": f.what}
-                                       for f in findings]})
+        output.emit_json(
+            {"findings": [{"level": f.level, "where": f.where, "what": f.what} for f in findings]}
+        )
     else:
         for f in findings:
             output.data(f.line())
@@ -900,10 +1141,23 @@ def _stop(problem: PatchqError, code: int) -> NoReturn:
 
 
 def _patch_json(p: PatchResult) -> dict[str, Any]:
-    return {"name": p.name, "status": p.status, "commit": p.commit,
-            "files": [{"file": s.path, "action": s.action, "status": s.status,
-                       "hunks": [{"status": h.status, "offset": h.offset, "fuzz": h.fuzz,
-                                  "line": h.line} for h in s.hunks]} for s in p.sections]}
+    return {
+        "name": p.name,
+        "status": p.status,
+        "commit": p.commit,
+        "files": [
+            {
+                "file": s.path,
+                "action": s.action,
+                "status": s.status,
+                "hunks": [
+                    {"status": h.status, "offset": h.offset, "fuzz": h.fuzz, "line": h.line}
+                    for h in s.hunks
+                ],
+            }
+            for s in p.sections
+        ],
+    }
 
 
 def _status_word(status: str) -> str:
@@ -950,8 +1204,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(e.code) if isinstance(e.code, int) else 0
     except Exception as e:  # noqa: BLE001 - the one place that reports the unexpected
         where = traceback.extract_tb(e.__traceback__)[-1]
-        output.info(f"patchq: internal error: {type(e).__name__}: {e} "
-                    f"(at {Path(where.filename).name}:{where.lineno}) — please report it")
+        output.info(
+            f"patchq: internal error: {type(e).__name__}: {e} "
+            f"(at {Path(where.filename).name}:{where.lineno}) — please report it"
+        )
         return 70
     return 0
 

@@ -29,9 +29,14 @@ class ApplyOutcome:
     lock: Lock
 
 
-def apply(ctx: Context, onto: str | None, branch: str | None, guards: Sequence[str] | None,
-          fuzz: int | None, progress: Callable[[int, str], None] | None = None
-          ) -> ApplyOutcome:
+def apply(
+    ctx: Context,
+    onto: str | None,
+    branch: str | None,
+    guards: Sequence[str] | None,
+    fuzz: int | None,
+    progress: Callable[[int, str], None] | None = None,
+) -> ApplyOutcome:
     """Apply the active series onto a base; nothing changes unless every patch applies."""
     repo, g = ctx.repo(), ctx.git()
     name = branch_name(ctx, branch)
@@ -46,15 +51,32 @@ def apply(ctx: Context, onto: str | None, branch: str | None, guards: Sequence[s
             raise_failure(result.failure)
         datas = [(e.name or "", repo.read_patch(e.name or "")) for e in entries]
         previous = repo.read_lock()
-        lock = Lock(base=base, result_tree=result.tree, files=result.files,
-                    guards=active, patches=records_for(datas, previous,
-                                            [e.raw for e in repo.series.entries]),
-                    last_rebase=previous.last_rebase if previous else None)
+        lock = Lock(
+            base=base,
+            result_tree=result.tree,
+            files=result.files,
+            guards=active,
+            patches=records_for(datas, previous, [e.raw for e in repo.series.entries]),
+            last_rebase=previous.last_rebase if previous else None,
+        )
         w.flush()
-        stack = Stack(base, name, tuple(e.name or "" for e in entries),
-                      tuple(p.commit or "" for p in result.patches))
-        journal.run(g, repo.root, journal.Plan(
-            "apply", name, result.head, stack, repo.config.queue,
-            files={LOCK: lock.to_json()},
-            reason=f"{len(entries)} patches onto {base[:12]}"))
+        stack = Stack(
+            base,
+            name,
+            tuple(e.name or "" for e in entries),
+            tuple(p.commit or "" for p in result.patches),
+        )
+        journal.run(
+            g,
+            repo.root,
+            journal.Plan(
+                "apply",
+                name,
+                result.head,
+                stack,
+                repo.config.queue,
+                files={LOCK: lock.to_json()},
+                reason=f"{len(entries)} patches onto {base[:12]}",
+            ),
+        )
     return ApplyOutcome(result, name, lock)

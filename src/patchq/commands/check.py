@@ -10,7 +10,8 @@ from patchq.ops.check import CheckOutcome, Progress
 from patchq.ops.session import Context
 
 
-def check(ctx: Context, onto: str | None, fuzz: int | None = None,
-          progress: Progress | None = None) -> CheckOutcome:
+def check(
+    ctx: Context, onto: str | None, fuzz: int | None = None, progress: Progress | None = None
+) -> CheckOutcome:
     """Replay the series onto `onto` (or the configured upstream) in memory and report."""
     return report.check(ctx, onto, fuzz, progress)

@@ -32,21 +32,35 @@ def delete(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
     with run_lock(g.state_dir(), repo.root):
         stack = load(g.state_dir(), repo.config.queue)
         popped = stack is not None and name in stack.applied
-        files: dict[str, bytes | None] = {SERIES: stack_ops.series_bytes(
-            Series(tuple(e for e in repo.series.entries if e.name != name)))}
+        files: dict[str, bytes | None] = {
+            SERIES: stack_ops.series_bytes(
+                Series(tuple(e for e in repo.series.entries if e.name != name))
+            )
+        }
         if remove_file:
             files[f"{PATCHES}/{name}"] = None
         if stack is not None and popped:
             if stack.top != name:
-                raise UnsafeStateError(f"{name} is applied below the top", "series",
-                                       f"`patchq goto {name}` then pop it, or pop down past it")
+                raise UnsafeStateError(
+                    f"{name} is applied below the top",
+                    "series",
+                    f"`patchq goto {name}` then pop it, or pop down past it",
+                )
             check_branch(g, stack)
             stack_ops.protect(ctx, False, "delete", can_force=False)
             new = stack.truncated(len(stack.applied) - 1)
             # The pop and the series edit are one change: a kill in between is recoverable.
-            journal.run(g, repo.root, journal.Plan("delete", new.branch, new.head, new,
-                                                   repo.config.queue, files=files, reason=name))
+            journal.run(
+                g,
+                repo.root,
+                journal.Plan(
+                    "delete", new.branch, new.head, new, repo.config.queue, files=files, reason=name
+                ),
+            )
         else:
-            journal.run(g, repo.root, journal.Plan("delete", "", None, None, repo.config.queue,
-                                                   files=files, reason=name))
+            journal.run(
+                g,
+                repo.root,
+                journal.Plan("delete", "", None, None, repo.config.queue, files=files, reason=name),
+            )
     return DeleteOutcome(name, popped, remove_file)

@@ -42,8 +42,11 @@ def export_mbox(ctx: Context, path: Path) -> int:
     items = _items(ctx)
     for it in items:
         if not it.patch.sections:
-            raise BadInputError("the patch has no diff, and git am stops at an empty patch",
-                                ctx.repo().display(it.name), "refresh it, or delete it")
+            raise BadInputError(
+                "the patch has no diff, and git am stops at an empty patch",
+                ctx.repo().display(it.name),
+                "refresh it, or delete it",
+            )
     atomic_write(path, exporters.mbox(items, *_base_date(ctx)))
     return len(items)
 
@@ -53,11 +56,11 @@ def export_quilt(ctx: Context, folder: Path) -> int:
     items = _items(ctx)
     series = exporters.quilt_series(items).encode()
     # The series too: exporting into a patch repo must not replace its own series.
-    for dest, data in [(folder / it.name, it.data) for it in items] + [(folder / "series",
-                                                                        series)]:
+    for dest, data in [(folder / it.name, it.data) for it in items] + [(folder / "series", series)]:
         if dest.exists() and (not dest.is_file() or dest.read_bytes() != data):
-            raise BadInputError(f"{dest} exists with other content", str(folder),
-                                "export into an empty folder")
+            raise BadInputError(
+                f"{dest} exists with other content", str(folder), "export into an empty folder"
+            )
     for it in items:
         atomic_write(folder / it.name, it.data)
     atomic_write(folder / "series", series)

@@ -32,8 +32,9 @@ def fold(ctx: Context, name: str) -> FoldOutcome:
         if not stack.applied:
             raise BadInputError("no patch is applied to fold into", str(g.root))
         if name in stack.applied:
-            raise BadInputError(f"{name} is applied; only an unapplied patch can be folded",
-                                "series")
+            raise BadInputError(
+                f"{name} is applied; only an unapplied patch can be folded", "series"
+            )
         stack_ops.protect(ctx, False, "fold", can_force=False)
         top = stack.applied[-1]
         k = len(stack.applied) - 1
@@ -46,16 +47,31 @@ def fold(ctx: Context, name: str) -> FoldOutcome:
         assert top_entry is not None
         _, old_patch = load_patch(repo, top_entry)
         w.flush()  # git diff-tree below reads the folded tree from the object store
-        data = render_refreshed(old_patch, g.diff_trees(parent_tree, res.tree,
-                                                        repo.config.context), repo.display(top),
-                                top_entry.strip_level(repo.config.strip))
-        commit = stack_ops.recommit(w, g.commit_info(stack.head), res.tree,
-                                    stack.commit_below(k))
+        data = render_refreshed(
+            old_patch,
+            g.diff_trees(parent_tree, res.tree, repo.config.context),
+            repo.display(top),
+            top_entry.strip_level(repo.config.strip),
+        )
+        commit = stack_ops.recommit(w, g.commit_info(stack.head), res.tree, stack.commit_below(k))
         new = replace(stack, commits=stack.commits[:-1] + (commit,))
         w.flush()
         remaining = Series(tuple(e for e in repo.series.entries if e.name != name))
-        journal.run(g, repo.root, journal.Plan(
-            "fold", new.branch, new.head, new, repo.config.queue,
-            files={f"{PATCHES}/{top}": data, SERIES: stack_ops.series_bytes(remaining),
-                   f"{PATCHES}/{name}": None}, reason=f"{name} into {top}"))
+        journal.run(
+            g,
+            repo.root,
+            journal.Plan(
+                "fold",
+                new.branch,
+                new.head,
+                new,
+                repo.config.queue,
+                files={
+                    f"{PATCHES}/{top}": data,
+                    SERIES: stack_ops.series_bytes(remaining),
+                    f"{PATCHES}/{name}": None,
+                },
+                reason=f"{name} into {top}",
+            ),
+        )
     return FoldOutcome(name, top)

@@ -34,8 +34,9 @@ class HeaderOutcome:
     changed: bool = False
 
 
-def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | None
-           ) -> HeaderOutcome:
+def header(
+    ctx: Context, name: str | None, edit: Callable[[str], str | None] | None
+) -> HeaderOutcome:
     """The header of a patch; with `edit`, replace it (the diff is kept byte for byte)."""
     repo = ctx.repo()
     name = name or stack_ops.top(ctx)
@@ -59,7 +60,7 @@ def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | N
     new_header = changed.encode("utf-8", "surrogateescape")
     if new_header and not new_header.endswith(b"\n"):
         new_header += b"\n"
-    new_data = new_header + data[len(patch.header):]
+    new_data = new_header + data[len(patch.header) :]
     try:
         new_patch = parse(new_data, repo.display(name), entry.strip_level(repo.config.strip))
     except BadInputError as e:
@@ -67,8 +68,11 @@ def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | N
         fd, kept = tempfile.mkstemp(prefix=f"patchq-header-{Path(name).name}-", suffix=".txt")
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(changed)
-        raise BadInputError(f"the edited header would break the patch: {e.what}", e.where,
-                            f"nothing was changed; your text is saved in {kept}") from None
+        raise BadInputError(
+            f"the edited header would break the patch: {e.what}",
+            e.where,
+            f"nothing was changed; your text is saved in {kept}",
+        ) from None
     files: dict[str, bytes | None] = {f"{PATCHES}/{name}": new_data}
     if g is None:
         with repo_lock(repo.root):
@@ -79,6 +83,9 @@ def header(ctx: Context, name: str | None, edit: Callable[[str], str | None] | N
         if stack is not None and name in stack.applied:
             stack_ops.rewrite_messages(g, repo, stack, name, new_patch, "header", files)
         else:
-            journal.run(g, repo.root, journal.Plan("header", "", None, None, repo.config.queue,
-                                                   files=files, reason=name))
+            journal.run(
+                g,
+                repo.root,
+                journal.Plan("header", "", None, None, repo.config.queue, files=files, reason=name),
+            )
     return HeaderOutcome(name, changed, True)

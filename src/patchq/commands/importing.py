@@ -24,8 +24,11 @@ def _existing(ctx: Context) -> list[str]:
     repo = ctx.repo()
     names = set(repo.series.names())
     if repo.patches_dir.is_dir():
-        names.update(p.relative_to(repo.patches_dir).as_posix()
-                     for p in repo.patches_dir.rglob("*") if p.is_file())
+        names.update(
+            p.relative_to(repo.patches_dir).as_posix()
+            for p in repo.patches_dir.rglob("*")
+            if p.is_file()
+        )
     return sorted(names)
 
 
@@ -35,8 +38,9 @@ def _read(path: Path) -> bytes:
     except FileNotFoundError:
         raise BadInputError("no such file", str(path)) from None
     except IsADirectoryError:
-        raise BadInputError("is a directory (use --quilt DIR for a quilt series)",
-                            str(path)) from None
+        raise BadInputError(
+            "is a directory (use --quilt DIR for a quilt series)", str(path)
+        ) from None
 
 
 def from_files(ctx: Context, files: Sequence[Path]) -> list[Incoming]:
@@ -45,16 +49,18 @@ def from_files(ctx: Context, files: Sequence[Path]) -> list[Incoming]:
 
 
 def from_mbox(ctx: Context, path: Path) -> importers.MboxImport:
-    return importers.from_mbox(_read(path), str(path), _existing(ctx),
-                               len(ctx.repo().series.patches) + 1)
+    return importers.from_mbox(
+        _read(path), str(path), _existing(ctx), len(ctx.repo().series.patches) + 1
+    )
 
 
 def from_git(ctx: Context, revision_range: str) -> importers.MboxImport:
     data = ctx.git().format_patch(revision_range)
     if not data.strip():
         raise BadInputError(f"the range {revision_range!r} has no commits", "import --git")
-    return importers.from_mbox(data, f"git {revision_range}", _existing(ctx),
-                               len(ctx.repo().series.patches) + 1)
+    return importers.from_mbox(
+        data, f"git {revision_range}", _existing(ctx), len(ctx.repo().series.patches) + 1
+    )
 
 
 def from_quilt(ctx: Context, folder: Path) -> list[Incoming]:
@@ -63,8 +69,11 @@ def from_quilt(ctx: Context, folder: Path) -> list[Incoming]:
         folder = folder / "patches"
         series = folder / "series"
     if not series.is_file():
-        raise BadInputError("no quilt series file here", str(folder),
-                            "give the folder holding `series` (or its parent)")
+        raise BadInputError(
+            "no quilt series file here",
+            str(folder),
+            "give the folder holding `series` (or its parent)",
+        )
     base = folder.resolve()
 
     def read(name: str) -> bytes:
@@ -98,8 +107,11 @@ def _commit(ctx: Context, incoming: Sequence[Incoming], after: str | None) -> li
         for item in incoming:
             path = repo.patch_path(item.name)
             if path.exists():
-                raise BadInputError(f"{item.name!r} already exists in patches/", str(path),
-                                    "rename or delete it first; patchq never overwrites it")
+                raise BadInputError(
+                    f"{item.name!r} already exists in patches/",
+                    str(path),
+                    "rename or delete it first; patchq never overwrites it",
+                )
             repo.write_patch(item.name, item.data)
             written.append(path)
         repo.write_series(new_series)

@@ -15,8 +15,11 @@ def init(root: Path, upstream: str | None, branch: str | None, target: str | Non
     root = root.resolve()
     for name in (CONFIG, SERIES):
         if (root / name).exists():
-            raise BadInputError(f"a patch queue already exists here ({name})", str(root / name),
-                                "edit it instead, or choose another folder")
+            raise BadInputError(
+                f"a patch queue already exists here ({name})",
+                str(root / name),
+                "edit it instead, or choose another folder",
+            )
     lines = ["# patchq configuration: see README.md for every key", ""]
     for key, value in (("upstream", upstream), ("branch", branch), ("target", target)):
         if value:

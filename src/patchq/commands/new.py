@@ -45,8 +45,11 @@ def new(ctx: Context, name: str, message: str | None) -> NewOutcome:
         # `patchq refresh`.
         header = (message.rstrip("\n") + "\n").encode() if message else b""
         after = stack.top
-        series = repo.series.with_appended([entry], after) if after else \
-            _insert_first(repo.series, entry)
+        series = (
+            repo.series.with_appended([entry], after)
+            if after
+            else _insert_first(repo.series, entry)
+        )
         w = g.writer()
         info_tree = g.commit_info(stack.head)["tree"].decode()
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
@@ -55,10 +58,19 @@ def new(ctx: Context, name: str, message: str | None) -> NewOutcome:
         commit = GitRepo.commit_object(w, info_tree, [stack.head], text, ident, ident)
         w.flush()
         new_stack = stack.extended((name,), (commit,))
-        journal.run(g, repo.root, journal.Plan(
-            "new", new_stack.branch, new_stack.head, new_stack, repo.config.queue,
-            files={f"{PATCHES}/{name}": header, SERIES: stack_ops.series_bytes(series)},
-            reason=name))
+        journal.run(
+            g,
+            repo.root,
+            journal.Plan(
+                "new",
+                new_stack.branch,
+                new_stack.head,
+                new_stack,
+                repo.config.queue,
+                files={f"{PATCHES}/{name}": header, SERIES: stack_ops.series_bytes(series)},
+                reason=name,
+            ),
+        )
     return NewOutcome(name)
 
 

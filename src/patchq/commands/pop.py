@@ -6,7 +6,8 @@ from patchq.ops.session import Context
 from patchq.ops.stack import MoveOutcome, pop_patches
 
 
-def pop(ctx: Context, target: str | None, all_: bool, force: bool,
-        verb: str = "pop") -> MoveOutcome:
+def pop(
+    ctx: Context, target: str | None, all_: bool, force: bool, verb: str = "pop"
+) -> MoveOutcome:
     """Remove the top patch (or down to `target`, which stays applied, or all)."""
     return pop_patches(ctx, target, all_, force, verb)

@@ -8,8 +8,15 @@ from patchq.ops.session import Context
 from patchq.ops.stack import MoveOutcome, push_patches
 
 
-def push(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: bool,
-         force: bool, progress: Callable[[int, str], None] | None = None,
-         verb: str = "push") -> MoveOutcome:
+def push(
+    ctx: Context,
+    target: str | None,
+    all_: bool,
+    fuzz: int | None,
+    merge: bool,
+    force: bool,
+    progress: Callable[[int, str], None] | None = None,
+    verb: str = "push",
+) -> MoveOutcome:
     """Apply the next patch (or up to `target`, or all) on top of the stack."""
     return push_patches(ctx, target, all_, fuzz, merge, force, progress, verb)

@@ -114,7 +114,13 @@ def status(ctx: Context) -> Status:
     interrupted = journal.pending(g)
     if interrupted is not None:
         op = f"interrupted {interrupted.get('op', 'command')}"
-    return Status(stack.branch if stack else None, stack.base if stack else None,
-                  stack.applied if stack else (), unapplied(ctx), repo.config.guards,
-                  tuple(g.dirty_paths(ctx.own_paths())),
-                  stack is not None and g.current_branch() == stack.branch, op)
+    return Status(
+        stack.branch if stack else None,
+        stack.base if stack else None,
+        stack.applied if stack else (),
+        unapplied(ctx),
+        repo.config.guards,
+        tuple(g.dirty_paths(ctx.own_paths())),
+        stack is not None and g.current_branch() == stack.branch,
+        op,
+    )

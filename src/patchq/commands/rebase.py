@@ -101,13 +101,17 @@ class RebaseOutcome:
         return tuple(rebasestate.outcome_doc(r.patch) for r in self.records)
 
 
-def start(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None = None
-          ) -> RebaseOutcome:
+def start(
+    ctx: Context, onto: str, fuzz: int | None, progress: Progress | None = None
+) -> RebaseOutcome:
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
         if in_progress(ctx):
-            raise UnsafeStateError("a rebase is already in progress", str(_state_path(ctx)),
-                                   "`patchq rebase --continue`, `--skip` or `--abort`")
+            raise UnsafeStateError(
+                "a rebase is already in progress",
+                str(_state_path(ctx)),
+                "`patchq rebase --continue`, `--skip` or `--abort`",
+            )
         g.require_clean(ctx.own_paths())
         ref, onto_id = default_onto(ctx, g, onto)
         base, guards = old_base(ctx, g)
@@ -118,33 +122,54 @@ def start(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None =
         if stack is not None and tip is not None and tip != stack.head:
             # Commits made on the stack branch with git are edits no patch holds yet; the
             # rebase would rebuild the branch without them.
-            raise UnsafeStateError(f"{stack.branch} moved outside patchq (now {tip[:12]}, "
-                                   f"expected {stack.head[:12]})", str(g.root),
-                                   "fold those commits into patches (`git reset --soft` and "
-                                   "`patchq refresh`), or reset the branch")
+            raise UnsafeStateError(
+                f"{stack.branch} moved outside patchq (now {tip[:12]}, expected {stack.head[:12]})",
+                str(g.root),
+                "fold those commits into patches (`git reset --soft` and "
+                "`patchq refresh`), or reset the branch",
+            )
         state = RebaseState(
-            old_base=base, onto=onto_id, onto_ref=ref, guards=tuple(guards),
+            old_base=base,
+            onto=onto_id,
+            onto_ref=ref,
+            guards=tuple(guards),
             fuzz=repo.config.fuzz if fuzz is None else fuzz,
-            orig_branch=g.current_branch(), orig_head=g.head(), stack_before=stack,
-            branch=branch, branch_before=g.try_resolve(f"refs/heads/{branch}"),
-            entries=tuple(e.name for e in entries if e.name is not None), done=(),
-            head=onto_id, current=None, phase=RUNNING, subjects=())
+            orig_branch=g.current_branch(),
+            orig_head=g.head(),
+            stack_before=stack,
+            branch=branch,
+            branch_before=g.try_resolve(f"refs/heads/{branch}"),
+            entries=tuple(e.name for e in entries if e.name is not None),
+            done=(),
+            head=onto_id,
+            current=None,
+            phase=RUNNING,
+            subjects=(),
+        )
         return _run(ctx, state, progress)
 
 
-def _run(ctx: Context, st: RebaseState, progress: Progress | None = None
-         ) -> RebaseOutcome:
+def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> RebaseOutcome:
     """Replay the remaining patches from the state's head; stop at a conflict or finish."""
     repo, g = ctx.repo(), ctx.git()
     entries = [repo.series.find(n) for n in st.entries]
     if any(e is None for e in entries):
-        raise UnsafeStateError("the series changed during the rebase", "series",
-                               "`patchq rebase --abort`")
+        raise UnsafeStateError(
+            "the series changed during the rebase", "series", "`patchq rebase --abort`"
+        )
     all_entries = [e for e in entries if e is not None]
     w = g.writer()
     pre = preimages(g, repo, st.old_base, all_entries, w)
-    rp = Replay.start(g, repo, st.old_base, st.onto, w, st.fuzz, pre,
-                      tree=g.commit_info(st.head, w)["tree"].decode())
+    rp = Replay.start(
+        g,
+        repo,
+        st.old_base,
+        st.onto,
+        w,
+        st.fuzz,
+        pre,
+        tree=g.commit_info(st.head, w)["tree"].decode(),
+    )
     when, tz = ident_date(g.commit_info(st.onto)["committer"])
     finished_names = {d.patch.name for d in st.done}
     todo = [e for e in all_entries if e.name not in finished_names]
@@ -152,20 +177,32 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None
     touched = {rp.renames.get(p, p) for e in todo for p in load_patch(repo, e)[1].paths}
     histories: dict[str, list[Change]] = (
         histories_for(g, st.old_base, st.onto, touched, rp.renames)
-        if touched and st.old_base != st.onto else {})
+        if touched and st.old_base != st.onto
+        else {}
+    )
     for i, entry in enumerate(todo):
         assert entry.name is not None
         if progress is not None:
             progress(i, entry.name, len(todo))
         res = rp.step(entry)
-        (res,), subjects = attribute_drift(g, st.old_base, st.onto, w, [res], repo,
-                                           [entry], histories, rp.renames, rp.sections)
+        (res,), subjects = attribute_drift(
+            g, st.old_base, st.onto, w, [res], repo, [entry], histories, rp.renames, rp.sections
+        )
         st = st.with_subjects(subjects)
         hunks = tuple(_hunk_record(h) for h in res.hunks)
         if res.status in (CONFLICT, MISSING):
             w.flush()
-            stopped = StoppedPatch(entry.name, res.status, res.drift, hunks, res.tree_before,
-                                   res.tree, res.conflict_tree, res.conflict_files, False)
+            stopped = StoppedPatch(
+                entry.name,
+                res.status,
+                res.drift,
+                hunks,
+                res.tree_before,
+                res.tree,
+                res.conflict_tree,
+                res.conflict_files,
+                False,
+            )
             st = replace(st, current=stopped)
             # State first, then the target: a run killed in between can still --abort.
             _write_state(ctx, st)
@@ -173,28 +210,30 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None
             _show_conflict(ctx, st, res.name, res.conflict_tree)
             st = replace(st, current=replace(stopped, shown=True))
             _write_state(ctx, st)
-            return RebaseOutcome(st.done, False, res, dict(st.subjects), st.old_base,
-                                 st.onto)
+            return RebaseOutcome(st.done, False, res, dict(st.subjects), st.old_base, st.onto)
         outcome = lock_outcome(res)
         commit = None
         if outcome != "upstreamed":
             _, patch = load_patch(repo, entry)
             author, message = identity(entry.name, patch, when, tz)
             commit = GitRepo.commit_object(w, res.tree, [st.head], message, author, author)
-        st = st.with_done(DonePatch(PatchOutcome(entry.name, res.status, outcome, res.drift,
-                                                 hunks, commit), res.tree_before, res.tree),
-                          head=commit)
+        st = st.with_done(
+            DonePatch(
+                PatchOutcome(entry.name, res.status, outcome, res.drift, hunks, commit),
+                res.tree_before,
+                res.tree,
+            ),
+            head=commit,
+        )
     w.flush()
     return _finish(ctx, st)
 
 
 def _hunk_record(h: HunkCheck) -> HunkRecord:
-    return HunkRecord(h.file, h.index, h.status, h.offset, h.fuzz, h.anchored, h.drift,
-                      h.reason)
+    return HunkRecord(h.file, h.index, h.status, h.offset, h.fuzz, h.anchored, h.drift, h.reason)
 
 
-def _show_conflict(ctx: Context, st: RebaseState, name: str,
-                   conflict_tree: str | None) -> None:
+def _show_conflict(ctx: Context, st: RebaseState, name: str, conflict_tree: str | None) -> None:
     """Check out the rebased stack so far and lay the markers over it (index untouched)."""
     g = ctx.git()
     g.checkout_branch(st.branch, st.head, f"rebase stopped at {name}", force=True)
@@ -231,26 +270,35 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
             # Killed before the markers reached the working tree: show them now.
             _show_conflict(ctx, st, cur.name, cur.conflict_tree)
             _write_state(ctx, replace(st, current=replace(cur, shown=True)))
-            raise ConflictError(f"{cur.name} needs resolving; its conflict is now in the "
-                                "working tree", str(g.root),
-                                "resolve it, then `patchq rebase --continue`")
+            raise ConflictError(
+                f"{cur.name} needs resolving; its conflict is now in the working tree",
+                str(g.root),
+                "resolve it, then `patchq rebase --continue`",
+            )
         for path in cur.files:
             f = g.root / path
-            if f.is_file() and any(line.startswith(MARKERS) for line in f.read_bytes()
-                                   .split(b"\n")):
-                raise ConflictError(f"{path} still has conflict markers", str(g.root),
-                                    "resolve them, then `patchq rebase --continue`")
+            if f.is_file() and any(
+                line.startswith(MARKERS) for line in f.read_bytes().split(b"\n")
+            ):
+                raise ConflictError(
+                    f"{path} still has conflict markers",
+                    str(g.root),
+                    "resolve them, then `patchq rebase --continue`",
+                )
         wt = g.worktree_tree()
         if wt == cur.tree_before:
             # As `git rebase --continue` does: an empty resolution is not silently kept as
             # an empty patch; the person says whether to drop it.
-            raise ConflictError(f"the resolution of {cur.name} changes nothing",
-                                str(g.root), "edit the files, or `patchq rebase --skip` to "
-                                "drop the patch")
+            raise ConflictError(
+                f"the resolution of {cur.name} changes nothing",
+                str(g.root),
+                "edit the files, or `patchq rebase --skip` to drop the patch",
+            )
         entry = repo.series.find(cur.name)
         if entry is None:
-            raise UnsafeStateError("the series changed during the rebase", "series",
-                                   "`patchq rebase --abort`")
+            raise UnsafeStateError(
+                "the series changed during the rebase", "series", "`patchq rebase --abort`"
+            )
         _, patch = load_patch(repo, entry)
         when, tz = ident_date(g.commit_info(st.onto)["committer"])
         author, message = identity(cur.name, patch, when, tz)
@@ -321,33 +369,56 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
     saved = _pending_dir(ctx) / "backup" / "files"
     if resuming and (saved / "series").is_file():
         # Killed while finishing: the patch repo may be half-written; start from the copy.
-        repo = replace(repo, series=Series.parse(
-            (saved / "series").read_text(encoding="utf-8", errors="surrogateescape")))
+        repo = replace(
+            repo,
+            series=Series.parse(
+                (saved / "series").read_text(encoding="utf-8", errors="surrogateescape")
+            ),
+        )
     done = [d.patch for d in st.done]
     changed = [d for d in st.done if d.patch.outcome in ("refreshed", "merged", "resolved")]
-    diffs = dict(zip((d.patch.name for d in changed), g.diff_trees_many(
-        [(d.tree_before, d.tree_after) for d in changed], repo.config.context),
-        strict=True))
+    diffs = dict(
+        zip(
+            (d.patch.name for d in changed),
+            g.diff_trees_many(
+                [(d.tree_before, d.tree_after) for d in changed], repo.config.context
+            ),
+            strict=True,
+        )
+    )
     for name in (d.patch.name for d in changed):
         entry = repo.series.find(name)
         assert entry is not None
         backup_copy = saved / "patches" / name
-        data = backup_copy.read_bytes() if resuming and backup_copy.is_file() \
+        data = (
+            backup_copy.read_bytes()
+            if resuming and backup_copy.is_file()
             else repo.read_patch(name)
+        )
         patch = parse(data, repo.display(name), entry.strip_level(repo.config.strip))
-        new_bytes[name] = render_refreshed(patch, diffs[name], repo.display(name),
-                                           entry.strip_level(repo.config.strip))
+        new_bytes[name] = render_refreshed(
+            patch, diffs[name], repo.display(name), entry.strip_level(repo.config.strip)
+        )
         old_bytes[name] = data
     gone = {r.name: r.outcome for r in done if r.outcome in GONE}
-    series = Series(tuple(
-        _commented(e.raw, gone[e.name], st.onto) if e.name in gone else e
-        for e in repo.series.entries))
+    series = Series(
+        tuple(
+            _commented(e.raw, gone[e.name], st.onto) if e.name in gone else e
+            for e in repo.series.entries
+        )
+    )
     # The report needs the old patches; keep them beside the state, not in the patch repo.
-    last = LastRebase(st.old_base, st.onto, st.onto_ref, tuple(done), st.subjects,
-                      tuple(old_bytes.items()), tuple(new_bytes.items()))
+    last = LastRebase(
+        st.old_base,
+        st.onto,
+        st.onto_ref,
+        tuple(done),
+        st.subjects,
+        tuple(old_bytes.items()),
+        tuple(new_bytes.items()),
+    )
     if not resuming:
-        _backup(ctx, repo.root, ["series", "series.lock"] +
-                [f"patches/{n}" for n in new_bytes])
+        _backup(ctx, repo.root, ["series", "series.lock"] + [f"patches/{n}" for n in new_bytes])
         st = replace(st, phase=FINISHING)
         _write_state(ctx, st)
     crashpoint("rebase:finishing")
@@ -367,21 +438,30 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
     # `files` must list what `verify` will see the series touch: re-apply the series just
     # written onto the new base, in memory, exactly as `apply` and `verify` do.
     written = PatchRepo.open(repo.root)
-    again = apply_series(g, written, st.onto, written.series.active(st.guards),
-                         g.writer(dry_run=True), commits=False)
+    again = apply_series(
+        g, written, st.onto, written.series.active(st.guards), g.writer(dry_run=True), commits=False
+    )
     files = dict(again.files)
     if again.failure is not None:
         onto_tree = g.commit_info(st.onto)["tree"].decode()
         files = g.changed_blobs(onto_tree, top_tree)
-    lock = Lock(st.onto, top_tree, files, st.guards, tuple(records),
-                {"from": st.old_base, "onto": st.onto, "onto_ref": st.onto_ref})
+    lock = Lock(
+        st.onto,
+        top_tree,
+        files,
+        st.guards,
+        tuple(records),
+        {"from": st.old_base, "onto": st.onto, "onto_ref": st.onto_ref},
+    )
     repo.write_lock(lock)
     crashpoint("rebase:lock-written")
     g.checkout_branch(st.branch, st.head, f"rebase onto {st.onto[:12]}", force=True)
     crashpoint("rebase:checked-out")
-    save(g.state_dir(), repo.config.queue, Stack(st.onto, st.branch,
-                                                 tuple(r.name for r in kept),
-                                                 tuple(_commit_of(r) for r in kept)))
+    save(
+        g.state_dir(),
+        repo.config.queue,
+        Stack(st.onto, st.branch, tuple(r.name for r in kept), tuple(_commit_of(r) for r in kept)),
+    )
     rebasestate.write_last(last_rebase_path(g.state_dir(), repo.config.queue), last)
     shutil.rmtree(_pending_dir(ctx), ignore_errors=True)
     _state_path(ctx).unlink(missing_ok=True)
@@ -413,8 +493,9 @@ def _backup(ctx: Context, root: Path, rels: list[str]) -> None:
     atomic_write(backup / "manifest.json", json.dumps(manifest).encode())
 
 
-def dry_run(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None = None
-            ) -> CheckOutcome:
+def dry_run(
+    ctx: Context, onto: str, fuzz: int | None, progress: Progress | None = None
+) -> CheckOutcome:
     """What `rebase --onto` would do to each patch, changing nothing: the replay `check`
     runs (outcome_of names each patch's would-be outcome)."""
     return check(ctx, onto, fuzz, progress)
@@ -423,4 +504,3 @@ def dry_run(ctx: Context, onto: str, fuzz: int | None, progress: Progress | None
 def outcome_of(p: PatchCheck) -> str:
     """The lock outcome a patch would get (`conflict` where a person must decide)."""
     return lock_outcome(p)
-

@@ -55,31 +55,53 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
         w.flush()  # git diff-tree below reads the carried-down tree from the object store
         diff = g.diff_trees(parent_tree, new_tree, repo.config.context)
         _refuse_conflict_markers(diff, repo.display(name), name, str(g.root))
-        data = render_refreshed(old_patch, diff, repo.display(name),
-                                entry.strip_level(repo.config.strip))
+        data = render_refreshed(
+            old_patch, diff, repo.display(name), entry.strip_level(repo.config.strip)
+        )
         info = g.commit_info(stack.commits[k])
         commit = stack_ops.recommit(w, info, new_tree, parent)
-        commits = list(stack.commits[: k]) + [commit]
+        commits = list(stack.commits[:k]) + [commit]
         if k < len(stack.applied) - 1:
             above = [repo.series.find(n) for n in stack.applied[k + 1 :]]
-            res = apply_series(g, repo, commit, [e for e in above if e], w,
-                               stamp=stack.base)
+            res = apply_series(g, repo, commit, [e for e in above if e], w, stamp=stack.base)
             if res.failure is not None:
-                raise ConflictError(f"after refreshing {name}, {res.failure.display} no longer "
-                                    f"applies: {res.failure.message()}", str(g.root),
-                                    "nothing was changed; refresh the patches above first")
+                raise ConflictError(
+                    f"after refreshing {name}, {res.failure.display} no longer "
+                    f"applies: {res.failure.message()}",
+                    str(g.root),
+                    "nothing was changed; refresh the patches above first",
+                )
             if res.tree != wt:
-                raise ConflictError(f"your edits do not carry through the patches above {name}",
-                                    str(g.root), "nothing was changed; pop to it and refresh")
+                raise ConflictError(
+                    f"your edits do not carry through the patches above {name}",
+                    str(g.root),
+                    "nothing was changed; pop to it and refresh",
+                )
             commits += [p.commit or "" for p in res.patches]
         new = replace(stack, commits=tuple(commits))
         w.flush()
-        journal.run(g, repo.root, journal.Plan(
-            "refresh", new.branch, new.head, new, repo.config.queue, worktree=journal.INDEX,
-            files={f"{PATCHES}/{name}": data} if data != old_data else {}, reason=name))
+        journal.run(
+            g,
+            repo.root,
+            journal.Plan(
+                "refresh",
+                new.branch,
+                new.head,
+                new,
+                repo.config.queue,
+                worktree=journal.INDEX,
+                files={f"{PATCHES}/{name}": data} if data != old_data else {},
+                reason=name,
+            ),
+        )
         own = tuple(ctx.own_paths())
-        return RefreshOutcome(name, data != old_data, tuple(
-            p for p in g.untracked() if not any(p == o or p.startswith(o + "/") for o in own)))
+        return RefreshOutcome(
+            name,
+            data != old_data,
+            tuple(
+                p for p in g.untracked() if not any(p == o or p.startswith(o + "/") for o in own)
+            ),
+        )
 
 
 def _refuse_conflict_markers(diff: bytes, label: str, name: str, where: str) -> None:
@@ -88,12 +110,16 @@ def _refuse_conflict_markers(diff: bytes, label: str, name: str, where: str) -> 
     for s in parse(diff, "working tree", 1).sections:
         for h in s.hunks:
             if any(t == "+" and c.rstrip(b"\r\n") == marker for t, c in h.lines):
-                raise ConflictError(f"{s.path} still has the conflict markers of {name}",
-                                    where, "resolve them first")
+                raise ConflictError(
+                    f"{s.path} still has the conflict markers of {name}",
+                    where,
+                    "resolve them first",
+                )
 
 
-def _carry_edits_down(ctx: Context, stack: Stack, k: int, head_tree: str, wt: str,
-                      w: ObjectWriter) -> str:
+def _carry_edits_down(
+    ctx: Context, stack: Stack, k: int, head_tree: str, wt: str, w: ObjectWriter
+) -> str:
     """The tree of patch k with the working tree's edits (relative to the top) applied."""
     g = ctx.git()
     edits = parse(g.diff_trees(head_tree, wt, 3), "working tree", 1)
@@ -102,6 +128,9 @@ def _carry_edits_down(ctx: Context, stack: Stack, k: int, head_tree: str, wt: st
     for s in edits.sections:
         res = apply_section(state, s, w, 0, "working tree")
         if not all(h.applied for h in res.hunks):
-            raise ConflictError(f"your edit to {s.path} does not apply to {stack.applied[k]}",
-                                str(g.root), "nothing was changed; pop to it and refresh")
+            raise ConflictError(
+                f"your edit to {s.path} does not apply to {stack.applied[k]}",
+                str(g.root),
+                "nothing was changed; pop to it and refresh",
+            )
     return state.tree.write(w)

@@ -39,17 +39,34 @@ def rename(ctx: Context, old: str, new_name: str) -> RenameOutcome:
         stack_ops.refuse_during_rebase(ctx)
         data, patch = load_patch(repo, entry)
         stack = load(g.state_dir(), repo.config.queue)
-        series = Series(tuple(replace(fresh, lineno=e.lineno) if e.name == old else e
-                              for e in repo.series.entries))
-        files: dict[str, bytes | None] = {f"{PATCHES}/{new_name}": data,
-                                          SERIES: stack_ops.series_bytes(series),
-                                          f"{PATCHES}/{old}": None}
+        series = Series(
+            tuple(
+                replace(fresh, lineno=e.lineno) if e.name == old else e for e in repo.series.entries
+            )
+        )
+        files: dict[str, bytes | None] = {
+            f"{PATCHES}/{new_name}": data,
+            SERIES: stack_ops.series_bytes(series),
+            f"{PATCHES}/{old}": None,
+        }
         if stack is not None and old in stack.applied:
             # A header-less patch's commit subject is its name: follow the new one.
-            renamed = replace(stack, applied=tuple(new_name if n == old else n
-                                                   for n in stack.applied))
+            renamed = replace(
+                stack, applied=tuple(new_name if n == old else n for n in stack.applied)
+            )
             stack_ops.rewrite_messages(g, repo, renamed, new_name, patch, "rename", files)
         else:
-            journal.run(g, repo.root, journal.Plan("rename", "", None, None, repo.config.queue,
-                                                   files=files, reason=f"{old} to {new_name}"))
+            journal.run(
+                g,
+                repo.root,
+                journal.Plan(
+                    "rename",
+                    "",
+                    None,
+                    None,
+                    repo.config.queue,
+                    files=files,
+                    reason=f"{old} to {new_name}",
+                ),
+            )
     return RenameOutcome(old, new_name)

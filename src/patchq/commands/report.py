@@ -26,8 +26,9 @@ def build(ctx: Context) -> report.Review:
         return report.review(record)
     lock = repo.read_lock()  # a malformed lock is bad input (exit 4), said in one line
     if lock is None:
-        raise BadInputError("no rebase to report on", str(repo.lock_path),
-                            "run `patchq rebase --onto REF` first")
+        raise BadInputError(
+            "no rebase to report on", str(repo.lock_path), "run `patchq rebase --onto REF` first"
+        )
     return report.from_lock(json.loads(lock.to_json()))
 
 
@@ -36,8 +37,10 @@ def pending_note(ctx: Context) -> str | None:
     that finished, not of the one in progress."""
     try:
         if rebase_state_path(ctx.git().state_dir(), ctx.repo().config.queue).exists():
-            return ("a rebase is in progress (stopped at a conflict): this report is of the "
-                    "last rebase that finished")
+            return (
+                "a rebase is in progress (stopped at a conflict): this report is of the "
+                "last rebase that finished"
+            )
     except BadInputError:
         return None
     return None

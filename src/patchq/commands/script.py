@@ -18,19 +18,26 @@ def export_script(ctx: Context, out: Path) -> int:
     repo, g = ctx.repo(), ctx.git()
     lock = repo.read_lock()
     if lock is None:
-        raise BadInputError("no series.lock: the script embeds the locked result",
-                            str(repo.lock_path), "run `patchq apply` first")
+        raise BadInputError(
+            "no series.lock: the script embeds the locked result",
+            str(repo.lock_path),
+            "run `patchq apply` first",
+        )
     if not g.has_object(lock.base):
-        raise BadInputError(f"the lock's base {lock.base[:12]} is not in the target",
-                            str(g.root), "fetch it first")
+        raise BadInputError(
+            f"the lock's base {lock.base[:12]} is not in the target", str(g.root), "fetch it first"
+        )
     entries = repo.series.active(lock.guards)
     w = g.writer(dry_run=True)
     res = apply_series(g, repo, lock.base, entries, w, commits=False)
     if res.failure is not None:
         raise_failure(res.failure)
     if lock.result_tree is not None and res.tree != lock.result_tree:
-        raise DriftError("the series no longer gives series.lock's result", str(repo.lock_path),
-                         "run `patchq verify`, then `patchq apply` to re-lock")
+        raise DriftError(
+            "the series no longer gives series.lock's result",
+            str(repo.lock_path),
+            "run `patchq verify`, then `patchq apply` to re-lock",
+        )
     final = MemTree(lambda oid: g.read_tree(oid, w), res.tree)
     base_tree = MemTree(lambda oid: g.read_tree(oid, w), res.base_tree)
     contents: dict[str, tuple[bytes | None, bytes | None]] = {}
@@ -40,14 +47,18 @@ def export_script(ctx: Context, out: Path) -> int:
         was = base_tree.get(path)
         if before == after and (entry is None or was is None or entry[0] == was[0]):
             continue  # neither content nor mode changed
-        contents[path] = (g.read_blob(before, w) if before else None,
-                          g.read_blob(after, w) if after else None)
+        contents[path] = (
+            g.read_blob(before, w) if before else None,
+            g.read_blob(after, w) if after else None,
+        )
         modes[path] = entry[0] if entry else None
         if modes[path] == SYMLINK or (was is not None and was[0] == SYMLINK):
-            raise BadInputError(f"the series changes the symlink {path!r}; the exported "
-                                "script writes regular files only", str(repo.root),
-                                "use `patchq apply` on that machine, or drop the symlink "
-                                "change from the series")
+            raise BadInputError(
+                f"the series changes the symlink {path!r}; the exported "
+                "script writes regular files only",
+                str(repo.root),
+                "use `patchq apply` on that machine, or drop the symlink change from the series",
+            )
     touched: dict[str, list[str]] = {}
     for e in entries:
         _, patch = load_patch(repo, e)

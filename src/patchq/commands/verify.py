@@ -48,8 +48,9 @@ def verify(ctx: Context, files_only: bool = False) -> VerifyOutcome:
     repo, g = ctx.repo(), ctx.git()
     lock = repo.read_lock()
     if lock is None:
-        raise BadInputError("no series.lock to verify against", str(repo.lock_path),
-                            "run `patchq apply` first")
+        raise BadInputError(
+            "no series.lock to verify against", str(repo.lock_path), "run `patchq apply` first"
+        )
     entries = repo.series.active(lock.guards)
     problems = _hash_problems(ctx, lock, entries)
     w = g.writer(dry_run=True)
@@ -59,29 +60,37 @@ def verify(ctx: Context, files_only: bool = False) -> VerifyOutcome:
         mode = "files"
         base_or_problems = _sparse_base(g, lock, w)
         if isinstance(base_or_problems, list):
-            return VerifyOutcome(False, lock.result_tree, None,
-                                 tuple(problems + base_or_problems), mode)
+            return VerifyOutcome(
+                False, lock.result_tree, None, tuple(problems + base_or_problems), mode
+            )
         base = base_or_problems
     result = apply_series(g, repo, base, entries, w, fuzz=0, commits=False)
     if result.failure is not None:
-        problems.append(f"{result.failure.display}: does not apply exactly on the base: "
-                        f"{result.failure.message()}")
+        problems.append(
+            f"{result.failure.display}: does not apply exactly on the base: "
+            f"{result.failure.message()}"
+        )
         return VerifyOutcome(False, lock.result_tree, None, tuple(problems), mode)
     if mode == "tree" and lock.result_tree is not None and result.tree != lock.result_tree:
-        problems.append(f"result tree {result.tree[:12]} differs from the lock's "
-                        f"{lock.result_tree[:12]}")
+        problems.append(
+            f"result tree {result.tree[:12]} differs from the lock's {lock.result_tree[:12]}"
+        )
     for path, (b, r) in sorted(lock.files.items()):
         got = result.files.get(path)
         if got is None:
             if b != r:
-                problems.append(f"{path}: the lock lists it but the series no longer "
-                                "touches it")
+                problems.append(f"{path}: the lock lists it but the series no longer touches it")
         elif got != (b, r):
             problems.append(f"{path}: blob {_short(got[1])} differs from the lock's {_short(r)}")
     for path in sorted(set(result.files) - set(lock.files)):
         problems.append(f"{path}: touched by the series but not in the lock")
-    return VerifyOutcome(not problems, lock.result_tree,
-                         result.tree if mode == "tree" else None, tuple(problems), mode)
+    return VerifyOutcome(
+        not problems,
+        lock.result_tree,
+        result.tree if mode == "tree" else None,
+        tuple(problems),
+        mode,
+    )
 
 
 def _hash_problems(ctx: Context, lock: Lock, entries: Sequence[Entry]) -> list[str]:
@@ -116,16 +125,19 @@ def _sparse_base(g: GitRepo, lock: Lock, w: ObjectWriter) -> str | list[str]:
         data = full.read_bytes() if full.is_file() else None
         have = object_id("blob", data) if data is not None else None
         if have != before:
-            bad.append(f"{path}: not as at the pinned base {lock.base[:12]} "
-                       f"(blob {_short(have)}, expected {_short(before)})")
+            bad.append(
+                f"{path}: not as at the pinned base {lock.base[:12]} "
+                f"(blob {_short(have)}, expected {_short(before)})"
+            )
         elif data is not None:
             mode = "100755" if os.access(full, os.X_OK) else "100644"
             tree.set(path, mode, w.add("blob", data))
     if bad:
         return bad
     ident = Ident("patchq", "patchq@invalid", 0)
-    return GitRepo.commit_object(w, tree.write(w), [], "the locked files at the base\n",
-                                 ident, ident)
+    return GitRepo.commit_object(
+        w, tree.write(w), [], "the locked files at the base\n", ident, ident
+    )
 
 
 def _short(oid: str | None) -> str:

@@ -59,18 +59,41 @@ _ISO_DATE_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\b")
 ENVELOPE_RE = re.compile(
     rb"From \S* +(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) +"
     rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} +"
-    rb"\d{1,2}:\d\d(?::\d\d)? +(?:[A-Za-z]{1,5} +|[+-]\d{4} +)?\d{4}\b")
+    rb"\d{1,2}:\d\d(?::\d\d)? +(?:[A-Za-z]{1,5} +|[+-]\d{4} +)?\d{4}\b"
+)
 
 
 _ENVELOPE_TEXT_RE = re.compile(ENVELOPE_RE.pattern.decode())
 
 
-_MAIL_ONLY = frozenset({"date", "message-id", "mime-version", "content-type",
-                        "content-transfer-encoding", "to", "cc", "in-reply-to", "references"})
+_MAIL_ONLY = frozenset(
+    {
+        "date",
+        "message-id",
+        "mime-version",
+        "content-type",
+        "content-transfer-encoding",
+        "to",
+        "cc",
+        "in-reply-to",
+        "references",
+    }
+)
 
 
-_DEP3_ONLY = frozenset({"description", "author", "origin", "forwarded", "applied-upstream",
-                        "last-update", "reviewed-by", "acked-by", "bug"})
+_DEP3_ONLY = frozenset(
+    {
+        "description",
+        "author",
+        "origin",
+        "forwarded",
+        "applied-upstream",
+        "last-update",
+        "reviewed-by",
+        "acked-by",
+        "bug",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +118,8 @@ def read_header(header: bytes) -> Header:
         return Header(_git_show_header(lines), "git")
     # An mbox envelope line; "From now on, …" in free text is not one.
     envelope = _ENVELOPE_TEXT_RE.match(first) is not None or (
-        first.startswith("From ") and len(lines) > 1 and _FIELD_RE.match(lines[1]) is not None)
+        first.startswith("From ") and len(lines) > 1 and _FIELD_RE.match(lines[1]) is not None
+    )
     start = 1 if envelope else 0
     fields, end = _field_block(lines, start)
     names = {name.lower() for name, _ in fields}
@@ -159,7 +183,7 @@ def _clean_subject(raw: str) -> str:
     """Drop `[PATCH v2 3/7]`/`[RFC]` prefixes as `git am -b` does; keep `[media]` and the like."""
     text = _one_line(raw)
     while (m := _PREFIX_RE.match(text)) is not None:
-        text = text[m.end():].lstrip()
+        text = text[m.end() :].lstrip()
     return text
 
 
@@ -308,8 +332,11 @@ def _dep3_header(fields: list[tuple[str, list[str]]], lines: list[str], end: int
         while j < len(lines) and not lines[j].strip():
             j += 1
         more, k = _field_block(lines, j)
-        known = [n for n, _ in more if n.lower() in _DEP3_ONLY | {"from", "subject"}
-                 or n.lower().startswith("bug-")]
+        known = [
+            n
+            for n, _ in more
+            if n.lower() in _DEP3_ONLY | {"from", "subject"} or n.lower().startswith("bug-")
+        ]
         if not more or not known or k == j:
             break
         fields.extend(more)
@@ -357,7 +384,7 @@ def _hg_header(lines: list[str]) -> HeaderInfo:
     while i < len(lines) and lines[i].startswith("#"):
         line = lines[i]
         if line.startswith("# User "):
-            name, addr = _address(line[len("# User "):])
+            name, addr = _address(line[len("# User ") :])
         elif line.startswith("# Date "):
             parts = line.split()
             try:

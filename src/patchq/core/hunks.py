@@ -107,8 +107,14 @@ class _Index:
         return out
 
 
-def apply_hunks(content: bytes | None, hunks: Sequence[Hunk], *, fuzz: int = 0,
-                reverse: bool = False, split: Split = split_lines) -> FileResult:
+def apply_hunks(
+    content: bytes | None,
+    hunks: Sequence[Hunk],
+    *,
+    fuzz: int = 0,
+    reverse: bool = False,
+    split: Split = split_lines,
+) -> FileResult:
     """Apply `hunks` to `content` (None: the file does not exist) in order; `split` is
     the run's line splitter (a `LineCache`'s), where one is at hand."""
     hs = [h.reversed() for h in hunks] if reverse else hunks
@@ -119,8 +125,9 @@ def apply_hunks(content: bytes | None, hunks: Sequence[Hunk], *, fuzz: int = 0,
     return _apply_lines(content, hs, fuzz, split)
 
 
-def _apply_lines(content: bytes | None, hunks: Sequence[Hunk], fuzz: int,
-                 split: Split = split_lines) -> FileResult:
+def _apply_lines(
+    content: bytes | None, hunks: Sequence[Hunk], fuzz: int, split: Split = split_lines
+) -> FileResult:
     """`apply_hunks` line by line: every strategy, every report."""
     lines = split(content or b"")
     index = _Index(lines)
@@ -142,8 +149,11 @@ def _apply_lines(content: bytes | None, hunks: Sequence[Hunk], fuzz: int,
         out.extend(new[drop_lead : len(new) - drop_trail])
         cursor = core_start + core_len
         last_offset = start - h.old_pos
-        results.append(HunkResult(i, res.status, res.offset, res.fuzz, landed - drop_lead,
-                                  res.candidates, res.reason))
+        results.append(
+            HunkResult(
+                i, res.status, res.offset, res.fuzz, landed - drop_lead, res.candidates, res.reason
+            )
+        )
     out.extend(lines[cursor:])
     return FileResult(b"".join(out), tuple(results))
 
@@ -169,8 +179,7 @@ def _exact_in_place(content: bytes, hunks: Sequence[Hunk]) -> FileResult | None:
     for i, h in enumerate(hunks):
         old, new = h.old_lines, h.new_lines
         stated = h.old_pos
-        if not h.has_context or stated < line or \
-                any(not x.endswith(b"\n") for x in old[:-1]):
+        if not h.has_context or stated < line or any(not x.endswith(b"\n") for x in old[:-1]):
             # (A `\ No newline` mid-hunk leaves an old line without one: joined, it would
             # glue onto the next and match a single line of the file. Found by review.)
             return None
@@ -188,8 +197,11 @@ def _exact_in_place(content: bytes, hunks: Sequence[Hunk]) -> FileResult | None:
             here = line + content.count(b"\n", pos, at)
             if here > stated:
                 return None
-            if here == stated and (at == 0 or content[at - 1] == 10) and \
-                    (block.endswith(b"\n") or at + len(block) == len(content)):
+            if (
+                here == stated
+                and (at == 0 or content[at - 1] == 10)
+                and (block.endswith(b"\n") or at + len(block) == len(content))
+            ):
                 break
             at = content.find(block, at + 1)
         if at == -1:
@@ -204,9 +216,9 @@ def _exact_in_place(content: bytes, hunks: Sequence[Hunk]) -> FileResult | None:
     return FileResult(b"".join(pieces), tuple(results))
 
 
-def _locate(h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int,
-            last_offset: int, max_fuzz: int
-            ) -> tuple[HunkResult, tuple[int, int, int] | None]:
+def _locate(
+    h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int, last_offset: int, max_fuzz: int
+) -> tuple[HunkResult, tuple[int, int, int] | None]:
     """Find where hunk `h` goes: (report, (start, dropped leading, dropped trailing))."""
     old = h.old_lines
     n = len(lines)
@@ -221,13 +233,17 @@ def _locate(h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int,
         # insertion goes exactly where stated or nowhere.
         if not old:
             if no_eol and stated != n:
-                return HunkResult(i, FAILED, reason="its last line has no newline, so it "
-                                  f"must go at the end of the file, not at line {stated + 1}"
-                                  ), None
+                return HunkResult(
+                    i,
+                    FAILED,
+                    reason="its last line has no newline, so it "
+                    f"must go at the end of the file, not at line {stated + 1}",
+                ), None
             if lo <= stated <= n:
                 return HunkResult(i, EXACT, 0, 0, candidates=1), (stated, 0, 0)
-            return HunkResult(i, FAILED, reason=f"line {stated} is past the end of the file "
-                              f"({n} lines)"), None
+            return HunkResult(
+                i, FAILED, reason=f"line {stated} is past the end of the file ({n} lines)"
+            ), None
         begin, end = False, no_eol
     else:
         begin = h.old_start <= 1
@@ -237,9 +253,14 @@ def _locate(h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int,
     if stated in allowed and lines[stated : stated + len(old)] == old:
         guess = stated + last_offset
         if last_offset and guess in allowed and lines[guess : guess + len(old)] == old:
-            return HunkResult(i, AMBIGUOUS, reason=(
-                f"matches both at line {stated + 1} as stated and at line {guess + 1} where the "
-                "previous hunk's offset puts it")), None
+            return HunkResult(
+                i,
+                AMBIGUOUS,
+                reason=(
+                    f"matches both at line {stated + 1} as stated and at line {guess + 1} "
+                    "where the previous hunk's offset puts it"
+                ),
+            ), None
         return HunkResult(i, EXACT, 0, 0, candidates=1), (stated, 0, 0)
     # 2. offset: the nearest match to the predicted place.
     found = index.matches(old, allowed.start, allowed.stop - 1) if allowed else []
@@ -248,8 +269,12 @@ def _locate(h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int,
         best = min(abs(p - guess) for p in found)
         nearest = [p for p in found if abs(p - guess) == best]
         if len(nearest) > 1:
-            return HunkResult(i, AMBIGUOUS, candidates=len(found), reason=(
-                f"matches equally well at lines {nearest[0] + 1} and {nearest[1] + 1}")), None
+            return HunkResult(
+                i,
+                AMBIGUOUS,
+                candidates=len(found),
+                reason=(f"matches equally well at lines {nearest[0] + 1} and {nearest[1] + 1}"),
+            ), None
         p = nearest[0]
         if last_offset:
             # The stated line predicts too (it is what git apply goes by): if it points
@@ -257,9 +282,15 @@ def _locate(h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int,
             # Found by bench/differential.py on repeated blocks of code.
             near = min(found, key=lambda q: (abs(q - stated), q))
             if near != p and abs(near - stated) < abs(p - stated):
-                return HunkResult(i, AMBIGUOUS, candidates=len(found), reason=(
-                    f"matches at line {p + 1}, where the previous hunk's offset puts it, "
-                    f"and at line {near + 1}, nearer the stated line")), None
+                return HunkResult(
+                    i,
+                    AMBIGUOUS,
+                    candidates=len(found),
+                    reason=(
+                        f"matches at line {p + 1}, where the previous hunk's offset puts it, "
+                        f"and at line {near + 1}, nearer the stated line"
+                    ),
+                ), None
         return HunkResult(i, OFFSET, p - stated, 0, candidates=len(found)), (p, 0, 0)
     # 3. fuzz: drop outer context, one more line per level; take only a unique match.
     lead, trail = h.leading_context, h.trailing_context
@@ -269,8 +300,12 @@ def _locate(h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int,
             continue  # this level drops nothing more than the last
         core = old[dl : len(old) - dt]
         if not core:
-            return HunkResult(i, AMBIGUOUS, fuzz=f, reason=(
-                f"with fuzz {f} no context is left to anchor the hunk")), None
+            return HunkResult(
+                i,
+                AMBIGUOUS,
+                fuzz=f,
+                reason=(f"with fuzz {f} no context is left to anchor the hunk"),
+            ), None
         c_begin = begin and dl == 0
         c_end = end and dt == 0
         c_hi = n - len(core)
@@ -281,10 +316,18 @@ def _locate(h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int,
             start = found[0] - dl
             return HunkResult(i, FUZZ, start - stated, f, candidates=1), (start, dl, dt)
         if len(found) > 1:
-            return HunkResult(i, AMBIGUOUS, fuzz=f, candidates=len(found), reason=(
-                f"with fuzz {f} it matches at {len(found)} places (lines "
-                + ", ".join(str(p - dl + 1) for p in found[:4])
-                + (", …" if len(found) > 4 else "") + ")")), None
+            return HunkResult(
+                i,
+                AMBIGUOUS,
+                fuzz=f,
+                candidates=len(found),
+                reason=(
+                    f"with fuzz {f} it matches at {len(found)} places (lines "
+                    + ", ".join(str(p - dl + 1) for p in found[:4])
+                    + (", …" if len(found) > 4 else "")
+                    + ")"
+                ),
+            ), None
     why = "its context and removed lines are not in the file"
     if h.old_start <= 1 and h.has_context and lines[: len(old)] != old and found == []:
         why = "it must match at the top of the file, and does not"
@@ -317,6 +360,9 @@ def diff(old: bytes, new: bytes, context: int = 3) -> list[Hunk]:
         i1, j1 = group[0][1], group[0][3]
         old_len = sum(1 for t, _ in lines if t != "+")
         new_len = sum(1 for t, _ in lines if t != "-")
-        hunks.append(Hunk(i1 + 1 if old_len else i1, old_len, j1 + 1 if new_len else j1,
-                          new_len, tuple(lines)))
+        hunks.append(
+            Hunk(
+                i1 + 1 if old_len else i1, old_len, j1 + 1 if new_len else j1, new_len, tuple(lines)
+            )
+        )
     return hunks

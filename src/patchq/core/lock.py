@@ -51,8 +51,10 @@ class Lock:
             "result_tree": self.result_tree,
             "files": {k: {"base": b, "result": r} for k, (b, r) in sorted(self.files.items())},
             "guards": sorted(self.guards),
-            "patches": [{"name": p.name, "sha256": p.sha256, "rebase": p.rebase,
-                         "drift": list(p.drift)} for p in self.patches],
+            "patches": [
+                {"name": p.name, "sha256": p.sha256, "rebase": p.rebase, "drift": list(p.drift)}
+                for p in self.patches
+            ],
             "last_rebase": dict(self.last_rebase) if self.last_rebase is not None else None,
         }
         # A non-UTF-8 path (held as surrogates) is written as a JSON `\udcXX` escape, which
@@ -70,29 +72,42 @@ class Lock:
                 raise ValueError(f"unsupported version {doc.get('version')!r}")
             files = {str(k): (v.get("base"), v.get("result")) for k, v in doc["files"].items()}
             patches = tuple(
-                PatchRecord(str(p["name"]), str(p["sha256"]), str(p.get("rebase", "new")),
-                            tuple(str(d) for d in p.get("drift", [])))
-                for p in doc["patches"])
+                PatchRecord(
+                    str(p["name"]),
+                    str(p["sha256"]),
+                    str(p.get("rebase", "new")),
+                    tuple(str(d) for d in p.get("drift", [])),
+                )
+                for p in doc["patches"]
+            )
             for p in patches:
                 if p.rebase not in OUTCOMES:
                     raise ValueError(f"unknown rebase outcome {p.rebase!r} for {p.name}")
             last = doc.get("last_rebase")
             tree = doc["result_tree"]
-            return cls(str(doc["base"]), None if tree is None else str(tree), files,
-                       tuple(str(g) for g in doc.get("guards", [])), patches,
-                       {str(k): str(v) for k, v in last.items()} if last else None)
+            return cls(
+                str(doc["base"]),
+                None if tree is None else str(tree),
+                files,
+                tuple(str(g) for g in doc.get("guards", [])),
+                patches,
+                {str(k): str(v) for k, v in last.items()} if last else None,
+            )
         except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise BadInputError(f"cannot read the lock: {e}", where,
-                                "restore it from version control or re-run `patchq apply`") \
-                from None
+            raise BadInputError(
+                f"cannot read the lock: {e}",
+                where,
+                "restore it from version control or re-run `patchq apply`",
+            ) from None
 
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def records_for(names_and_data: Sequence[tuple[str, bytes]], previous: Lock | None,
-                order: Sequence[str] = ()) -> tuple[PatchRecord, ...]:
+def records_for(
+    names_and_data: Sequence[tuple[str, bytes]], previous: Lock | None, order: Sequence[str] = ()
+) -> tuple[PatchRecord, ...]:
     """Patch records for a fresh apply: keep what the previous lock said of each patch, and
     its records of patches the last rebase took out of the series (upstreamed, dropped).
 

@@ -97,7 +97,7 @@ def common_ends(a: list[T], b: list[T]) -> tuple[int, int]:
     lo, hi = 0, min(n1, n2) - head  # the last lo lines agree
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[n1 - mid:n1 - lo] == b[n2 - mid:n2 - lo]:
+        if a[n1 - mid : n1 - lo] == b[n2 - mid : n2 - lo]:
             lo = mid
         else:
             hi = mid - 1
@@ -149,17 +149,21 @@ class _Diff:
         self._compact(b, self.ch2, self.ch1)
 
     @staticmethod
-    def _cleanup(recs: list[int], dstart: int, dend: int, other: Counter[int],
-                 changed: bytearray) -> tuple[list[int], list[int]]:
+    def _cleanup(
+        recs: list[int], dstart: int, dend: int, other: Counter[int], changed: bytearray
+    ) -> tuple[list[int], list[int]]:
         mlim = min(_bogosqrt(len(recs)), _MAX_EQLIMIT)
-        dis = bytearray(0 if nm == 0 else 2 if nm >= mlim else 1
-                        for nm in map(other.__getitem__, recs[dstart:dend + 1]))
+        dis = bytearray(
+            0 if nm == 0 else 2 if nm >= mlim else 1
+            for nm in map(other.__getitem__, recs[dstart : dend + 1])
+        )
         last = dend - dstart
-        keep = [d == 1 or (d == 2 and not _clean_mmatch(dis, k, 0, last))
-                for k, d in enumerate(dis)]
+        keep = [
+            d == 1 or (d == 2 and not _clean_mmatch(dis, k, 0, last)) for k, d in enumerate(dis)
+        ]
         rindex = list(compress(range(dstart, dend + 1), keep))
-        ha = list(compress(recs[dstart:dend + 1], keep))
-        changed[dstart + 1:dend + 2] = bytes(map(not_, keep))
+        ha = list(compress(recs[dstart : dend + 1], keep))
+        changed[dstart + 1 : dend + 2] = bytes(map(not_, keep))
         return rindex, ha
 
     def _recs_cmp(self, off1: int, lim1: int, off2: int, lim2: int, need_min: bool) -> None:
@@ -268,8 +272,12 @@ class _Diff:
                     i1 = kvdf[d + ko]
                     i2 = i1 - d
                     v = (i1 - off1) + (i2 - off2) - dd
-                    if v > _K_HEUR * ec and v > best and off1 + _SNAKE_CNT <= i1 < lim1 \
-                            and off2 + _SNAKE_CNT <= i2 < lim2:
+                    if (
+                        v > _K_HEUR * ec
+                        and v > best
+                        and off1 + _SNAKE_CNT <= i1 < lim1
+                        and off2 + _SNAKE_CNT <= i2 < lim2
+                    ):
                         k = 1
                         while h1[i1 - k] == h2[i2 - k]:
                             if k == _SNAKE_CNT:
@@ -285,8 +293,12 @@ class _Diff:
                     i1 = kvdb[d + ko]
                     i2 = i1 - d
                     v = (lim1 - i1) + (lim2 - i2) - dd
-                    if v > _K_HEUR * ec and v > best and off1 < i1 <= lim1 - _SNAKE_CNT \
-                            and off2 < i2 <= lim2 - _SNAKE_CNT:
+                    if (
+                        v > _K_HEUR * ec
+                        and v > best
+                        and off1 < i1 <= lim1 - _SNAKE_CNT
+                        and off2 < i2 <= lim2 - _SNAKE_CNT
+                    ):
                         k = 0
                         while h1[i1 + k] == h2[i2 + k]:
                             if k == _SNAKE_CNT - 1:
@@ -375,8 +387,7 @@ class _Diff:
                         break
                 if end != earliest_end and end_matching_other != -1:
                     while not other(j):
-                        assert start > 0 and recs[start - 1] == recs[end - 1], \
-                            "match disappeared"
+                        assert start > 0 and recs[start - 1] == recs[end - 1], "match disappeared"
                         start -= 1
                         end -= 1
                         ch[start + 1] = 1
@@ -413,8 +424,7 @@ class _Diff:
         return out
 
 
-def diff(a: list[int], b: list[int], budget: int | None = None
-         ) -> list[tuple[int, int, int, int]]:
+def diff(a: list[int], b: list[int], budget: int | None = None) -> list[tuple[int, int, int, int]]:
     """git's default (Myers) line diff of two id sequences: (i1, i2, chg1, chg2) changes.
 
     Raises TooCostly past `budget` (default BUDGET) diagonal steps."""
@@ -455,8 +465,14 @@ Script = list[tuple[int, int, int, int]]
 Far = Callable[[bytes, bytes], Callable[[], Script]]
 
 
-def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str],
-          far: Far | None = None, split: Split = split_lines) -> tuple[bytes, int] | None:
+def merge(
+    ours: bytes,
+    base: bytes,
+    theirs: bytes,
+    labels: tuple[str, str, str],
+    far: Far | None = None,
+    split: Split = split_lines,
+) -> tuple[bytes, int] | None:
     """`git merge-file -p --diff3 -L ours -L base -L theirs`: (merged bytes, conflicts).
 
     `far(a, b)`, if given, asks git's own diff of two texts (diffserver) and returns a
@@ -497,22 +513,23 @@ def merge(ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str],
             if crlf:
                 crlf = _eol_crlf(l0, 0)
             eol = b"\r\n" if crlf > 0 else b"\n"
-            _side(out, b"<" * _MARKER + b" " + names[0] + eol, l1[i1:i1 + chg1], eol)
-            _side(out, b"|" * _MARKER + b" " + names[1] + eol, l0[i0:i0 + chg0], eol)
-            _side(out, b"=" * _MARKER + eol, l2[i2:i2 + chg2], eol)
+            _side(out, b"<" * _MARKER + b" " + names[0] + eol, l1[i1 : i1 + chg1], eol)
+            _side(out, b"|" * _MARKER + b" " + names[1] + eol, l0[i0 : i0 + chg0], eol)
+            _side(out, b"=" * _MARKER + eol, l2[i2 : i2 + chg2], eol)
             out.append(b">" * _MARKER + b" " + names[2] + eol)
         elif mode == 1:
-            out.extend(l1[i:i1 + chg1])
+            out.extend(l1[i : i1 + chg1])
         else:
             start = i2 - i1 + i
-            out.extend(l2[start:start + i1 + chg2 - i])
+            out.extend(l2[start : start + i1 + chg2 - i])
         i = i1 + chg1
     out.extend(l1[i:])
     return b"".join(out), conflicts
 
 
-def _ask_far(a: list[bytes], b: list[bytes], ta: bytes, tb: bytes, far: Far | None
-             ) -> Callable[[], Script] | None:
+def _ask_far(
+    a: list[bytes], b: list[bytes], ta: bytes, tb: bytes, far: Far | None
+) -> Callable[[], Script] | None:
     """Ask `far` for the diff if the lines between the common head and tail are many."""
     if far is None:
         return None
@@ -539,9 +556,15 @@ def _side(out: list[bytes], marker: bytes, lines: list[bytes], eol: bytes) -> No
         out.append(eol)
 
 
-def _do_merge(s1: list[tuple[int, int, int, int]], s2: list[tuple[int, int, int, int]],
-              a1: list[bytes], a2: list[bytes], n0: int, n1: int, n2: int
-              ) -> list[list[int]]:
+def _do_merge(
+    s1: list[tuple[int, int, int, int]],
+    s2: list[tuple[int, int, int, int]],
+    a1: list[bytes],
+    a2: list[bytes],
+    n0: int,
+    n1: int,
+    n2: int,
+) -> list[list[int]]:
     """xdl_do_merge at XDL_MERGE_EAGER (what diff3 style allows): merge entries
     [mode, i0, chg0, i1, chg1, i2, chg2], mode 0 a conflict, 1 ours, 2 theirs."""
     out: list[list[int]] = []
@@ -569,8 +592,12 @@ def _do_merge(s1: list[tuple[int, int, int, int]], s2: list[tuple[int, int, int,
             append(2, x2[0], x2[2], x1[1] - x1[0] + x2[0], x2[2], x2[1], x2[3])
             q += 1
             continue
-        if x1[0] != x2[0] or x1[2] != x2[2] or x1[3] != x2[3] or \
-                a1[x1[1]:x1[1] + x1[3]] != a2[x2[1]:x2[1] + x2[3]]:
+        if (
+            x1[0] != x2[0]
+            or x1[2] != x2[2]
+            or x1[3] != x2[3]
+            or a1[x1[1] : x1[1] + x1[3]] != a2[x2[1] : x2[1] + x2[3]]
+        ):
             off = x1[0] - x2[0]
             ffo = off + x1[2] - x2[2]
             i0, i1, i2 = x1[0], x1[1], x2[1]

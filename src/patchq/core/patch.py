@@ -22,13 +22,25 @@ NO_EOL = b"\\ No newline at end of file\n"
 _HUNK_RE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*?)\r?\n?$", re.S)
 _CONTEXT_HUNK_RE = re.compile(rb"^\*\*\* \d+(,\d+)? \*\*\*\*\r?\n?$")
 _ED_RE = re.compile(rb"^\d+(,\d+)?[acd]\d*(,\d+)?\r?\n?$")
-_STAMP_RE = re.compile(rb"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?"
-                       rb"(?: ?([+-])(\d\d):?(\d\d))?")
+_STAMP_RE = re.compile(
+    rb"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?"
+    rb"(?: ?([+-])(\d\d):?(\d\d))?"
+)
 _MAIL_TRAILER = (b"base-commit: ", b"prerequisite-patch-id: ")
 _GIT_EXT = (
-    b"old mode ", b"new mode ", b"deleted file mode ", b"new file mode ",
-    b"copy from ", b"copy to ", b"rename from ", b"rename to ", b"rename old ", b"rename new ",
-    b"similarity index ", b"dissimilarity index ", b"index ",
+    b"old mode ",
+    b"new mode ",
+    b"deleted file mode ",
+    b"new file mode ",
+    b"copy from ",
+    b"copy to ",
+    b"rename from ",
+    b"rename to ",
+    b"rename old ",
+    b"rename new ",
+    b"similarity index ",
+    b"dissimilarity index ",
+    b"index ",
 )
 
 
@@ -161,15 +173,22 @@ class Hunk:
             else:
                 block.append((swap[t], c))
         out.extend(_ordered_block(block))
-        return Hunk(self.new_start, self.new_len, self.old_start, self.old_len, tuple(out),
-                    self.heading)
+        return Hunk(
+            self.new_start, self.new_len, self.old_start, self.old_len, tuple(out), self.heading
+        )
 
     def render(self) -> bytes:
         """The hunk's bytes: its source bytes if parsed, else git's canonical form."""
         if self.raw is not None:
             return self.raw
-        out = [b"@@ -%s +%s @@%s\n" % (_range(self.old_start, self.old_len),
-                                       _range(self.new_start, self.new_len), self.heading)]
+        out = [
+            b"@@ -%s +%s @@%s\n"
+            % (
+                _range(self.old_start, self.old_len),
+                _range(self.new_start, self.new_len),
+                self.heading,
+            )
+        ]
         for t, c in self.lines:
             out.append(t.encode() + c)
             if not c.endswith(b"\n"):
@@ -243,8 +262,9 @@ class FilePatch:
         elif self.is_delete:
             out.append(b"deleted file mode %s\n" % (self.old_mode or "100644").encode())
         elif self.old_mode and self.new_mode and self.old_mode != self.new_mode:
-            out.append(b"old mode %s\nnew mode %s\n" % (self.old_mode.encode(),
-                                                          self.new_mode.encode()))
+            out.append(
+                b"old mode %s\nnew mode %s\n" % (self.old_mode.encode(), self.new_mode.encode())
+            )
         if self.rename or self.copy:
             verb = b"rename" if self.rename else b"copy"
             out.append(b"similarity index %d%%\n" % (self.similarity or 100))
@@ -252,8 +272,12 @@ class FilePatch:
             out.append(b"%s to %s\n" % (verb, quote_path(self.new_path or "")))
         if self.old_id and self.new_id:
             mode = b""
-            if not self.is_new and not self.is_delete and self.old_mode == self.new_mode \
-                    and self.new_mode:
+            if (
+                not self.is_new
+                and not self.is_delete
+                and self.old_mode == self.new_mode
+                and self.new_mode
+            ):
                 mode = b" " + self.new_mode.encode()
             out.append(b"index %s..%s%s\n" % (self.old_id.encode(), self.new_id.encode(), mode))
         if self.hunks:
@@ -283,10 +307,18 @@ class Patch:
 
 # --- path quoting (git's C-style quoting of names with special bytes) -------------------
 
-_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13,
-            b'"': 34, b"\\": 92}
-_QUOTE_OUT = {7: b"\\a", 8: b"\\b", 9: b"\\t", 10: b"\\n", 11: b"\\v", 12: b"\\f",
-              13: b"\\r", 34: b'\\"', 92: b"\\\\"}
+_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
+_QUOTE_OUT = {
+    7: b"\\a",
+    8: b"\\b",
+    9: b"\\t",
+    10: b"\\n",
+    11: b"\\v",
+    12: b"\\f",
+    13: b"\\r",
+    34: b'\\"',
+    92: b"\\\\",
+}
 
 
 def unquote(raw: bytes) -> bytes:
@@ -375,8 +407,14 @@ def _is_section_start(cur: _Lines, k: int = 0) -> bool:
 
 def _is_plain_start(cur: _Lines, k: int) -> bool:
     a, b, c = cur.peek(k), cur.peek(k + 1), cur.peek(k + 2)
-    return (a is not None and a.startswith(b"--- ") and b is not None
-            and b.startswith(b"+++ ") and c is not None and c.startswith(b"@@ -"))
+    return (
+        a is not None
+        and a.startswith(b"--- ")
+        and b is not None
+        and b.startswith(b"+++ ")
+        and c is not None
+        and c.startswith(b"@@ -")
+    )
 
 
 def _quoted_end(text: bytes) -> int | None:
@@ -407,8 +445,9 @@ def split_name(raw: bytes) -> tuple[bytes, bytes]:
     return text.rstrip(b" "), b""
 
 
-def strip_path(raw: bytes, strip: int, cur: _Lines, lineno: int, *,
-               exact: bool = False) -> str | None:
+def strip_path(
+    raw: bytes, strip: int, cur: _Lines, lineno: int, *, exact: bool = False
+) -> str | None:
     """Turn a `---`/`+++`/`diff --git` name into a repo path: drop timestamp, unquote, strip.
 
     `exact`: the name is all of `raw` (`diff --git`, `rename to`), so trailing spaces stay.
@@ -426,16 +465,21 @@ def strip_path(raw: bytes, strip: int, cur: _Lines, lineno: int, *,
         raise cur.error("empty file name", lineno)
     if name.startswith(b"/"):
         # Whatever the strip level, a patch naming /etc/... was not made inside a tree.
-        raise UnsafePathError(f"absolute path {decode_path(name)!r} in the patch",
-                              f"{cur.where}:{lineno}", "patches may only touch files inside "
-                              "the target; re-create it with relative paths")
+        raise UnsafePathError(
+            f"absolute path {decode_path(name)!r} in the patch",
+            f"{cur.where}:{lineno}",
+            "patches may only touch files inside the target; re-create it with relative paths",
+        )
     if strip:
         parts = name.split(b"/")
         # quilt and GNU patch count runs of slashes as one separator.
         parts = [p for p in parts[:-1] if p] + parts[-1:]
         if len(parts) <= strip:
-            raise cur.error(f"-p{strip} strips the whole of {decode_path(name)!r}", lineno,
-                            "set the patch's strip level in series (e.g. -p0)")
+            raise cur.error(
+                f"-p{strip} strips the whole of {decode_path(name)!r}",
+                lineno,
+                "set the patch's strip level in series (e.g. -p0)",
+            )
         name = b"/".join(parts[strip:])
         if not name:
             raise cur.error("file name ends in a slash", lineno)
@@ -448,7 +492,7 @@ def _git_names(line: bytes, strip: int, cur: _Lines, lineno: int) -> tuple[str, 
     None when two different names hold spaces, so the line cannot say where one ends:
     like git apply, the caller then takes them from the rename/copy or ---/+++ lines.
     """
-    rest = line[len(b"diff --git "):].rstrip(b"\r\n")
+    rest = line[len(b"diff --git ") :].rstrip(b"\r\n")
     if rest.startswith(b'"'):
         end = _quoted_end(rest)
         if end is None:
@@ -484,15 +528,19 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     header = cur.take()
     m = _HUNK_RE.match(header)
     if m is None:
-        raise cur.error("malformed hunk header", start + 1,
-                        "expected `@@ -start,count +start,count @@`")
+        raise cur.error(
+            "malformed hunk header", start + 1, "expected `@@ -start,count +start,count @@`"
+        )
     old_start, new_start = int(m.group(1)), int(m.group(3))
     old_len = 1 if m.group(2) is None else int(m.group(2))
     new_len = 1 if m.group(4) is None else int(m.group(4))
     heading = m.group(5)
     if (old_start == 0 and old_len) or (new_start == 0 and new_len):
-        raise cur.error("hunk header puts lines at line 0", start + 1,
-                        "only an empty side (`-0,0` or `+0,0`) starts at line 0")
+        raise cur.error(
+            "hunk header puts lines at line 0",
+            start + 1,
+            "only an empty side (`-0,0` or `+0,0`) starts at line 0",
+        )
     old_left, new_left = old_len, new_len
     lines: list[tuple[str, bytes]] = []
     src, i, n = cur.lines, cur.i, len(cur.lines)
@@ -503,7 +551,9 @@ def _parse_hunk(cur: _Lines) -> Hunk:
             cur.i = i
             raise cur.error(
                 f"truncated hunk: header says {old_len} old and {new_len} new lines, found "
-                f"{old_len - old_left} and {new_len - new_left}", start + 1)
+                f"{old_len - old_left} and {new_len - new_left}",
+                start + 1,
+            )
         line = src[i]
         tag = line[:1]
         if tag == b" ":
@@ -541,8 +591,11 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     if i == n and not src[-1].endswith(b"\n") and src[-1][:1] != b"\\":
         # Only the file's last line can lack an LF; a hunk line without one (and without
         # `\ No newline at end of file`) was cut off. git apply refuses it too.
-        raise cur.error("truncated line: the patch ends in the middle of a line", n,
-                        "the file was cut short; get the whole patch again")
+        raise cur.error(
+            "truncated line: the patch ends in the middle of a line",
+            n,
+            "the file was cut short; get the whole patch again",
+        )
     nxt = cur.peek()
     if nxt is not None and nxt.startswith(b"\\") and lines:
         cur.take()
@@ -552,12 +605,15 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     return Hunk(old_start, old_len, new_start, new_len, tuple(lines), heading, raw, start + 1)
 
 
-def _count_error(cur: _Lines, start: int, old_len: int, new_len: int, old_left: int,
-                 new_left: int) -> BadInputError:
+def _count_error(
+    cur: _Lines, start: int, old_len: int, new_len: int, old_left: int, new_left: int
+) -> BadInputError:
     return cur.error(
         f"hunk header says {old_len} old and {new_len} new lines, found "
-        f"{old_len - old_left} and {new_len - new_left} before this line", None,
-        f"the hunk starting on line {start + 1} has wrong line counts")
+        f"{old_len - old_left} and {new_len - new_left} before this line",
+        None,
+        f"the hunk starting on line {start + 1} has wrong line counts",
+    )
 
 
 def _parse_section(cur: _Lines, strip: int) -> FilePatch:
@@ -578,8 +634,15 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
             raise cur.error("cannot read this `Binary files` line", start + 1)
         old_path = strip_path(m.group(1), strip, cur, start + 1, exact=True)
         new_path = strip_path(m.group(2), strip, cur, start + 1, exact=True)
-        return FilePatch(old_path, new_path, (), binary=True, git=False,
-                         raw_header=b"".join(cur.lines[start : cur.i]), lineno=start + 1)
+        return FilePatch(
+            old_path,
+            new_path,
+            (),
+            binary=True,
+            git=False,
+            raw_header=b"".join(cur.lines[start : cur.i]),
+            lineno=start + 1,
+        )
     if fields["git"]:
         cur.take()
         names = _git_names(first, strip, cur, start + 1)
@@ -590,8 +653,9 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
             n = cur.i + 1
             cur.take()
             text = line.rstrip(b"\r\n")
-            if text.startswith((b"new file mode ", b"deleted file mode ", b"old mode ",
-                                b"new mode ")):
+            if text.startswith(
+                (b"new file mode ", b"deleted file mode ", b"old mode ", b"new mode ")
+            ):
                 mode = text.rsplit(b" ", 1)[1].decode("ascii", "replace")
                 if not re.fullmatch(r"1[02]0[0-7]{3}|160000|40000|040000", mode):
                     raise cur.error(f"unknown file mode {mode!r}", n)
@@ -606,11 +670,9 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
             elif text.startswith((b"rename from ", b"copy from ", b"rename old ")):
                 fields["rename" if text.startswith(b"rename") else "copy"] = True
                 named = True
-                old_path = strip_path(text.split(b" ", 2)[2], max(strip - 1, 0), cur, n,
-                                      exact=True)
+                old_path = strip_path(text.split(b" ", 2)[2], max(strip - 1, 0), cur, n, exact=True)
             elif text.startswith((b"rename to ", b"copy to ", b"rename new ")):
-                new_path = strip_path(text.split(b" ", 2)[2], max(strip - 1, 0), cur, n,
-                                      exact=True)
+                new_path = strip_path(text.split(b" ", 2)[2], max(strip - 1, 0), cur, n, exact=True)
             elif text.startswith(b"similarity index "):
                 m = re.search(rb"(\d+)%", text)
                 fields["similarity"] = int(m.group(1)) if m else None
@@ -623,13 +685,17 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
                     fields["old_mode"] = fields["new_mode"] = m.group(3).decode()
         have_names = True
         line = cur.peek()
-        if line is not None and (line.startswith(b"GIT binary patch") or
-                                 line.startswith(b"Binary files ")):
+        if line is not None and (
+            line.startswith(b"GIT binary patch") or line.startswith(b"Binary files ")
+        ):
             binary = True
             cur.take()
             if line.startswith(b"GIT binary patch"):
-                while (line := cur.peek()) is not None and not _is_section_start(cur) \
-                        and not line.startswith(b"-- "):
+                while (
+                    (line := cur.peek()) is not None
+                    and not _is_section_start(cur)
+                    and not line.startswith(b"-- ")
+                ):
                     cur.take()
     else:
         # Plain diff: skip `Index:`/`=====`/`diff ...` lines that precede `---`.
@@ -655,42 +721,62 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
                 new_path = None
         if a is None and b is None:
             raise cur.error("both sides of the section are /dev/null", minus_at)
-    if not fields["git"] and old_path is not None and new_path is not None \
-            and old_path != new_path:
+    if not fields["git"] and old_path is not None and new_path is not None and old_path != new_path:
         # diff -u between two trees names the same file twice with different prefixes
         # (`x.orig/f`, `f.orig`); take the one GNU patch would take.
         new_path = old_path = _best_name(old_path, new_path)
     if not named:
-        raise cur.error("cannot read the file names of this `diff --git` line", start + 1,
-                        "names with spaces that differ need rename/copy or ---/+++ lines")
+        raise cur.error(
+            "cannot read the file names of this `diff --git` line",
+            start + 1,
+            "names with spaces that differ need rename/copy or ---/+++ lines",
+        )
     header_end = cur.i
     hunks: list[Hunk] = []
     while (line := cur.peek()) is not None and line.startswith(b"@@ "):
         hunks.append(_parse_hunk(cur))
     for prev, nxt_h in zip(hunks, hunks[1:], strict=False):
         if nxt_h.old_pos < prev.old_pos + prev.old_len:
-            raise cur.error("hunks are out of order or overlap", nxt_h.lineno,
-                            f"the hunk on line {prev.lineno} ends after this one starts")
+            raise cur.error(
+                "hunks are out of order or overlap",
+                nxt_h.lineno,
+                f"the hunk on line {prev.lineno} ends after this one starts",
+            )
     if not fields["git"] and not hunks:
         raise cur.error("section has no hunks", start + 1)
     if not fields["git"] and hunks:
         # `diff -N` names a missing file with the epoch as its timestamp; like GNU patch
         # (pch.c), such a side whose hunk starts at line 0 says the file does not exist.
         first_hunk = hunks[0]
-        if first_hunk.old_start == 0 and not first_hunk.old_len and _is_epoch(minus) \
-                and new_path is not None:
+        if (
+            first_hunk.old_start == 0
+            and not first_hunk.old_len
+            and _is_epoch(minus)
+            and new_path is not None
+        ):
             old_path = None
-        elif first_hunk.new_start == 0 and not first_hunk.new_len and _is_epoch(plus) \
-                and old_path is not None:
+        elif (
+            first_hunk.new_start == 0
+            and not first_hunk.new_len
+            and _is_epoch(plus)
+            and old_path is not None
+        ):
             new_path = None
     return FilePatch(
-        old_path, new_path, tuple(hunks),
-        old_mode=_opt_str(fields.get("old_mode")), new_mode=_opt_str(fields.get("new_mode")),
-        rename=bool(fields.get("rename")), copy=bool(fields.get("copy")),
+        old_path,
+        new_path,
+        tuple(hunks),
+        old_mode=_opt_str(fields.get("old_mode")),
+        new_mode=_opt_str(fields.get("new_mode")),
+        rename=bool(fields.get("rename")),
+        copy=bool(fields.get("copy")),
         similarity=_opt_int(fields.get("similarity")),
-        old_id=_opt_str(fields.get("old_id")), new_id=_opt_str(fields.get("new_id")),
-        binary=binary, git=bool(fields["git"]),
-        raw_header=b"".join(cur.lines[start:header_end]), lineno=start + 1,
+        old_id=_opt_str(fields.get("old_id")),
+        new_id=_opt_str(fields.get("new_id")),
+        binary=binary,
+        git=bool(fields["git"]),
+        raw_header=b"".join(cur.lines[start:header_end]),
+        lineno=start + 1,
     )
 
 
@@ -705,10 +791,12 @@ def _opt_int(v: object) -> int | None:
 def _best_name(*names: str) -> str:
     """GNU patch's best_name(): fewest directories, then shortest base name, then shortest
     name, then the first (old before new)."""
+
     def key(name: str) -> tuple[int, int, int]:
         raw = name.encode("utf-8", "surrogateescape")
         parts = raw.split(b"/")
         return len([p for p in parts[:-1] if p]), len(parts[-1]), len(raw)
+
     return min(names, key=key)
 
 
@@ -750,19 +838,26 @@ def parse(data: bytes, where: str = "<patch>", strip: int = 1) -> Patch:
             break
         if _is_section_start(cur):
             last = sections[-1]
-            sections[-1] = replace(last, raw_tail=last.raw_tail
-                                   + b"".join(cur.lines[blank_from : cur.i]))
+            sections[-1] = replace(
+                last, raw_tail=last.raw_tail + b"".join(cur.lines[blank_from : cur.i])
+            )
             continue
         if line.startswith(b"@@ "):
             raise cur.error("hunk outside any file section")
         if sections and sections[-1].hunks:
             end = sections[-1].hunks[-1]
             if line[:1] in (b" ", b"-", b"+"):
-                raise cur.error(f"hunk header says {end.old_len} old and {end.new_len} new "
-                                "lines, but the hunk goes on", None,
-                                f"the hunk starting on line {end.lineno} has wrong line counts")
-            raise cur.error("unexpected text after a hunk", None,
-                            "a hunk's line counts may be wrong, or text is mixed into the diff")
+                raise cur.error(
+                    f"hunk header says {end.old_len} old and {end.new_len} new "
+                    "lines, but the hunk goes on",
+                    None,
+                    f"the hunk starting on line {end.lineno} has wrong line counts",
+                )
+            raise cur.error(
+                "unexpected text after a hunk",
+                None,
+                "a hunk's line counts may be wrong, or text is mixed into the diff",
+            )
         raise cur.error("unexpected text between file sections")
     trailer = b"".join(cur.lines[tail_start:])
     return Patch(header, tuple(sections), trailer)
@@ -791,20 +886,29 @@ def _refuse_other_formats(lines: list[bytes], cur: _Lines, whole: bool) -> None:
     # at the `---` line.
     body = 0
     if lines and lines[0].startswith((b"From ", b"From: ", b"Subject: ")):
-        body = next((n for n, ln in enumerate(lines) if ln.rstrip(b"\r\n") == b"---"),
-                    len(lines))
+        body = next((n for n, ln in enumerate(lines) if ln.rstrip(b"\r\n") == b"---"), len(lines))
     for n, line in enumerate(lines, 1):
         if n > body and _HUNK_RE.match(line):
             # git apply: "patch fragment without header".
-            raise cur.error("hunk outside any file section", n,
-                            "the `---`/`+++` lines that name its file are missing")
+            raise cur.error(
+                "hunk outside any file section",
+                n,
+                "the `---`/`+++` lines that name its file are missing",
+            )
         if line.startswith((b"diff --cc ", b"diff --combined ")):
-            raise cur.error("this is a combined diff of a merge; patchq takes only unified "
-                            "diffs", n, "diff the merge against one parent")
-        if line.rstrip(b"\r\n") == b"*" * 15 and n < len(lines) \
-                and _CONTEXT_HUNK_RE.match(lines[n]):
-            raise cur.error("this is a context-format diff; patchq takes only unified diffs",
-                            n, redo)
+            raise cur.error(
+                "this is a combined diff of a merge; patchq takes only unified diffs",
+                n,
+                "diff the merge against one parent",
+            )
+        if (
+            line.rstrip(b"\r\n") == b"*" * 15
+            and n < len(lines)
+            and _CONTEXT_HUNK_RE.match(lines[n])
+        ):
+            raise cur.error(
+                "this is a context-format diff; patchq takes only unified diffs", n, redo
+            )
     if not whole:
         return
     # Like GNU patch (pch.c), after any header text: a command line (`4c`, `3,5d`) followed
@@ -814,8 +918,8 @@ def _refuse_other_formats(lines: list[bytes], cur: _Lines, whole: bool) -> None:
     if not n:
         return
     if n < len(lines) and lines[n].startswith((b"< ", b"> ")):
-        raise cur.error("this is a normal-format diff; patchq takes only unified diffs", n,
-                        redo)
+        raise cur.error("this is a normal-format diff; patchq takes only unified diffs", n, redo)
     if n == first or any(ln.rstrip(b"\r\n") == b"." for ln in lines[n:]):
-        raise cur.error("this looks like an ed-script diff; patchq takes only unified diffs", n,
-                        redo)
+        raise cur.error(
+            "this looks like an ed-script diff; patchq takes only unified diffs", n, redo
+        )

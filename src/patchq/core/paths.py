@@ -27,19 +27,29 @@ def check_path(path: str, where: str) -> list[bytes]:
     if b"\0" in raw:
         raise UnsafePathError(f"file name {path!r} contains a NUL byte", where)
     if raw.startswith(b"/"):
-        raise UnsafePathError(f"absolute path {path!r}", where,
-                              "patches may only touch files inside the target")
+        raise UnsafePathError(
+            f"absolute path {path!r}", where, "patches may only touch files inside the target"
+        )
     if len(raw) > PATH_MAX:
-        raise UnsafePathError(f"path {path[:60]!r}… is longer than {PATH_MAX} bytes", where,
-                              "no checkout could hold it")
+        raise UnsafePathError(
+            f"path {path[:60]!r}… is longer than {PATH_MAX} bytes",
+            where,
+            "no checkout could hold it",
+        )
     parts = raw.split(b"/")
     for p in parts:
         if len(p) > NAME_MAX:
-            raise UnsafePathError(f"a name in {path[:60]!r}… is longer than {NAME_MAX} bytes",
-                                  where, "no common file system can hold it")
+            raise UnsafePathError(
+                f"a name in {path[:60]!r}… is longer than {NAME_MAX} bytes",
+                where,
+                "no common file system can hold it",
+            )
         if p in (b"", b".", b".."):
-            raise UnsafePathError(f"path {path!r} has a {p.decode() or 'empty'!r} component",
-                                  where, "patches may only touch files inside the target")
+            raise UnsafePathError(
+                f"path {path!r} has a {p.decode() or 'empty'!r} component",
+                where,
+                "patches may only touch files inside the target",
+            )
         if is_git_name(p):
             raise UnsafePathError(f"path {path!r} goes into .git", where)
     return parts
@@ -73,5 +83,8 @@ def check_name(name: str, where: str, new: bool = False) -> None:
     if problem is None and new and any(p.startswith(".") for p in name.split("/")):
         problem = "starts with `.` (a hidden file)"
     if problem is not None:
-        raise BadInputError(f"unsafe patch name {name!r}: it {problem}", where,
-                            "patch names are relative paths under patches/")
+        raise BadInputError(
+            f"unsafe patch name {name!r}: it {problem}",
+            where,
+            "patch names are relative paths under patches/",
+        )

@@ -85,8 +85,11 @@ def _parse_line(line: str, lineno: int, where: str) -> Entry:
     for word in words[1:]:
         m = _STRIP.match(word)
         if m is None:
-            raise BadInputError(f"unexpected option {word!r} after {name!r}", f"{where}:{lineno}",
-                                "series lines are `name [-pN] [#+guard ...]`")
+            raise BadInputError(
+                f"unexpected option {word!r} after {name!r}",
+                f"{where}:{lineno}",
+                "series lines are `name [-pN] [#+guard ...]`",
+            )
         strip = int(m.group(1))
     guards: list[str] = []
     for token in (t for t in hashpart.replace("\t", " ").split(" ") if t):
@@ -94,8 +97,9 @@ def _parse_line(line: str, lineno: int, where: str) -> Entry:
         if m is not None:
             guards.append(m.group(1) + m.group(2))
         elif token.startswith("#") and token[1:2] in ("+", "-"):
-            raise BadInputError(f"malformed guard {token!r}", f"{where}:{lineno}",
-                                "guards are `#+name` or `#-name`")
+            raise BadInputError(
+                f"malformed guard {token!r}", f"{where}:{lineno}", "guards are `#+name` or `#-name`"
+            )
         else:
             break  # the rest is a free-text comment
     return Entry(raw=line, name=name, strip=strip, guards=tuple(guards), lineno=lineno)
@@ -119,7 +123,9 @@ class Series:
             if e.name in seen:
                 raise BadInputError(
                     f"patch {e.name!r} is listed twice (first on line {seen[e.name]})",
-                    f"{where}:{e.lineno}", "remove one of the lines")
+                    f"{where}:{e.lineno}",
+                    "remove one of the lines",
+                )
             seen[e.name] = e.lineno
         return cls(entries)
 
@@ -169,8 +175,9 @@ class Series:
 def make_entry(name: str, strip: int | None = None, guards: Sequence[str] = ()) -> Entry:
     """An entry rendered in the canonical spelling: `name [-pN] [#+g ...]`."""
     if not name or any(c.isspace() for c in name) or name.startswith("#"):
-        raise BadInputError(f"invalid patch name {name!r}", "series",
-                            "names may not contain spaces or start with #")
+        raise BadInputError(
+            f"invalid patch name {name!r}", "series", "names may not contain spaces or start with #"
+        )
     parts = [name]
     if strip is not None:
         parts.append(f"-p{strip}")

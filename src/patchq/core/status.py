@@ -28,8 +28,18 @@ CLEAN, UPSTREAMED, MISSING = "clean", "upstreamed", "missing"
 # Worse is higher. Within each view the order is the one its reports have always used:
 # an upstreamed hunk ranks with fuzz (the patch still needs rewriting), a missing file
 # above a conflict (nothing to even mark up).
-RANK = {EXACT: 0, CLEAN: 0, OFFSET: 1, FUZZ: 2, UPSTREAMED: 2, MERGE: 3, AMBIGUOUS: 4,
-        FAILED: 4, CONFLICT: 5, MISSING: 6}
+RANK = {
+    EXACT: 0,
+    CLEAN: 0,
+    OFFSET: 1,
+    FUZZ: 2,
+    UPSTREAMED: 2,
+    MERGE: 3,
+    AMBIGUOUS: 4,
+    FAILED: 4,
+    CONFLICT: 5,
+    MISSING: 6,
+}
 
 _DRIFT_OF = {EXACT: CLEAN, OFFSET: OFFSET, FUZZ: FUZZ, MERGE: MERGE}
 

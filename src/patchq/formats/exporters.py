@@ -43,35 +43,40 @@ def _mail_date(when: int, tz: str | None) -> str:
     return email.utils.format_datetime(datetime.fromtimestamp(when, zone))
 
 
-def to_mail(item: Outgoing, n: int, total: int, fallback_date: int,
-            fallback_tz: str = "+0000") -> bytes:
+def to_mail(
+    item: Outgoing, n: int, total: int, fallback_date: int, fallback_tz: str = "+0000"
+) -> bytes:
     """One patch as a mail message `git am` takes; a mail-format patch keeps its bytes."""
     if item.data.startswith(b"From ") and item.strip == 1:
         data = item.data
         return data if data.endswith(b"\n") else data + b"\n"
     info = header_info(item.patch.header)
     subject = info.subject or fallback_subject(item.name)
-    author = email.utils.formataddr((info.author_name or "patchq",
-                                     info.author_email or "patchq@invalid"))
+    author = email.utils.formataddr(
+        (info.author_name or "patchq", info.author_email or "patchq@invalid")
+    )
     when = info.date if info.date is not None else fallback_date
     date = _mail_date(when, info.tz if info.date is not None else fallback_tz)
-    head = (f"From: {author}\nDate: {date}\nSubject: {_subject_line(subject, n, total)}\n\n")
+    head = f"From: {author}\nDate: {date}\nSubject: {_subject_line(subject, n, total)}\n\n"
     body = info.body.strip("\n")
     out = _ENVELOPE + head.encode()
     if body:
         out += body.encode() + b"\n"
     out += b"---\n"
     # git am takes -p1 only; a -p0 patch's section headers are re-rendered with a/ b/.
-    sections = b"".join((s if item.strip == 1 else replace(s, raw_header=None)).render()
-                        for s in item.patch.sections)
+    sections = b"".join(
+        (s if item.strip == 1 else replace(s, raw_header=None)).render()
+        for s in item.patch.sections
+    )
     return out + sections + b"\n"
 
 
 def mbox(items: Sequence[Outgoing], fallback_date: int, fallback_tz: str = "+0000") -> bytes:
     """The whole active series as one mbox, in series order; a patch whose header has no
     date is dated `fallback_date` (patchq passes the base's, as `push` dates its commit)."""
-    return b"".join(to_mail(it, i, len(items), fallback_date, fallback_tz)
-                    for i, it in enumerate(items, 1))
+    return b"".join(
+        to_mail(it, i, len(items), fallback_date, fallback_tz) for i, it in enumerate(items, 1)
+    )
 
 
 def quilt_series(items: Sequence[Outgoing]) -> str:

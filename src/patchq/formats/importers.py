@@ -150,15 +150,18 @@ def _parse(data: bytes, where: str, strip: int, first_line: int = 1) -> patchmod
 def _refuse_encoded(head: Header, where: str) -> None:
     if head.encoding in ("base64", "quoted-printable"):
         raise BadInputError(
-            f"the mail is {head.encoding}-encoded; patchq keeps patch bytes as they are", where,
-            "save the message decoded (8bit), or apply it with `git am` and use `import --git`")
+            f"the mail is {head.encoding}-encoded; patchq keeps patch bytes as they are",
+            where,
+            "save the message decoded (8bit), or apply it with `git am` and use `import --git`",
+        )
 
 
 # --- loose files ------------------------------------------------------------------------
 
 
-def from_files(paths_and_data: Sequence[tuple[str, bytes]], existing: Sequence[str],
-               start_number: int) -> list[Incoming]:
+def from_files(
+    paths_and_data: Sequence[tuple[str, bytes]], existing: Sequence[str], start_number: int
+) -> list[Incoming]:
     """Patch files to import, in the given order; all must parse or nothing is returned.
 
     A file keeps its base name when it ends in `.patch` or `.diff`, is free (see the module
@@ -177,15 +180,21 @@ def from_files(paths_and_data: Sequence[tuple[str, bytes]], existing: Sequence[s
         parsed, strip = _parse_loose(data, path)
         head = read_header(parsed.header)
         if not parsed.sections and head.kind == "text":
-            raise BadInputError("no diff in this file", path,
-                                "patchq imports unified diffs (`git diff`, `diff -u`, quilt)")
+            raise BadInputError(
+                "no diff in this file",
+                path,
+                "patchq imports unified diffs (`git diff`, `diff -u`, quilt)",
+            )
         _refuse_encoded(head, path)
         base = posixpath.basename(path)
         name: str | None = None
         if base.lower().endswith((".patch", ".diff")):
             check_name(base, path, new=True)
-            if not any(c.isspace() for c in base) and not base.startswith("#") \
-                    and taken.clash(base) is None:
+            if (
+                not any(c.isspace() for c in base)
+                and not base.startswith("#")
+                and taken.clash(base) is None
+            ):
                 name = base
         if name is None:
             subject = head.info.subject or base.rsplit(".", 1)[0]
@@ -228,8 +237,7 @@ def _mbox_messages(data: bytes) -> Iterator[tuple[int, int, int]]:
         line += data.count(b"\n", start, end)
 
 
-def from_mbox(data: bytes, where: str, existing: Sequence[str],
-              start_number: int) -> MboxImport:
+def from_mbox(data: bytes, where: str, existing: Sequence[str], start_number: int) -> MboxImport:
     """The patches of an mbox, in order; cover letters and mail without a diff are skipped.
 
     Each patch keeps its message's exact bytes, envelope line and separating blank line
@@ -273,8 +281,9 @@ def _top_block(message: bytes) -> bytes:
 # --- quilt ------------------------------------------------------------------------------
 
 
-def from_quilt(series_text: str, read: Callable[[str], bytes], where: str,
-               existing: Sequence[str]) -> list[Incoming]:
+def from_quilt(
+    series_text: str, read: Callable[[str], bytes], where: str, existing: Sequence[str]
+) -> list[Incoming]:
     """The patches of a quilt series, in order, keeping names, `-pN` and guards.
 
     `where` is the series file as the user named it (`../debian/patches/series`); errors
@@ -304,14 +313,18 @@ def from_quilt(series_text: str, read: Callable[[str], bytes], where: str,
                 what = "is already in the patch repo"
             else:
                 what = f"clashes with {other!r} already in the patch repo"
-            raise BadInputError(f"patch {name!r} {what}", line_where,
-                                "rename or delete one of them first")
+            raise BadInputError(
+                f"patch {name!r} {what}", line_where, "rename or delete one of them first"
+            )
         file_where = posixpath.join(folder, name)
         try:
             data = read(name)
         except (OSError, KeyError):
-            raise BadInputError(f"patch file {name!r} listed here is missing", line_where,
-                                f"expected it at {file_where}") from None
+            raise BadInputError(
+                f"patch file {name!r} listed here is missing",
+                line_where,
+                f"expected it at {file_where}",
+            ) from None
         _parse(data, file_where, entry.strip_level(1))
         taken.add(name)
         lines[name] = entry.lineno

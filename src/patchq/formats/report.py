@@ -100,8 +100,18 @@ def _changes(p: Patch) -> list[str]:
     """What a patch does, without where: file names and its added/removed lines."""
     out = []
     for s in p.sections:
-        out.append(f"=== {s.path}" + (" (new)" if s.is_new else " (deleted)" if s.is_delete
-                                      else f" (from {s.old_path})" if s.rename else ""))
+        out.append(
+            f"=== {s.path}"
+            + (
+                " (new)"
+                if s.is_new
+                else " (deleted)"
+                if s.is_delete
+                else f" (from {s.old_path})"
+                if s.rename
+                else ""
+            )
+        )
         for h in s.hunks:
             for tag, content in h.changes:
                 out.append(tag + content.decode("utf-8", "replace").rstrip("\r\n"))
@@ -154,20 +164,25 @@ def review(record: RebaseRecord) -> Review:
             else:
                 kind = "substantive"
                 inter = interdiff(before, after)
-        reviews.append(PatchReview(name, outcome, kind, moved, tuple(p.drift), hunks, inter,
-                                   anchored))
-    return Review(record.base, record.onto, record.onto_ref, tuple(reviews),
-                  dict(record.subjects))
+        reviews.append(
+            PatchReview(name, outcome, kind, moved, tuple(p.drift), hunks, inter, anchored)
+        )
+    return Review(record.base, record.onto, record.onto_ref, tuple(reviews), dict(record.subjects))
 
 
 def from_lock(lock_doc: Mapping[str, Any]) -> Review:
     """A summary-only review when the rebase record is not on this machine."""
     last = lock_doc.get("last_rebase")
     if not last:
-        raise BadInputError("no rebase recorded in series.lock", "series.lock",
-                            "run `patchq rebase --onto REF` first")
-    patches = tuple(PatchReview(p["name"], p["rebase"], "unknown", 0, tuple(p.get("drift", ())),
-                                (), (), 0) for p in lock_doc.get("patches", ()))
+        raise BadInputError(
+            "no rebase recorded in series.lock",
+            "series.lock",
+            "run `patchq rebase --onto REF` first",
+        )
+    patches = tuple(
+        PatchReview(p["name"], p["rebase"], "unknown", 0, tuple(p.get("drift", ())), (), (), 0)
+        for p in lock_doc.get("patches", ())
+    )
     return Review(last["from"], last["onto"], last.get("onto_ref", ""), patches, {})
 
 
@@ -178,21 +193,24 @@ def _commit(c: str, subjects: Mapping[str, str]) -> str:
 
 def _hunk_line(h: RecordedHunk, subjects: Mapping[str, str], outcome: str = "") -> str:
     status = h.status
-    what = {"offset": f"moved {h.offset:+d} lines", "fuzz": f"fuzz {h.fuzz}",
-            "merge": "3-way merged" + (", placed by its anchor line — check it"
-                                       if h.anchored else ""),
-            "upstreamed": "already upstream, dropped",
-            "conflict": "conflict, " + ("the patch was skipped" if outcome == "dropped"
-                                        else "resolved by hand"),
-            "missing": "file gone upstream"}.get(status, status)
+    what = {
+        "offset": f"moved {h.offset:+d} lines",
+        "fuzz": f"fuzz {h.fuzz}",
+        "merge": "3-way merged" + (", placed by its anchor line — check it" if h.anchored else ""),
+        "upstreamed": "already upstream, dropped",
+        "conflict": "conflict, "
+        + ("the patch was skipped" if outcome == "dropped" else "resolved by hand"),
+        "missing": "file gone upstream",
+    }.get(status, status)
     by = ", ".join(_commit(c, subjects) for c in h.drift[:3])
-    return f"{h.file} hunk #{h.index + 1}: {what}" + \
-        (f" (by {by})" if by else "")
+    return f"{h.file} hunk #{h.index + 1}: {what}" + (f" (by {by})" if by else "")
 
 
 def to_text(r: Review) -> str:
-    lines = [f"rebase {r.base[:12]} -> {r.onto[:12]}" + (f" ({r.onto_ref})" if r.onto_ref
-                                                           else ""), ""]
+    lines = [
+        f"rebase {r.base[:12]} -> {r.onto[:12]}" + (f" ({r.onto_ref})" if r.onto_ref else ""),
+        "",
+    ]
     for p in r.patches:
         lines.append(f"{p.outcome:>10}  {p.name}  [{p.kind}]")
         for h in p.hunks:
@@ -219,17 +237,25 @@ def _md_escape(text: str) -> str:
 
 
 def to_markdown(r: Review) -> str:
-    out = [f"## patchq rebase: `{r.base[:12]}` → `{r.onto[:12]}`"
-           + (f" ({_md_escape(r.onto_ref)})" if r.onto_ref else ""), ""]
+    out = [
+        f"## patchq rebase: `{r.base[:12]}` → `{r.onto[:12]}`"
+        + (f" ({_md_escape(r.onto_ref)})" if r.onto_ref else ""),
+        "",
+    ]
     counts = _counts(r)
     out.append(", ".join(f"**{n}** {k}" for k, n in counts.items()))
-    review_needed = [p for p in r.patches if p.kind == "substantive" or p.anchored
-                     or p.outcome in ("resolved", "dropped")]
+    review_needed = [
+        p
+        for p in r.patches
+        if p.kind == "substantive" or p.anchored or p.outcome in ("resolved", "dropped")
+    ]
     if review_needed:
-        out.append("  \nNeeds a reviewer's eye: "
-                   + ", ".join(f"`{p.name}`" for p in review_needed))
-    out += ["", "| patch | outcome | change | hunks moved | upstream commits |",
-            "| --- | --- | --- | --- | --- |"]
+        out.append("  \nNeeds a reviewer's eye: " + ", ".join(f"`{p.name}`" for p in review_needed))
+    out += [
+        "",
+        "| patch | outcome | change | hunks moved | upstream commits |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for p in r.patches:
         drift = "<br>".join(_md_escape(_commit(c, r.subjects)) for c in p.drift[:4])
         if len(p.drift) > 4:
@@ -243,32 +269,58 @@ def to_markdown(r: Review) -> str:
             if h.status != "clean":
                 out.append(f"- {_md_escape(_hunk_line(h, r.subjects, p.outcome))}")
         if p.kind == "removed":
-            out.append(f"- removed from the active series ({p.outcome}); its line in `series`"
-                       " is kept as a comment")
+            out.append(
+                f"- removed from the active series ({p.outcome}); its line in `series`"
+                " is kept as a comment"
+            )
         if p.interdiff:
-            out += ["", "Only the added/removed lines that changed (old patch → new patch):",
-                    "", "```diff", *p.interdiff, "```"]
+            out += [
+                "",
+                "Only the added/removed lines that changed (old patch → new patch):",
+                "",
+                "```diff",
+                *p.interdiff,
+                "```",
+            ]
     return "\n".join(out) + "\n"
 
 
 def to_json(r: Review) -> str:
-    doc = {"base": r.base, "onto": r.onto, "onto_ref": r.onto_ref,
-           "patches": [{"name": p.name, "outcome": p.outcome, "change": p.kind,
-                        "hunks_moved": p.moved, "drift": list(p.drift),
-                        "hunks": [_hunk_doc(h) for h in p.hunks],
-                        "interdiff": list(p.interdiff),
-                        "anchored": p.anchored} for p in r.patches],
-           "subjects": dict(r.subjects)}
+    doc = {
+        "base": r.base,
+        "onto": r.onto,
+        "onto_ref": r.onto_ref,
+        "patches": [
+            {
+                "name": p.name,
+                "outcome": p.outcome,
+                "change": p.kind,
+                "hunks_moved": p.moved,
+                "drift": list(p.drift),
+                "hunks": [_hunk_doc(h) for h in p.hunks],
+                "interdiff": list(p.interdiff),
+                "anchored": p.anchored,
+            }
+            for p in r.patches
+        ],
+        "subjects": dict(r.subjects),
+    }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def _hunk_doc(h: RecordedHunk) -> dict[str, Any]:
     """A hunk in the report's JSON: the fields the record keeps, by the same names."""
-    return {"file": h.file, "index": h.index, "status": h.status, "offset": h.offset,
-            "fuzz": h.fuzz, "anchored": h.anchored, "drift": list(h.drift),
-            "reason": h.reason}
+    return {
+        "file": h.file,
+        "index": h.index,
+        "status": h.status,
+        "offset": h.offset,
+        "fuzz": h.fuzz,
+        "anchored": h.anchored,
+        "drift": list(h.drift),
+        "reason": h.reason,
+    }
 
 
 def render(r: Review, fmt: str) -> str:
     return {"text": to_text, "md": to_markdown, "json": to_json}[fmt](r)
-

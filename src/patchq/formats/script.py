@@ -29,30 +29,53 @@ class ScriptFile:
     patches: tuple[str, ...]
 
 
-def build_files(contents: Mapping[str, tuple[bytes | None, bytes | None]],
-                ids: Mapping[str, tuple[str | None, str | None]],
-                modes: Mapping[str, str | None],
-                touched_by: Mapping[str, Sequence[str]]) -> list[ScriptFile]:
+def build_files(
+    contents: Mapping[str, tuple[bytes | None, bytes | None]],
+    ids: Mapping[str, tuple[str | None, str | None]],
+    modes: Mapping[str, str | None],
+    touched_by: Mapping[str, Sequence[str]],
+) -> list[ScriptFile]:
     out = []
     for path in sorted(contents):
         before, after = contents[path]
         a, b = split_lines(before or b""), split_lines(after or b"")
         edits = tuple(
             (i1, i2 - i1, b"".join(b[j1:j2]).decode("utf-8", "surrogateescape"))
-            for tag, i1, i2, j1, j2 in
-            difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-            if tag != "equal")
-        out.append(ScriptFile(path, ids[path][0], ids[path][1], modes.get(path), edits,
-                              tuple(touched_by.get(path, ()))))
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+                None, a, b, autojunk=False
+            ).get_opcodes()
+            if tag != "equal"
+        )
+        out.append(
+            ScriptFile(
+                path,
+                ids[path][0],
+                ids[path][1],
+                modes.get(path),
+                edits,
+                tuple(touched_by.get(path, ())),
+            )
+        )
     return out
 
 
 def render(name: str, base: str, files: Sequence[ScriptFile]) -> str:
     """The whole script's source."""
-    data = json.dumps([{"path": f.path, "base": f.base, "result": f.result, "mode": f.mode,
-                        "edits": [list(e) for e in f.edits], "patches": list(f.patches)}
-                       for f in files],
-                      indent=1, ensure_ascii=True)
+    data = json.dumps(
+        [
+            {
+                "path": f.path,
+                "base": f.base,
+                "result": f.result,
+                "mode": f.mode,
+                "edits": [list(e) for e in f.edits],
+                "patches": list(f.patches),
+            }
+            for f in files
+        ],
+        indent=1,
+        ensure_ascii=True,
+    )
     return _TEMPLATE.replace("@NAME@", name).replace("@BASE@", base).replace("@DATA@", data)
 
 

@@ -50,14 +50,28 @@ class DiffServer:
             self._err: IO[bytes] = tempfile.TemporaryFile()
             # No system or user configuration: nothing may change the diff it makes.
             env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-            env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
-                       GIT_DIR=self.dir)
+            env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_DIR=self.dir)
             self._proc = subprocess.Popen(
-                ["git", "diff-tree", "--stdin", "-p", "-U1", "--no-indent-heuristic",
-                 "--diff-algorithm=myers", "--text", "--no-renames", "--no-color",
-                 "--no-ext-diff", "--no-textconv"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, env=env,
-                cwd=self.dir)
+                [
+                    "git",
+                    "diff-tree",
+                    "--stdin",
+                    "-p",
+                    "-U1",
+                    "--no-indent-heuristic",
+                    "--diff-algorithm=myers",
+                    "--text",
+                    "--no-renames",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._err,
+                env=env,
+                cwd=self.dir,
+            )
         except BaseException:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise
@@ -111,7 +125,7 @@ class DiffServer:
             while k > 0 and buf[k - 1] != 10:  # only a whole line is the end line
                 k = buf.find(end, k + 1)
             if k >= 0:
-                self._rest = buf[k + len(end):]
+                self._rest = buf[k + len(end) :]
                 return buf[:k]
             start = max(0, len(buf) - len(end))
             chunk = os.read(fd, 1 << 16)
@@ -151,8 +165,9 @@ class DiffServer:
         self._proc.wait()
         self._err.seek(0)
         why = self._err.read().decode(errors="replace").strip().splitlines()
-        raise GitError("git diff-tree stopped answering" + (f": {why[-1]}" if why else ""),
-                       self.dir)
+        raise GitError(
+            "git diff-tree stopped answering" + (f": {why[-1]}" if why else ""), self.dir
+        )
 
     def close(self) -> None:
         self._finalizer()

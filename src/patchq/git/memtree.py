@@ -58,12 +58,15 @@ class MemTree:
         if e.child is None:
             listing = [] if e.oid is None else self._reader(e.oid)
             # A tree object is already in git's order.
-            e.child = _Dir({name: _Entry(mode, oid) for mode, name, oid in listing},
-                           [name for _, name, _ in listing])
+            e.child = _Dir(
+                {name: _Entry(mode, oid) for mode, name, oid in listing},
+                [name for _, name, _ in listing],
+            )
         return e.child
 
-    def _walk(self, parts: list[bytes], path: str, where: str, create: bool
-              ) -> tuple[list[_Entry], _Dir | None]:
+    def _walk(
+        self, parts: list[bytes], path: str, where: str, create: bool
+    ) -> tuple[list[_Entry], _Dir | None]:
         """Directory entries down to the parent of the last component (created if asked)."""
         chain = [self._root]
         d = self._load(self._root)
@@ -78,8 +81,11 @@ class MemTree:
             elif e.mode != TREE_MODE:
                 what = {SYMLINK: "a symlink", GITLINK: "a submodule"}.get(e.mode, "a file")
                 prefix = b"/".join(parts[: i + 1]).decode("utf-8", "surrogateescape")
-                raise UnsafePathError(f"path {path!r} goes through {what} ({prefix})", where,
-                                      "patchq never writes through symlinks")
+                raise UnsafePathError(
+                    f"path {path!r} goes through {what} ({prefix})",
+                    where,
+                    "patchq never writes through symlinks",
+                )
             chain.append(e)
             d = self._load(e)
         return chain, d
@@ -158,12 +164,14 @@ class MemTree:
             entries = d.entries
             if not children_done:
                 stack.append((e, True))
-                stack.extend((c, False) for c in entries.values()
-                             if c.mode == TREE_MODE and c.oid is None)
+                stack.extend(
+                    (c, False) for c in entries.values() if c.mode == TREE_MODE and c.oid is None
+                )
                 continue
             if d.order is None:
-                d.order = sorted(entries, key=lambda n: n + b"/"
-                                 if entries[n].mode == TREE_MODE else n)
+                d.order = sorted(
+                    entries, key=lambda n: n + b"/" if entries[n].mode == TREE_MODE else n
+                )
             parts = []
             for name in d.order:
                 c = entries[name]

@@ -33,12 +33,32 @@ from patchq.git.diffserver import DiffServer
 
 # Variables that make git look at another repository, index or object store than ours,
 # or that hand git a program to run. Each git child's environment is built without them.
-_SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-          "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_COMMON_DIR",
-          "GIT_PREFIX", "GIT_QUARANTINE_PATH", "GIT_REPLACE_REF_BASE", "GIT_NO_REPLACE_OBJECTS",
-          "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
-          "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_EDITOR",
-          "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_TEMPLATE_DIR", "GIT_PROXY_COMMAND")
+_SCRUB = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_QUARANTINE_PATH",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_GRAFT_FILE",
+    "GIT_SHALLOW_FILE",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_TEMPLATE_DIR",
+    "GIT_PROXY_COMMAND",
+)
 
 # Configuration that runs a program or sends git elsewhere, pinned for every git process
 # patchq starts, whatever the target's config (or a tracked file it includes) says: a
@@ -69,11 +89,15 @@ PINNED_CONFIG: tuple[tuple[str, str], ...] = (
 # driver and configured hook the configuration defines gets an empty command, and a
 # filter is no longer required. Diff drivers cannot be emptied (git runs an empty
 # textconv and fails): every command that makes a diff gets --no-textconv --no-ext-diff.
-_DRIVER = re.compile(r"(filter)\.(.+)\.(?:clean|smudge|process|required)"
-                     r"|(merge)\.(.+)\.driver"
-                     r"|(hook)\.(.+)\.command", re.S)
-_DIFFING = frozenset({"log", "show", "diff", "diff-tree", "diff-index", "diff-files",
-                      "format-patch"})
+_DRIVER = re.compile(
+    r"(filter)\.(.+)\.(?:clean|smudge|process|required)"
+    r"|(merge)\.(.+)\.driver"
+    r"|(hook)\.(.+)\.command",
+    re.S,
+)
+_DIFFING = frozenset(
+    {"log", "show", "diff", "diff-tree", "diff-index", "diff-files", "format-patch"}
+)
 
 
 def neutralised(keys: Iterable[str]) -> list[tuple[str, str]]:
@@ -86,8 +110,12 @@ def neutralised(keys: Iterable[str]) -> list[tuple[str, str]]:
         kind = next(g for g in (m.group(1), m.group(3), m.group(5)) if g)
         name = next(g for g in (m.group(2), m.group(4), m.group(6)) if g)
         if kind == "filter":
-            for sub, value in (("clean", ""), ("smudge", ""), ("process", ""),
-                               ("required", "false")):
+            for sub, value in (
+                ("clean", ""),
+                ("smudge", ""),
+                ("process", ""),
+                ("required", "false"),
+            ):
                 out[f"filter.{name}.{sub}"] = value
         elif kind == "merge":
             out[f"merge.{name}.driver"] = ""
@@ -96,14 +124,23 @@ def neutralised(keys: Iterable[str]) -> list[tuple[str, str]]:
     return sorted(out.items())
 
 
-def child_environment(pins: Sequence[tuple[str, str]], base: dict[str, str] | None = None,
-                      **extra: str) -> dict[str, str]:
+def child_environment(
+    pins: Sequence[tuple[str, str]], base: dict[str, str] | None = None, **extra: str
+) -> dict[str, str]:
     """The environment of one git child: the caller's, less what would redirect git or run
     a program, plus `pins` as command-scope config (GIT_CONFIG_COUNT, git 2.31+)."""
-    env = {k: v for k, v in (os.environ if base is None else base).items()
-           if k not in _SCRUB and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_EDITOR="false",
-               GIT_NO_REPLACE_OBJECTS="1", GIT_CONFIG_COUNT=str(len(pins)))
+    env = {
+        k: v
+        for k, v in (os.environ if base is None else base).items()
+        if k not in _SCRUB and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+    }
+    env.update(
+        GIT_TERMINAL_PROMPT="0",
+        GIT_PAGER="cat",
+        GIT_EDITOR="false",
+        GIT_NO_REPLACE_OBJECTS="1",
+        GIT_CONFIG_COUNT=str(len(pins)),
+    )
     for i, (key, value) in enumerate(pins):
         env[f"GIT_CONFIG_KEY_{i}"] = key
         env[f"GIT_CONFIG_VALUE_{i}"] = value
@@ -143,8 +180,9 @@ def object_id(kind: str, data: bytes) -> str:
 class ObjectWriter:
     """Collects new objects in memory and writes them in one batch (or never, in dry runs)."""
 
-    def __init__(self, objects_dir: Path | None,
-                 store: Callable[[str], tuple[str, bytes]] | None = None) -> None:
+    def __init__(
+        self, objects_dir: Path | None, store: Callable[[str], tuple[str, bytes]] | None = None
+    ) -> None:
         self.objects_dir = objects_dir
         self.store = store  # reads objects already in the repository (delta bases)
         self.pending: dict[str, tuple[str, bytes]] = {}
@@ -230,8 +268,9 @@ class ObjectWriter:
             if path.exists():
                 continue
             d.mkdir(exist_ok=True)
-            _atomic_bytes(path, zlib.compress(b"%s %d\0" % (kind.encode(), len(data)) + data, 1),
-                          0o444)
+            _atomic_bytes(
+                path, zlib.compress(b"%s %d\0" % (kind.encode(), len(data)) + data, 1), 0o444
+            )
             written += 1
         return written
 
@@ -286,7 +325,7 @@ def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
     la, lb = len(a), len(b)
     if limit == 0 or a[la - 1] != b[lb - 1]:
         return 0
-    if a[la - limit:] == b[lb - limit:]:
+    if a[la - limit :] == b[lb - limit :]:
         return limit
     lo, hi = 0, limit  # the last lo bytes agree, the last hi do not
     while hi - lo > 32:
@@ -373,8 +412,9 @@ def _packed(job: tuple[str, bytes, bytes | None]) -> tuple[int, bytes, bytes | N
     return _PACK_TYPES[kind], zlib.compress(data, 1), None
 
 
-def write_pack(pack_dir: Path, items: list[tuple[str, tuple[str, bytes]]],
-               bases: dict[str, str] | None = None) -> str:
+def write_pack(
+    pack_dir: Path, items: list[tuple[str, tuple[str, bytes]]], bases: dict[str, str] | None = None
+) -> str:
     """Write `items` as a version-2 pack with its index; returns the pack's name.
 
     An object whose `bases` hint names an earlier object of the same pack is stored as
@@ -393,8 +433,12 @@ def write_pack(pack_dir: Path, items: list[tuple[str, tuple[str, bytes]]],
     base_of: list[str | None] = []
     for i, (oid, (kind, data)) in enumerate(items):
         b = bases.get(oid)
-        if b is not None and position.get(b, i) < i and depth.get(b, 0) < _MAX_DEPTH \
-                and data_of[b][0] == kind:
+        if (
+            b is not None
+            and position.get(b, i) < i
+            and depth.get(b, 0) < _MAX_DEPTH
+            and data_of[b][0] == kind
+        ):
             jobs.append((kind, data, data_of[b][1]))
             base_of.append(b)
             depth[oid] = depth.get(b, 0) + 1
@@ -411,13 +455,13 @@ def write_pack(pack_dir: Path, items: list[tuple[str, tuple[str, bytes]]],
             f.write(head)
             body.update(head)
             pos = len(head)
-            for i, (kind_no, packed, delta) in enumerate(pool.map(_packed, jobs,
-                                                                  chunksize=32)):
+            for i, (kind_no, packed, delta) in enumerate(pool.map(_packed, jobs, chunksize=32)):
                 oid = items[i][0]
                 b = base_of[i]
                 if delta is not None and b is not None:
-                    head_bytes = bytes(_obj_header(_OFS_DELTA, len(delta))) + \
-                        _ofs(pos - offsets[b][0])
+                    head_bytes = bytes(_obj_header(_OFS_DELTA, len(delta))) + _ofs(
+                        pos - offsets[b][0]
+                    )
                 else:
                     head_bytes = bytes(_obj_header(kind_no, len(items[i][1][1])))
                 record = head_bytes + packed
@@ -485,11 +529,15 @@ def _discover(root: Path) -> tuple[Path, Path]:
             gd = Path(os.fsdecode(text[7:].strip()))
             gd = gd if gd.is_absolute() else Path(os.path.normpath(root / gd))
     elif _is_git_dir(root):
-        raise BadInputError("the target is a bare repository", str(root),
-                            "patchq needs a checkout with a working tree")
+        raise BadInputError(
+            "the target is a bare repository",
+            str(root),
+            "patchq needs a checkout with a working tree",
+        )
     if gd is None or not _is_git_dir(gd):
-        raise BadInputError("not a git checkout", str(root),
-                            "give the upstream checkout with --target DIR")
+        raise BadInputError(
+            "not a git checkout", str(root), "give the upstream checkout with --target DIR"
+        )
     common = gd
     pointer = gd / "commondir"
     if pointer.is_file():
@@ -517,8 +565,11 @@ class GitRepo:
         self._config_stale = False
         config = self._read_config()
         if config.get("core.bare") == "true":
-            raise BadInputError("the target is a bare repository", str(path),
-                                "patchq needs a checkout with a working tree")
+            raise BadInputError(
+                "the target is a bare repository",
+                str(path),
+                "patchq needs a checkout with a working tree",
+            )
         fmt = config.get("extensions.objectformat", "")
         if fmt not in ("", "sha1"):
             raise BadInputError(f"object format {fmt!r} is not supported yet", str(path))
@@ -527,8 +578,7 @@ class GitRepo:
         # with its true value rather than left out.
         self.cmd = git.Git(str(self.root))
         self.cmd.update_environment(**self._gitpython_env())
-        self._merges: dict[tuple[bytes, bytes, bytes, tuple[str, str, str]],
-                           tuple[bytes, int]] = {}
+        self._merges: dict[tuple[bytes, bytes, bytes, tuple[str, str, str]], tuple[bytes, int]] = {}
         self._read_cache: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
         self._read_cache_bytes = 0
         self.lines = LineCache()  # the run's split texts: the replay splits files often
@@ -543,10 +593,14 @@ class GitRepo:
 
     def _gitpython_env(self) -> dict[str, str]:
         env = {k: "" for k in _SCRUB if k.startswith("GIT_")}
-        env.update(GIT_OBJECT_DIRECTORY=str(self.common_dir / "objects"),
-                   GIT_COMMON_DIR=str(self.common_dir), GIT_INDEX_FILE=str(self.git_dir / "index"),
-                   GIT_GRAFT_FILE=os.devnull, GIT_SHALLOW_FILE=str(self.common_dir / "shallow"),
-                   GIT_REPLACE_REF_BASE="refs/replace/")
+        env.update(
+            GIT_OBJECT_DIRECTORY=str(self.common_dir / "objects"),
+            GIT_COMMON_DIR=str(self.common_dir),
+            GIT_INDEX_FILE=str(self.git_dir / "index"),
+            GIT_GRAFT_FILE=os.devnull,
+            GIT_SHALLOW_FILE=str(self.common_dir / "shallow"),
+            GIT_REPLACE_REF_BASE="refs/replace/",
+        )
         for k in ("GIT_QUARANTINE_PATH", "GIT_PREFIX"):
             env.pop(k)
         env.update(child_environment(self._pins, {}, **self._place))
@@ -557,13 +611,19 @@ class GitRepo:
         driver it defines is disarmed for the run, and an include that reads a file of the
         working tree — which a patch may edit — makes the config re-read after each git
         command, so a driver a patch defines there is disarmed before it could run."""
-        proc = subprocess.run(["git", "config", "-z", "--list", "--show-origin"],
-                              cwd=self.root, capture_output=True, env=self.env())
+        proc = subprocess.run(
+            ["git", "config", "-z", "--list", "--show-origin"],
+            cwd=self.root,
+            capture_output=True,
+            env=self.env(),
+        )
         self.processes += 1
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
-            raise BadInputError(f"git cannot read the target's config: "
-                                f"{err[-1] if err else proc.returncode}", str(self.root))
+            raise BadInputError(
+                f"git cannot read the target's config: {err[-1] if err else proc.returncode}",
+                str(self.root),
+            )
         values: dict[str, str] = {}
         fields = proc.stdout.split(b"\0")
         in_tree = False
@@ -578,8 +638,9 @@ class GitRepo:
                 source = self.root / source
             if source is not None and self._in_work_tree(source):
                 in_tree = True
-            if source is not None and (key == "include.path" or (
-                    key.startswith("includeif.") and key.endswith(".path"))):
+            if source is not None and (
+                key == "include.path" or (key.startswith("includeif.") and key.endswith(".path"))
+            ):
                 target = Path(os.path.expanduser(value))
                 if not target.is_absolute():
                     target = source.parent / target
@@ -587,14 +648,20 @@ class GitRepo:
         self._config_in_tree = in_tree
         self._pins = list(PINNED_CONFIG) + neutralised(values)
         self._config_stale = False
-        return {k: v.strip().lower() for k, v in values.items()
-                if k in ("core.bare", "extensions.objectformat")}
+        return {
+            k: v.strip().lower()
+            for k, v in values.items()
+            if k in ("core.bare", "extensions.objectformat")
+        }
 
     def _in_work_tree(self, path: Path) -> bool:
         real = Path(os.path.realpath(path))
         root = Path(os.path.realpath(self.root))
-        return _inside(real, root) and not _inside(real, Path(os.path.realpath(self.git_dir))) \
+        return (
+            _inside(real, root)
+            and not _inside(real, Path(os.path.realpath(self.git_dir)))
             and not _inside(real, Path(os.path.realpath(self.common_dir)))
+        )
 
     # --- reads ------------------------------------------------------------------------
 
@@ -605,8 +672,11 @@ class GitRepo:
         try:
             oid, _, _ = self.cmd.get_object_header(f"{ref}^{{{kind}}}")
         except ValueError:
-            raise BadInputError(f"unknown revision {ref!r}", str(self.root),
-                                "name a branch, tag or commit of the target") from None
+            raise BadInputError(
+                f"unknown revision {ref!r}",
+                str(self.root),
+                "name a branch, tag or commit of the target",
+            ) from None
         return _text(oid)
 
     def try_resolve(self, ref: str, kind: str = "commit") -> str | None:
@@ -648,8 +718,9 @@ class GitRepo:
             raise GitError(f"object {oid} is a {kind}, not a blob", str(self.root))
         return data
 
-    def read_tree(self, oid: str, pending: ObjectWriter | None = None
-                  ) -> list[tuple[str, bytes, str]]:
+    def read_tree(
+        self, oid: str, pending: ObjectWriter | None = None
+    ) -> list[tuple[str, bytes, str]]:
         """Entries (mode, name, id) of a tree object."""
         kind, data = self.read(oid, pending)
         if kind != "tree":
@@ -683,32 +754,51 @@ class GitRepo:
         return ObjectWriter(self.common_dir / "objects")
 
     @staticmethod
-    def commit_object(w: ObjectWriter, tree: str, parents: Sequence[str], message: str,
-                      author: Ident, committer: Ident) -> str:
+    def commit_object(
+        w: ObjectWriter,
+        tree: str,
+        parents: Sequence[str],
+        message: str,
+        author: Ident,
+        committer: Ident,
+    ) -> str:
         lines = [b"tree " + tree.encode()]
         lines += [b"parent " + p.encode() for p in parents]
         lines.append(b"author " + author.render())
         lines.append(b"committer " + committer.render())
         body = message if message.endswith("\n") else message + "\n"
         # surrogateescape: a message made from a non-UTF-8 patch name keeps its bytes.
-        return w.add("commit", b"\n".join(lines) + b"\n\n"
-                     + body.encode("utf-8", "surrogateescape"))
+        return w.add(
+            "commit", b"\n".join(lines) + b"\n\n" + body.encode("utf-8", "surrogateescape")
+        )
 
-    def _run(self, *args: str, input: bytes | None = None, check: bool = True,
-             env: dict[str, str] | None = None) -> bytes:
+    def _run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> bytes:
         """Run one git command in the target; failures become GitError with its stderr."""
         if self._config_stale:
             self._read_config()
         if args and args[0] in _DIFFING:  # no textconv or external diff from attributes
             args = (args[0], "--no-ext-diff", "--no-textconv", *args[1:])
         self.processes += 1
-        proc = subprocess.run(["git", *args], cwd=self.root, input=input, capture_output=True,
-                              env=self.env(**(env or {})))
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=self.root,
+            input=input,
+            capture_output=True,
+            env=self.env(**(env or {})),
+        )
         self._config_stale = self._config_in_tree
         if check and proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
-            raise GitError(f"`git {' '.join(args)}` failed: {err[-1] if err else proc.returncode}",
-                           str(self.root))
+            raise GitError(
+                f"`git {' '.join(args)}` failed: {err[-1] if err else proc.returncode}",
+                str(self.root),
+            )
         return proc.stdout
 
     def update_ref(self, ref: str, new: str, old: str | None, reason: str) -> None:
@@ -717,11 +807,17 @@ class GitRepo:
             args.append(old)
         self._run(*args)
 
-    def checkout_branch(self, branch: str, commit: str, reason: str, force: bool = False
-                        ) -> None:
+    def checkout_branch(self, branch: str, commit: str, reason: str, force: bool = False) -> None:
         """Point `branch` at `commit` and check it out (`force`: over any local changes)."""
-        self._run("checkout", "-q", *(("-f",) if force else ()), "-B", branch, commit,
-                  env={"GIT_REFLOG_ACTION": f"patchq: {reason}"})
+        self._run(
+            "checkout",
+            "-q",
+            *(("-f",) if force else ()),
+            "-B",
+            branch,
+            commit,
+            env={"GIT_REFLOG_ACTION": f"patchq: {reason}"},
+        )
 
     def switch_branch(self, branch: str, force: bool = False) -> None:
         """Check out the existing `branch` as it is (`force`: over any local changes)."""
@@ -746,8 +842,7 @@ class GitRepo:
     def intend_to_add(self, paths: Sequence[str]) -> None:
         """Mark new files as intended to be added; names are names, never pathspecs."""
         if paths:
-            self._run("add", "-N", "--", *paths,
-                      env={"GIT_LITERAL_PATHSPECS": "1"})
+            self._run("add", "-N", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
 
     def discard_changes(self) -> None:
         """Throw away every change to tracked files, in the working tree and the index."""
@@ -760,8 +855,17 @@ class GitRepo:
 
     def changed_paths(self, a: str, b: str, paths: Iterable[str] = ()) -> list[str]:
         """The files that differ between two trees (no renames), only under `paths` if any."""
-        out = self._run("diff-tree", "-r", "-z", "--name-only", "--no-renames", a, b, "--",
-                        *(f":(literal){p}" for p in paths))
+        out = self._run(
+            "diff-tree",
+            "-r",
+            "-z",
+            "--name-only",
+            "--no-renames",
+            a,
+            b,
+            "--",
+            *(f":(literal){p}" for p in paths),
+        )
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
     def changed_blobs(self, a: str, b: str) -> dict[str, tuple[str | None, str | None]]:
@@ -791,8 +895,9 @@ class GitRepo:
         while i < len(parts):
             status = parts[i]
             if status.startswith(b"R") and i + 2 < len(parts):
-                renames[parts[i + 1].decode("utf-8", "surrogateescape")] = \
-                    parts[i + 2].decode("utf-8", "surrogateescape")
+                renames[parts[i + 1].decode("utf-8", "surrogateescape")] = parts[i + 2].decode(
+                    "utf-8", "surrogateescape"
+                )
                 i += 3
             elif status.startswith((b"C",)):
                 i += 3
@@ -804,6 +909,7 @@ class GitRepo:
 
     def path_history(self, old: str, new: str, paths: Sequence[str]) -> Iterator[bytes]:
         """The `log -p -U0` of `old..new` for `paths`, oldest first: one output per git run."""
+
         # Paths go to git on its stdin, one per line, after `--`: however many files
         # drifted, one process. A name with a newline cannot go that way, nor one ending in
         # CR (git reads the lines as text and drops a CR before the LF); those few go as
@@ -815,20 +921,39 @@ class GitRepo:
         odd = [n for n in paths if odd_name(n)]
         batches: list[tuple[list[str], bytes | None]] = []
         if plain:
-            batches.append((["--stdin"], b"--\n" + "".join(
-                n + "\n" for n in plain).encode("utf-8", "surrogateescape")))
+            batches.append(
+                (
+                    ["--stdin"],
+                    b"--\n" + "".join(n + "\n" for n in plain).encode("utf-8", "surrogateescape"),
+                )
+            )
         for i in range(0, len(odd), 400):
             batches.append((["--", *odd[i : i + 400]], None))
         for extra, stdin in batches:
-            yield self._run("log", "--reverse", "--topo-order", "--format=%x00%H %s", "-p",
-                            "-U0", "--no-color", "--no-ext-diff", "-M", f"{old}..{new}", *extra,
-                            input=stdin, env={"GIT_LITERAL_PATHSPECS": "1"})
+            yield self._run(
+                "log",
+                "--reverse",
+                "--topo-order",
+                "--format=%x00%H %s",
+                "-p",
+                "-U0",
+                "--no-color",
+                "--no-ext-diff",
+                "-M",
+                f"{old}..{new}",
+                *extra,
+                input=stdin,
+                env={"GIT_LITERAL_PATHSPECS": "1"},
+            )
 
     def current_branch(self) -> str | None:
         head = (self.git_dir / "HEAD").read_bytes().strip()
         prefix = b"ref: refs/heads/"
-        return head[len(prefix):].decode("utf-8", "surrogateescape") \
-            if head.startswith(prefix) else None
+        return (
+            head[len(prefix) :].decode("utf-8", "surrogateescape")
+            if head.startswith(prefix)
+            else None
+        )
 
     def head(self) -> str | None:
         return self.try_resolve("HEAD")
@@ -853,8 +978,9 @@ class GitRepo:
             paths.append(path)
         return paths
 
-    def merge_file(self, ours: bytes, base: bytes, theirs: bytes,
-                   labels: tuple[str, str, str]) -> tuple[bytes, int]:
+    def merge_file(
+        self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
+    ) -> tuple[bytes, int]:
         """`git merge-file --diff3` of three versions: (merged bytes, number of conflicts).
 
         Computed in process by `merge3` (git's algorithm, ported), so a replay with many
@@ -862,8 +988,12 @@ class GitRepo:
         to one `git diff-tree --stdin` kept for the run (diffserver), and `git merge-file`
         runs only for input it refuses as binary. The replay asks the same question twice
         for a moved hunk it doubts and then must merge; the last few answers are kept."""
-        key = (hashlib.sha1(ours).digest(), hashlib.sha1(base).digest(),
-               hashlib.sha1(theirs).digest(), labels)
+        key = (
+            hashlib.sha1(ours).digest(),
+            hashlib.sha1(base).digest(),
+            hashlib.sha1(theirs).digest(),
+            labels,
+        )
         hit = self._merges.get(key)
         if hit is not None:
             return hit
@@ -888,8 +1018,9 @@ class GitRepo:
                 self._differ_failed = True  # answers already asked for can still be read
         return partial(merge3.script, a, b)
 
-    def _merge_file(self, ours: bytes, base: bytes, theirs: bytes,
-                    labels: tuple[str, str, str]) -> tuple[bytes, int]:
+    def _merge_file(
+        self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
+    ) -> tuple[bytes, int]:
         with tempfile.TemporaryDirectory(prefix="patchq-merge-") as tmp:
             paths = []
             for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
@@ -898,11 +1029,26 @@ class GitRepo:
                 paths.append(str(p))
             self.processes += 1
             proc = subprocess.run(
-                ["git", "merge-file", "-p", "--diff3", "-L", labels[0], "-L", labels[1],
-                 "-L", labels[2], *paths], capture_output=True, env=self.env())
+                [
+                    "git",
+                    "merge-file",
+                    "-p",
+                    "--diff3",
+                    "-L",
+                    labels[0],
+                    "-L",
+                    labels[1],
+                    "-L",
+                    labels[2],
+                    *paths,
+                ],
+                capture_output=True,
+                env=self.env(),
+            )
         if proc.returncode < 0 or proc.returncode > 127:
-            raise GitError(f"git merge-file failed: {proc.stderr.decode(errors='replace')}",
-                           str(self.root))
+            raise GitError(
+                f"git merge-file failed: {proc.stderr.decode(errors='replace')}", str(self.root)
+            )
         return proc.stdout, proc.returncode
 
     def worktree_tree(self) -> str:
@@ -923,16 +1069,28 @@ class GitRepo:
         out = self._run("ls-files", "--others", "--exclude-standard", "-z")
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
-    def diff_trees_many(self, pairs: Sequence[tuple[str, str]], context: int = 3
-                        ) -> list[bytes]:
+    def diff_trees_many(self, pairs: Sequence[tuple[str, str]], context: int = 3) -> list[bytes]:
         """`diff_trees` for many pairs of trees in one `git diff-tree --stdin`: a rebase
         that refreshes hundreds of patches starts one process, not hundreds."""
         if not pairs:
             return []
         lines = "".join(f"{a} {b}\n" for a, b in pairs).encode()
-        out = self._run("diff-tree", "--stdin", "-p", "-M", f"-U{context}", "--abbrev=12",
-                        "--no-color", "--no-ext-diff", "--no-textconv", "--binary",
-                        "--src-prefix=a/", "--dst-prefix=b/", "--no-relative", input=lines)
+        out = self._run(
+            "diff-tree",
+            "--stdin",
+            "-p",
+            "-M",
+            f"-U{context}",
+            "--abbrev=12",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--binary",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            "--no-relative",
+            input=lines,
+        )
         # git echoes each input line before that pair's diff (nothing for identical trees);
         # no diff line can equal "<40 hex> <40 hex>", every one starts with its own mark.
         waiting: dict[bytes, list[int]] = {}
@@ -952,9 +1110,22 @@ class GitRepo:
     def diff_trees(self, a: str, b: str, context: int = 3) -> bytes:
         """git's own diff between two trees, as `refresh` writes it: renames detected,
         12-digit index ids (stable across machines), no colour, no external tools."""
-        return self._run("diff-tree", "-p", "-M", f"-U{context}", "--abbrev=12", "--no-color",
-                         "--no-ext-diff", "--no-textconv", "--binary", "--src-prefix=a/",
-                         "--dst-prefix=b/", "--no-relative", a, b)
+        return self._run(
+            "diff-tree",
+            "-p",
+            "-M",
+            f"-U{context}",
+            "--abbrev=12",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--binary",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            "--no-relative",
+            a,
+            b,
+        )
 
     def reset_to(self, commit: str, reason: str) -> None:
         """Move the checked-out branch and the index to `commit`, leaving files alone."""
@@ -971,8 +1142,15 @@ class GitRepo:
         """`git format-patch --stdout` of a range: the mbox that `import --git` reads."""
         if revision_range.startswith("-"):
             raise BadInputError(f"invalid range {revision_range!r}", "import --git")
-        return self._run("format-patch", "--stdout", "--no-stat", "--full-index",
-                         "--no-signature", "--binary", revision_range)
+        return self._run(
+            "format-patch",
+            "--stdout",
+            "--no-stat",
+            "--full-index",
+            "--no-signature",
+            "--binary",
+            revision_range,
+        )
 
     def state_dir(self) -> Path:
         """`.git/patchq/`: state that is not in commits (queue name, an operation in progress)."""
@@ -982,8 +1160,11 @@ class GitRepo:
         dirty = self.dirty_paths(ignore)
         if dirty:
             more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
-            raise UnsafeStateError(f"the target has changes patchq did not make: {dirty[0]}{more}",
-                                   str(self.root), "commit or stash them first")
+            raise UnsafeStateError(
+                f"the target has changes patchq did not make: {dirty[0]}{more}",
+                str(self.root),
+                "commit or stash them first",
+            )
 
     def close(self) -> None:
         if self._differ is not None:
@@ -995,19 +1176,28 @@ class GitRepo:
 def init_repository(path: Path, branch: str = "main") -> GitRepo:
     """Create a new repository (used by `demo` to build its upstream)."""
     path.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(["git", "init", "-q", "--template=", "-b", branch, str(path)],
-                          capture_output=True, env=child_environment(PINNED_CONFIG))
+    proc = subprocess.run(
+        ["git", "init", "-q", "--template=", "-b", branch, str(path)],
+        capture_output=True,
+        env=child_environment(PINNED_CONFIG),
+    )
     if proc.returncode != 0:
-        raise GitError(f"git init failed: {proc.stderr.decode(errors='replace').strip()}",
-                       str(path))
+        raise GitError(
+            f"git init failed: {proc.stderr.decode(errors='replace').strip()}", str(path)
+        )
     return GitRepo(path)
 
 
 def commit_all(g: GitRepo, message: str, who: Ident) -> str:
     """Commit every change in the working tree as `who` (demo upstreams only)."""
-    env = {"GIT_AUTHOR_NAME": who.name, "GIT_AUTHOR_EMAIL": who.email,
-           "GIT_AUTHOR_DATE": f"{who.when} {who.tz}", "GIT_COMMITTER_NAME": who.name,
-           "GIT_COMMITTER_EMAIL": who.email, "GIT_COMMITTER_DATE": f"{who.when} {who.tz}"}
+    env = {
+        "GIT_AUTHOR_NAME": who.name,
+        "GIT_AUTHOR_EMAIL": who.email,
+        "GIT_AUTHOR_DATE": f"{who.when} {who.tz}",
+        "GIT_COMMITTER_NAME": who.name,
+        "GIT_COMMITTER_EMAIL": who.email,
+        "GIT_COMMITTER_DATE": f"{who.when} {who.tz}",
+    }
     g._run("add", "-A")
     g._run("-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message, env=env)
     return g.resolve("HEAD")
@@ -1031,11 +1221,14 @@ def parse_tree(data: bytes) -> list[tuple[str, bytes, str]]:
 
 def render_tree(entries: Iterable[tuple[str, bytes, str]]) -> bytes:
     """Encode tree entries in git's order (a directory sorts as if its name ended in '/')."""
+
     def key(e: tuple[str, bytes, str]) -> bytes:
         return e[1] + b"/" if e[0] == TREE_MODE else e[1]
 
-    return b"".join(b"%s %s\0%s" % (m.encode(), name, bytes.fromhex(oid))
-                    for m, name, oid in sorted(entries, key=key))
+    return b"".join(
+        b"%s %s\0%s" % (m.encode(), name, bytes.fromhex(oid))
+        for m, name, oid in sorted(entries, key=key)
+    )
 
 
 def _text(value: str | bytes) -> str:

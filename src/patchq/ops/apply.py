@@ -78,8 +78,10 @@ class Failure:
                 parts.append(h.reason)
                 continue
             hunk = self.section.hunks[h.index]
-            parts.append(f"hunk #{h.index + 1} (patch line {hunk.lineno}, file line "
-                         f"{hunk.old_start}) {h.status}: {h.reason or 'no match'}")
+            parts.append(
+                f"hunk #{h.index + 1} (patch line {hunk.lineno}, file line "
+                f"{hunk.old_start}) {h.status}: {h.reason or 'no match'}"
+            )
         more = f"; {len(bad) - 3} more" if len(bad) > 3 else ""
         return f"{self.path}: " + "; ".join(parts) + more
 
@@ -142,8 +144,16 @@ class SectionState:
             _, old = self.blobs.popitem(last=False)
             self.blob_bytes -= len(old)
 
-    def put(self, path: str, mode: str, data: bytes, w: ObjectWriter, where: str, *,
-            markers: bool = False) -> None:
+    def put(
+        self,
+        path: str,
+        mode: str,
+        data: bytes,
+        w: ObjectWriter,
+        where: str,
+        *,
+        markers: bool = False,
+    ) -> None:
         """Write a file; a symlink's target is checked (`markers`: conflict text for a
         person, not a target anyone will follow)."""
         before = self.tree.get(path, where)
@@ -216,20 +226,31 @@ def load_patch(repo: PatchRepo, entry: Entry) -> tuple[bytes, Patch]:
     return data, patch
 
 
-def identity(name: str, patch: Patch, fallback_when: int, fallback_tz: str
-             ) -> tuple[Ident, str]:
+def identity(name: str, patch: Patch, fallback_when: int, fallback_tz: str) -> tuple[Ident, str]:
     """The author (also used as committer) and the message for a patch's commit."""
     info = header_info(patch.header)
-    ident = Ident(info.author_name or FALLBACK_NAME, info.author_email or FALLBACK_EMAIL,
-                  info.date if info.date is not None else fallback_when,
-                  info.tz or fallback_tz)
+    ident = Ident(
+        info.author_name or FALLBACK_NAME,
+        info.author_email or FALLBACK_EMAIL,
+        info.date if info.date is not None else fallback_when,
+        info.tz or fallback_tz,
+    )
     return ident, commit_message(info, fallback_subject(name))
 
 
-def apply_series(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry],
-                 w: ObjectWriter, *, fuzz: int = 0, commits: bool = True,
-                 progress: Callable[[int, str], None] | None = None,
-                 stamp: str | None = None, preimage: Preimage | None = None) -> SeriesResult:
+def apply_series(
+    g: GitRepo,
+    repo: PatchRepo,
+    base: str,
+    entries: Sequence[Entry],
+    w: ObjectWriter,
+    *,
+    fuzz: int = 0,
+    commits: bool = True,
+    progress: Callable[[int, str], None] | None = None,
+    stamp: str | None = None,
+    preimage: Preimage | None = None,
+) -> SeriesResult:
     """Apply `entries` in order onto commit `base`; stop at the first patch that fails.
 
     `stamp` is the commit whose committer date dates header-less patches (default `base`;
@@ -256,14 +277,30 @@ def apply_series(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry
         for section in patch.sections:
             res = apply_section(state, section, w, fuzz, display)
             if any(not h.applied for h in res.hunks) and preimage is not None:
-                res, merged, conflicts = _merge_section(state, section, res, w, display,
-                                                        partial(preimage, entry.name))
+                res, merged, conflicts = _merge_section(
+                    state, section, res, w, display, partial(preimage, entry.name)
+                )
                 if conflicts and merged is not None:
                     sections.append(res)
-                    state.put(section.path, section.new_mode or _mode_of(state, section),
-                              merged, w, display, markers=True)
-                    failure = Failure(entry.name, display, res.path, res.hunks, patch, section,
-                                      merged, conflicts, state.tree.write(w))
+                    state.put(
+                        section.path,
+                        section.new_mode or _mode_of(state, section),
+                        merged,
+                        w,
+                        display,
+                        markers=True,
+                    )
+                    failure = Failure(
+                        entry.name,
+                        display,
+                        res.path,
+                        res.hunks,
+                        patch,
+                        section,
+                        merged,
+                        conflicts,
+                        state.tree.write(w),
+                    )
                     break
             sections.append(res)
             if any(not h.applied for h in res.hunks):
@@ -297,13 +334,17 @@ def ident_date(raw: bytes) -> tuple[int, str]:
         return 0, "+0000"
 
 
-def apply_section(state: SectionState, s: FilePatch, w: ObjectWriter, fuzz: int,
-                  display: str) -> SectionResult:
+def apply_section(
+    state: SectionState, s: FilePatch, w: ObjectWriter, fuzz: int, display: str
+) -> SectionResult:
     """Apply one file section to the tree; bad input raises, a hunk that fails is reported."""
     where = f"{display}:{s.lineno}"
     if s.binary:
-        raise BadInputError(f"binary patch for {s.path!r} cannot be applied by patchq", where,
-                            "apply it with `git apply` and re-export, or drop it from the series")
+        raise BadInputError(
+            f"binary patch for {s.path!r} cannot be applied by patchq",
+            where,
+            "apply it with `git apply` and re-export, or drop it from the series",
+        )
     for p in s.paths:
         entry = state.tree.get(p, where)  # path confinement and symlink checks
         if entry is not None and entry[0] == GITLINK:
@@ -321,11 +362,15 @@ def apply_section(state: SectionState, s: FilePatch, w: ObjectWriter, fuzz: int,
             return _conflict(s, f"{s.old_path!r} does not exist")
         mode = old_entry[0]
         if mode == SYMLINK and SYMLINK not in (s.old_mode, s.new_mode):
-            raise UnsafePathError(f"{s.old_path!r} is a symlink in the target", where,
-                                  "patchq never writes through symlinks")
+            raise UnsafePathError(
+                f"{s.old_path!r} is a symlink in the target",
+                where,
+                "patchq never writes through symlinks",
+            )
         content = state.content(old_entry[1])
-        action = "delete" if s.is_delete else "rename" if s.rename else "copy" if s.copy \
-            else "modify"
+        action = (
+            "delete" if s.is_delete else "rename" if s.rename else "copy" if s.copy else "modify"
+        )
         if s.new_path != s.old_path and not s.is_delete and new_entry is not None:
             return _conflict(s, f"{s.new_path!r} already exists")
         if s.new_mode and s.new_mode != mode:
@@ -338,8 +383,7 @@ def apply_section(state: SectionState, s: FilePatch, w: ObjectWriter, fuzz: int,
         return res
     if s.is_delete:
         if result.content:
-            return _conflict(s, f"{s.path!r} is not empty after its deletion",
-                             result.hunks)
+            return _conflict(s, f"{s.path!r} is not empty after its deletion", result.hunks)
         state.remove(s.path, where)
         return res
     if action == "rename":
@@ -349,9 +393,14 @@ def apply_section(state: SectionState, s: FilePatch, w: ObjectWriter, fuzz: int,
     return res
 
 
-def _merge_section(state: SectionState, s: FilePatch, res: SectionResult, w: ObjectWriter,
-                   display: str, preimage: Callable[[str], bytes | None]
-                   ) -> tuple[SectionResult, bytes | None, int]:
+def _merge_section(
+    state: SectionState,
+    s: FilePatch,
+    res: SectionResult,
+    w: ObjectWriter,
+    display: str,
+    preimage: Callable[[str], bytes | None],
+) -> tuple[SectionResult, bytes | None, int]:
     """3-way fallback for a section whose hunks did not apply: merge the patch's change
     (preimage → preimage + patch) into the file as it is now, like `git merge-file`."""
     if s.is_new or s.is_delete or s.old_path is None or res.action == "conflict":
@@ -367,11 +416,15 @@ def _merge_section(state: SectionState, s: FilePatch, res: SectionResult, w: Obj
     if not theirs.ok:
         return res, None, 0
     ours = state.content(current[1])
-    merged, conflicts = state.g.merge_file(ours, before, theirs.content,
-                                           ("upstream", "base", display))
-    hunks = tuple(h if h.applied else engine.HunkResult(
-        h.index, CONFLICT if conflicts else MERGE, reason=h.reason)
-        for h in res.hunks)
+    merged, conflicts = state.g.merge_file(
+        ours, before, theirs.content, ("upstream", "base", display)
+    )
+    hunks = tuple(
+        h
+        if h.applied
+        else engine.HunkResult(h.index, CONFLICT if conflicts else MERGE, reason=h.reason)
+        for h in res.hunks
+    )
     out = SectionResult(res.path, res.old_path, res.action, hunks)
     if conflicts:
         return out, merged, conflicts
@@ -396,8 +449,9 @@ class OldStack:
     rebase without conflicts never pays for it.
     """
 
-    def __init__(self, g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry],
-                 w: ObjectWriter) -> None:
+    def __init__(
+        self, g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry], w: ObjectWriter
+    ) -> None:
         self.g, self.repo, self.w = g, repo, w
         self.entries = list(entries)
         self.index = {e.name: i for i, e in enumerate(self.entries)}
@@ -436,17 +490,18 @@ class OldStack:
         self.done += 1
 
 
-def preimages(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry],
-              w: ObjectWriter) -> Preimage:
+def preimages(
+    g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry], w: ObjectWriter
+) -> Preimage:
     """The 3-way step's preimage lookup for a series pinned at `base` (see OldStack)."""
     return OldStack(g, repo, base, entries, w)
 
 
-def _conflict(s: FilePatch, why: str,
-              hunks: tuple[engine.HunkResult, ...] = ()) -> SectionResult:
+def _conflict(s: FilePatch, why: str, hunks: tuple[engine.HunkResult, ...] = ()) -> SectionResult:
     """A section that cannot apply as a whole (its file is missing, or already there)."""
-    return SectionResult(s.path, s.old_path, "conflict",
-                         hunks + (engine.HunkResult(len(hunks), FAILED, reason=why),))
+    return SectionResult(
+        s.path, s.old_path, "conflict", hunks + (engine.HunkResult(len(hunks), FAILED, reason=why),)
+    )
 
 
 def _check_link(state: SectionState, path: str, target: bytes, where: str) -> None:
@@ -459,8 +514,11 @@ def _check_link(state: SectionState, path: str, target: bytes, where: str) -> No
     text = target.decode("utf-8", "surrogateescape")
     if text.startswith("/") or "\0" in text:
         raise UnsafePathError(f"symlink {path!r} points to absolute path {text!r}", where)
-    outside = UnsafePathError(f"symlink {path!r} points outside the target ({text!r})", where,
-                              "a symlink may only point inside the target")
+    outside = UnsafePathError(
+        f"symlink {path!r} points outside the target ({text!r})",
+        where,
+        "a symlink may only point inside the target",
+    )
     at = path.split("/")[:-1]  # where resolution stands: the link's folder, then on
     todo = text.split("/")
     hops = 0
@@ -483,8 +541,11 @@ def _check_link(state: SectionState, path: str, target: bytes, where: str) -> No
         hops += 1
         if hops > 40:  # the kernel's own limit (ELOOP)
             raise UnsafePathError(f"symlink {path!r} goes through too many symlinks", where)
-        link = text if here == path else \
-            state.content(entry[1] or "").decode("utf-8", "surrogateescape")
+        link = (
+            text
+            if here == path
+            else state.content(entry[1] or "").decode("utf-8", "surrogateescape")
+        )
         if link.startswith("/"):
             raise outside
         at.pop()
@@ -493,8 +554,11 @@ def _check_link(state: SectionState, path: str, target: bytes, where: str) -> No
 
 def failure_error(f: Failure) -> ApplyError:
     """The error that reports a patch that does not apply (exit 3)."""
-    return ApplyError(f"patch does not apply: {f.message()}", f.display,
-                      "rebase it (`patchq rebase`) or fix the patch")
+    return ApplyError(
+        f"patch does not apply: {f.message()}",
+        f.display,
+        "rebase it (`patchq rebase`) or fix the patch",
+    )
 
 
 def raise_failure(f: Failure) -> None:

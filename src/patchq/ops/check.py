@@ -40,9 +40,14 @@ class CheckOutcome:
 Progress = Callable[[int, str, int], None]
 
 
-def replay_series(ctx: Context, base: str, onto: str, entries: Sequence[Entry],
-                  fuzz: int, progress: Progress | None = None
-                  ) -> tuple[list[PatchCheck], dict[str, str]]:
+def replay_series(
+    ctx: Context,
+    base: str,
+    onto: str,
+    entries: Sequence[Entry],
+    fuzz: int,
+    progress: Progress | None = None,
+) -> tuple[list[PatchCheck], dict[str, str]]:
     """Classify every active patch on `onto`, continuing past conflicts; drift attributed."""
     g, repo = ctx.git(), ctx.repo()
     w = g.writer(dry_run=True)
@@ -52,12 +57,14 @@ def replay_series(ctx: Context, base: str, onto: str, entries: Sequence[Entry],
         if progress is not None:
             progress(i, e.name or "", len(entries))
         rp.step(e)
-    return attribute_drift(g, base, onto, w, rp.results, repo, entries, renames=rp.renames,
-                           sections=rp.sections)
+    return attribute_drift(
+        g, base, onto, w, rp.results, repo, entries, renames=rp.renames, sections=rp.sections
+    )
 
 
-def check(ctx: Context, onto: str | None, fuzz: int | None = None,
-          progress: Progress | None = None) -> CheckOutcome:
+def check(
+    ctx: Context, onto: str | None, fuzz: int | None = None, progress: Progress | None = None
+) -> CheckOutcome:
     repo, g = ctx.repo(), ctx.git()
     ref, onto_id = default_onto(ctx, g, onto)
     base, guards = old_base(ctx, g)

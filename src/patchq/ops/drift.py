@@ -41,8 +41,9 @@ class Attribution:
         return self.touched or self.moved
 
 
-def histories(g: GitRepo, old: str, new: str, paths: Iterable[str],
-              renames: dict[str, str]) -> dict[str, list[Change]]:
+def histories(
+    g: GitRepo, old: str, new: str, paths: Iterable[str], renames: dict[str, str]
+) -> dict[str, list[Change]]:
     """`history` for many paths at once, in one `git log` (paths on its stdin).
 
     Without --follow (one path only), a rename is followed through `renames` (old path
@@ -93,8 +94,14 @@ def _split_log(data: bytes) -> list[tuple[str, Change]]:
         else:
             m = _HUNK.match(line)
             if m and path is not None:
-                ranges.append((int(m.group(1)), 1 if m.group(2) is None else int(m.group(2)),
-                               int(m.group(3)), 1 if m.group(4) is None else int(m.group(4))))
+                ranges.append(
+                    (
+                        int(m.group(1)),
+                        1 if m.group(2) is None else int(m.group(2)),
+                        int(m.group(3)),
+                        1 if m.group(4) is None else int(m.group(4)),
+                    )
+                )
     close()
     return out
 
@@ -104,7 +111,7 @@ def _side(raw: bytes, prefix: bytes) -> str | None:
     if name == b"/dev/null":
         return None
     if name.startswith(prefix):
-        name = name[len(prefix):]
+        name = name[len(prefix) :]
     return name.decode("utf-8", "surrogateescape")
 
 

@@ -96,8 +96,11 @@ def recover(g: GitRepo, patch_root: Path, mode: str) -> tuple[str, str | None]:
     # Recovering: whatever the working tree holds now is not known to be ours, so it is
     # stashed before anything is forced. (Not decided by pid: in a container patchq is
     # often pid 1 every time.)
-    saved = _forward(g, patch_root, doc, recovering=True) if mode == "continue" else \
-        _backward(g, patch_root, doc, recovering=True)
+    saved = (
+        _forward(g, patch_root, doc, recovering=True)
+        if mode == "continue"
+        else _backward(g, patch_root, doc, recovering=True)
+    )
     _clear(g)
     return str(doc.get("op")), saved
 
@@ -120,25 +123,39 @@ def _record(g: GitRepo, patch_root: Path, plan: Plan) -> dict[str, Any]:
         files[rel] = {"before": before, "after": new is not None}
     sp = stack_path(g.state_dir(), plan.queue)
     doc = {
-        "op": plan.op, "pid": os.getpid(), "queue": plan.queue, "reason": plan.reason,
+        "op": plan.op,
+        "pid": os.getpid(),
+        "queue": plan.queue,
+        "reason": plan.reason,
         "branch": plan.branch,
-        "before": {"branch_ref": g.try_resolve(f"refs/heads/{plan.branch}"),
-                   "head_branch": g.current_branch(), "head": g.head(),
-                   "stack": json.loads(sp.read_text()) if sp.exists() else None},
-        "after": {"head": plan.head,
-                  "stack": None if plan.stack is None else _stack_doc(plan.stack),
-                  "worktree": plan.worktree, "overlay": plan.overlay,
-                  "intent_to_add": list(plan.intent_to_add)},
+        "before": {
+            "branch_ref": g.try_resolve(f"refs/heads/{plan.branch}"),
+            "head_branch": g.current_branch(),
+            "head": g.head(),
+            "stack": json.loads(sp.read_text()) if sp.exists() else None,
+        },
+        "after": {
+            "head": plan.head,
+            "stack": None if plan.stack is None else _stack_doc(plan.stack),
+            "worktree": plan.worktree,
+            "overlay": plan.overlay,
+            "intent_to_add": list(plan.intent_to_add),
+        },
         "files": files,
     }
-    atomic_write(g.state_dir() / JOURNAL,
-                 (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
+    atomic_write(
+        g.state_dir() / JOURNAL, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
+    )
     return doc
 
 
 def _stack_doc(s: Stack) -> dict[str, Any]:
-    return {"base": s.base, "branch": s.branch, "applied": list(s.applied),
-            "commits": list(s.commits)}
+    return {
+        "base": s.base,
+        "branch": s.branch,
+        "applied": list(s.applied),
+        "commits": list(s.commits),
+    }
 
 
 def _stash_if_dirty(g: GitRepo, patch_root: Path, why: str) -> str | None:
@@ -148,8 +165,7 @@ def _stash_if_dirty(g: GitRepo, patch_root: Path, why: str) -> str | None:
     return None
 
 
-def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
-             ) -> str | None:
+def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool) -> str | None:
     after, branch = doc["after"], doc["branch"]
     why = f"{doc['op']} {doc.get('reason', '')}".strip()
     reason = f"patchq: {why}"
@@ -180,8 +196,7 @@ def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
     return saved
 
 
-def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
-              ) -> str | None:
+def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool) -> str | None:
     before, after, branch = doc["before"], doc["after"], doc["branch"]
     why = f"undo {doc['op']}"
     reason = f"patchq: {why}"

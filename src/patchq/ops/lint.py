@@ -37,15 +37,20 @@ def lint(root: Path) -> list[Finding]:
     if not series_path.is_file():
         return [Finding(ERROR, str(series_path), "no series file")]
     try:
-        config = Config.parse((root / "patchq.toml").read_text(encoding="utf-8"),
-                              str(root / "patchq.toml")) \
-            if (root / "patchq.toml").is_file() else Config()
+        config = (
+            Config.parse(
+                (root / "patchq.toml").read_text(encoding="utf-8"), str(root / "patchq.toml")
+            )
+            if (root / "patchq.toml").is_file()
+            else Config()
+        )
     except BadInputError as err:
         out.append(Finding(ERROR, err.where or "patchq.toml", err.what))
         config = Config()
     try:
-        series = Series.parse(series_path.read_text(encoding="utf-8", errors="surrogateescape"),
-                              SERIES)
+        series = Series.parse(
+            series_path.read_text(encoding="utf-8", errors="surrogateescape"), SERIES
+        )
     except BadInputError as err:
         return out + [Finding(ERROR, err.where or SERIES, err.what)]
     repo = PatchRepo(root, config, series)
@@ -67,8 +72,14 @@ def lint(root: Path) -> list[Finding]:
         if not patch.sections:
             out.append(Finding(WARNING, where, "contains no diff"))
         if not patch.header.strip():
-            out.append(Finding(WARNING, where, "has no header: say what it does and why "
-                               "(DEP-3 Description/Author/Origin/Forwarded, or a mail header)"))
+            out.append(
+                Finding(
+                    WARNING,
+                    where,
+                    "has no header: say what it does and why "
+                    "(DEP-3 Description/Author/Origin/Forwarded, or a mail header)",
+                )
+            )
         for s in patch.sections:
             for h in s.hunks:
                 body = (h.raw or b"").split(b"\n")[1:]
@@ -76,9 +87,14 @@ def lint(root: Path) -> list[Finding]:
                     body.pop()  # the piece after the final newline
                 for k, line in enumerate(body):
                     if line in (b"", b"\r"):
-                        out.append(Finding(WARNING, f"{where}:{h.lineno + 1 + k}",
-                                           "empty context line without its leading space "
-                                           "(whitespace damage, e.g. by a mail client)"))
+                        out.append(
+                            Finding(
+                                WARNING,
+                                f"{where}:{h.lineno + 1 + k}",
+                                "empty context line without its leading space "
+                                "(whitespace damage, e.g. by a mail client)",
+                            )
+                        )
                         break
     lock_path = root / LOCK
     if lock_path.is_file():
@@ -90,19 +106,24 @@ def lint(root: Path) -> list[Finding]:
             for rec in lock.patches:
                 if rec.name not in hashes:
                     if series.find(rec.name) is None:
-                        out.append(Finding(WARNING, LOCK, f"{rec.name} is locked but not in "
-                                           "the series"))
+                        out.append(
+                            Finding(WARNING, LOCK, f"{rec.name} is locked but not in the series")
+                        )
                     continue
                 if hashes[rec.name] != rec.sha256:
-                    out.append(Finding(WARNING, f"{PATCHES}/{rec.name}",
-                                       "changed since series.lock was written (sha256 differs)"))
+                    out.append(
+                        Finding(
+                            WARNING,
+                            f"{PATCHES}/{rec.name}",
+                            "changed since series.lock was written (sha256 differs)",
+                        )
+                    )
     listed = set(series.names())
     pdir = root / PATCHES
     if pdir.is_dir():
         for f in sorted(pdir.rglob("*")):
             rel = f.relative_to(pdir).as_posix()
-            if f.is_file() and rel not in listed and not rel.startswith(".") \
-                    and rel != "series":
+            if f.is_file() and rel not in listed and not rel.startswith(".") and rel != "series":
                 commented = any(rel in (x.raw or "") for x in series.entries if x.name is None)
                 if not commented:
                     out.append(Finding(WARNING, f"{PATCHES}/{rel}", "not named in series"))

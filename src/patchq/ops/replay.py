@@ -114,12 +114,31 @@ class Replay:
     conflict_trees: bool = True
 
     @classmethod
-    def start(cls, g: GitRepo, repo: PatchRepo, old_base: str, onto: str, w: ObjectWriter,
-              fuzz: int, preimage: Preimage | None, tree: str | None = None,
-              conflict_trees: bool = True) -> Replay:
+    def start(
+        cls,
+        g: GitRepo,
+        repo: PatchRepo,
+        old_base: str,
+        onto: str,
+        w: ObjectWriter,
+        fuzz: int,
+        preimage: Preimage | None,
+        tree: str | None = None,
+        conflict_trees: bool = True,
+    ) -> Replay:
         onto_tree = tree or g.commit_info(onto, w)["tree"].decode()
-        return cls(g, repo, old_base, onto, w, fuzz, preimage, upstream_renames(g, old_base, onto),
-                   SectionState(g, w, onto_tree), conflict_trees=conflict_trees)
+        return cls(
+            g,
+            repo,
+            old_base,
+            onto,
+            w,
+            fuzz,
+            preimage,
+            upstream_renames(g, old_base, onto),
+            SectionState(g, w, onto_tree),
+            conflict_trees=conflict_trees,
+        )
 
     def tree(self) -> str:
         return self.state.tree.write(self.w)
@@ -152,16 +171,16 @@ class Replay:
             if self.conflict_trees:
                 for path, data in markers.items():
                     cur = st.tree.get(path, display)
-                    st.put(path, cur[0] if cur else "100644", data, self.w, display,
-                           markers=True)
+                    st.put(path, cur[0] if cur else "100644", data, self.w, display, markers=True)
                 conflict_tree = self.tree()
             st.undo(before)
             after = before
         else:
             after = self.tree()
         st.changed = None
-        res = PatchCheck(entry.name, tuple(hunks), before, after, conflict_tree,
-                         tuple(markers), tuple(renames))
+        res = PatchCheck(
+            entry.name, tuple(hunks), before, after, conflict_tree, tuple(markers), tuple(renames)
+        )
         self.results.append(res)
         if any(h.status != CLEAN for h in hunks):
             self.sections[entry.name] = _drifted(patch.sections, renames, hunks)
@@ -175,8 +194,9 @@ class Replay:
         new_path = to if s.new_path == old else s.new_path
         return replace(s, old_path=to, new_path=new_path, raw_header=None)
 
-    def _section(self, s: FilePatch, display: str, name: str, pin_path: str | None = None
-                 ) -> tuple[list[HunkCheck], bytes | None]:
+    def _section(
+        self, s: FilePatch, display: str, name: str, pin_path: str | None = None
+    ) -> tuple[list[HunkCheck], bytes | None]:
         """Classify and (where safe) apply one section; returns hunk checks and markers."""
         where = f"{display}:{s.lineno}"
         st = self.state
@@ -184,69 +204,99 @@ class Replay:
         n = max(len(s.hunks), 1)
         if s.binary:
             return [HunkCheck(path, 0, CONFLICT, reason="binary patch")], None
-        current = st.get(s.old_path, where) if s.old_path is not None else \
-            st.get(s.path, where)
+        current = st.get(s.old_path, where) if s.old_path is not None else st.get(s.path, where)
         if s.is_new:
             if current is not None:
                 wanted = engine.apply_hunks(None, s.hunks).content
                 same = st.content(current[1]) == wanted
                 status = UPSTREAMED if same else CONFLICT
-                return [HunkCheck(path, i, status, reason="" if same else
-                                  f"{path} already exists upstream") for i in range(n)], None
+                return [
+                    HunkCheck(
+                        path, i, status, reason="" if same else f"{path} already exists upstream"
+                    )
+                    for i in range(n)
+                ], None
             res = engine.apply_hunks(None, s.hunks)
             st.put(path, s.new_mode or "100644", res.content, self.w, where)
             return [HunkCheck(path, i, CLEAN) for i in range(len(s.hunks))], None
         if current is None:
             if s.is_delete:
                 return [HunkCheck(path, i, UPSTREAMED) for i in range(n)], None
-            return [HunkCheck(path, i, MISSING, reason=f"{s.old_path} is gone upstream")
-                    for i in range(n)], None
+            return [
+                HunkCheck(path, i, MISSING, reason=f"{s.old_path} is gone upstream")
+                for i in range(n)
+            ], None
         # The refusals `apply` makes (application.apply_section), made here too: the replay
         # must never write through a symlink, into a submodule, or over upstream's file.
         if current[0] == GITLINK:
-            raise BadInputError(f"{s.old_path!r} is a submodule; patchq does not patch "
-                                "submodules", where)
+            raise BadInputError(
+                f"{s.old_path!r} is a submodule; patchq does not patch submodules", where
+            )
         if current[0] == SYMLINK and SYMLINK not in (s.old_mode, s.new_mode):
-            raise UnsafePathError(f"{s.old_path!r} is a symlink upstream", where,
-                                  "patchq never writes through symlinks")
-        if (s.rename or s.copy) and s.new_path is not None and s.new_path != s.old_path \
-                and st.get(s.new_path, where) is not None:
-            return [HunkCheck(path, i, CONFLICT, reason=f"{s.new_path} already exists upstream")
-                    for i in range(n)], None
+            raise UnsafePathError(
+                f"{s.old_path!r} is a symlink upstream",
+                where,
+                "patchq never writes through symlinks",
+            )
+        if (
+            (s.rename or s.copy)
+            and s.new_path is not None
+            and s.new_path != s.old_path
+            and st.get(s.new_path, where) is not None
+        ):
+            return [
+                HunkCheck(path, i, CONFLICT, reason=f"{s.new_path} already exists upstream")
+                for i in range(n)
+            ], None
         content = st.content(current[1])
         res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
         # A hunk the engine could not place has no offset or fuzz, whatever it tried.
-        checks = [HunkCheck(path, h.index, drift_of(h.status), h.offset, h.fuzz)
-                  if h.applied else HunkCheck(path, h.index, CONFLICT, reason=h.reason)
-                  for h in res.hunks]
+        checks = [
+            HunkCheck(path, h.index, drift_of(h.status), h.offset, h.fuzz)
+            if h.applied
+            else HunkCheck(path, h.index, CONFLICT, reason=h.reason)
+            for h in res.hunks
+        ]
         final = res.content
         markers = None
         failing = [h.index for h in res.failures]
         moved = any(h.status in (OFFSET, FUZZ) for h in res.hunks)
         pre = self._preimage(s, name, pin_path) if failing or moved else None
         # The patch on its own pinned preimage: what the doubt and the merge compare with.
-        theirs = engine.apply_hunks(pre, s.hunks, split=self.g.lines.split) if pre is not None \
-            else None
+        theirs = (
+            engine.apply_hunks(pre, s.hunks, split=self.g.lines.split) if pre is not None else None
+        )
         doubtful = _doubtful(s.hunks, res, content, pre, theirs, self.g.lines.split)
         if doubtful and pre is not None and theirs is not None:
             # A hunk that moved to a place whose surroundings differ from the pinned base's
             # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
-            merged, conflicts = self.g.merge_file(content, pre, theirs.content,
-                                                  ("upstream", "base", name))
+            merged, conflicts = self.g.merge_file(
+                content, pre, theirs.content, ("upstream", "base", name)
+            )
             if conflicts or merged != res.content:
                 failing = sorted(failing + doubtful)
                 for i in doubtful:
-                    checks[i] = replace(checks[i], status=CONFLICT, offset=0, fuzz=0,
-                                        reason="its lines match only at a place that differs "
-                                        "from the pinned base")
-                res = _apply_only(content, s.hunks, [i for i in range(len(s.hunks))
-                                                     if i not in failing], self.fuzz,
-                                  self.g.lines.split)
+                    checks[i] = replace(
+                        checks[i],
+                        status=CONFLICT,
+                        offset=0,
+                        fuzz=0,
+                        reason="its lines match only at a place that differs from the pinned base",
+                    )
+                res = _apply_only(
+                    content,
+                    s.hunks,
+                    [i for i in range(len(s.hunks)) if i not in failing],
+                    self.fuzz,
+                    self.g.lines.split,
+                )
                 final = res.content
                 for r in res.hunks:
-                    checks[r.index] = HunkCheck(path, r.index, drift_of(r.status), r.offset,
-                                                r.fuzz) if r.applied else \
-                        HunkCheck(path, r.index, CONFLICT, reason=r.reason)
+                    checks[r.index] = (
+                        HunkCheck(path, r.index, drift_of(r.status), r.offset, r.fuzz)
+                        if r.applied
+                        else HunkCheck(path, r.index, CONFLICT, reason=r.reason)
+                    )
                 failing = sorted(set(failing) | {r.index for r in res.failures})
         if failing:
             cur = res.content
@@ -256,21 +306,27 @@ class Replay:
                 back = engine.apply_hunks(cur, [s.hunks[i]], reverse=True, split=self.g.lines.split)
                 # Upstreamed only if the patched lines are there once: a look-alike
                 # elsewhere in the file proves nothing.
-                if back.ok and _count(cur_lines, s.hunks[i].new_lines) == 1 \
-                        and _removed(s.hunks[i:i + 1], cur_lines, pre_lines) \
-                        and not (pre_lines is not None and
-                                 _kept(s.hunks[i:i + 1], cur_lines, cur_lines, pre_lines)):
+                if (
+                    back.ok
+                    and _count(cur_lines, s.hunks[i].new_lines) == 1
+                    and _removed(s.hunks[i : i + 1], cur_lines, pre_lines)
+                    and not (
+                        pre_lines is not None
+                        and _kept(s.hunks[i : i + 1], cur_lines, cur_lines, pre_lines)
+                    )
+                ):
                     checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
                     failing.remove(i)
             if failing:
-                final, markers = self._merge(s, content, cur, pre, theirs, failing, checks,
-                                             name)
+                final, markers = self._merge(s, content, cur, pre, theirs, failing, checks, name)
         if markers is not None:
             return checks, markers
         if s.is_delete:
             if final:
-                return [replace(c, status=CONFLICT, reason=f"{path} is not empty after its "
-                                "deletion") for c in checks], None
+                return [
+                    replace(c, status=CONFLICT, reason=f"{path} is not empty after its deletion")
+                    for c in checks
+                ], None
             st.remove(path, where)
             return checks, None
         mode = s.new_mode or current[0]
@@ -290,23 +346,32 @@ class Replay:
             pre = self.state.content(self.g.resolve(s.old_id, "blob"))
         return pre
 
-    def _merge(self, s: FilePatch, content: bytes, cur: bytes, pre: bytes | None,
-               theirs: engine.FileResult | None,
-               failing: list[int], checks: list[HunkCheck], name: str
-               ) -> tuple[bytes, bytes | None]:
+    def _merge(
+        self,
+        s: FilePatch,
+        content: bytes,
+        cur: bytes,
+        pre: bytes | None,
+        theirs: engine.FileResult | None,
+        failing: list[int],
+        checks: list[HunkCheck],
+        name: str,
+    ) -> tuple[bytes, bytes | None]:
         """3-way merge, then anchored placement; fills `checks`, returns (content, markers)."""
         assert s.old_path is not None
         merged: bytes | None = None
         if pre is not None:
             if theirs is not None and theirs.ok:
-                merged, conflicts = self.g.merge_file(content, pre, theirs.content,
-                                                      ("upstream", "base", name))
+                merged, conflicts = self.g.merge_file(
+                    content, pre, theirs.content, ("upstream", "base", name)
+                )
                 merged_lines, up_lines = self.g.lines.split(merged), self.g.lines.split(content)
                 # The merge holds every hunk's change, so the line balance counts them all.
-                if conflicts == 0 and _removed([s.hunks[i] for i in failing], merged_lines,
-                                               up_lines) \
-                        and not _kept(s.hunks, merged_lines, up_lines,
-                                      self.g.lines.split(pre)):
+                if (
+                    conflicts == 0
+                    and _removed([s.hunks[i] for i in failing], merged_lines, up_lines)
+                    and not _kept(s.hunks, merged_lines, up_lines, self.g.lines.split(pre))
+                ):
                     # Merging in the failing hunks changed nothing beyond the hunks that
                     # applied: upstream already made those changes.
                     status = UPSTREAMED if merged == cur else MERGE
@@ -315,8 +380,11 @@ class Replay:
                     return merged, None
                 if conflicts == 0:
                     merged = None  # clean, but it kept what the patch removes: no markers
-        placed = anchored(cur, [s.hunks[i] for i in failing], pre, self.g.lines.split) \
-            if pre is not None else None
+        placed = (
+            anchored(cur, [s.hunks[i] for i in failing], pre, self.g.lines.split)
+            if pre is not None
+            else None
+        )
         if placed is not None:
             for i in failing:
                 checks[i] = replace(checks[i], status=MERGE, anchored=True, reason="")
@@ -324,8 +392,7 @@ class Replay:
         for i in failing:
             checks[i] = replace(checks[i], status=CONFLICT)
         if merged is None:
-            merged = _conflict_blocks(cur, [s.hunks[i] for i in failing], name,
-                                      self.g.lines.split)
+            merged = _conflict_blocks(cur, [s.hunks[i] for i in failing], name, self.g.lines.split)
         return content, merged
 
 
@@ -341,8 +408,9 @@ def _trivial(line: bytes) -> bool:
     return len(line.strip().strip(b"{}()[];,").strip()) < 3
 
 
-def anchored(content: bytes, hunks: Sequence[Hunk], pre: bytes, split: Split = split_lines
-             ) -> bytes | None:
+def anchored(
+    content: bytes, hunks: Sequence[Hunk], pre: bytes, split: Split = split_lines
+) -> bytes | None:
     """DESIGN §4 step 5: place each change block where its removed lines — or, for a pure
     insertion, the unchanged line it hangs from — occur exactly once, both in the new file
     and in the pinned pre-image `pre` (so it is the same line, not a look-alike in another
@@ -366,8 +434,12 @@ def anchored(content: bytes, hunks: Sequence[Hunk], pre: bytes, split: Split = s
                 hits = _find(lines, [before], 2)
                 if len(hits) == 1:
                     anchor_hit = hits[0] + 1
-            if anchor_hit is None and after is not None and not _trivial(after) \
-                    and _count(old, [after]) == 1:
+            if (
+                anchor_hit is None
+                and after is not None
+                and not _trivial(after)
+                and _count(old, [after]) == 1
+            ):
                 hits = _find(lines, [after], 2)
                 if len(hits) == 1:
                     anchor_hit = hits[0]
@@ -377,8 +449,9 @@ def anchored(content: bytes, hunks: Sequence[Hunk], pre: bytes, split: Split = s
     return b"".join(lines)
 
 
-def _removed(hunks: Sequence[Hunk], result: Sequence[bytes],
-             before: Sequence[bytes] | None) -> bool:
+def _removed(
+    hunks: Sequence[Hunk], result: Sequence[bytes], before: Sequence[bytes] | None
+) -> bool:
     """Whether `result` lacks what `hunks` remove, rather than holding it elsewhere: each
     run of removed lines occurs in it fewer times than in `before` (not at all, without
     it). Where upstream *moved* a block the patch removes, a clean 3-way merge and the
@@ -397,8 +470,9 @@ def _removed(hunks: Sequence[Hunk], result: Sequence[bytes],
     return True
 
 
-def _kept(hunks: Sequence[Hunk], result: Sequence[bytes], upstream: Sequence[bytes],
-          pre: Sequence[bytes]) -> bool:
+def _kept(
+    hunks: Sequence[Hunk], result: Sequence[bytes], upstream: Sequence[bytes], pre: Sequence[bytes]
+) -> bool:
     """Whether `result` still holds a line the hunks remove that upstream moved rather than
     removed — what `_removed`'s whole-block test misses when upstream moved only part of
     a removed block, or edited a line next to it while moving it (found by the rebase
@@ -441,8 +515,7 @@ def _count(lines: Sequence[bytes], seq: Sequence[bytes]) -> int:
     return len(_find(lines, seq))
 
 
-def _find(lines: Sequence[bytes], seq: Sequence[bytes], most: int | None = None
-          ) -> list[int]:
+def _find(lines: Sequence[bytes], seq: Sequence[bytes], most: int | None = None) -> list[int]:
     """Where `seq` starts in `lines` (an empty `seq`: nowhere); the first `most` only."""
     if not seq:
         return []
@@ -480,9 +553,14 @@ def _starts(hunks: Sequence[Hunk], res: engine.FileResult) -> dict[int, int]:
     return out
 
 
-def _doubtful(hunks: Sequence[Hunk], res: engine.FileResult, content: bytes,
-              pre: bytes | None, then: engine.FileResult | None, split: Split = split_lines
-              ) -> list[int]:
+def _doubtful(
+    hunks: Sequence[Hunk],
+    res: engine.FileResult,
+    content: bytes,
+    pre: bytes | None,
+    then: engine.FileResult | None,
+    split: Split = split_lines,
+) -> list[int]:
     """Hunks placed by offset or fuzz whose surrounding lines differ from the pre-image's
     (`then`: the hunks applied to the pre-image)."""
     moved = [r.index for r in res.hunks if r.status in (OFFSET, FUZZ)]
@@ -504,12 +582,16 @@ def _doubtful(hunks: Sequence[Hunk], res: engine.FileResult, content: bytes,
     return out
 
 
-def _apply_only(content: bytes, hunks: Sequence[Hunk], keep: Sequence[int], fuzz: int,
-                split: Split = split_lines) -> engine.FileResult:
+def _apply_only(
+    content: bytes,
+    hunks: Sequence[Hunk],
+    keep: Sequence[int],
+    fuzz: int,
+    split: Split = split_lines,
+) -> engine.FileResult:
     """Apply only the hunks `keep`; the report keeps the hunks' own indices."""
     res = engine.apply_hunks(content, [hunks[i] for i in keep], fuzz=fuzz, split=split)
-    return engine.FileResult(res.content, tuple(replace(r, index=keep[r.index])
-                                                for r in res.hunks))
+    return engine.FileResult(res.content, tuple(replace(r, index=keep[r.index]) for r in res.hunks))
 
 
 def _change_blocks(h: Hunk) -> list[tuple[bytes | None, list[bytes], list[bytes], bytes | None]]:
@@ -533,8 +615,9 @@ def _change_blocks(h: Hunk) -> list[tuple[bytes | None, list[bytes], list[bytes]
     return out
 
 
-def _conflict_blocks(content: bytes, hunks: Sequence[Hunk], name: str,
-                     split: Split = split_lines) -> bytes:
+def _conflict_blocks(
+    content: bytes, hunks: Sequence[Hunk], name: str, split: Split = split_lines
+) -> bytes:
     """Without a preimage to merge against: mark each hunk at its stated place."""
     lines = split(content)
     if lines and not lines[-1].endswith(b"\n"):
@@ -549,12 +632,18 @@ def _conflict_blocks(content: bytes, hunks: Sequence[Hunk], name: str,
     return b"".join(lines)
 
 
-def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
-                    results: Sequence[PatchCheck], repo: PatchRepo,
-                    entries: Sequence[Entry], histories: dict[str, list[Change]] | None = None,
-                    renames: dict[str, str] | None = None,
-                    sections: dict[str, dict[str, Drifted]] | None = None
-                    ) -> tuple[list[PatchCheck], dict[str, str]]:
+def attribute_drift(
+    g: GitRepo,
+    old_base: str,
+    onto: str,
+    w: ObjectWriter,
+    results: Sequence[PatchCheck],
+    repo: PatchRepo,
+    entries: Sequence[Entry],
+    histories: dict[str, list[Change]] | None = None,
+    renames: dict[str, str] | None = None,
+    sections: dict[str, dict[str, Drifted]] | None = None,
+) -> tuple[list[PatchCheck], dict[str, str]]:
     """Fill each non-clean hunk's `drift`: one `git log` per file that drifted (a caller
     that attributes patch by patch passes the same `histories` to keep it so).
 
@@ -563,8 +652,9 @@ def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
     if old_base == onto:
         return list(results), subjects
     by_name = {e.name: e for e in entries}
-    base_tree = MemTree(lambda oid: g.read_tree(oid, w), g.commit_info(old_base, w)["tree"]
-                        .decode())
+    base_tree = MemTree(
+        lambda oid: g.read_tree(oid, w), g.commit_info(old_base, w)["tree"].decode()
+    )
     histories = {} if histories is None else histories
     texts: dict[str, list[bytes] | None] = {}  # old base's files, read and split once
     drifted = {h.file for r in results for h in r.hunks if h.status != CLEAN}
@@ -581,8 +671,11 @@ def attribute_drift(g: GitRepo, old_base: str, onto: str, w: ObjectWriter,
         entry = by_name.get(r.name)
         secs = (sections or {}).get(r.name)
         if secs is None:
-            secs = _drifted(load_patch(repo, entry)[1].sections, r.renames, r.hunks) \
-                if entry is not None else {}
+            secs = (
+                _drifted(load_patch(repo, entry)[1].sections, r.renames, r.hunks)
+                if entry is not None
+                else {}
+            )
         new_hunks = []
         for h in r.hunks:
             sec = secs.get(h.file)
@@ -610,8 +703,9 @@ class Drifted:
     hunks: dict[int, Hunk]
 
 
-def _drifted(sections: Sequence[FilePatch], renames: Sequence[tuple[str, str]],
-             checks: Sequence[HunkCheck]) -> dict[str, Drifted]:
+def _drifted(
+    sections: Sequence[FilePatch], renames: Sequence[tuple[str, str]], checks: Sequence[HunkCheck]
+) -> dict[str, Drifted]:
     """A patch's unclean hunks by the path the replay reported them under."""
     renamed = dict(renames)
     want: dict[str, set[int]] = {}
@@ -622,13 +716,18 @@ def _drifted(sections: Sequence[FilePatch], renames: Sequence[tuple[str, str]],
     for s in sections:
         path = renamed.get(s.path, s.path)
         if path in want:
-            out[path] = Drifted(s.old_path, {i: s.hunks[i] for i in want[path]
-                                             if i < len(s.hunks)})
+            out[path] = Drifted(s.old_path, {i: s.hunks[i] for i in want[path] if i < len(s.hunks)})
     return out
 
 
-def _region(g: GitRepo, w: ObjectWriter, base_tree: MemTree, path: str, h: Hunk,
-            texts: dict[str, list[bytes] | None]) -> tuple[int, int]:
+def _region(
+    g: GitRepo,
+    w: ObjectWriter,
+    base_tree: MemTree,
+    path: str,
+    h: Hunk,
+    texts: dict[str, list[bytes] | None],
+) -> tuple[int, int]:
     """Where a hunk's context and removed lines sit in the old base's file (0-based).
 
     `texts` keeps each file read and split once for all the hunks that drifted in it."""
@@ -637,8 +736,7 @@ def _region(g: GitRepo, w: ObjectWriter, base_tree: MemTree, path: str, h: Hunk,
             entry = base_tree.get(path)
         except UnsafePathError:
             entry = None
-        texts[path] = g.lines.split(g.read_blob(entry[1], w)) if entry is not None \
-            else None
+        texts[path] = g.lines.split(g.read_blob(entry[1], w)) if entry is not None else None
     lines = texts[path]
     if lines is not None:
         start = engine.locate(lines, h)

@@ -38,8 +38,11 @@ class Context:
         for d in (repo.root, *repo.root.parents):
             if (d / ".git").exists():
                 return d
-        raise BadInputError("no target checkout", str(repo.root),
-                            "give --target DIR, set PATCHQ_TARGET or `target` in patchq.toml")
+        raise BadInputError(
+            "no target checkout",
+            str(repo.root),
+            "give --target DIR, set PATCHQ_TARGET or `target` in patchq.toml",
+        )
 
     def git(self) -> GitRepo:
         if self._git is None:

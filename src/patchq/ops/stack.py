@@ -54,9 +54,12 @@ class MoveOutcome:
         if f is None:
             return None
         if f.tree is not None:
-            return ConflictError(f"{f.conflicts} conflict{'s' if f.conflicts != 1 else ''} in "
-                                 f"{f.path} left in the working tree", f.display,
-                                 "resolve them, then `patchq refresh`")
+            return ConflictError(
+                f"{f.conflicts} conflict{'s' if f.conflicts != 1 else ''} in "
+                f"{f.path} left in the working tree",
+                f.display,
+                "resolve them, then `patchq refresh`",
+            )
         return failure_error(f)
 
     @property
@@ -74,9 +77,11 @@ def rebase_in_progress(ctx: Context) -> bool:
 def refuse_during_rebase(ctx: Context) -> None:
     """The stack and the series belong to a rebase until it finishes (DESIGN §3, exit 5)."""
     if rebase_in_progress(ctx):
-        raise UnsafeStateError("a rebase is in progress", str(ctx.git().root),
-                               "finish it with `patchq rebase --continue`, `--skip` or "
-                               "`--abort` first")
+        raise UnsafeStateError(
+            "a rebase is in progress",
+            str(ctx.git().root),
+            "finish it with `patchq rebase --continue`, `--skip` or `--abort` first",
+        )
 
 
 def open_stack(ctx: Context, create: bool) -> Stack:
@@ -103,8 +108,11 @@ def protect(ctx: Context, force: bool, what: str, can_force: bool = True) -> str
         return None
     if not force:
         more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
-        hint = (f"`patchq refresh` them, or `patchq {what} --force` to save them in a stash "
-                "first") if can_force else "`patchq refresh` or `git stash` them first"
+        hint = (
+            (f"`patchq refresh` them, or `patchq {what} --force` to save them in a stash first")
+            if can_force
+            else "`patchq refresh` or `git stash` them first"
+        )
         raise UnsafeStateError(f"unrefreshed changes in {dirty[0]}{more}", str(g.root), hint)
     return g.stash_save(f"patchq: saved before {what}")
 
@@ -114,9 +122,12 @@ def series_state(ctx: Context, stack: Stack) -> tuple[tuple[str, ...], tuple[Ent
     _, entries = active_entries(ctx, None)
     names = tuple(e.name or "" for e in entries)
     if names[: len(stack.applied)] != stack.applied:
-        raise UnsafeStateError("the applied patches are no longer the start of the active "
-                               "series (series or guards changed)", "series",
-                               "`patchq pop -a --force` and push again")
+        raise UnsafeStateError(
+            "the applied patches are no longer the start of the active "
+            "series (series or guards changed)",
+            "series",
+            "`patchq pop -a --force` and push again",
+        )
     return names, entries
 
 
@@ -131,13 +142,11 @@ def _resolve_target(names: Sequence[str], applied: int, target: str | None) -> i
     if target.isdigit() and target not in names:
         return applied + int(target)
     if target not in names:
-        raise BadInputError(f"no active patch named {target!r}", "series",
-                            "see `patchq series -v`")
+        raise BadInputError(f"no active patch named {target!r}", "series", "see `patchq series -v`")
     return names.index(target) + 1
 
 
-def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry], w: ObjectWriter
-              ) -> Preimage:
+def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry], w: ObjectWriter) -> Preimage:
     """Each patch's pre-images for the 3-way step: from the lock's pinned base, else none
     (the merge then falls back on the patch's `index` blob ids, DESIGN §4 step 4)."""
     lock = ctx.repo().read_lock()
@@ -146,9 +155,16 @@ def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry], w: ObjectWrite
     return preimages(g, ctx.repo(), lock.base, entries, w)
 
 
-def push_patches(ctx: Context, target: str | None, all_: bool, fuzz: int | None, merge: bool,
-                 force: bool, progress: Callable[[int, str], None] | None, verb: str
-                 ) -> MoveOutcome:
+def push_patches(
+    ctx: Context,
+    target: str | None,
+    all_: bool,
+    fuzz: int | None,
+    merge: bool,
+    force: bool,
+    progress: Callable[[int, str], None] | None,
+    verb: str,
+) -> MoveOutcome:
     """Apply the next patch (or up to `target`, or all) on top of the stack, as `verb`."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
@@ -157,16 +173,27 @@ def push_patches(ctx: Context, target: str | None, all_: bool, fuzz: int | None,
         n = len(stack.applied)
         want = len(names) if all_ else _resolve_target(names, n, target)
         if want <= n or n >= len(names):
-            raise BadInputError("nothing to push" if n >= len(names) else
-                                f"{target} is already applied", "series",
-                                "see `patchq series -v`")
+            raise BadInputError(
+                "nothing to push" if n >= len(names) else f"{target} is already applied",
+                "series",
+                "see `patchq series -v`",
+            )
         want = min(want, len(names))
         saved = protect(ctx, force, verb)
         w = g.writer()
         fz = repo.config.fuzz if fuzz is None else fuzz
         pre = _preimage(ctx, g, entries, w) if merge else None
-        result = apply_series(g, repo, stack.head, entries[n:want], w, fuzz=fz,
-                              progress=progress, stamp=stack.base, preimage=pre)
+        result = apply_series(
+            g,
+            repo,
+            stack.head,
+            entries[n:want],
+            w,
+            fuzz=fz,
+            progress=progress,
+            stamp=stack.base,
+            preimage=pre,
+        )
         pushed = tuple(p.name for p in result.patches)
         new = stack.extended(pushed, tuple(p.commit or "" for p in result.patches))
         f = result.failure
@@ -189,9 +216,20 @@ def push_patches(ctx: Context, target: str | None, all_: bool, fuzz: int | None,
             # Files the patch creates stay known to git (intent to add), so `refresh`
             # records them rather than leaving them out as untracked.
             added = tuple(g.added_paths(new.head, f.tree))
-        journal.run(g, repo.root, journal.Plan(
-            verb, new.branch, new.head, new, repo.config.queue, overlay=overlay,
-            intent_to_add=added, reason=f"{len(new.applied) - n} patches"))
+        journal.run(
+            g,
+            repo.root,
+            journal.Plan(
+                verb,
+                new.branch,
+                new.head,
+                new,
+                repo.config.queue,
+                overlay=overlay,
+                intent_to_add=added,
+                reason=f"{len(new.applied) - n} patches",
+            ),
+        )
     return MoveOutcome(new, result.patches, failure=f, saved=saved)
 
 
@@ -208,13 +246,15 @@ def _rest_of_merged_patch(g: GitRepo, w: ObjectWriter, f: Failure, fuzz: int) ->
     for s in sections[k + 1 :]:
         res = apply_section(state, s, w, fuzz, f.display)
         if not all(h.applied for h in res.hunks):
-            return replace(f, path=res.path, hunks=res.hunks, section=s, merged=None,
-                           conflicts=0, tree=None)
+            return replace(
+                f, path=res.path, hunks=res.hunks, section=s, merged=None, conflicts=0, tree=None
+            )
     return replace(f, tree=state.tree.write(w))
 
 
-def pop_patches(ctx: Context, target: str | None, all_: bool, force: bool, verb: str
-                ) -> MoveOutcome:
+def pop_patches(
+    ctx: Context, target: str | None, all_: bool, force: bool, verb: str
+) -> MoveOutcome:
     """Remove the top patch (or down to `target`, which stays applied, or all), as `verb`."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
@@ -236,8 +276,13 @@ def pop_patches(ctx: Context, target: str | None, all_: bool, force: bool, verb:
             raise BadInputError(f"{target!r} is not applied", "series", "see `patchq applied`")
         saved = protect(ctx, force, verb)
         new = stack.truncated(keep)
-        journal.run(g, repo.root, journal.Plan(verb, new.branch, new.head, new,
-                                               repo.config.queue, reason=f"{n - keep} patches"))
+        journal.run(
+            g,
+            repo.root,
+            journal.Plan(
+                verb, new.branch, new.head, new, repo.config.queue, reason=f"{n - keep} patches"
+            ),
+        )
     return MoveOutcome(new, popped=stack.applied[keep:][::-1], saved=saved)
 
 
@@ -271,13 +316,24 @@ def worktree(ctx: Context, w: ObjectWriter, head_tree: str) -> str:
 
 def recommit(w: ObjectWriter, info: dict[str, bytes], tree: str, parent: str) -> str:
     """A commit like `info` (same author, committer, message) with a new tree and parent."""
-    lines = [b"tree " + tree.encode(), b"parent " + parent.encode(),
-             b"author " + info["author"], b"committer " + info["committer"]]
+    lines = [
+        b"tree " + tree.encode(),
+        b"parent " + parent.encode(),
+        b"author " + info["author"],
+        b"committer " + info["committer"],
+    ]
     return w.add("commit", b"\n".join(lines) + b"\n\n" + info["message"])
 
 
-def rewrite_messages(g: GitRepo, repo: PatchRepo, stack: Stack, name: str, patch: Patch,
-                     op: str, files: dict[str, bytes | None]) -> None:
+def rewrite_messages(
+    g: GitRepo,
+    repo: PatchRepo,
+    stack: Stack,
+    name: str,
+    patch: Patch,
+    op: str,
+    files: dict[str, bytes | None],
+) -> None:
     """Give an applied patch's commit the author and message of its new header, and re-parent
     the commits above (trees unchanged), so the stack is what pushing the series gives."""
     check_branch(g, stack)
@@ -295,8 +351,20 @@ def rewrite_messages(g: GitRepo, repo: PatchRepo, stack: Stack, name: str, patch
     w.flush()
     new = replace(stack, commits=tuple(commits))
     # Same trees: moving only the branch leaves the index and the working tree as they are.
-    journal.run(g, repo.root, journal.Plan(op, stack.branch, new.head, new, repo.config.queue,
-                                           worktree=journal.REF, files=files, reason=name))
+    journal.run(
+        g,
+        repo.root,
+        journal.Plan(
+            op,
+            stack.branch,
+            new.head,
+            new,
+            repo.config.queue,
+            worktree=journal.REF,
+            files=files,
+            reason=name,
+        ),
+    )
 
 
 # --- the series ------------------------------------------------------------------------

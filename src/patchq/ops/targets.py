@@ -22,8 +22,9 @@ def branch_name(ctx: Context, branch: str | None) -> str:
     return name
 
 
-def active_entries(ctx: Context, guards: Sequence[str] | None) -> tuple[tuple[str, ...],
-                                                                         tuple[Entry, ...]]:
+def active_entries(
+    ctx: Context, guards: Sequence[str] | None
+) -> tuple[tuple[str, ...], tuple[Entry, ...]]:
     repo = ctx.repo()
     active = tuple(guards) if guards is not None else repo.config.guards
     return active, repo.series.active(active)
@@ -38,8 +39,11 @@ def choose_base(ctx: Context, onto: str | None) -> str:
     lock = ctx.repo().read_lock()
     if lock is not None:
         if not g.has_object(lock.base):
-            raise BadInputError(f"the lock's base {lock.base[:12]} is not in the target",
-                                str(g.root), "fetch it, or give --onto REF")
+            raise BadInputError(
+                f"the lock's base {lock.base[:12]} is not in the target",
+                str(g.root),
+                "fetch it, or give --onto REF",
+            )
         return lock.base
     pin = ctx.repo().config.pin
     if pin:
@@ -66,8 +70,11 @@ def default_onto(ctx: Context, g: GitRepo, onto: str | None) -> tuple[str, str]:
             oid = g.try_resolve(ref)
             if oid:
                 return ref, oid
-    raise BadInputError("no upstream to check against", str(ctx.repo().root),
-                        "give --onto REF, or set `branch` in patchq.toml")
+    raise BadInputError(
+        "no upstream to check against",
+        str(ctx.repo().root),
+        "give --onto REF, or set `branch` in patchq.toml",
+    )
 
 
 def old_base(ctx: Context, g: GitRepo) -> tuple[str, tuple[str, ...]]:
@@ -76,25 +83,37 @@ def old_base(ctx: Context, g: GitRepo) -> tuple[str, tuple[str, ...]]:
     lock = repo.read_lock()
     if lock is not None:
         if not g.has_object(lock.base):
-            raise BadInputError(f"the lock's base {lock.base[:12]} is not in the target",
-                                str(g.root), "fetch upstream history first")
+            raise BadInputError(
+                f"the lock's base {lock.base[:12]} is not in the target",
+                str(g.root),
+                "fetch upstream history first",
+            )
         return lock.base, lock.guards
     stack = load(g.state_dir(), repo.config.queue)
     if stack is not None:
         return stack.base, repo.config.guards
-    raise BadInputError("no series.lock and no applied stack: nothing pins the old base",
-                        str(repo.lock_path), "run `patchq apply --onto OLD-BASE` first")
+    raise BadInputError(
+        "no series.lock and no applied stack: nothing pins the old base",
+        str(repo.lock_path),
+        "run `patchq apply --onto OLD-BASE` first",
+    )
 
 
 def check_branch(g: GitRepo, stack: Stack) -> None:
     """The target must be on the stack's branch, at the recorded top."""
     current = g.current_branch()
     if current != stack.branch:
-        raise UnsafeStateError(f"the target is on {current or 'a detached HEAD'}, not on the "
-                               f"stack branch {stack.branch}", str(g.root),
-                               f"`git checkout {stack.branch}` first")
+        raise UnsafeStateError(
+            f"the target is on {current or 'a detached HEAD'}, not on the "
+            f"stack branch {stack.branch}",
+            str(g.root),
+            f"`git checkout {stack.branch}` first",
+        )
     head = g.head()
     if head != stack.head:
-        raise UnsafeStateError(f"{stack.branch} moved outside patchq (now {str(head)[:12]}, "
-                               f"expected {stack.head[:12]})", str(g.root),
-                               "reset it, or re-apply with `patchq apply`")
+        raise UnsafeStateError(
+            f"{stack.branch} moved outside patchq (now {str(head)[:12]}, "
+            f"expected {stack.head[:12]})",
+            str(g.root),
+            "reset it, or re-apply with `patchq apply`",
+        )

@@ -43,8 +43,9 @@ def loads(data: str | bytes) -> dict[str, Any]:
     if type(version) is not int or version < 1:
         raise StateFormatError(f"'version' is {version!r}, not a version")
     if version > VERSION:
-        raise StateFormatError(f"written by a newer patchq (version {version}; this one "
-                               f"reads up to {VERSION})")
+        raise StateFormatError(
+            f"written by a newer patchq (version {version}; this one reads up to {VERSION})"
+        )
     return doc
 
 

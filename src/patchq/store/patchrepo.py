@@ -52,8 +52,17 @@ class Config:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise BadInputError(f"cannot read the configuration: {e}", where) from None
-        known = {"upstream": str, "branch": str, "pin": str, "target": str, "strip": int,
-                 "fuzz": int, "guards": list, "context": int, "queue": str}
+        known = {
+            "upstream": str,
+            "branch": str,
+            "pin": str,
+            "target": str,
+            "strip": int,
+            "fuzz": int,
+            "guards": list,
+            "context": int,
+            "queue": str,
+        }
         kwargs: dict[str, object] = {}
         extra: dict[str, object] = {}
         for key, value in doc.items():
@@ -78,8 +87,12 @@ class Config:
 
 
 def _valid_queue(name: str) -> bool:
-    return bool(name) and all(c.isalnum() or c in "-_." for c in name) and \
-        not name.startswith(".") and ".." not in name
+    return (
+        bool(name)
+        and all(c.isalnum() or c in "-_." for c in name)
+        and not name.startswith(".")
+        and ".." not in name
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +121,11 @@ class PatchRepo:
         for d in (start, *start.parents):
             if (d / SERIES).is_file():
                 return d
-        raise BadInputError("no patch repo here or above (no patchq.toml or series)",
-                            str(start), "run `patchq init`, or give --dir")
+        raise BadInputError(
+            "no patch repo here or above (no patchq.toml or series)",
+            str(start),
+            "run `patchq init`, or give --dir",
+        )
 
     @classmethod
     def open(cls, root: Path) -> PatchRepo:
@@ -117,11 +133,17 @@ class PatchRepo:
         if not root.is_dir():
             raise BadInputError("patch repo folder does not exist", str(root))
         cfg_path = root / CONFIG
-        config = (Config.parse(cfg_path.read_text(encoding="utf-8"), str(cfg_path))
-                  if cfg_path.is_file() else Config())
+        config = (
+            Config.parse(cfg_path.read_text(encoding="utf-8"), str(cfg_path))
+            if cfg_path.is_file()
+            else Config()
+        )
         series_path = root / SERIES
-        text = series_path.read_text(encoding="utf-8", errors="surrogateescape") \
-            if series_path.is_file() else ""
+        text = (
+            series_path.read_text(encoding="utf-8", errors="surrogateescape")
+            if series_path.is_file()
+            else ""
+        )
         return cls(root, config, Series.parse(text, str(series_path)))
 
     def patch_path(self, name: str) -> Path:
@@ -143,8 +165,9 @@ class PatchRepo:
         try:
             return path.read_bytes()
         except FileNotFoundError:
-            raise BadInputError(f"patch {name!r} is in the series but its file is missing",
-                                str(path)) from None
+            raise BadInputError(
+                f"patch {name!r} is in the series but its file is missing", str(path)
+            ) from None
         except IsADirectoryError:
             raise BadInputError(f"patch {name!r} is a directory", str(path)) from None
 

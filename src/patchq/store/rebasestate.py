@@ -80,14 +80,23 @@ class StoppedPatch:
 
     def resolved(self, commit: str, tree: str) -> DonePatch:
         """This patch as the person resolved it, committed as `commit` with `tree`."""
-        return DonePatch(PatchOutcome(self.name, self.status, "resolved", self.drift,
-                                      self.hunks, commit, self.shown), self.tree_before, tree)
+        return DonePatch(
+            PatchOutcome(
+                self.name, self.status, "resolved", self.drift, self.hunks, commit, self.shown
+            ),
+            self.tree_before,
+            tree,
+        )
 
     def dropped(self) -> DonePatch:
         """This patch skipped: it leaves the series."""
-        return DonePatch(PatchOutcome(self.name, self.status, "dropped", self.drift,
-                                      self.hunks, None, self.shown), self.tree_before,
-                         self.tree_after)
+        return DonePatch(
+            PatchOutcome(
+                self.name, self.status, "dropped", self.drift, self.hunks, None, self.shown
+            ),
+            self.tree_before,
+            self.tree_after,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +128,9 @@ class RebaseState:
 
     def with_done(self, done: DonePatch, head: str | None = None) -> RebaseState:
         """This state with one more patch done and, if it made a commit, a new head."""
-        return replace(self, done=self.done + (done,), current=None,
-                       head=self.head if head is None else head)
+        return replace(
+            self, done=self.done + (done,), current=None, head=self.head if head is None else head
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,23 +152,41 @@ class LastRebase:
 
 
 def _hunk_doc(h: HunkRecord) -> dict[str, Any]:
-    return {"file": h.file, "index": h.index, "status": h.status, "offset": h.offset,
-            "fuzz": h.fuzz, "anchored": h.anchored, "drift": list(h.drift),
-            "reason": h.reason}
+    return {
+        "file": h.file,
+        "index": h.index,
+        "status": h.status,
+        "offset": h.offset,
+        "fuzz": h.fuzz,
+        "anchored": h.anchored,
+        "drift": list(h.drift),
+        "reason": h.reason,
+    }
 
 
 def _hunk(doc: dict[str, Any]) -> HunkRecord:
-    return HunkRecord(jr.text(doc, "file"), jr.integer(doc, "index"), jr.text(doc, "status"),
-                      jr.integer(doc, "offset"), jr.integer(doc, "fuzz"),
-                      jr.flag(doc, "anchored"), jr.texts(doc, "drift"),
-                      jr.text(doc, "reason"))
+    return HunkRecord(
+        jr.text(doc, "file"),
+        jr.integer(doc, "index"),
+        jr.text(doc, "status"),
+        jr.integer(doc, "offset"),
+        jr.integer(doc, "fuzz"),
+        jr.flag(doc, "anchored"),
+        jr.texts(doc, "drift"),
+        jr.text(doc, "reason"),
+    )
 
 
 def outcome_doc(p: PatchOutcome) -> dict[str, Any]:
     """The JSON form of one patch's outcome, as the record keeps it and `rebase --json`
     prints it (no `commit` for a patch that left the stack, `shown` only after a stop)."""
-    doc: dict[str, Any] = {"name": p.name, "status": p.status, "outcome": p.outcome,
-                           "drift": list(p.drift), "hunks": [_hunk_doc(h) for h in p.hunks]}
+    doc: dict[str, Any] = {
+        "name": p.name,
+        "status": p.status,
+        "outcome": p.outcome,
+        "drift": list(p.drift),
+        "hunks": [_hunk_doc(h) for h in p.hunks],
+    }
     if p.commit is not None:
         doc["commit"] = p.commit
     if p.shown is not None:
@@ -167,42 +195,69 @@ def outcome_doc(p: PatchOutcome) -> dict[str, Any]:
 
 
 def _outcome(doc: dict[str, Any]) -> PatchOutcome:
-    return PatchOutcome(jr.text(doc, "name"), jr.text(doc, "status"), jr.text(doc, "outcome"),
-                        jr.texts(doc, "drift"),
-                        tuple(_hunk(h) for h in jr.objects(doc, "hunks")),
-                        jr.text_or_none(doc, "commit", required=False),
-                        jr.flag_or_none(doc, "shown"))
+    return PatchOutcome(
+        jr.text(doc, "name"),
+        jr.text(doc, "status"),
+        jr.text(doc, "outcome"),
+        jr.texts(doc, "drift"),
+        tuple(_hunk(h) for h in jr.objects(doc, "hunks")),
+        jr.text_or_none(doc, "commit", required=False),
+        jr.flag_or_none(doc, "shown"),
+    )
 
 
 def _stopped_doc(c: StoppedPatch) -> dict[str, Any]:
-    return {"name": c.name, "status": c.status, "drift": list(c.drift),
-            "hunks": [_hunk_doc(h) for h in c.hunks], "tree_before": c.tree_before,
-            "tree_after": c.tree_after, "conflict_tree": c.conflict_tree,
-            "files": list(c.files), "shown": c.shown}
+    return {
+        "name": c.name,
+        "status": c.status,
+        "drift": list(c.drift),
+        "hunks": [_hunk_doc(h) for h in c.hunks],
+        "tree_before": c.tree_before,
+        "tree_after": c.tree_after,
+        "conflict_tree": c.conflict_tree,
+        "files": list(c.files),
+        "shown": c.shown,
+    }
 
 
 def _stopped(doc: dict[str, Any]) -> StoppedPatch:
-    return StoppedPatch(jr.text(doc, "name"), jr.text(doc, "status"), jr.texts(doc, "drift"),
-                        tuple(_hunk(h) for h in jr.objects(doc, "hunks")),
-                        jr.text(doc, "tree_before"), jr.text(doc, "tree_after"),
-                        jr.text_or_none(doc, "conflict_tree"), jr.texts(doc, "files"),
-                        jr.flag(doc, "shown"))
+    return StoppedPatch(
+        jr.text(doc, "name"),
+        jr.text(doc, "status"),
+        jr.texts(doc, "drift"),
+        tuple(_hunk(h) for h in jr.objects(doc, "hunks")),
+        jr.text(doc, "tree_before"),
+        jr.text(doc, "tree_after"),
+        jr.text_or_none(doc, "conflict_tree"),
+        jr.texts(doc, "files"),
+        jr.flag(doc, "shown"),
+    )
 
 
 def to_doc(s: RebaseState) -> dict[str, Any]:
     """The JSON form of a rebase state (version 1)."""
     return {
-        "version": jr.VERSION, "old_base": s.old_base, "onto": s.onto,
-        "onto_ref": s.onto_ref, "guards": list(s.guards), "fuzz": s.fuzz,
-        "orig_branch": s.orig_branch, "orig_head": s.orig_head,
-        "stack_before": None if s.stack_before is None else stack_record.to_doc(
-            s.stack_before),
-        "branch": s.branch, "branch_before": s.branch_before, "entries": list(s.entries),
+        "version": jr.VERSION,
+        "old_base": s.old_base,
+        "onto": s.onto,
+        "onto_ref": s.onto_ref,
+        "guards": list(s.guards),
+        "fuzz": s.fuzz,
+        "orig_branch": s.orig_branch,
+        "orig_head": s.orig_head,
+        "stack_before": None if s.stack_before is None else stack_record.to_doc(s.stack_before),
+        "branch": s.branch,
+        "branch_before": s.branch_before,
+        "entries": list(s.entries),
         # A done patch is kept flat, its outcome beside its trees, as before versions.
-        "done": [outcome_doc(d.patch) | {"tree_before": d.tree_before,
-                                         "tree_after": d.tree_after} for d in s.done],
-        "head": s.head, "current": None if s.current is None else _stopped_doc(s.current),
-        "phase": s.phase, "subjects": dict(s.subjects),
+        "done": [
+            outcome_doc(d.patch) | {"tree_before": d.tree_before, "tree_after": d.tree_after}
+            for d in s.done
+        ],
+        "head": s.head,
+        "current": None if s.current is None else _stopped_doc(s.current),
+        "phase": s.phase,
+        "subjects": dict(s.subjects),
     }
 
 
@@ -214,18 +269,26 @@ def from_doc(doc: dict[str, Any]) -> RebaseState:
     before = jr.obj_or_none(doc, "stack_before")
     current = jr.obj_or_none(doc, "current")
     return RebaseState(
-        jr.text(doc, "old_base"), jr.text(doc, "onto"), jr.text(doc, "onto_ref"),
-        jr.texts(doc, "guards"), jr.integer(doc, "fuzz"),
-        jr.text_or_none(doc, "orig_branch"), jr.text_or_none(doc, "orig_head"),
+        jr.text(doc, "old_base"),
+        jr.text(doc, "onto"),
+        jr.text(doc, "onto_ref"),
+        jr.texts(doc, "guards"),
+        jr.integer(doc, "fuzz"),
+        jr.text_or_none(doc, "orig_branch"),
+        jr.text_or_none(doc, "orig_head"),
         None if before is None else stack_record.from_doc(before),
-        jr.text(doc, "branch"), jr.text_or_none(doc, "branch_before"),
+        jr.text(doc, "branch"),
+        jr.text_or_none(doc, "branch_before"),
         jr.texts(doc, "entries"),
-        tuple(DonePatch(_outcome(d), jr.text(d, "tree_before"), jr.text(d, "tree_after"))
-              for d in jr.objects(doc, "done")),
+        tuple(
+            DonePatch(_outcome(d), jr.text(d, "tree_before"), jr.text(d, "tree_after"))
+            for d in jr.objects(doc, "done")
+        ),
         jr.text(doc, "head"),
         None if current is None else _stopped(current),
         RUNNING if phase == RUNNING else FINISHING,
-        jr.pairs(doc, "subjects"))
+        jr.pairs(doc, "subjects"),
+    )
 
 
 def _texts_of(pairs: tuple[tuple[str, bytes], ...]) -> dict[str, str]:
@@ -239,16 +302,29 @@ def _bytes_of(doc: dict[str, Any], key: str) -> tuple[tuple[str, bytes], ...]:
 
 def last_to_doc(r: LastRebase) -> dict[str, Any]:
     """The JSON form of the last rebase's record (version 1)."""
-    return {"version": jr.VERSION, "from": r.base, "onto": r.onto, "onto_ref": r.onto_ref,
-            "patches": [outcome_doc(p) for p in r.patches], "subjects": dict(r.subjects),
-            "old": _texts_of(r.old), "new": _texts_of(r.new)}
+    return {
+        "version": jr.VERSION,
+        "from": r.base,
+        "onto": r.onto,
+        "onto_ref": r.onto_ref,
+        "patches": [outcome_doc(p) for p in r.patches],
+        "subjects": dict(r.subjects),
+        "old": _texts_of(r.old),
+        "new": _texts_of(r.new),
+    }
 
 
 def last_from_doc(doc: dict[str, Any]) -> LastRebase:
     """The record a JSON form describes; `jsonrecord.StateFormatError` if none."""
-    return LastRebase(jr.text(doc, "from"), jr.text(doc, "onto"), jr.text(doc, "onto_ref"),
-                      tuple(_outcome(p) for p in jr.objects(doc, "patches")),
-                      jr.pairs(doc, "subjects"), _bytes_of(doc, "old"), _bytes_of(doc, "new"))
+    return LastRebase(
+        jr.text(doc, "from"),
+        jr.text(doc, "onto"),
+        jr.text(doc, "onto_ref"),
+        tuple(_outcome(p) for p in jr.objects(doc, "patches")),
+        jr.pairs(doc, "subjects"),
+        _bytes_of(doc, "old"),
+        _bytes_of(doc, "new"),
+    )
 
 
 # --- files -------------------------------------------------------------------------------
@@ -264,9 +340,12 @@ def read_state(path: Path) -> RebaseState | None:
         return from_doc(jr.loads(data))
     except jr.StateFormatError as e:
         # --abort cannot help here: it needs this very file to know what to restore.
-        raise UnsafeStateError(f"the rebase state is damaged ({e})", str(path),
-                               "patchq cannot undo the rebase without it: move it aside, "
-                               "and `git reflog` shows where the stack branch was") from None
+        raise UnsafeStateError(
+            f"the rebase state is damaged ({e})",
+            str(path),
+            "patchq cannot undo the rebase without it: move it aside, "
+            "and `git reflog` shows where the stack branch was",
+        ) from None
 
 
 def write_state(path: Path, state: RebaseState) -> None:
@@ -283,10 +362,13 @@ def read_last(path: Path) -> LastRebase | None:
     try:
         return last_from_doc(jr.loads(data))
     except jr.StateFormatError as e:
-        raise UnsafeStateError(f"the record of the last rebase is damaged ({e})", str(path),
-                               "`patchq report` cannot read it; the next `patchq rebase` "
-                               "rewrites it (or delete it to report from series.lock "
-                               "alone)") from None
+        raise UnsafeStateError(
+            f"the record of the last rebase is damaged ({e})",
+            str(path),
+            "`patchq report` cannot read it; the next `patchq rebase` "
+            "rewrites it (or delete it to report from series.lock "
+            "alone)",
+        ) from None
 
 
 def write_last(path: Path, record: LastRebase) -> None:

@@ -49,17 +49,26 @@ class Stack:
 
 def to_doc(stack: Stack) -> dict[str, Any]:
     """The JSON form of a stack (the file adds its version; a rebase state nests it)."""
-    return {"base": stack.base, "branch": stack.branch,
-            "applied": list(stack.applied), "commits": list(stack.commits)}
+    return {
+        "base": stack.base,
+        "branch": stack.branch,
+        "applied": list(stack.applied),
+        "commits": list(stack.commits),
+    }
 
 
 def from_doc(doc: dict[str, Any]) -> Stack:
     """The stack a JSON form describes; `jsonrecord.StateFormatError` if it is not one."""
-    stack = Stack(jr.text(doc, "base"), jr.text(doc, "branch"), jr.texts(doc, "applied"),
-                  jr.texts(doc, "commits"))
+    stack = Stack(
+        jr.text(doc, "base"),
+        jr.text(doc, "branch"),
+        jr.texts(doc, "applied"),
+        jr.texts(doc, "commits"),
+    )
     if len(stack.applied) != len(stack.commits):
-        raise jr.StateFormatError(f"{len(stack.applied)} patches applied but "
-                                  f"{len(stack.commits)} commits")
+        raise jr.StateFormatError(
+            f"{len(stack.applied)} patches applied but {len(stack.commits)} commits"
+        )
     return stack
 
 
@@ -73,8 +82,9 @@ def load(state_dir: Path, queue: str) -> Stack | None:
     try:
         return from_doc(jr.loads(data))
     except jr.StateFormatError as e:
-        raise UnsafeStateError(f"the stack record is damaged ({e})", str(path),
-                               "re-create it with `patchq apply`") from None
+        raise UnsafeStateError(
+            f"the stack record is damaged ({e})", str(path), "re-create it with `patchq apply`"
+        ) from None
 
 
 def stack_path(state_dir: Path, queue: str) -> Path:

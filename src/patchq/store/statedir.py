@@ -42,10 +42,11 @@ def _refuse_interrupted(state_dir: Path) -> None:
         return
     op = doc.get("op", "command") if isinstance(doc, dict) else "command"
     verb = op if op in RECOVERABLE else "recover"
-    raise UnsafeStateError(f"an interrupted `patchq {op}` left the target half-changed",
-                           str(state_dir / "op.json"),
-                           f"`patchq {verb} --continue` to finish it, or "
-                           f"`patchq {verb} --abort` to undo it")
+    raise UnsafeStateError(
+        f"an interrupted `patchq {op}` left the target half-changed",
+        str(state_dir / "op.json"),
+        f"`patchq {verb} --continue` to finish it, or `patchq {verb} --abort` to undo it",
+    )
 
 
 @contextmanager
@@ -62,8 +63,11 @@ def repo_lock(root: Path, wait: float = 3.0) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise UnsafeStateError("another patchq is writing this patch repo",
-                                           str(root), "wait for it to finish") from None
+                    raise UnsafeStateError(
+                        "another patchq is writing this patch repo",
+                        str(root),
+                        "wait for it to finish",
+                    ) from None
                 time.sleep(0.05)
         yield
     finally:
@@ -71,8 +75,9 @@ def repo_lock(root: Path, wait: float = 3.0) -> Iterator[None]:
 
 
 @contextmanager
-def run_lock(state_dir: Path, patch_root: Path | None = None,
-             recovering: bool = False) -> Iterator[None]:
+def run_lock(
+    state_dir: Path, patch_root: Path | None = None, recovering: bool = False
+) -> Iterator[None]:
     """Hold `.git/patchq/lock` (and the patch repo's lock) for the duration of a mutating
     command; refuse to start over an interrupted command's journal unless `recovering`."""
     if patch_root is not None:
@@ -93,8 +98,9 @@ def run_lock(state_dir: Path, patch_root: Path | None = None,
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
             os.close(fd)
             who = f"another patchq (pid {holder})" if holder.isdigit() else "another patchq"
-            raise UnsafeStateError(f"{who} is working on this target", str(path),
-                                   "wait for it to finish") from None
+            raise UnsafeStateError(
+                f"{who} is working on this target", str(path), "wait for it to finish"
+            ) from None
         try:
             same = os.stat(path).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:

@@ -148,6 +148,24 @@ def child_environment(
     return env
 
 
+def _patch_diff(context: int) -> tuple[str, ...]:
+    """The diff options of every patch patchq writes: renames detected, 12-digit index ids
+    (stable across machines), no colour, no external tools, a/ and b/ prefixes."""
+    return (
+        "-p",
+        "-M",
+        f"-U{context}",
+        "--abbrev=12",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--binary",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        "--no-relative",
+    )
+
+
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
@@ -1075,22 +1093,7 @@ class GitRepo:
         if not pairs:
             return []
         lines = "".join(f"{a} {b}\n" for a, b in pairs).encode()
-        out = self._run(
-            "diff-tree",
-            "--stdin",
-            "-p",
-            "-M",
-            f"-U{context}",
-            "--abbrev=12",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--binary",
-            "--src-prefix=a/",
-            "--dst-prefix=b/",
-            "--no-relative",
-            input=lines,
-        )
+        out = self._run("diff-tree", "--stdin", *_patch_diff(context), input=lines)
         # git echoes each input line before that pair's diff (nothing for identical trees);
         # no diff line can equal "<40 hex> <40 hex>", every one starts with its own mark.
         waiting: dict[bytes, list[int]] = {}
@@ -1110,22 +1113,7 @@ class GitRepo:
     def diff_trees(self, a: str, b: str, context: int = 3) -> bytes:
         """git's own diff between two trees, as `refresh` writes it: renames detected,
         12-digit index ids (stable across machines), no colour, no external tools."""
-        return self._run(
-            "diff-tree",
-            "-p",
-            "-M",
-            f"-U{context}",
-            "--abbrev=12",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--binary",
-            "--src-prefix=a/",
-            "--dst-prefix=b/",
-            "--no-relative",
-            a,
-            b,
-        )
+        return self._run("diff-tree", *_patch_diff(context), a, b)
 
     def reset_to(self, commit: str, reason: str) -> None:
         """Move the checked-out branch and the index to `commit`, leaving files alone."""

@@ -37,6 +37,7 @@ from patchq.core.errors import ConflictError, PatchqError
 from patchq.formats import importers, report
 from patchq.ops.apply import Failure, PatchResult
 from patchq.ops.session import Context
+from patchq.store import rebasestate
 
 pass_ctx = click.make_pass_decorator(Context)
 
@@ -1001,15 +1002,13 @@ def rebase(
                 "finished": out.finished,
                 "base": out.base,
                 "onto": out.onto,
-                "patches": [
-                    {k: v for k, v in d.items() if not k.startswith("tree")} for d in out.done
-                ],
+                "patches": [rebasestate.outcome_doc(r.patch) for r in out.records],
                 "conflict": None if out.conflict is None else out.conflict.name,
             }
         )
     else:
-        for d in out.done:
-            output.info(f"{d['outcome']:>10} {d['name']}")
+        for r in out.records:
+            output.info(f"{r.patch.outcome:>10} {r.patch.name}")
     if out.conflict is not None:
         c = out.conflict
         bad = [h for h in c.hunks if h.status in ("conflict", "missing")]
@@ -1023,7 +1022,7 @@ def rebase(
             "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)",
         )
     if not as_json:
-        output.info(f"rebased {len(out.done)} patches onto {out.onto[:12]}; see `patchq report`")
+        output.info(f"rebased {len(out.records)} patches onto {out.onto[:12]}; see `patchq report`")
 
 
 @cli.command("report")

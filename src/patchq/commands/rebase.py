@@ -13,7 +13,6 @@ import json
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
 from patchq.core.lock import Lock, PatchRecord, sha256
@@ -94,11 +93,6 @@ class RebaseOutcome:
     subjects: dict[str, str] | None = None
     base: str = ""
     onto: str = ""
-
-    @property
-    def done(self) -> tuple[dict[str, Any], ...]:
-        """Each done patch's outcome in its JSON form, as `rebase --json` prints it."""
-        return tuple(rebasestate.outcome_doc(r.patch) for r in self.records)
 
 
 def start(

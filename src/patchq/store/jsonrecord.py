@@ -11,8 +11,13 @@ file) instead of a KeyError or a wrong value deep inside a rebase.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from patchq.core.errors import UnsafeStateError
+
+T = TypeVar("T")
 
 # The record version this patchq writes. A file without one was written before records
 # were versioned, in the shape of version 1.
@@ -47,6 +52,19 @@ def loads(data: str | bytes) -> dict[str, Any]:
             f"written by a newer patchq (version {version}; this one reads up to {VERSION})"
         )
     return doc
+
+
+def read(path: Path, parse: Callable[[dict[str, Any]], T], what: str, hint: str) -> T | None:
+    """The record at `path` read by `parse`, or None when there is no file; a damaged one
+    is exit 5 naming the file: `the <what> is damaged (<why>)` — <hint>."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return parse(loads(data))
+    except StateFormatError as e:
+        raise UnsafeStateError(f"the {what} is damaged ({e})", str(path), hint) from None
 
 
 def _get(doc: Mapping[str, Any], key: str) -> Any:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from patchq.core.errors import UnsafeStateError
 from patchq.store import jsonrecord as jr
 from patchq.store import stack as stack_record
 from patchq.store.files import atomic_write
@@ -332,20 +331,14 @@ def last_from_doc(doc: dict[str, Any]) -> LastRebase:
 
 def read_state(path: Path) -> RebaseState | None:
     """The rebase state at `path`, or None when no rebase is in progress."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        return from_doc(jr.loads(data))
-    except jr.StateFormatError as e:
-        # --abort cannot help here: it needs this very file to know what to restore.
-        raise UnsafeStateError(
-            f"the rebase state is damaged ({e})",
-            str(path),
-            "patchq cannot undo the rebase without it: move it aside, "
-            "and `git reflog` shows where the stack branch was",
-        ) from None
+    # --abort cannot help here: it needs this very file to know what to restore.
+    return jr.read(
+        path,
+        from_doc,
+        "rebase state",
+        "patchq cannot undo the rebase without it: move it aside, "
+        "and `git reflog` shows where the stack branch was",
+    )
 
 
 def write_state(path: Path, state: RebaseState) -> None:
@@ -355,20 +348,14 @@ def write_state(path: Path, state: RebaseState) -> None:
 
 def read_last(path: Path) -> LastRebase | None:
     """The last rebase's record at `path`, or None when there is none on this machine."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        return last_from_doc(jr.loads(data))
-    except jr.StateFormatError as e:
-        raise UnsafeStateError(
-            f"the record of the last rebase is damaged ({e})",
-            str(path),
-            "`patchq report` cannot read it; the next `patchq rebase` "
-            "rewrites it (or delete it to report from series.lock "
-            "alone)",
-        ) from None
+    return jr.read(
+        path,
+        last_from_doc,
+        "record of the last rebase",
+        "`patchq report` cannot read it; the next `patchq rebase` "
+        "rewrites it (or delete it to report from series.lock "
+        "alone)",
+    )
 
 
 def write_last(path: Path, record: LastRebase) -> None:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from patchq.core.errors import UnsafeStateError
 from patchq.store import jsonrecord as jr
 from patchq.store.files import atomic_write
 
@@ -74,17 +73,9 @@ def from_doc(doc: dict[str, Any]) -> Stack:
 
 def load(state_dir: Path, queue: str) -> Stack | None:
     """The recorded stack, or None when nothing was ever applied in this target."""
-    path = stack_path(state_dir, queue)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        return from_doc(jr.loads(data))
-    except jr.StateFormatError as e:
-        raise UnsafeStateError(
-            f"the stack record is damaged ({e})", str(path), "re-create it with `patchq apply`"
-        ) from None
+    return jr.read(
+        stack_path(state_dir, queue), from_doc, "stack record", "re-create it with `patchq apply`"
+    )
 
 
 def stack_path(state_dir: Path, queue: str) -> Path:

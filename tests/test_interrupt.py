@@ -237,12 +237,13 @@ def test_ctrl_c_or_a_failure_rolls_back_on_the_spot(
         assert "interrupted" not in run(q, "status").stdout
 
 
+# The finishing writes of a rebase are one journal transaction.
 REBASE_POINTS = [
-    "rebase:finishing",
-    "rebase:patch-written",
-    "rebase:series-written",
-    "rebase:lock-written",
-    "rebase:checked-out",
+    "journal:recorded",
+    "journal:target-moved",
+    "journal:file-written",
+    "journal:state-written",
+    "journal:done",
 ]
 
 
@@ -256,28 +257,146 @@ def test_killed_rebase_can_be_aborted_or_continued(tmp_path: Path) -> None:
         assert run(q, "apply", "--onto", base).returncode == 0
         before = snapshot(up, q)
         assert run(q, "rebase", "--onto", "main", crash=point).returncode == -9, point
-        assert "in progress: rebase" in run(q, "status").stdout
+        assert "interrupted rebase" in run(q, "status").stdout
+        refused = run(q, "push")
+        assert refused.returncode == 5 and "`patchq rebase --continue`" in refused.stderr
         assert run(q, "rebase", "--abort").returncode == 0, point
         assert snapshot(up, q) == before, point
         assert run(q, "rebase", "--onto", "main", crash=point).returncode == -9
         done = run(q, "rebase", "--continue")
         assert done.returncode == 0, (point, done.stderr)
         assert snapshot(up, q) == reference, point
+        # `recover` is the same journal: it finishes or undoes a killed rebase too.
+        up, q, _ = build(tmp_path / f"r{i}")
+        assert run(q, "apply", "--onto", base).returncode == 0
+        assert run(q, "rebase", "--onto", "main", crash=point).returncode == -9
+        assert run(q, "recover", "--continue").returncode == 0, point
+        assert snapshot(up, q) == reference, point
 
 
-def test_rebase_killed_before_showing_its_conflict(tmp_path: Path) -> None:
-    up, q, base = build(tmp_path)
+def _conflicting(up: Path, q: Path, base: str) -> None:
+    """The series applied, and upstream editing the line p2 changes: a rebase stops."""
     assert run(q, "apply", "--onto", base).returncode == 0
-    before = snapshot(up, q)
-    (up / "f.txt").write_text((up / "f.txt").read_text())  # unchanged: still clean
     git(up, "checkout", "-q", "main")
     (up / "f.txt").write_text((up / "f.txt").read_text().replace("line 20", "line twenty"))
     git(up, "commit", "-q", "-am", "upstream edits line 20")
     git(up, "checkout", "-q", "patchq/main")
+
+
+def _resolve(up: Path) -> None:
+    text = (up / "f.txt").read_text()
+    start, end = text.index("<<<<<<<"), text.index(">>>>>>>")
+    end = text.index("\n", end) + 1
+    (up / "f.txt").write_text(text[:start] + "LINE TWENTY\n" + text[end:])
+
+
+STOP_POINTS = ["journal:recorded", "journal:target-moved", "journal:state-written"]
+
+
+def test_rebase_killed_while_showing_its_conflict(tmp_path: Path) -> None:
+    for i, point in enumerate(STOP_POINTS):
+        up, q, base = build(tmp_path / f"{i}")
+        _conflicting(up, q, base)
+        before = snapshot(up, q)
+        assert run(q, "rebase", "--onto", "main", crash=point).returncode == -9, point
+        again = run(q, "rebase", "--continue")
+        assert again.returncode == 3 and "now in the working tree" in again.stderr, point
+        assert "<<<<<<<" in (up / "f.txt").read_text()
+        assert run(q, "rebase", "--abort").returncode == 0
+        assert snapshot(up, q) == before, point
+        assert run(q, "rebase", "--onto", "main", crash=point).returncode == -9, point
+        assert run(q, "rebase", "--abort").returncode == 0
+        assert snapshot(up, q) == before, point
+
+
+def test_rebase_killed_while_taking_a_resolution_or_aborting(tmp_path: Path) -> None:
+    up, q, base = build(tmp_path / "ref")
+    _conflicting(up, q, base)
+    assert run(q, "rebase", "--onto", "main").returncode == 3
+    _resolve(up)
+    assert run(q, "rebase", "--continue").returncode == 0
+    reference = snapshot(up, q)
+    for i, point in enumerate(
+        ["journal:recorded", "journal:target-moved", "journal:state-written"]
+    ):
+        up, q, base = build(tmp_path / f"{i}")
+        _conflicting(up, q, base)
+        before = snapshot(up, q)
+        assert run(q, "rebase", "--onto", "main").returncode == 3
+        _resolve(up)
+        assert run(q, "rebase", "--continue", crash=point).returncode == -9, point
+        # Undoing the killed step leaves the rebase stopped at the same patch.
+        assert run(q, "rebase", "--abort").returncode == 0, point
+        assert snapshot(up, q) == before, point
+        assert run(q, "rebase", "--onto", "main").returncode == 3
+        _resolve(up)
+        assert run(q, "rebase", "--continue", crash=point).returncode == -9, point
+        done = run(q, "rebase", "--continue")
+        assert done.returncode == 0, (point, done.stderr)
+        assert snapshot(up, q) == reference, point
+    # A killed --abort is finished by --abort or --continue alike (it only goes back).
+    for mode in ("--abort", "--continue"):
+        up, q, base = build(tmp_path / f"abort{mode}")
+        _conflicting(up, q, base)
+        before = snapshot(up, q)
+        assert run(q, "rebase", "--onto", "main").returncode == 3
+        assert run(q, "rebase", "--abort", crash="journal:recorded").returncode == -9
+        assert "interrupted rebase --abort" in run(q, "status").stdout
+        assert run(q, "rebase", mode).returncode == 0, mode
+        assert snapshot(up, q) == before, mode
+
+
+def test_a_second_rebase_after_a_killed_one_replays_nothing_of_it(tmp_path: Path) -> None:
+    up, q, base = build(tmp_path / "ref")
+    assert run(q, "apply", "--onto", base).returncode == 0
+    assert run(q, "rebase", "--onto", "main").returncode == 0
+    reference = snapshot(up, q)
+    up, q, base = build(tmp_path / "run")
+    assert run(q, "apply", "--onto", base).returncode == 0
     before = snapshot(up, q)
-    assert run(q, "rebase", "--onto", "main", crash="rebase:stopped").returncode == -9
-    again = run(q, "rebase", "--continue")
-    assert again.returncode == 3 and "now in the working tree" in again.stderr
-    assert "<<<<<<<" in (up / "f.txt").read_text()
-    assert run(q, "rebase", "--abort").returncode == 0
+    assert run(q, "rebase", "--onto", "main", crash="journal:file-written").returncode == -9
+    refused = run(q, "rebase", "--onto", "main")
+    assert refused.returncode == 5 and "interrupted `patchq rebase`" in refused.stderr
+    assert run(q, "recover", "--abort").returncode == 0
     assert snapshot(up, q) == before
+    # A stray copy where a journal keeps its files (from some older run) is never read.
+    stray = up / ".git" / "patchq" / "op" / "0000" / "files" / "after"
+    (stray / "patches").mkdir(parents=True)
+    (stray / "series").write_text("bogus.patch\n")
+    (stray / "patches" / "p1.patch").write_text("not a patch\n")
+    assert run(q, "rebase", "--onto", "main").returncode == 0
+    assert snapshot(up, q) == reference
+    assert not (up / ".git" / "patchq" / "op").exists()
+
+
+def test_killed_import_is_undone_or_finished_without_a_target(tmp_path: Path) -> None:
+    """`import` needs no target: its journal lives in the patch repo's `.patchq/`."""
+
+    def fresh(name: str) -> Path:
+        q = tmp_path / name / "queue"
+        (q / "patches").mkdir(parents=True)
+        (q / "patches" / "p1.patch").write_text(P1)
+        (q / "series").write_text("p1.patch\n")
+        return q
+
+    def files(q: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(q)): p.read_bytes() for p in q.rglob("*") if p.is_file()}
+
+    incoming = tmp_path / "two.patch"
+    incoming.write_text(P2)
+    ref = fresh("ref")
+    assert run(ref, "import", str(incoming)).returncode == 0
+    reference = files(ref)
+    for i, point in enumerate(["journal:recorded", "journal:file-written"]):
+        q = fresh(str(i))
+        before = files(q)
+        assert run(q, "import", str(incoming), crash=point).returncode == -9, point
+        assert (q / ".patchq" / "op.json").is_file()
+        again = run(q, "import", str(incoming))
+        assert again.returncode == 5 and "interrupted `patchq import`" in again.stderr
+        assert run(q, "recover", "--abort").returncode == 0, point
+        assert files(q) == before, point
+        assert run(q, "import", str(incoming), crash=point).returncode == -9, point
+        done = run(q, "recover", "--continue")
+        assert done.returncode == 0, (point, done.stderr)
+        assert files(q) == reference, point

@@ -94,7 +94,6 @@ states = st.builds(
     st.lists(st.builds(rs.DonePatch, outcomes, oids, oids), max_size=3).map(tuple),
     oids,
     st.none() | stopped,
-    st.sampled_from([rs.RUNNING, rs.FINISHING]),
     _pairs(texts),
 )
 lasts = st.builds(
@@ -202,7 +201,6 @@ def test_files_written_before_versions_read_as_version_1() -> None:
         ),
         "k1",
         rs.StoppedPatch("q.patch", "conflict", (), (), "t1", "t1", None, ("g.txt",), True),
-        rs.RUNNING,
         (("c1", "Move things"),),
     )
     last = {

@@ -38,6 +38,7 @@ from patchq.formats import importers, report
 from patchq.ops.apply import Failure, PatchResult
 from patchq.ops.session import Context
 from patchq.store import rebasestate
+from patchq.store.statedir import recovery_verb
 
 pass_ctx = click.make_pass_decorator(Context)
 
@@ -752,7 +753,7 @@ def status(ctx: Context, as_json: bool) -> None:
         )
     if st.operation and st.operation.startswith("interrupted "):
         op = st.operation.split(" ", 1)[1]
-        verb = op if op in ("apply", "push", "pop", "goto", "refresh") else "recover"
+        verb = recovery_verb(op)
         output.data(
             f"{st.operation}: patchq was stopped while changing the target "
             f"(`patchq {verb} --continue` to finish, `patchq {verb} --abort` to undo)"

@@ -1,9 +1,8 @@
 """`import`: bring patches in from files, an mbox, a quilt series or a git range.
 
-The importers (pure) decide names and bytes; this verb writes the patch files and then
-the series, each atomically. If anything fails, files written by this run are removed
-again and the series is untouched: an import is all or nothing, and an existing patch
-file is never overwritten.
+The importers (pure) decide names and bytes; this verb writes the patch files and the
+series through the journal: an import is all or nothing (a kill halfway is finished or
+undone by `patchq recover`), and an existing patch file is never overwritten.
 """
 
 from __future__ import annotations
@@ -11,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from patchq.core.errors import BadInputError
+from patchq.core.errors import BadInputError, UnsafeStateError
 from patchq.core.series import make_entry
 from patchq.formats import importers
 from patchq.formats.importers import Incoming
+from patchq.ops import journal
 from patchq.ops.session import Context
-from patchq.store.patchrepo import PatchRepo
-from patchq.store.statedir import repo_lock
+from patchq.store.patchrepo import PATCHES, SERIES, PatchRepo
+from patchq.store.statedir import recovery_verb, repo_lock
 
 
 def _existing(ctx: Context) -> list[str]:
@@ -86,37 +86,52 @@ def from_quilt(ctx: Context, folder: Path) -> list[Incoming]:
     return importers.from_quilt(text, read, str(series), _existing(ctx))
 
 
+def _refuse_target_journal(ctx: Context) -> None:
+    """A command killed while changing the target may have the series in its journal;
+    writing the series now would be undone (or lost) by its recovery."""
+    try:
+        g = ctx.git()
+    except BadInputError:
+        return  # no target: nothing of it can be pending
+    doc = journal.pending(g, ctx.repo().root)
+    if doc is not None and doc.get("home") != "patch-repo":
+        raise UnsafeStateError(
+            f"an interrupted `patchq {doc.get('op')}` left the target half-changed",
+            str(g.state_dir()),
+            f"`patchq {recovery_verb(str(doc.get('op', '')))} --continue` or `--abort` first",
+        )
+
+
 def commit(ctx: Context, incoming: Sequence[Incoming], after: str | None) -> list[Incoming]:
-    """Write the patch files, then the series; undo the files if anything fails."""
+    """Write the patch files and the series as one journal transaction (kept in the
+    patch repo: an import needs no target)."""
     repo = ctx.repo()
     if not incoming:
         return []
     if after is not None and repo.series.find(after) is None:
         raise BadInputError(f"no patch named {after!r} in the series", "--after")
     with repo_lock(repo.root):
-        return _commit(ctx, incoming, after)
-
-
-def _commit(ctx: Context, incoming: Sequence[Incoming], after: str | None) -> list[Incoming]:
-    # Read the series again under the lock: another import may have just written it.
-    repo = PatchRepo.open(ctx.repo().root)
-    entries = [make_entry(i.name, i.strip, i.guards) for i in incoming]
-    new_series = repo.series.with_appended(entries, after)
-    written: list[Path] = []
-    try:
+        _refuse_target_journal(ctx)
+        # Read the series again under the lock: another import may have just written it.
+        repo = PatchRepo.open(ctx.repo().root)
+        entries = [make_entry(i.name, i.strip, i.guards) for i in incoming]
+        new_series = repo.series.with_appended(entries, after)
+        files: dict[str, bytes | None] = {}
         for item in incoming:
             path = repo.patch_path(item.name)
-            if path.exists():
+            if path.exists() or path.is_symlink():
                 raise BadInputError(
                     f"{item.name!r} already exists in patches/",
                     str(path),
                     "rename or delete it first; patchq never overwrites it",
                 )
-            repo.write_patch(item.name, item.data)
-            written.append(path)
-        repo.write_series(new_series)
-    except BaseException:
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
+            files[f"{PATCHES}/{item.name}"] = item.data
+        files[SERIES] = new_series.format().encode("utf-8", "surrogateescape")
+        journal.run(
+            None,
+            repo.root,
+            journal.Plan(
+                "import", "", None, None, repo.config.queue, files=files, reason=f"{len(incoming)}"
+            ),
+        )
     return list(incoming)

@@ -111,7 +111,7 @@ def status(ctx: Context) -> Status:
     repo, g = ctx.repo(), ctx.git()
     stack = load(g.state_dir(), repo.config.queue)
     op = "rebase" if stack_ops.rebase_in_progress(ctx) else None
-    interrupted = journal.pending(g)
+    interrupted = journal.pending(g, repo.root)
     if interrupted is not None:
         op = f"interrupted {interrupted.get('op', 'command')}"
     return Status(

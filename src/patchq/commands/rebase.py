@@ -2,15 +2,16 @@
 
 The whole run happens in memory; the target is touched once at the end — or, at a
 conflict, once to show the markers. Until the rebase finishes, `series`, `patches/` and
-`series.lock` are not written at all: pending results live under `.git/patchq/`, so
-`--abort` has nothing to undo in the patch repo. The finishing writes first back up
-what they replace, so even a rebase killed while finishing can be aborted or continued.
+`series.lock` are not written at all: a stopped rebase lives in `.git/patchq/`, whose
+record is also the snapshot of where it started. Every change goes through the journal
+(ops/journal.py): showing a conflict, taking a resolution, the finishing writes (patch
+files, series, lock, the stack, the last rebase's record) as one transaction, and
+`--abort` as the journal's rollback of the starting snapshot. A kill anywhere leaves
+what `rebase --continue` or `--abort` finishes or undoes.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from patchq.core.patch import parse
 from patchq.core.series import Entry, Series
 from patchq.core.status import CONFLICT, GONE, MISSING
 from patchq.git.repo import GitRepo
+from patchq.ops import journal
 from patchq.ops.apply import apply_series, ident_date, identity, load_patch, preimages
 from patchq.ops.check import CheckOutcome, Progress, check
 from patchq.ops.drift import Change
@@ -35,11 +37,8 @@ from patchq.ops.replay import (
 from patchq.ops.session import Context
 from patchq.ops.targets import branch_name, default_onto, old_base
 from patchq.store import rebasestate
-from patchq.store.files import atomic_write
-from patchq.store.patchrepo import PatchRepo
+from patchq.store.patchrepo import LOCK, PATCHES, SERIES
 from patchq.store.rebasestate import (
-    FINISHING,
-    RUNNING,
     DonePatch,
     HunkRecord,
     LastRebase,
@@ -47,11 +46,10 @@ from patchq.store.rebasestate import (
     RebaseState,
     StoppedPatch,
 )
-from patchq.store.stack import Stack, load, save
+from patchq.store.stack import Stack, load
 from patchq.store.statedir import (
     crashpoint,
     last_rebase_path,
-    rebase_pending_dir,
     rebase_state_path,
     run_lock,
 )
@@ -62,10 +60,6 @@ MARKERS = (b"<<<<<<< ", b"||||||| ", b">>>>>>> ")
 
 def _state_path(ctx: Context) -> Path:
     return rebase_state_path(ctx.git().state_dir(), ctx.repo().config.queue)
-
-
-def _pending_dir(ctx: Context) -> Path:
-    return rebase_pending_dir(ctx.git().state_dir(), ctx.repo().config.queue)
 
 
 def in_progress(ctx: Context) -> bool:
@@ -137,7 +131,6 @@ def start(
             done=(),
             head=onto_id,
             current=None,
-            phase=RUNNING,
             subjects=(),
         )
         return _run(ctx, state, progress)
@@ -195,15 +188,11 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
                 res.tree,
                 res.conflict_tree,
                 res.conflict_files,
-                False,
+                True,  # recorded with the markers shown, in one transaction
             )
             st = replace(st, current=stopped)
-            # State first, then the target: a run killed in between can still --abort.
-            _write_state(ctx, st)
             crashpoint("rebase:stopped")
             _show_conflict(ctx, st, res.name, res.conflict_tree)
-            st = replace(st, current=replace(stopped, shown=True))
-            _write_state(ctx, st)
             return RebaseOutcome(st.done, False, res, dict(st.subjects), st.old_base, st.onto)
         outcome = lock_outcome(res)
         commit = None
@@ -227,15 +216,34 @@ def _hunk_record(h: HunkCheck) -> HunkRecord:
     return HunkRecord(h.file, h.index, h.status, h.offset, h.fuzz, h.anchored, h.drift, h.reason)
 
 
+def _state_name(ctx: Context) -> str:
+    return _state_path(ctx).name
+
+
 def _show_conflict(ctx: Context, st: RebaseState, name: str, conflict_tree: str | None) -> None:
-    """Check out the rebased stack so far and lay the markers over it (index untouched)."""
-    g = ctx.git()
-    g.checkout_branch(st.branch, st.head, f"rebase stopped at {name}", force=True)
+    """Record the stop and check out the rebased stack so far with the markers laid over
+    it (index untouched), as one journal transaction."""
+    repo, g = ctx.repo(), ctx.git()
+    added: tuple[str, ...] = ()
     if conflict_tree is not None:
-        g.overlay(st.head, conflict_tree)
         # Files the patch creates stay known to git (intent to add), so `git diff` shows
         # them and --continue takes them without a `git add`.
-        g.intend_to_add(g.added_paths(st.head, conflict_tree))
+        added = tuple(g.added_paths(st.head, conflict_tree))
+    journal.run(
+        g,
+        repo.root,
+        journal.Plan(
+            "rebase",
+            st.branch,
+            st.head,
+            None,
+            repo.config.queue,
+            state={_state_name(ctx): rebasestate.state_bytes(st)},
+            overlay=conflict_tree,
+            intent_to_add=added,
+            reason=f"stopped at {name}",
+        ),
+    )
 
 
 def _clear_conflict(ctx: Context, st: RebaseState) -> None:
@@ -250,20 +258,37 @@ def _clear_conflict(ctx: Context, st: RebaseState) -> None:
                 path.unlink()
 
 
+def _recover(ctx: Context, mode: str) -> dict[str, object] | None:
+    """Finish or undo a rebase step that was killed halfway (its journal), first."""
+    g, repo = ctx.git(), ctx.repo()
+    doc = journal.pending(g, repo.root)
+    if doc is None:
+        return None
+    if not str(doc.get("op", "")).startswith("rebase"):
+        raise UnsafeStateError(
+            f"an interrupted `patchq {doc.get('op')}` left the target half-changed",
+            str(g.state_dir()),
+            "`patchq recover --continue` or `patchq recover --abort` first",
+        )
+    journal.recover(g, repo.root, mode)
+    return doc
+
+
 def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
     """Take the person's resolution of the conflicting patch (no `git add` needed)."""
     repo, g = ctx.repo(), ctx.git()
-    with run_lock(g.state_dir(), ctx.repo().root):
+    with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
+        interrupted = _recover(ctx, "continue")
+        if not in_progress(ctx):
+            if interrupted is not None:
+                return RebaseOutcome((), True)  # the finishing writes were the rest
+            raise BadInputError("no rebase in progress", str(g.root))
         st = _read_state(ctx)
-        if st.phase == FINISHING:
-            return _finish(ctx, st)
         cur = st.current
         if cur is None:
             return _run(ctx, st, progress)
-        if not cur.shown:
-            # Killed before the markers reached the working tree: show them now.
-            _show_conflict(ctx, st, cur.name, cur.conflict_tree)
-            _write_state(ctx, replace(st, current=replace(cur, shown=True)))
+        if interrupted is not None and str(interrupted.get("reason", "")).startswith("stopped"):
+            # Killed while showing the conflict: it is in the working tree now.
             raise ConflictError(
                 f"{cur.name} needs resolving; its conflict is now in the working tree",
                 str(g.root),
@@ -300,8 +325,22 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
         commit = GitRepo.commit_object(w, wt, [st.head], message, author, author)
         w.flush()
         st = st.with_done(cur.resolved(commit, wt), head=commit)
-        g.reset_to(commit, f"rebase: resolved {cur.name}")
-        _write_state(ctx, st)
+        # The resolution becomes the branch's commit: the ref and the index move, the
+        # working tree (the person's files) stays.
+        journal.run(
+            g,
+            repo.root,
+            journal.Plan(
+                "rebase",
+                st.branch,
+                commit,
+                None,
+                repo.config.queue,
+                worktree=journal.INDEX,
+                state={_state_name(ctx): rebasestate.state_bytes(st)},
+                reason=f"resolved {cur.name}",
+            ),
+        )
         return _run(ctx, st, progress)
 
 
@@ -313,62 +352,41 @@ def skip(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
         cur = st.current
         if cur is None:
             raise BadInputError("no conflicting patch to skip", str(_state_path(ctx)))
+        # Clearing the markers and then recording the skip: a kill in between leaves the
+        # patch still stopped, and a second --skip does the same again.
         _clear_conflict(ctx, st)
-        st = st.with_done(cur.dropped())
-        _write_state(ctx, st)
-        return _run(ctx, st, progress)
+        _write_state(ctx, st.with_done(cur.dropped()))
+        return _run(ctx, _read_state(ctx), progress)
 
 
 def abort(ctx: Context) -> None:
-    """Put the target, series, patches/ and series.lock back exactly as they were."""
+    """Put the target, series, patches/ and series.lock back exactly as they were: the
+    journal's rollback of the snapshot the rebase state holds."""
     repo, g = ctx.repo(), ctx.git()
-    with run_lock(g.state_dir(), ctx.repo().root):
+    with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
+        interrupted = _recover(ctx, "abort")
+        if not in_progress(ctx) and interrupted is not None:
+            return  # the interrupted step was the abort itself, now finished
         st = _read_state(ctx)
         _clear_conflict(ctx, st)
-        backup = _pending_dir(ctx) / "backup"
-        if backup.is_dir():
-            _restore_backup(repo.root, backup)
-        branch, before = st.branch, st.branch_before
-        orig_branch, orig_head = st.orig_branch, st.orig_head
-        if orig_branch == branch and before:
-            g.checkout_branch(branch, before, "rebase --abort")
-        else:
-            g.restore_head(orig_branch, orig_head)
-            if before:
-                g.update_ref(f"refs/heads/{branch}", before, None, "patchq: rebase --abort")
-            elif g.try_resolve(f"refs/heads/{branch}"):
-                g.delete_branch(branch)
-        if st.stack_before is not None:
-            save(g.state_dir(), repo.config.queue, st.stack_before)
-        shutil.rmtree(_pending_dir(ctx), ignore_errors=True)
-        _state_path(ctx).unlink(missing_ok=True)
-
-
-def _restore_backup(root: Path, backup: Path) -> None:
-    manifest = json.loads((backup / "manifest.json").read_text())
-    for rel, existed in manifest.items():
-        dest = root / rel
-        if existed:
-            atomic_write(dest, (backup / "files" / rel).read_bytes())
-        else:
-            dest.unlink(missing_ok=True)
+        snap = journal.Snapshot(
+            st.branch,
+            st.branch_before,
+            st.orig_branch,
+            st.orig_head or st.old_base,
+            st.stack_before,
+        )
+        journal.restore(
+            g, repo.root, "rebase --abort", snap, repo.config.queue, (_state_name(ctx),)
+        )
 
 
 def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
-    """Write the refreshed patches, series and lock (backed up first), move the stack."""
+    """Write the refreshed patches, series, lock, stack and the last rebase's record and
+    check out the new stack: one journal transaction."""
     repo, g = ctx.repo(), ctx.git()
     new_bytes: dict[str, bytes] = {}
     old_bytes: dict[str, bytes] = {}
-    resuming = st.phase == FINISHING
-    saved = _pending_dir(ctx) / "backup" / "files"
-    if resuming and (saved / "series").is_file():
-        # Killed while finishing: the patch repo may be half-written; start from the copy.
-        repo = replace(
-            repo,
-            series=Series.parse(
-                (saved / "series").read_text(encoding="utf-8", errors="surrogateescape")
-            ),
-        )
     done = [d.patch for d in st.done]
     changed = [d for d in st.done if d.patch.outcome in ("refreshed", "merged", "resolved")]
     diffs = dict(
@@ -383,12 +401,7 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
     for name in (d.patch.name for d in changed):
         entry = repo.series.find(name)
         assert entry is not None
-        backup_copy = saved / "patches" / name
-        data = (
-            backup_copy.read_bytes()
-            if resuming and backup_copy.is_file()
-            else repo.read_patch(name)
-        )
+        data = repo.read_patch(name)
         patch = parse(data, repo.display(name), entry.strip_level(repo.config.strip))
         new_bytes[name] = render_refreshed(
             patch, diffs[name], repo.display(name), entry.strip_level(repo.config.strip)
@@ -411,16 +424,7 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
         tuple(old_bytes.items()),
         tuple(new_bytes.items()),
     )
-    if not resuming:
-        _backup(ctx, repo.root, ["series", "series.lock"] + [f"patches/{n}" for n in new_bytes])
-        st = replace(st, phase=FINISHING)
-        _write_state(ctx, st)
     crashpoint("rebase:finishing")
-    for name, data in new_bytes.items():
-        repo.write_patch(name, data)
-        crashpoint("rebase:patch-written")
-    repo.write_series(series)
-    crashpoint("rebase:series-written")
     kept = [r for r in done if r.outcome not in GONE]
     # Every patch the rebase saw is recorded, those that left the active series too: the
     # lock is where `upstreamed` and `dropped` are kept for tools and reviewers.
@@ -429,9 +433,9 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
         data = new_bytes.get(r.name) or repo.read_patch(r.name)
         records.append(PatchRecord(r.name, sha256(data), r.outcome, r.drift))
     top_tree = g.commit_info(st.head)["tree"].decode()
-    # `files` must list what `verify` will see the series touch: re-apply the series just
-    # written onto the new base, in memory, exactly as `apply` and `verify` do.
-    written = PatchRepo.open(repo.root)
+    # `files` must list what `verify` will see the series touch: re-apply the series about
+    # to be written onto the new base, in memory, exactly as `apply` and `verify` do.
+    written = replace(repo, series=series, staged=new_bytes)
     again = apply_series(
         g, written, st.onto, written.series.active(st.guards), g.writer(dry_run=True), commits=False
     )
@@ -447,18 +451,30 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
         tuple(records),
         {"from": st.old_base, "onto": st.onto, "onto_ref": st.onto_ref},
     )
-    repo.write_lock(lock)
-    crashpoint("rebase:lock-written")
-    g.checkout_branch(st.branch, st.head, f"rebase onto {st.onto[:12]}", force=True)
-    crashpoint("rebase:checked-out")
-    save(
-        g.state_dir(),
-        repo.config.queue,
-        Stack(st.onto, st.branch, tuple(r.name for r in kept), tuple(_commit_of(r) for r in kept)),
+    stack = Stack(
+        st.onto, st.branch, tuple(r.name for r in kept), tuple(_commit_of(r) for r in kept)
     )
-    rebasestate.write_last(last_rebase_path(g.state_dir(), repo.config.queue), last)
-    shutil.rmtree(_pending_dir(ctx), ignore_errors=True)
-    _state_path(ctx).unlink(missing_ok=True)
+    writes: dict[str, bytes | None] = {f"{PATCHES}/{n}": b for n, b in new_bytes.items()}
+    writes[SERIES] = series.format().encode("utf-8", "surrogateescape")
+    writes[LOCK] = lock.to_json()
+    queue = repo.config.queue
+    journal.run(
+        g,
+        repo.root,
+        journal.Plan(
+            "rebase",
+            st.branch,
+            st.head,
+            stack,
+            queue,
+            files=writes,
+            state={
+                last_rebase_path(g.state_dir(), queue).name: rebasestate.last_bytes(last),
+                _state_name(ctx): None,
+            },
+            reason=f"onto {st.onto[:12]}",
+        ),
+    )
     return RebaseOutcome(st.done, True, None, dict(st.subjects), st.old_base, st.onto)
 
 
@@ -471,20 +487,6 @@ def _commit_of(p: PatchOutcome) -> str:
 def _commented(raw: str, outcome: str, onto: str) -> Entry:
     """The series line of a patch leaving the active series, kept as a comment."""
     return Entry(raw=f"# {outcome} in {onto[:12]}: {raw.rstrip()}\n")
-
-
-def _backup(ctx: Context, root: Path, rels: list[str]) -> None:
-    backup = _pending_dir(ctx) / "backup"
-    shutil.rmtree(backup, ignore_errors=True)
-    manifest = {}
-    for rel in rels:
-        src = root / rel
-        manifest[rel] = src.exists()
-        if src.exists():
-            dest = backup / "files" / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dest)
-    atomic_write(backup / "manifest.json", json.dumps(manifest).encode())
 
 
 def dry_run(

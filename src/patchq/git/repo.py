@@ -1122,7 +1122,13 @@ class GitRepo:
     def stash_save(self, message: str) -> str | None:
         """Save uncommitted work (untracked files too) as a stash; its id, or None if none."""
         before = self.try_resolve("refs/stash")
-        self._run("stash", "push", "--include-untracked", "-q", "-m", message)
+        try:
+            self._run("stash", "push", "--include-untracked", "-q", "-m", message)
+        except GitError:
+            # git's stash cannot save intent-to-add entries (a conflict shown for a new
+            # file): unstage everything, so they are plain untracked files, and save again.
+            self._run("reset", "-q")
+            self._run("stash", "push", "--include-untracked", "-q", "-m", message)
         after = self.try_resolve("refs/stash")
         return after if after != before else None
 

@@ -1,20 +1,28 @@
-"""Crash safety for the commands that change a target: a journal under `.git/patchq/`.
+"""Crash safety for every command that changes things: one transaction journal.
 
 A mutating command computes its whole result in memory and writes its git objects first
 (unreferenced objects change nothing). Before it touches anything a person can see, it
-records in `.git/patchq/op/` the before and after of all it will change — the stack
-branch and HEAD, the stack record, how the working tree follows, and the patch-repo files
-(old bytes backed up, new bytes staged) — and only then changes them, removing the
+records the before and after of all it will change — the stack branch and HEAD, the
+stack record, how the working tree follows, the patch-repo files and patchq's own state
+files (old bytes backed up, new bytes staged) — and only then changes them, removing the
 journal last. A command killed in between leaves the journal behind: every later command
 refuses (exit 5) and says how out — `--continue` replays the after state (each step is
 idempotent), `--abort` restores the before state. Ctrl-C during the change rolls back on
 the spot. Uncommitted changes found while recovering are stashed, never discarded.
+
+The journal lives in the target's `.git/patchq/`; a command that has no target (`import`)
+keeps it in the patch repo's `.patchq/`. Each journal has its own id, and its copies live
+in a folder named by it: a leftover of one run is never read by another.
+
+A long-lived snapshot (a rebase's starting point, kept while it is stopped) is rolled back
+by the same code: `restore` records it as a journal whose only way out is back.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,13 +30,15 @@ from typing import Any
 
 from patchq.core.errors import BadInputError
 from patchq.git.repo import GitRepo
+from patchq.store import stack as stackfile
 from patchq.store.files import atomic_write
 from patchq.store.patchrepo import own_paths
 from patchq.store.stack import Stack, save, stack_path
-from patchq.store.statedir import crashpoint
+from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint
 
-JOURNAL = "op.json"
 CHECKOUT, INDEX, REF = "checkout", "index", "ref"
+# The two sets of files a journal can change: the patch repo's, and patchq's own state.
+FILES, STATE = "files", "state"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,25 +47,48 @@ class Plan:
 
     op: str
     branch: str
-    head: str | None  # None: the target is not touched (only patch-repo files change)
+    head: str | None  # None: the target is not touched (only files change)
     stack: Stack | None
     queue: str
     # CHECKOUT: files follow the branch; INDEX: only the ref and the index (refresh: the
     # files are the person's edits); REF: only the ref (same trees, new messages).
     worktree: str = CHECKOUT
     files: dict[str, bytes | None] = field(default_factory=dict)  # patch repo: new bytes
+    # patchq's state files in the target's `.git/patchq/`, by name: new bytes or None.
+    state: dict[str, bytes | None] = field(default_factory=dict)
     overlay: str | None = None  # a tree laid over the working tree afterwards (conflicts)
     intent_to_add: tuple[str, ...] = ()
     reason: str = ""
 
 
-def journal_dir(g: GitRepo) -> Path:
-    return g.state_dir() / "op"
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Where the target stood when a long-lived operation began: what `restore` puts back."""
+
+    branch: str  # the stack branch the operation rebuilds
+    branch_ref: str | None  # its commit then (None: it did not exist)
+    head_branch: str | None  # what HEAD was on (None: detached)
+    head: str
+    stack: Stack | None
 
 
-def pending(g: GitRepo) -> dict[str, Any] | None:
-    """The journal of an interrupted command, if one is there."""
-    path = g.state_dir() / JOURNAL
+def home(g: GitRepo | None, patch_root: Path) -> Path:
+    """The folder a journal lives in: the target's state, or the patch repo's `.patchq/`."""
+    return g.state_dir() if g is not None else patch_root / PATCH_REPO_HOME
+
+
+def pending(g: GitRepo | None, patch_root: Path) -> dict[str, Any] | None:
+    """The journal of an interrupted command, if one is there (target's first)."""
+    homes = [home(g, patch_root)] + ([home(None, patch_root)] if g is not None else [])
+    for h in homes:
+        doc = _read(h)
+        if doc is not None:
+            return doc
+    return None
+
+
+def _read(h: Path) -> dict[str, Any] | None:
+    path = h / JOURNAL
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
@@ -67,10 +100,12 @@ def pending(g: GitRepo) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-def run(g: GitRepo, patch_root: Path, plan: Plan) -> str | None:
+def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
     """Record, then carry out `plan`. On Ctrl-C or any failure (git refusing a checkout,
     a full disk) everything is rolled back and the error raised: all or nothing. Only a
     kill, or a rollback that fails too, leaves the journal for --continue/--abort."""
+    if g is None and (plan.head is not None or plan.state):
+        raise ValueError("a plan that changes the target needs the target")
     doc = _record(g, patch_root, plan)
     try:
         crashpoint("journal:recorded")
@@ -82,80 +117,130 @@ def run(g: GitRepo, patch_root: Path, plan: Plan) -> str | None:
         except Exception:  # noqa: BLE001 - the journal stays for --continue/--abort
             pass
         else:
-            _clear(g)
+            _clear(g, patch_root, doc)
         raise  # the first error is the story
-    _clear(g)
+    _clear(g, patch_root, doc)
     return saved
 
 
-def recover(g: GitRepo, patch_root: Path, mode: str) -> tuple[str, str | None]:
+def restore(
+    g: GitRepo, patch_root: Path, op: str, snap: Snapshot, queue: str, state: tuple[str, ...]
+) -> None:
+    """Put the target back where `snap` found it, and remove the `state` files (the
+    operation's own). Recorded first as a journal that can only go back, so a kill halfway
+    is finished by `--continue` and `--abort` alike."""
+    doc: dict[str, Any] = {
+        "op": op,
+        "id": secrets.token_hex(8),
+        "back_only": True,
+        "queue": queue,
+        "reason": "",
+        "branch": snap.branch,
+        "before": {
+            "branch_ref": snap.branch_ref,
+            "head_branch": snap.head_branch,
+            "head": snap.head,
+            "stack": None if snap.stack is None else stackfile.to_doc(snap.stack),
+        },
+        # The after side is only what `_backward` reads: the target moved, the stack too.
+        "after": {"head": snap.head, "stack": {}, "worktree": CHECKOUT},
+        FILES: {},
+        STATE: {name: {"before": False, "after": True} for name in state},
+    }
+    _write_doc(g, patch_root, doc)
+    crashpoint("journal:recorded")
+    _backward(g, patch_root, doc, recovering=False)
+    _clear(g, patch_root, doc)
+
+
+def recover(g: GitRepo | None, patch_root: Path, mode: str) -> tuple[str, str | None]:
     """Finish (`continue`) or undo (`abort`) an interrupted command; (its name, stash id)."""
-    doc = pending(g)
+    doc = pending(g, patch_root)
     if doc is None:
-        raise BadInputError("nothing to recover: no interrupted command", str(g.state_dir()))
+        where = home(g, patch_root)
+        raise BadInputError("nothing to recover: no interrupted command", str(where))
+    if doc.get("home") == "patch-repo":
+        g = None
+    elif g is None:
+        raise BadInputError("the interrupted command changed a target", str(patch_root))
     # Recovering: whatever the working tree holds now is not known to be ours, so it is
     # stashed before anything is forced. (Not decided by pid: in a container patchq is
     # often pid 1 every time.)
+    forward = mode == "continue" and not doc.get("back_only")
     saved = (
         _forward(g, patch_root, doc, recovering=True)
-        if mode == "continue"
+        if forward
         else _backward(g, patch_root, doc, recovering=True)
     )
-    _clear(g)
+    _clear(g, patch_root, doc)
     return str(doc.get("op")), saved
 
 
-def _record(g: GitRepo, patch_root: Path, plan: Plan) -> dict[str, Any]:
-    d = journal_dir(g)
-    shutil.rmtree(d, ignore_errors=True)
-    files: dict[str, dict[str, bool]] = {}
-    for rel, new in plan.files.items():
-        old = patch_root / rel
-        before = old.is_file()
-        if before:
-            dest = d / "before" / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(old, dest)
-        if new is not None:
-            dest = d / "after" / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(new)
-        files[rel] = {"before": before, "after": new is not None}
-    sp = stack_path(g.state_dir(), plan.queue)
-    doc = {
+def _copies(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> Path:
+    """The folder of this journal's copies, named by its id."""
+    return home(g, patch_root) / "op" / str(doc["id"])
+
+
+def _roots(g: GitRepo | None, patch_root: Path) -> dict[str, Path]:
+    roots = {FILES: patch_root}
+    if g is not None:
+        roots[STATE] = g.state_dir()
+    return roots
+
+
+def _record(g: GitRepo | None, patch_root: Path, plan: Plan) -> dict[str, Any]:
+    doc: dict[str, Any] = {
         "op": plan.op,
+        "id": secrets.token_hex(8),
+        "home": "target" if g is not None else "patch-repo",
         "pid": os.getpid(),
         "queue": plan.queue,
         "reason": plan.reason,
         "branch": plan.branch,
-        "before": {
-            "branch_ref": g.try_resolve(f"refs/heads/{plan.branch}"),
+    }
+    # Whatever an earlier journal left in the copies folder is not this run's.
+    shutil.rmtree(home(g, patch_root) / "op", ignore_errors=True)
+    d = _copies(g, patch_root, doc)
+    roots = _roots(g, patch_root)
+    for kind, changes in ((FILES, plan.files), (STATE, plan.state)):
+        entries: dict[str, dict[str, bool]] = {}
+        for rel, new in changes.items():
+            old = roots[kind] / rel
+            before = old.is_file()
+            if before:
+                dest = d / kind / "before" / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(old, dest)
+            if new is not None:
+                dest = d / kind / "after" / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(new)
+            entries[rel] = {"before": before, "after": new is not None}
+        doc[kind] = entries
+    if g is not None:
+        sp = stack_path(g.state_dir(), plan.queue)
+        doc["before"] = {
+            "branch_ref": g.try_resolve(f"refs/heads/{plan.branch}") if plan.branch else None,
             "head_branch": g.current_branch(),
             "head": g.head(),
             "stack": json.loads(sp.read_text()) if sp.exists() else None,
-        },
-        "after": {
-            "head": plan.head,
-            "stack": None if plan.stack is None else _stack_doc(plan.stack),
-            "worktree": plan.worktree,
-            "overlay": plan.overlay,
-            "intent_to_add": list(plan.intent_to_add),
-        },
-        "files": files,
+        }
+    else:
+        doc["before"] = {"branch_ref": None, "head_branch": None, "head": None, "stack": None}
+    doc["after"] = {
+        "head": plan.head,
+        "stack": None if plan.stack is None else stackfile.to_doc(plan.stack),
+        "worktree": plan.worktree,
+        "overlay": plan.overlay,
+        "intent_to_add": list(plan.intent_to_add),
     }
-    atomic_write(
-        g.state_dir() / JOURNAL, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
-    )
+    _write_doc(g, patch_root, doc)
     return doc
 
 
-def _stack_doc(s: Stack) -> dict[str, Any]:
-    return {
-        "base": s.base,
-        "branch": s.branch,
-        "applied": list(s.applied),
-        "commits": list(s.commits),
-    }
+def _write_doc(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> None:
+    path = home(g, patch_root) / JOURNAL
+    atomic_write(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
 
 
 def _stash_if_dirty(g: GitRepo, patch_root: Path, why: str) -> str | None:
@@ -165,13 +250,15 @@ def _stash_if_dirty(g: GitRepo, patch_root: Path, why: str) -> str | None:
     return None
 
 
-def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool) -> str | None:
+def _forward(
+    g: GitRepo | None, patch_root: Path, doc: dict[str, Any], recovering: bool
+) -> str | None:
     after, branch = doc["after"], doc["branch"]
     why = f"{doc['op']} {doc.get('reason', '')}".strip()
     reason = f"patchq: {why}"
     saved = None
     head = after["head"]
-    if head is None:
+    if head is None or g is None:
         pass
     elif after["worktree"] == CHECKOUT:
         if recovering:
@@ -191,19 +278,21 @@ def _forward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
         g.update_ref(f"refs/heads/{branch}", head, None, reason)
     crashpoint("journal:target-moved")
     _put_files(g, patch_root, doc, "after")
-    if after["stack"] is not None:
-        save(g.state_dir(), doc["queue"], _stack_of(after["stack"]))
+    if g is not None and after["stack"] is not None:
+        save(g.state_dir(), doc["queue"], stackfile.from_doc(after["stack"]))
     return saved
 
 
-def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool) -> str | None:
+def _backward(
+    g: GitRepo | None, patch_root: Path, doc: dict[str, Any], recovering: bool
+) -> str | None:
     before, after, branch = doc["before"], doc["after"], doc["branch"]
     why = f"undo {doc['op']}"
     reason = f"patchq: {why}"
     saved = None
     _put_files(g, patch_root, doc, "before")
     old_ref = before["branch_ref"]
-    if after["head"] is None:
+    if after["head"] is None or g is None:
         pass
     elif after["worktree"] == CHECKOUT:
         if recovering:
@@ -221,33 +310,35 @@ def _backward(g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: boo
             g.reset_to(old_ref, why)
         else:
             g.update_ref(f"refs/heads/{branch}", old_ref, None, reason)
-    sp = stack_path(g.state_dir(), doc["queue"])
-    if after["stack"] is None:
-        pass
-    elif before["stack"] is None:
-        sp.unlink(missing_ok=True)
-    else:
-        save(g.state_dir(), doc["queue"], _stack_of(before["stack"]))
+    if g is not None and after["stack"] is not None:
+        if before["stack"] is None:
+            stack_path(g.state_dir(), doc["queue"]).unlink(missing_ok=True)
+        else:
+            save(g.state_dir(), doc["queue"], stackfile.from_doc(before["stack"]))
     return saved
 
 
-def _put_files(g: GitRepo, patch_root: Path, doc: dict[str, Any], side: str) -> None:
-    """Give the patch repo's journaled files their `before` or `after` bytes."""
-    d = journal_dir(g) / side
-    for rel, f in doc["files"].items():
-        dest = patch_root / rel
-        if f[side]:
-            atomic_write(dest, (d / rel).read_bytes())
-        else:
-            dest.unlink(missing_ok=True)
-        if side == "after":
-            crashpoint("journal:file-written")
+def _put_files(g: GitRepo | None, patch_root: Path, doc: dict[str, Any], side: str) -> None:
+    """Give the journaled files (patch repo, then state) their `before` or `after` bytes."""
+    d = _copies(g, patch_root, doc)
+    roots = _roots(g, patch_root)
+    for kind in (FILES, STATE):
+        for rel, f in doc.get(kind, {}).items():
+            dest = roots[kind] / rel
+            if f[side]:
+                atomic_write(dest, (d / kind / side / rel).read_bytes())
+            else:
+                dest.unlink(missing_ok=True)
+            if side == "after":
+                crashpoint(f"journal:{'file' if kind == FILES else 'state'}-written")
 
 
-def _stack_of(s: dict[str, Any]) -> Stack:
-    return Stack(s["base"], s["branch"], tuple(s["applied"]), tuple(s["commits"]))
-
-
-def _clear(g: GitRepo) -> None:
-    (g.state_dir() / JOURNAL).unlink(missing_ok=True)
-    shutil.rmtree(journal_dir(g), ignore_errors=True)
+def _clear(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> None:
+    h = home(g, patch_root)
+    (h / JOURNAL).unlink(missing_ok=True)
+    shutil.rmtree(h / "op", ignore_errors=True)
+    if g is None:
+        try:
+            h.rmdir()  # the patch repo's `.patchq/` exists only while a journal does
+        except OSError:
+            pass

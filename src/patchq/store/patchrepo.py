@@ -102,6 +102,9 @@ class PatchRepo:
     root: Path
     config: Config
     series: Series
+    # Patch files about to be written, by name: read instead of the files (a command that
+    # checks its result before one journal transaction writes it).
+    staged: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def patches_dir(self) -> Path:
@@ -161,6 +164,8 @@ class PatchRepo:
         return path
 
     def read_patch(self, name: str) -> bytes:
+        if name in self.staged:
+            return self.staged[name]
         path = self.patch_path(name)
         try:
             return path.read_bytes()

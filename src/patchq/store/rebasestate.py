@@ -13,16 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from patchq.store import jsonrecord as jr
 from patchq.store import stack as stack_record
 from patchq.store.files import atomic_write
 from patchq.store.stack import Stack
-
-Phase = Literal["running", "finishing"]
-RUNNING: Phase = "running"
-FINISHING: Phase = "finishing"  # the patch repo is being written: --continue finishes
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +112,6 @@ class RebaseState:
     done: tuple[DonePatch, ...]
     head: str  # the rebased stack so far
     current: StoppedPatch | None
-    phase: Phase
     # The subjects of the upstream commits named in drift, as (commit, subject) pairs.
     subjects: tuple[tuple[str, str], ...]
 
@@ -255,16 +250,15 @@ def to_doc(s: RebaseState) -> dict[str, Any]:
         ],
         "head": s.head,
         "current": None if s.current is None else _stopped_doc(s.current),
-        "phase": s.phase,
         "subjects": dict(s.subjects),
     }
 
 
 def from_doc(doc: dict[str, Any]) -> RebaseState:
     """The rebase state a JSON form describes; `jsonrecord.StateFormatError` if none."""
-    phase = jr.text(doc, "phase")
-    if phase not in (RUNNING, FINISHING):
-        raise jr.StateFormatError(f"'phase' is {phase!r}")
+    if doc.get("phase", "running") != "running":
+        # Written by a patchq that finished a rebase outside the journal.
+        raise jr.StateFormatError(f"'phase' is {doc.get('phase')!r}")
     before = jr.obj_or_none(doc, "stack_before")
     current = jr.obj_or_none(doc, "current")
     return RebaseState(
@@ -285,7 +279,6 @@ def from_doc(doc: dict[str, Any]) -> RebaseState:
         ),
         jr.text(doc, "head"),
         None if current is None else _stopped(current),
-        RUNNING if phase == RUNNING else FINISHING,
         jr.pairs(doc, "subjects"),
     )
 
@@ -341,9 +334,14 @@ def read_state(path: Path) -> RebaseState | None:
     )
 
 
+def state_bytes(state: RebaseState) -> bytes:
+    """The file form of `state`, for a journal to write."""
+    return jr.dumps(to_doc(state))
+
+
 def write_state(path: Path, state: RebaseState) -> None:
     """Record `state` at `path` (atomically)."""
-    atomic_write(path, jr.dumps(to_doc(state)))
+    atomic_write(path, state_bytes(state))
 
 
 def read_last(path: Path) -> LastRebase | None:
@@ -358,6 +356,6 @@ def read_last(path: Path) -> LastRebase | None:
     )
 
 
-def write_last(path: Path, record: LastRebase) -> None:
-    """Record the last rebase at `path` (atomically)."""
-    atomic_write(path, jr.dumps(last_to_doc(record)))
+def last_bytes(record: LastRebase) -> bytes:
+    """The file form of the last rebase's record, for a journal to write."""
+    return jr.dumps(last_to_doc(record))

@@ -31,29 +31,39 @@ def crashpoint(label: str) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-RECOVERABLE = ("apply", "push", "pop", "goto", "refresh")
+# The verbs with their own --continue/--abort; the others recover through `recover`.
+RECOVERABLE = ("apply", "push", "pop", "goto", "refresh", "rebase")
+JOURNAL = "op.json"  # the journal of a command changing things, in its home folder
+PATCH_REPO_HOME = ".patchq"  # the journal's home in the patch repo (commands with no target)
 
 
-def _refuse_interrupted(state_dir: Path) -> None:
+def recovery_verb(op: str) -> str:
+    """The verb whose --continue/--abort finishes an interrupted `op`."""
+    verb = op.split()[0] if op else "recover"
+    return verb if verb in RECOVERABLE else "recover"
+
+
+def _refuse_interrupted(home: Path, what: str) -> None:
     """A journal left by a killed command: nothing may run until it is finished or undone."""
     try:
-        doc = json.loads((state_dir / "op.json").read_text())
+        doc = json.loads((home / JOURNAL).read_text())
     except (FileNotFoundError, ValueError):
         return
     op = doc.get("op", "command") if isinstance(doc, dict) else "command"
-    verb = op if op in RECOVERABLE else "recover"
+    verb = recovery_verb(str(op))
     raise UnsafeStateError(
-        f"an interrupted `patchq {op}` left the target half-changed",
-        str(state_dir / "op.json"),
+        f"an interrupted `patchq {op}` left the {what} half-changed",
+        str(home / JOURNAL),
         f"`patchq {verb} --continue` to finish it, or `patchq {verb} --abort` to undo it",
     )
 
 
 @contextmanager
-def repo_lock(root: Path, wait: float = 3.0) -> Iterator[None]:
+def repo_lock(root: Path, wait: float = 3.0, recovering: bool = False) -> Iterator[None]:
     """Hold an exclusive lock on the patch repo folder (flock on its directory, so no
     file is added to the user's repo, and a killed holder releases it by dying). A
-    second writer waits up to `wait` seconds, then exits 5."""
+    second writer waits up to `wait` seconds, then exits 5. Refuses to start over an
+    interrupted command's journal kept in the patch repo, unless `recovering`."""
     fd = os.open(root, os.O_RDONLY)
     try:
         deadline = time.monotonic() + wait
@@ -69,6 +79,8 @@ def repo_lock(root: Path, wait: float = 3.0) -> Iterator[None]:
                         "wait for it to finish",
                     ) from None
                 time.sleep(0.05)
+        if not recovering:
+            _refuse_interrupted(root / PATCH_REPO_HOME, "patch repo")
         yield
     finally:
         os.close(fd)  # releases the lock
@@ -81,7 +93,7 @@ def run_lock(
     """Hold `.git/patchq/lock` (and the patch repo's lock) for the duration of a mutating
     command; refuse to start over an interrupted command's journal unless `recovering`."""
     if patch_root is not None:
-        with repo_lock(patch_root), run_lock(state_dir, None, recovering):
+        with repo_lock(patch_root, recovering=recovering), run_lock(state_dir, None, recovering):
             yield
         return
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -112,7 +124,7 @@ def run_lock(
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)  # for the message of whoever waits
         if not recovering:
-            _refuse_interrupted(state_dir)
+            _refuse_interrupted(state_dir, "target")
         yield
     finally:
         path.unlink(missing_ok=True)  # before the close: nobody can lock this inode after
@@ -122,11 +134,6 @@ def run_lock(
 def rebase_state_path(state_dir: Path, queue: str) -> Path:
     """The record of `queue`'s rebase in progress: it exists exactly while one is stopped."""
     return state_dir / f"{queue}.rebase.json"
-
-
-def rebase_pending_dir(state_dir: Path, queue: str) -> Path:
-    """The folder of patch files a stopped rebase has refreshed but not yet written."""
-    return state_dir / f"{queue}.rebase"
 
 
 def last_rebase_path(state_dir: Path, queue: str) -> Path:

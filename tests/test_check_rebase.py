@@ -192,7 +192,8 @@ STATUS_CASES: dict[
     "conflict": (
         [
             ("unrelated", {"g.txt": "x\n"}),
-            ("edit the very line", {"f.txt": sub(BASE, "line 20\n", "line twenty\n")}),
+            # The same word as the patch, differently: no word-level merge either.
+            ("edit the very line", {"f.txt": sub(BASE, "line 20\n", "Line twenty\n")}),
         ],
         "conflict",
         3,
@@ -290,11 +291,11 @@ def six(
             upstream, "c: edit an outer context line", {"c.txt": sub(BASE, "line 17\n", "L17\n")}
         ),
         "d": advance(
-            upstream, "d: edit the patched line", {"d.txt": sub(BASE, "line 20\n", "line twenty\n")}
+            upstream, "d: edit the patched line", {"d.txt": sub(BASE, "line 20\n", "Line twenty\n")}
         ),
         "e": advance(upstream, "e: merge our patch", {"e.txt": sub(BASE, "line 20\n", "E 20\n")}),
         "h": advance(
-            upstream, "h: edit the patched line", {"h.txt": sub(BASE, "line 20\n", "line XX\n")}
+            upstream, "h: edit the patched line", {"h.txt": sub(BASE, "line 20\n", "Line XX\n")}
         ),
     }
     return base, who
@@ -432,7 +433,9 @@ def test_fuzz_never_takes_a_context_that_matches_twice(
     )
 
 
-@pytest.mark.parametrize("edited,status", [("line 17\n", "merge"), ("line 19\n", "conflict")])
+@pytest.mark.parametrize(
+    "edited,status", [("line 17\n", "merge"), ("line 19\n", "merge"), ("line 20\n", "conflict")]
+)
 def test_offset_never_moves_a_hunk_into_a_copy(
     one: str,
     upstream: Upstream,
@@ -443,8 +446,8 @@ def test_offset_never_moves_a_hunk_into_a_copy(
 ) -> None:
     # Upstream edits a context line in place and pastes an untouched copy of the hunk's
     # lines (17–23) at the top: the only exact match is the copy, the wrong place. The
-    # pinned base tells: a clean 3-way merge (edit away from the change) or a conflict
-    # (edit next to it) — never an offset into the copy.
+    # pinned base tells: a clean 3-way merge (edit away from the change, or next to it:
+    # zealous) or a conflict (the changed line itself) — never an offset into the copy.
     new = core(17, 23) + sub(BASE, edited, "EDITED\n")
     edit = advance(upstream, "edit context, copy the block", {"f.txt": new})
     code, doc = check_json(patchq)
@@ -508,11 +511,11 @@ def test_anchored_placement_never_picks_a_look_alike_in_another_block(
     assert text.endswith('if(ROCM)\n  set(ARCHS "90a")\n  message(STATUS "rocm")\nendif()\n')
 
 
-def test_anchored_placement_takes_a_unique_line_next_to_an_upstream_edit(
+def test_an_upstream_edit_right_next_to_the_change_composes_zealously(
     upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
 ) -> None:
-    # Upstream edits the line right above the one the patch changes: the 3-way merge
-    # conflicts, but the changed line is unique in the base and the new file.
+    # Upstream edits the line right above the one the patch changes: git's 3-way merge
+    # conflicts (the changes touch), but they do not overlap, so both are kept.
     upstream.write("CMakeLists.txt", BLOCKS)
     base = upstream.commit("base")
     pin(
@@ -540,7 +543,7 @@ def test_anchored_placement_takes_a_unique_line_next_to_an_upstream_edit(
     code, doc = check_json(patchq)
     assert code == 1
     assert project(doc) == [("msg.patch", "merge", [hunk("CMakeLists.txt", "merge", [edit])])]
-    assert doc["patches"][0]["hunks"][0]["anchored"] is True
+    assert doc["patches"][0]["hunks"][0]["method"] == "zealous"
     r = patchq("rebase", "--onto", "main")
     assert r.code == 0, r.err
     assert outcomes(queue) == {"msg.patch": "merged"}
@@ -1080,3 +1083,59 @@ def test_a_rename_onto_a_file_upstream_added_is_a_conflict_never_an_overwrite(
     assert upstream.git("show", "main:b.txt") == "upstream's b\n"
     assert patchq("rebase", "--abort").code == 0
     del theirs
+
+
+CALLS = "setup(\n  add_flags(-O2 -g)\n  run(ctx, old_name)\n)\n" + BASE
+DELETED = "keep\nlegacy_init(1);\nlegacy_init(2);\nend\n" + BASE
+
+
+@pytest.mark.parametrize(
+    "start,mine,theirs,method,result",
+    [
+        (
+            CALLS,
+            sub(CALLS, "-O2 -g", "-O3 -g"),
+            sub(CALLS, "-O2 -g)", "-O2 -g -fPIC)"),
+            "word",
+            sub(CALLS, "-O2 -g)", "-O3 -g -fPIC)"),
+        ),
+        (
+            DELETED,
+            sub(DELETED, "legacy_init(1);\nlegacy_init(2);\n", ""),
+            sub(DELETED, "legacy_init(2);", "legacy_init(2, FLAGS);"),
+            "delete-wins",
+            sub(DELETED, "legacy_init(1);\nlegacy_init(2);\n", ""),
+        ),
+    ],
+    ids=["word", "delete-wins"],
+)
+def test_finer_merges_are_recorded_and_reviewable(
+    upstream: Upstream,
+    queue: Queue,
+    patchq: Callable[..., Result],
+    start: str,
+    mine: str,
+    theirs: str,
+    method: str,
+    result: str,
+) -> None:
+    """A merge git would leave as a conflict, settled by a finer method: `check` says how
+    (exit 1: a person should look), rebase applies it and the lock records the method."""
+    upstream.write("f.txt", start)
+    base = upstream.commit("base")
+    pin(upstream, queue, patchq, [("p.patch", make_patch(upstream, "", {"f.txt": mine}))], base)
+    advance(upstream, "upstream edit", {"f.txt": theirs})
+    code, doc = check_json(patchq)
+    assert code == 1, doc
+    (h,) = doc["patches"][0]["hunks"]
+    assert (h["status"], h["method"]) == ("merge", method)
+    if method == "delete-wins":
+        assert "legacy_init(2, FLAGS);" in h["reason"]  # what it discards is shown
+    text = patchq("check", "--onto", "main")
+    assert f"merge by {method}" in text.out
+    r = patchq("rebase", "--onto", "main")
+    assert r.code == 0, r.err
+    assert upstream.read("f.txt").decode() == result
+    lock = json.loads((queue.path / "series.lock").read_text())
+    assert lock["patches"][0]["methods"] == [method]
+    assert patchq("verify").code == 0

@@ -215,7 +215,7 @@ def test_no_hook_or_configured_program_runs_through_a_whole_workflow(
     # Upstream moves: one line drifts, one conflicts with 0001.
     git(up.path, "checkout", "-q", "-b", "next", base)
     (up.path / "a.txt").write_text(
-        LINES.replace("line 5\n", "line five\n").replace("line 20\n", "line twenty\n")
+        LINES.replace("line 5\n", "Line five\n").replace("line 20\n", "line twenty\n")
     )
     git(up.path, "commit", "-q", "--no-verify", "--no-gpg-sign", "-am", "upstream edit")
     next_ = git(up.path, "rev-parse", "HEAD").strip()

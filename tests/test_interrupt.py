@@ -278,7 +278,7 @@ def _conflicting(up: Path, q: Path, base: str) -> None:
     """The series applied, and upstream editing the line p2 changes: a rebase stops."""
     assert run(q, "apply", "--onto", base).returncode == 0
     git(up, "checkout", "-q", "main")
-    (up / "f.txt").write_text((up / "f.txt").read_text().replace("line 20", "line twenty"))
+    (up / "f.txt").write_text((up / "f.txt").read_text().replace("line 20", "Line twenty"))
     git(up, "commit", "-q", "-am", "upstream edits line 20")
     git(up, "checkout", "-q", "patchq/main")
 

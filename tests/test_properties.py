@@ -93,7 +93,7 @@ def lines_of(data: bytes) -> list[bytes]:
     return data.splitlines(keepends=True)
 
 
-def only_the_patch_changed(case: Case, result: bytes) -> None:
+def only_the_patch_changed(case: Case, result: bytes, discarded: str = "") -> None:
     """The statement, for unique-line files. B = base, O = ours (B with the patch),
     T = theirs (B after upstream drift), R = the patch replayed onto T; A = the lines the
     patch adds (in O, not in B), D = the lines it removes (in B, not in O). Then
@@ -105,11 +105,20 @@ def only_the_patch_changed(case: Case, result: bytes) -> None:
        in R between the nearest lines around it in O that B and T both still hold: the
        change is where the patch put it, not in a look-alike spot. (Where upstream moved
        lines, "where the patch put it" has no single answer; 1 and 2 still hold.)
+
+    A delete-wins merge (DESIGN §4) may also drop lines upstream wrote inside the block
+    the patch removes, visibly: `discarded` is the note that names them, and each line
+    dropped so must be one upstream wrote (not in B) and be named there.
     """
     b, o, t = case.base, case.ours, case.theirs
     added = [x for x in o if x not in b]
     removed = {x for x in b if x not in o}
     r = lines_of(result)
+    if discarded:
+        gone = [x for x in t if x not in removed and x not in r]
+        for x in gone:
+            assert x not in b and x.decode().strip() in discarded, (x, discarded)
+        removed |= set(gone)
     assert [x for x in r if x not in added] == [x for x in t if x not in removed]
     for x in added:
         assert r.count(x) == 1, x
@@ -146,6 +155,11 @@ class Lab:
         return GitRepo.commit_object(w, tree, [parent] if parent else [], "m\n", self.WHO, self.WHO)
 
     def replay(self, case: Case, fuzz: int) -> tuple[str, bytes | None]:
+        status, data, _ = self.replay_noting(case, fuzz)
+        return status, data
+
+    def replay_noting(self, case: Case, fuzz: int) -> tuple[str, bytes | None, str]:
+        """`replay`, with the note of a delete-wins merge ("" if none was made)."""
         """The patch B→O replayed onto T as `check`/`rebase` do: (status, file or None)."""
         base, ours, theirs = case.data
         w = self.g.writer()
@@ -162,11 +176,12 @@ class Lab:
         )
         check = rp.step(entries[0])
         if check.status in (CONFLICT, MISSING):
-            return check.status, None
+            return check.status, None, ""
         tree = MemTree(lambda oid: self.g.read_tree(oid, mem), rp.tree())
         got = tree.get("f.txt")
         assert got is not None
-        return check.status, self.g.read_blob(got[1], mem)
+        note = " ".join(h.reason for h in check.hunks if h.method == "delete-wins")
+        return check.status, self.g.read_blob(got[1], mem), note
 
 
 def test_rebase_changes_only_the_patch_lines(tmp_path: Path) -> None:
@@ -177,10 +192,10 @@ def test_rebase_changes_only_the_patch_lines(tmp_path: Path) -> None:
     @given(cases(unique=True), st.sampled_from([0, 0, 1, 2]))
     def prop(case: Case, fuzz: int) -> None:
         assume(case.ours != case.base and not set(case.ours) - set(case.base) & set(case.theirs))
-        status, result = lab.replay(case, fuzz)
+        status, result, discarded = lab.replay_noting(case, fuzz)
         event(f"replay: {status}")
         if result is not None:
-            only_the_patch_changed(case, result)
+            only_the_patch_changed(case, result, discarded)
 
     prop()
 

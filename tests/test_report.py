@@ -59,7 +59,7 @@ def rebased(upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> 
         "edit": advance(
             upstream,
             "Rename line 20 | with a pipe",
-            {"sub.txt": sub(BASE, "line 20\n", "line twenty\n")},
+            {"sub.txt": sub(BASE, "line 20\n", "Line twenty\n")},
         ),
         "take": advance(upstream, "Take UP 5", {"up.txt": sub(BASE, "line 5\n", "UP 5\n")}),
     }
@@ -70,7 +70,7 @@ def rebased(upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> 
     return c
 
 
-INTERDIFF = [" === sub.txt", "--line 20", "-+SUB 20", "+-line twenty", "++SUB twenty"]
+INTERDIFF = [" === sub.txt", "--line 20", "-+SUB 20", "+-Line twenty", "++SUB twenty"]
 
 
 def test_text_report(rebased: dict[str, str], patchq: Callable[..., Result]) -> None:

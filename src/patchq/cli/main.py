@@ -34,6 +34,7 @@ from patchq.commands import rename as rename_cmd
 from patchq.commands import report as report_cmd
 from patchq.commands import verify as verify_cmd
 from patchq.core.errors import ConflictError, PatchqError
+from patchq.core.status import REVIEWABLE
 from patchq.formats import importers, report
 from patchq.ops.apply import Failure, PatchResult
 from patchq.ops.session import Context
@@ -856,6 +857,7 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
                                 "fuzz": h.fuzz,
                                 "drift": list(h.drift),
                                 "anchored": h.anchored,
+                                "method": h.method,
                                 "reason": h.reason,
                             }
                             for h in p.hunks
@@ -895,8 +897,10 @@ def _print_check(p: Any, subjects: dict[str, str]) -> None:
             if h.anchored
             else h.reason
         )
+        how = f" by {h.method}" if h.method in REVIEWABLE else ""
         output.data(
-            f"    {h.file} hunk #{h.index + 1}: {h.status}" + (f" ({detail})" if detail else "")
+            f"    {h.file} hunk #{h.index + 1}: {h.status}{how}"
+            + (f" ({detail})" if detail else "")
         )
         for c in h.drift[:5]:
             output.data(f"        {c[:12]} {subjects.get(c, '')}")
@@ -997,6 +1001,9 @@ def rebase(
             out = rebase_cmd.start(ctx, onto or "", fuzz, bar)
     finally:
         bar.done()  # a conflict stops the run with an error: clear the line first
+    if out.aborted:
+        output.info("rebase aborted; target, series, patches and lock are as before")
+        return
     if as_json:
         output.emit_json(
             {

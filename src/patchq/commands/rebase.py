@@ -87,6 +87,7 @@ class RebaseOutcome:
     subjects: dict[str, str] | None = None
     base: str = ""
     onto: str = ""
+    aborted: bool = False  # --continue found an interrupted --abort and finished it
 
 
 def start(
@@ -213,7 +214,9 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
 
 
 def _hunk_record(h: HunkCheck) -> HunkRecord:
-    return HunkRecord(h.file, h.index, h.status, h.offset, h.fuzz, h.anchored, h.drift, h.reason)
+    return HunkRecord(
+        h.file, h.index, h.status, h.offset, h.fuzz, h.anchored, h.drift, h.reason, h.method
+    )
 
 
 def _state_name(ctx: Context) -> str:
@@ -279,9 +282,14 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
         interrupted = _recover(ctx, "continue")
+        if interrupted is not None and interrupted.get("back_only"):
+            return RebaseOutcome((), False, aborted=True)
         if not in_progress(ctx):
-            if interrupted is not None:
-                return RebaseOutcome((), True)  # the finishing writes were the rest
+            last = rebasestate.read_last(last_rebase_path(g.state_dir(), repo.config.queue))
+            if interrupted is not None and last is not None:
+                # The finishing writes were the rest: the record they wrote says what.
+                done = tuple(DonePatch(p, "", "") for p in last.patches)
+                return RebaseOutcome(done, True, None, dict(last.subjects), last.base, last.onto)
             raise BadInputError("no rebase in progress", str(g.root))
         st = _read_state(ctx)
         cur = st.current
@@ -431,7 +439,8 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
     records = []
     for r in done:
         data = new_bytes.get(r.name) or repo.read_patch(r.name)
-        records.append(PatchRecord(r.name, sha256(data), r.outcome, r.drift))
+        methods = tuple(h.method for h in r.hunks)
+        records.append(PatchRecord(r.name, sha256(data), r.outcome, r.drift, methods))
     top_tree = g.commit_info(st.head)["tree"].decode()
     # `files` must list what `verify` will see the series touch: re-apply the series about
     # to be written onto the new base, in memory, exactly as `apply` and `verify` do.

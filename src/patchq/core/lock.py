@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from patchq.core.errors import BadInputError
@@ -26,6 +26,24 @@ class PatchRecord:
     sha256: str
     rebase: str = "new"
     drift: tuple[str, ...] = ()
+    # The placement method of each hunk in the last rebase (DESIGN §4); written only
+    # when some hunk needed more than exact or offset placement.
+    methods: tuple[str, ...] = ()
+    # Why the last rebase took the patch as upstreamed: {"kind": …, "commit": …}.
+    evidence: Mapping[str, str] | None = None
+
+    def to_doc(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "name": self.name,
+            "sha256": self.sha256,
+            "rebase": self.rebase,
+            "drift": list(self.drift),
+        }
+        if any(m not in ("exact", "offset") for m in self.methods):
+            doc["methods"] = list(self.methods)
+        if self.evidence is not None:
+            doc["evidence"] = dict(self.evidence)
+        return doc
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +69,7 @@ class Lock:
             "result_tree": self.result_tree,
             "files": {k: {"base": b, "result": r} for k, (b, r) in sorted(self.files.items())},
             "guards": sorted(self.guards),
-            "patches": [
-                {"name": p.name, "sha256": p.sha256, "rebase": p.rebase, "drift": list(p.drift)}
-                for p in self.patches
-            ],
+            "patches": [p.to_doc() for p in self.patches],
             "last_rebase": dict(self.last_rebase) if self.last_rebase is not None else None,
         }
         # A non-UTF-8 path (held as surrogates) is written as a JSON `\udcXX` escape, which
@@ -77,6 +92,10 @@ class Lock:
                     str(p["sha256"]),
                     str(p.get("rebase", "new")),
                     tuple(str(d) for d in p.get("drift", [])),
+                    tuple(str(m) for m in p.get("methods", [])),
+                    {str(k): str(v) for k, v in p["evidence"].items()}
+                    if p.get("evidence")
+                    else None,
                 )
                 for p in doc["patches"]
             )
@@ -119,7 +138,7 @@ def records_for(
         names.add(name)
         old = previous.record(name) if previous else None
         if old is not None and old.rebase not in GONE:
-            out.append(PatchRecord(name, sha256(data), old.rebase, old.drift))
+            out.append(replace(old, sha256=sha256(data)))
         else:
             out.append(PatchRecord(name, sha256(data)))
     if previous is not None:

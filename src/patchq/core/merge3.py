@@ -24,6 +24,7 @@ from operator import not_
 from typing import TypeVar
 
 from patchq.core.patch import Split, split_lines
+from patchq.core.resolve import Resolution, resolve
 
 _MAX_COST_MIN = 256
 _HEUR_MIN_COST = 256
@@ -472,8 +473,13 @@ def merge(
     labels: tuple[str, str, str],
     far: Far | None = None,
     split: Split = split_lines,
+    resolved: list[Resolution] | None = None,
 ) -> tuple[bytes, int] | None:
     """`git merge-file -p --diff3 -L ours -L base -L theirs`: (merged bytes, conflicts).
+
+    With `resolved` (a list to fill), each conflict region is first offered to the finer
+    methods of `core.resolve` (zealous, word, delete-wins); the regions they settle are
+    written resolved, not as markers, and their resolutions appended to `resolved`.
 
     `far(a, b)`, if given, asks git's own diff of two texts (diffserver) and returns a
     function that waits for the answer: long diffs go to it, and while git works on
@@ -503,8 +509,23 @@ def merge(
     i = 0
     conflicts = 0
     names = [x.encode("utf-8", "surrogateescape") for x in labels]
+    everywhere = (
+        Counter(x if x.endswith(b"\n") else x + b"\n" for x in l0)
+        if resolved is not None
+        else Counter()
+    )
     for mode, i0, chg0, i1, chg1, i2, chg2 in changes:
-        if mode == 0:
+        fixed = None
+        if mode == 0 and resolved is not None:
+            region = Counter(x if x.endswith(b"\n") else x + b"\n" for x in l0[i0 : i0 + chg0])
+            elsewhere = frozenset(everywhere - region)
+            fixed = resolve(l0[i0 : i0 + chg0], l1[i1 : i1 + chg1], l2[i2 : i2 + chg2], elsewhere)
+        if fixed is not None:
+            assert resolved is not None
+            resolved.append(fixed)
+            out.extend(l1[i:i1])
+            out.extend(fixed.lines)
+        elif mode == 0:
             conflicts += 1
             out.extend(l1[i:i1])
             crlf = _eol_crlf(l1, i1 - 1 if i1 else 0)

@@ -51,6 +51,38 @@ OUTCOMES = (UNCHANGED, REFRESHED, MERGED, RESOLVED, UPSTREAMED, DROPPED, NEW)
 GONE = (UPSTREAMED, DROPPED)
 
 
+# Placement methods (DESIGN §4): how a hunk that landed on a new upstream got there.
+ZEALOUS, WORD, ANCHORED, MOVED = "zealous", "word", "anchored", "moved"
+DELETE_WINS, REUSED = "delete-wins", "reused"
+METHODS = (
+    EXACT,
+    OFFSET,
+    FUZZ,
+    MERGE,
+    ZEALOUS,
+    WORD,
+    ANCHORED,
+    MOVED,
+    DELETE_WINS,
+    REUSED,
+    UPSTREAMED,
+)
+# Methods whose result a person should read: check counts them as drift (exit 1), the
+# report shows their new hunk.
+REVIEWABLE = (ZEALOUS, WORD, ANCHORED, MOVED, DELETE_WINS, REUSED)
+_METHOD_OF = {CLEAN: EXACT, OFFSET: OFFSET, FUZZ: FUZZ, MERGE: MERGE, UPSTREAMED: UPSTREAMED}
+
+
+def method_of(status: str, anchored: bool = False, via: str = "") -> str:
+    """The placement method of a hunk with drift `status` ("" for one that did not land):
+    `via` names a finer method where one was used, `anchored` the anchored placement."""
+    if via:
+        return via
+    if anchored and status == MERGE:
+        return ANCHORED
+    return _METHOD_OF.get(status, "")
+
+
 def drift_of(placement: str) -> str:
     """The drift status of a hunk the engine placed (`exact` is `clean` on a new base)."""
     return _DRIFT_OF.get(placement, CONFLICT)

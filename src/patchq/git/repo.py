@@ -29,6 +29,7 @@ import git
 from patchq.core import merge3
 from patchq.core.errors import BadInputError, GitError, UnsafeStateError
 from patchq.core.patch import LineCache
+from patchq.core.resolve import Resolution
 from patchq.git.diffserver import DiffServer
 
 # Variables that make git look at another repository, index or object store than ours,
@@ -1022,6 +1023,17 @@ class GitRepo:
         if len(self._merges) > 8:
             self._merges.pop(next(iter(self._merges)))
         return result
+
+    def merge_resolving(
+        self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
+    ) -> tuple[bytes, int, list[Resolution]]:
+        """`merge_file`, with each conflict region first offered to the finer methods of
+        `core.resolve`: (merged bytes, conflicts left, the resolutions made)."""
+        resolved: list[Resolution] = []
+        result = merge3.merge(ours, base, theirs, labels, self._diff, self.lines.split, resolved)
+        if result is None:  # binary: nothing finer than git's answer
+            return (*self.merge_file(ours, base, theirs, labels), [])
+        return result[0], result[1], resolved
 
     def _diff(self, a: bytes, b: bytes) -> Callable[[], merge3.Script]:
         """git's diff of two texts, from the diff server; if its store cannot be written

@@ -24,17 +24,22 @@ from dataclasses import dataclass, field, replace
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.patch import FilePatch, Hunk, Split, split_lines
+from patchq.core.resolve import Resolution
 from patchq.core.series import Entry
 from patchq.core.status import (
     CLEAN,
     CONFLICT,
+    DELETE_WINS,
     FUZZ,
     MERGE,
     MISSING,
     OFFSET,
     RANK,
     UPSTREAMED,
+    WORD,
+    ZEALOUS,
     drift_of,
+    method_of,
     outcome,
 )
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
@@ -57,6 +62,12 @@ class HunkCheck:
     anchored: bool = False
     reason: str = ""
     drift: tuple[str, ...] = ()
+    via: str = ""  # a finer method than the status says (zealous, word, delete-wins, …)
+
+    @property
+    def method(self) -> str:
+        """How the hunk was placed (DESIGN §4), "" where it was not."""
+        return method_of(self.status, self.anchored, self.via)
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,7 +373,7 @@ class Replay:
         merged: bytes | None = None
         if pre is not None:
             if theirs is not None and theirs.ok:
-                merged, conflicts = self.g.merge_file(
+                merged, conflicts, fixes = self.g.merge_resolving(
                     content, pre, theirs.content, ("upstream", "base", name)
                 )
                 merged_lines, up_lines = self.g.lines.split(merged), self.g.lines.split(content)
@@ -375,8 +386,9 @@ class Replay:
                     # Merging in the failing hunks changed nothing beyond the hunks that
                     # applied: upstream already made those changes.
                     status = UPSTREAMED if merged == cur else MERGE
+                    via, note = _finest(fixes) if status == MERGE else ("", "")
                     for i in failing:
-                        checks[i] = replace(checks[i], status=status, reason="")
+                        checks[i] = replace(checks[i], status=status, reason=note, via=via)
                     return merged, None
                 if conflicts == 0:
                     merged = None  # clean, but it kept what the patch removes: no markers
@@ -394,6 +406,22 @@ class Replay:
         if merged is None:
             merged = _conflict_blocks(cur, [s.hunks[i] for i in failing], name, self.g.lines.split)
         return content, merged
+
+
+def _finest(fixes: Sequence[Resolution]) -> tuple[str, str]:
+    """The method to record for hunks whose merge needed `fixes` (the most reviewable
+    one), and what the reviewer must know: the upstream lines a delete-wins discarded."""
+    if not fixes:
+        return "", ""
+    order = (DELETE_WINS, WORD, ZEALOUS)
+    via = min((f.method for f in fixes), key=order.index)
+    gone = [x for f in fixes for x in f.discarded]
+    note = ""
+    if gone:
+        shown = "; ".join(x.decode("utf-8", "replace").strip() for x in gone[:10])
+        more = f" and {len(gone) - 10} more" if len(gone) > 10 else ""
+        note = f"discards upstream's {shown}{more}"
+    return via, note
 
 
 def upstream_renames(g: GitRepo, old: str, new: str) -> dict[str, str]:
@@ -418,6 +446,10 @@ def anchored(
     lines = split(content)
     old = split(pre)
     for h in hunks:
+        if h.has_context and _count(lines, h.old_lines):
+            # The hunk's whole block is in the file, but not where the pinned base puts
+            # it (the doubt refused it): a look-alike copy. Anchoring would find it too.
+            return None
         blocks = _change_blocks(h)
         for before, removed, added, after in blocks:
             if removed:

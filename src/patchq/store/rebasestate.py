@@ -33,6 +33,7 @@ class HunkRecord:
     anchored: bool = False
     drift: tuple[str, ...] = ()
     reason: str = ""
+    method: str = ""  # how it was placed (DESIGN §4); "" where it was not
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +156,7 @@ def _hunk_doc(h: HunkRecord) -> dict[str, Any]:
         "anchored": h.anchored,
         "drift": list(h.drift),
         "reason": h.reason,
+        "method": h.method,
     }
 
 
@@ -168,6 +170,7 @@ def _hunk(doc: dict[str, Any]) -> HunkRecord:
         jr.flag(doc, "anchored"),
         jr.texts(doc, "drift"),
         jr.text(doc, "reason"),
+        jr.text_or_none(doc, "method", required=False) or "",
     )
 
 

@@ -1,0 +1,240 @@
+"""The finer merge methods of DESIGN §4 step 4, for one conflict region of a 3-way merge.
+
+`merge3` answers as `git merge-file --diff3` does, where changes that touch conflict and
+any two edits of one line conflict. Inside such a region (base, upstream's lines, the
+patch's lines), three methods may still find the one result a careful person would
+write, each refusing whenever there is a doubt:
+
+- **zealous** — upstream's and the patch's edits of the region, diffed against the base,
+  do not overlap (they only touch, or lie apart): both are applied. Two insertions at
+  the same point (insert/insert) are a conflict: no order is right by itself.
+- **word** — the edits overlap, but line by line: every base line pairs with one line of
+  each side by similarity, and on each pair the token edits (words, runs of space,
+  punctuation) compose the same way. A token both sides changed differently, or two
+  insertions at one point, stays a conflict. Nothing either side wrote is dropped.
+- **delete-wins** — every upstream edit lies inside lines the patch removes, and none of
+  the patch's added lines resembles a line upstream edited: the patch's version is
+  taken, and the upstream lines it discards are returned for the reviewer.
+
+Pure: lines (bytes, with their newlines) in, lines out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from patchq.core.status import DELETE_WINS, WORD, ZEALOUS
+
+# How alike two lines must be to count as the same line edited: difflib's ratio over
+# their words and punctuation, case folded (so `LINE 6` is `line 6` rewritten).
+SIMILAR = 0.5
+# Regions larger than this are left to a person: pairing is quadratic in the lines.
+MAX_LINES = 200
+
+_TOKEN = re.compile(rb"\w+|\s+|[^\w\s]", re.ASCII)
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """How a conflict region was resolved: its lines, the method, what it discarded."""
+
+    lines: tuple[bytes, ...]
+    method: str
+    discarded: tuple[bytes, ...] = ()
+
+
+# An edit of a base sequence: replace base[start:end] with `new` (end == start: insert).
+Edit = tuple[int, int, tuple[bytes, ...]]
+
+
+def edits(base: Sequence[bytes], side: Sequence[bytes]) -> list[Edit]:
+    """The edits that turn `base` into `side`, in order."""
+    sm = SequenceMatcher(None, list(base), list(side), autojunk=False)
+    return [
+        (i1, i2, tuple(side[j1:j2])) for op, i1, i2, j1, j2 in sm.get_opcodes() if op != "equal"
+    ]
+
+
+def compose(base: Sequence[bytes], a: list[Edit], b: list[Edit]) -> list[bytes] | None:
+    """Both edit lists applied to `base`, or None where they collide: overlapping ranges
+    (unless the very same edit), two insertions at one point, or an insertion strictly
+    inside a range the other side replaces. Edits that only touch compose."""
+    merged: list[Edit] = []
+    for x in a:
+        for y in b:
+            if x == y:
+                continue
+            if _collide(x, y):
+                return None
+    seen = set()
+    for e in sorted(a + b, key=lambda e: (e[0], e[1])):
+        if e in seen:
+            continue  # the same edit made by both sides, taken once
+        seen.add(e)
+        merged.append(e)
+    out: list[bytes] = []
+    pos = 0
+    for start, end, new in merged:
+        if start < pos:
+            return None  # defensive: overlapping after all
+        out.extend(base[pos:start])
+        out.extend(new)
+        pos = end
+    out.extend(base[pos:])
+    return out
+
+
+def _collide(x: Edit, y: Edit) -> bool:
+    (s1, e1, _), (s2, e2, _) = x, y
+    if s1 == e1 and s2 == e2:
+        return s1 == s2  # insert/insert at one point
+    if s1 == e1:
+        return s2 < s1 < e2
+    if s2 == e2:
+        return s1 < s2 < e1
+    return s1 < e2 and s2 < e1
+
+
+def resolve(
+    base: Sequence[bytes],
+    ours: Sequence[bytes],
+    theirs: Sequence[bytes],
+    elsewhere: frozenset[bytes] = frozenset(),
+) -> Resolution | None:
+    """A conflict region resolved by the first method that is sure (ours: upstream's
+    lines, theirs: the patch's), or None: it stays a conflict. `elsewhere`: the base
+    file's lines outside the region — a line upstream wrote into the region that the
+    base had elsewhere was moved there, and a delete-wins must not discard it."""
+    if max(len(base), len(ours), len(theirs)) > MAX_LINES:
+        return None
+    up, mine = edits(base, ours), edits(base, theirs)
+    together = compose(base, up, mine)
+    if together is not None:
+        return Resolution(tuple(together), ZEALOUS)
+    wins = _delete_wins(base, ours, up, mine, elsewhere)
+    if wins is not None:
+        return wins
+    words = _by_words(base, ours, theirs)
+    if words is not None:
+        return Resolution(tuple(words), WORD)
+    return None
+
+
+def _delete_wins(
+    base: Sequence[bytes],
+    ours: Sequence[bytes],
+    up: list[Edit],
+    mine: list[Edit],
+    elsewhere: frozenset[bytes],
+) -> Resolution | None:
+    removed = [(s, e) for s, e, _ in mine if e > s]
+    if not removed or not up:
+        return None
+    for s, e, _ in up:
+        inside = any(rs <= s and e <= re_ and (s < e or rs < s < re_) for rs, re_ in removed)
+        if not inside:
+            return None
+    edited = [line for _, _, new in up for line in new]
+    edited += [base[i] for s, e, _ in up for i in range(s, e)]
+    added = [line for _, _, new in mine for line in new]
+    if any(_similar(a, b) for a in added for b in edited):
+        return None  # the patch rewrote what upstream edited: a person must merge them
+    wrote = [line for _, _, new in up for line in new]
+    if any(_ended(x) in elsewhere for x in wrote if x.strip()):
+        return None  # upstream moved a line here: discarding it would lose it
+    result = compose(base, [], mine)
+    assert result is not None
+    return Resolution(tuple(result), DELETE_WINS, tuple(line for _, _, new in up for line in new))
+
+
+def _ended(line: bytes) -> bytes:
+    return line if line.endswith(b"\n") else line + b"\n"
+
+
+def _similar(a: bytes, b: bytes) -> bool:
+    return _ratio(a, b) >= SIMILAR
+
+
+def _words(line: bytes) -> list[bytes]:
+    return [t for t in _TOKEN.findall(line.lower()) if not t.isspace()]
+
+
+def _pairs(base: Sequence[bytes], side: Sequence[bytes]) -> list[int | None] | None:
+    """For each base line, the index of the side line it became (None: removed), in a
+    monotone alignment that maximises similarity; None if some pairing is unsure."""
+    n, m = len(base), len(side)
+    score = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            r = _ratio(base[i], side[j])
+            pair = score[i + 1][j + 1] + r if r >= SIMILAR else -1.0
+            score[i][j] = max(pair, score[i + 1][j], score[i][j + 1])
+    out: list[int | None] = []
+    i = j = 0
+    while i < n:
+        if j < m:
+            r = _ratio(base[i], side[j])
+            if r >= SIMILAR and score[i][j] == score[i + 1][j + 1] + r:
+                out.append(j)
+                i += 1
+                j += 1
+                continue
+            if score[i][j] == score[i][j + 1] and score[i][j] != score[i + 1][j]:
+                j += 1
+                continue
+        out.append(None)
+        i += 1
+    return out
+
+
+def _ratio(a: bytes, b: bytes) -> float:
+    if a == b:
+        return 1.0
+    wa, wb = _words(a), _words(b)
+    if not wa or not wb:
+        return 0.0
+    return SequenceMatcher(None, wa, wb, autojunk=False).ratio()
+
+
+def _by_words(
+    base: Sequence[bytes], ours: Sequence[bytes], theirs: Sequence[bytes]
+) -> list[bytes] | None:
+    """Merge line pairs token by token; None unless every base line pairs on both sides,
+    the lines each side adds between pairs do not meet at one point, and every pair's
+    token edits compose."""
+    po, pt = _pairs(base, ours), _pairs(base, theirs)
+    if po is None or pt is None or None in po or None in pt:
+        return None
+    out: list[bytes] = []
+    prev_o = prev_t = -1
+    for i, (jo, jt) in enumerate(zip(po, pt, strict=True)):
+        assert jo is not None and jt is not None
+        extra_o, extra_t = ours[prev_o + 1 : jo], theirs[prev_t + 1 : jt]
+        if extra_o and extra_t and extra_o != extra_t:
+            return None  # both sides inserted lines at one point
+        out.extend(extra_o or extra_t)
+        line = _merge_tokens(base[i], ours[jo], theirs[jt])
+        if line is None:
+            return None
+        out.append(line)
+        prev_o, prev_t = jo, jt
+    extra_o, extra_t = ours[prev_o + 1 :], theirs[prev_t + 1 :]
+    if extra_o and extra_t and extra_o != extra_t:
+        return None
+    out.extend(extra_o or extra_t)
+    return out
+
+
+def _merge_tokens(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    b, o, t = (_TOKEN.findall(x) for x in (base, ours, theirs))
+    if b"".join(b) != base or b"".join(o) != ours or b"".join(t) != theirs:
+        return None  # tokens must cover the line exactly
+    merged = compose(b, edits(b, o), edits(b, t))
+    return None if merged is None else b"".join(merged)

@@ -1,0 +1,167 @@
+"""The finer merge methods (core/resolve.py): zealous, word, delete-wins, and their refusals.
+
+Pure tests on lines, then properties: a resolution never drops what either side wrote,
+and does not depend on which side is called which; and, through merge3, a file whose
+conflicts all resolve holds both sides' changes.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from patchq.core import merge3
+from patchq.core.resolve import compose, edits, resolve
+
+
+def L(*xs: str) -> list[bytes]:
+    return [f"{x}\n".encode() for x in xs]
+
+
+def lines_of(r: object) -> list[bytes]:
+    assert r is not None
+    return list(r.lines)  # type: ignore[attr-defined]
+
+
+# --- zealous ---------------------------------------------------------------------------
+
+
+def test_touching_edits_compose_zealously() -> None:
+    base = L("if(CUDA)", '  set(ARCHS "90a")', '  message(STATUS "cuda")')
+    up = L("if(CUDA)", '  set(ARCHS "90a;100a")', '  message(STATUS "cuda")')
+    mine = L("if(CUDA)", '  set(ARCHS "90a")', '  message(STATUS "CUDA on")')
+    r = resolve(base, up, mine)
+    assert r is not None and r.method == "zealous"
+    assert list(r.lines) == L("if(CUDA)", '  set(ARCHS "90a;100a")', '  message(STATUS "CUDA on")')
+
+
+def test_insert_insert_at_one_point_is_refused() -> None:
+    base = L("a", "b")
+    assert resolve(base, L("a", "up", "b"), L("a", "mine", "b")) is None
+
+
+def test_the_same_edit_on_both_sides_is_taken_once() -> None:
+    base = L("a", "b", "c")
+    both = L("a", "B", "c")
+    assert compose(base, edits(base, both), edits(base, both)) == both
+
+
+# --- word ------------------------------------------------------------------------------
+
+
+def test_different_words_of_one_line_merge_token_by_token() -> None:
+    base = L("  add_flags(-O2 -g)")
+    up = L("  add_flags(-O2 -g -fPIC)")  # upstream appends a flag
+    mine = L("  add_flags(-O3 -g)")  # the patch changes another word
+    r = resolve(base, up, mine)
+    assert r is not None and r.method == "word"
+    assert list(r.lines) == L("  add_flags(-O3 -g -fPIC)")
+
+
+def test_a_renamed_argument_and_an_extended_call() -> None:
+    base = L("    run(ctx, old_name);", "    done();")
+    up = L("    run(ctx, new_name);", "    done();")
+    mine = L("    run(ctx, old_name, SM120);", "    done(1);")
+    r = resolve(base, up, mine)
+    assert r is not None and r.method == "word"
+    assert list(r.lines) == L("    run(ctx, new_name, SM120);", "    done(1);")
+
+
+def test_overlapping_token_edits_stay_a_conflict() -> None:
+    base = L("value = 10")
+    assert resolve(base, L("value = 20"), L("value = 30")) is None
+    assert resolve(L("line 20"), L("Line twenty"), L("LINE 20")) is None
+
+
+# --- delete-wins -----------------------------------------------------------------------
+
+
+def test_a_deleted_block_wins_over_an_edit_inside_it_and_says_what_it_discards() -> None:
+    base = L("keep", "old_api(1);", "old_api(2);", "end")
+    up = L("keep", "old_api(1);", "old_api(2, flags);", "end")
+    mine = L("keep", "end")
+    r = resolve(base, up, mine)
+    assert r is not None and r.method == "delete-wins"
+    assert list(r.lines) == L("keep", "end")
+    assert r.discarded == tuple(L("old_api(2, flags);"))
+
+
+def test_delete_wins_is_refused_when_the_patch_rewrites_the_edited_line() -> None:
+    base = L("line 6")
+    assert resolve(base, L("upstream 6"), L("LINE 6")) is None
+
+
+def test_delete_wins_never_discards_a_line_upstream_moved_in() -> None:
+    # The region is the block the patch deletes; upstream moved `a` (which the base has
+    # elsewhere) into it. Without knowing that, delete-wins would take it.
+    taken = resolve(L("b", "c"), L("b", "a", "c"), [])
+    assert taken is not None and taken.method == "delete-wins" and taken.discarded == (b"a\n",)
+    assert resolve(L("b", "c"), L("b", "a", "c"), [], frozenset(L("a"))) is None
+
+
+# --- properties ------------------------------------------------------------------------
+
+WORDS = st.sampled_from(["alpha", "beta", "gamma", "x", "42", "(", ")", ",", "-O2", "flag"])
+
+
+@st.composite
+def line_triples(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
+    """A base line and two sides, each replacing some of its tokens."""
+    toks = draw(st.lists(WORDS, min_size=2, max_size=8))
+    base = list(toks)
+
+    def side() -> list[str]:
+        out = list(base)
+        for i in draw(st.lists(st.integers(0, len(base) - 1), max_size=3, unique=True)):
+            out[i] = draw(WORDS)
+        if draw(st.booleans()):
+            out.insert(draw(st.integers(0, len(out))), draw(WORDS))
+        return out
+
+    def join(ts: list[str]) -> bytes:
+        return (" ".join(ts) + "\n").encode()
+
+    return join(base), join(side()), join(side())
+
+
+@given(line_triples())
+def test_word_merge_never_drops_a_token_and_is_symmetric(t: tuple[bytes, bytes, bytes]) -> None:
+    base, up, mine = t
+    r = resolve([base], [up], [mine])
+    other = resolve([base], [mine], [up])
+    if r is None or r.method == "delete-wins":
+        return
+    assert other is not None and other.method != "delete-wins"
+    assert r.lines == other.lines
+    got = b"".join(r.lines).split()
+    b, u, m = base.split(), up.split(), mine.split()
+    # Every token a side wrote that the base did not have is in the result, as many
+    # times as that side has it beyond the base.
+    for side in (u, m):
+        for tok in set(side):
+            assert got.count(tok) >= side.count(tok) - b.count(tok), (tok, got)
+
+
+@given(st.lists(st.sampled_from(["p", "q", "r", "s", "t"]), min_size=1, max_size=6), st.data())
+def test_resolved_merge_holds_both_sides(base_words: list[str], data: st.DataObject) -> None:
+    """Upstream and the patch each prefix one line: different lines always merge (apart,
+    or touching: zealous) with both changes in; the same line is an insert/insert at one
+    point, always a conflict."""
+    base = [f"{w}{i}\n".encode() for i, w in enumerate(base_words)]
+    up, mine = list(base), list(base)
+    i = data.draw(st.integers(0, len(base) - 1))
+    j = data.draw(st.integers(0, len(base) - 1))
+    up[i] = b"UP " + up[i]
+    mine[j] = b"MINE " + mine[j]
+    out = merge3.merge(
+        b"".join(up), b"".join(base), b"".join(mine), ("u", "b", "t"), None, resolved=[]
+    )
+    assert out is not None
+    merged, conflicts = out
+    if i == j:
+        assert conflicts == 1
+        return
+    assert conflicts == 0
+    want = list(base)
+    want[i], want[j] = up[i], mine[j]
+    assert merged == b"".join(want)

@@ -487,6 +487,16 @@ def existing_cases(cases_dir: Path, only: Sequence[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------------- report
+# The case-name prefixes of the corpus, for the tables (else the mirror's owner is shown).
+DOWNSTREAMS = {"br": "Buildroot", "tx": "Termux", "ms": "MSYS2", "deb": "Debian"}
+
+
+def downstream_of(case: dict[str, Any]) -> str:
+    """The distribution a case comes from, by its name's prefix (`deb-openssh-…`: Debian)."""
+    prefix = str(case["name"]).split("-", 1)[0]
+    return DOWNSTREAMS.get(prefix, str(case["downstream_repo"]).split("/")[0])
+
+
 def _cell_same(t: dict[str, Any]) -> str:
     return f"{t['same_kept']}+{t['same_dropped']} = {t['same']} ({t['applied_different']})"
 
@@ -546,7 +556,7 @@ def case_table(cases: Sequence[dict[str, Any]], tools: Sequence[str]) -> list[st
         lines.append(
             row(
                 c["name"],
-                c["downstream_repo"].split("/")[0],
+                downstream_of(c),
                 c["patches"],
                 nk,
                 c["patches"] - nk,
@@ -565,11 +575,12 @@ def downstream_table(cases: Sequence[dict[str, Any]], tools: Sequence[str]) -> l
     lines = [row("downstream", "cases", "N", *tools), "|---|---:|---:|" + "---:|" * len(tools)]
     by: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for c in cases:
-        by[c["downstream_repo"]].append(c)
+        by[downstream_of(c)].append(c)
     for ds, cs in sorted(by.items()):
         tot = totals(cs, tools)
         cells = (f"{tot[t]['same']} ({tot[t]['applied_different']})" for t in tools)
-        lines.append(row(f"`{ds}`", len(cs), sum(c["patches"] for c in cs), *cells))
+        repos = ", ".join(sorted({f"`{c['downstream_repo']}`" for c in cs}))
+        lines.append(row(f"{ds} ({repos})", len(cs), sum(c["patches"] for c in cs), *cells))
     return lines
 
 

@@ -166,7 +166,7 @@ def test_build_report_counts_what_the_inputs_say(rw: ModuleType) -> None:
     assert "bench/realworld.py --only x" in md
     assert "| same as the maintainer (of 3) | **2** | **2** |" in md
     assert "| applied but not the maintainer's result | 1 | 0 |" in md
-    assert "| deb-x-1-to-2 | someone | 3 | 2 | 1 | 1+1 = 2 (1) | 1+1 = 2 (0) |" in md
+    assert "| deb-x-1-to-2 | Debian | 3 | 2 | 1 | 1+1 = 2 (1) | 1+1 = 2 (0) |" in md
     assert "| modified | 1 | 1 / 0 | 0 / 0 |" in md
     assert "| dropped: already in Y | 1 | 0 / 1 | 0 / 1 |" in md
     assert "| deb-x-1-to-2 | 3 | 2 | 3 | 2 | 3 | yes |" in md

@@ -464,8 +464,8 @@ def materialize(
         r = run(argv)
         for line in (r.stdout + r.stderr).splitlines():
             print("  " + line, flush=True)
-            if line.startswith(("SKIP", "FAIL", "  VERIFY FAIL", "Missing", "  github:")):
-                messages.append(line.strip())
+            if line.startswith(("SKIP", "FAIL", "  VERIFY FAIL")):
+                messages.append(" ".join(line.split()))
         try:
             got = json.loads((cases_dir / "index.json").read_text())
         except (OSError, ValueError):

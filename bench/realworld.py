@@ -926,11 +926,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_rec = {
         "command": command,
         "date": datetime.date.today().isoformat(),
+        "patchq": patchq_version(pq_cmd),
         "skipped": skipped,
         "cases": list(logs),
     }
     (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
     return write_report(out, a.md)
+
+
+def patchq_version(pq_cmd: list[str]) -> str:
+    """Which patchq was measured: its --version and, from a checkout, the commit."""
+    version = run([*pq_cmd, "--version"]).stdout.strip()
+    commit = run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"])
+    if commit.returncode == 0:
+        version += f" (checkout at {commit.stdout.strip()})"
+    return version
 
 
 def write_report(out: Path, md: Path | None) -> int:
@@ -942,7 +952,8 @@ def write_report(out: Path, md: Path | None) -> int:
     except (OSError, ValueError, KeyError) as e:
         print(f"realworld.py: no finished run in {out}: {e}", file=sys.stderr)
         return 1
-    text = build_report(peers, logs, run_rec["command"], run_rec["date"], run_rec["skipped"])
+    date = run_rec["date"] + (f", {run_rec['patchq']}" if run_rec.get("patchq") else "")
+    text = build_report(peers, logs, run_rec["command"], date, run_rec["skipped"])
     md_path = md or (out / "REALWORLD.md")
     md_path.write_text(text)
     print(f"wrote {md_path}")

@@ -1,0 +1,964 @@
+#!/usr/bin/env python3
+"""Drive patchq through real downstream series refreshes and score it beside its peers.
+
+    .venv/bin/python bench/realworld.py [--mirrors /work/.mirror] [--out /tmp/realworld-patchq]
+        [--cases FILE ...] [--only NAME ...] [--md bench/REALWORLD.md] [--no-materialize]
+
+The corpus is ../shared/realworld/ (cases.toml, materialize.py, peers.py; see its README)
+plus this folder's realworld-cases.toml. Nothing fetched is stored here: the case files
+name repositories, commits and file names, and materialize.py takes every case out of
+local git mirrors (MIRRORS/OWNER+NAME/repo) each time. A case whose mirror is missing is
+skipped and named.
+
+For each materialized case (upstream.git with branches case-old = X and case-new = Y,
+old-series/, new-series/, case.json):
+
+ 1. Old series on the old release. A scratch clone of upstream.git at X and a patch repo
+    made with `patchq init` holding old-series/ (series + patches/). `patchq apply --onto
+    case-old` at fuzz 0; a patch it refuses is recorded with patchq's error and taken out
+    of the series, and apply is run again, until the rest applies. Then the same from the
+    whole series with `--fuzz 2` (only when fuzz 0 left a patch out). GNU patch walks the
+    same series on X at `-F0` and at its default fuzz 2 for comparison, and the trees are
+    compared where both applied the same patches.
+ 2. Rebase onto the new release. `patchq rebase --onto case-new` from the best apply of
+    step 1 (with `--fuzz` as --rebase-fuzz says); at every stop `patchq rebase --skip`
+    (a stop is never credited as a refresh) until it finishes.
+ 3. The refreshed series is written to OUT/patchq/CASE/ in peers.py's candidate format:
+    `series` lists the patches patchq kept, under the old names, with patchq's refreshed
+    files beside it; an upstreamed, skipped or refused patch is left out (= dropped).
+ 4. peers.py scores git apply, GNU patch, git am -3, wiggle and the patchq candidate
+    against the maintainer's own refresh; the report (--md) puts patchq beside them per
+    case, per kind of change, and for step 1, and lists patchq's failures grouped by cause.
+
+Every patchq command of a case, its exit code, its stderr and the per-patch outcome
+(applied exact/offset/fuzz on X, then unchanged/refreshed/merged/upstreamed/stopped and
+skipped on Y, with the placement method of each hunk) is kept in OUT/logs/CASE.json.
+
+Standard library only; patchq runs as its command-line program (`--patchq`, default this
+Python's `-m patchq`), as a user runs it. Needs git, GNU patch and wiggle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_CORPUS = HERE.parent.parent / "shared" / "realworld"
+LOCAL_CASES = HERE / "realworld-cases.toml"
+PEER_TOOLS = ("git-apply", "patch", "git-am-3", "wiggle")
+CLASSES = (
+    "identical",
+    "header-only",
+    "refreshed-offsets",
+    "refreshed-context",
+    "modified",
+    "dropped",
+)
+SCRUB = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "PATCHQ_TARGET",
+)
+IDENT = {
+    "GIT_AUTHOR_NAME": "realworld",
+    "GIT_AUTHOR_EMAIL": "realworld@invalid",
+    "GIT_COMMITTER_NAME": "realworld",
+    "GIT_COMMITTER_EMAIL": "realworld@invalid",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+}
+# `patchq: patches/NAME: …` or `patchq: patches/NAME:LINE: …` names the patch at fault.
+PATCH_AT_FAULT = re.compile(r"^patchq: patches/(?P<name>[^:\n]+?)(?::\d+)?: ", re.M)
+
+
+# ------------------------------------------------------------------------- processes
+def run(
+    cmd: Sequence[str], cwd: Path | str | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in SCRUB}
+    env.update(IDENT)
+    env["LC_ALL"] = "C"
+    return subprocess.run(
+        list(cmd),
+        cwd=cwd,
+        env=env,
+        input=input,
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> str:
+    r = run(["git", *args], cwd=cwd)
+    if check and r.returncode != 0:
+        raise RuntimeError("git {}: {}".format(" ".join(args), r.stderr.strip()))
+    return r.stdout
+
+
+def scratch_clone(upstream_git: Path, dest: Path, ref: str) -> None:
+    """A throw-away clone of the case's upstream, checked out at REF byte for byte."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    r = run(["git", "clone", "-q", "--shared", "--no-checkout", str(upstream_git), str(dest)])
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip())
+    for key, value in (
+        ("core.autocrlf", "false"),
+        ("gc.auto", "0"),
+        ("commit.gpgsign", "false"),
+        ("core.hooksPath", "/dev/null"),
+    ):
+        git(dest, "config", key, value)
+    (dest / ".git" / "info").mkdir(exist_ok=True)
+    (dest / ".git" / "info" / "attributes").write_text(
+        "* -text -eol -ident -filter -working-tree-encoding\n"
+    )
+    git(dest, "update-ref", "--no-deref", "HEAD", "origin/" + ref)
+    for branch in ("case-old", "case-new"):
+        git(dest, "branch", "-q", "-f", branch, "origin/" + branch)
+    git(dest, "checkout", "-q", "-f", ref)
+
+
+# ------------------------------------------------------------------------- pure helpers
+def patch_at_fault(stderr: str) -> str | None:
+    """The patch a patchq error names (`patchq: patches/NAME[:LINE]: …`), if any."""
+    m = PATCH_AT_FAULT.search(stderr)
+    return m.group("name") if m else None
+
+
+def error_line(stderr: str) -> str:
+    """The line of patchq's stderr that says what went wrong (the last of a traceback)."""
+    lines = [ln.rstrip() for ln in stderr.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    if any(ln.startswith("Traceback") for ln in lines):
+        return "crash: " + lines[-1]
+    for ln in lines:
+        if ln.startswith("patchq: "):
+            return ln
+    return lines[-1]
+
+
+def cause_of(error: str) -> str:
+    """Group an error by what it says, not where: names, paths, numbers and ids go."""
+    text = error
+    if text.startswith("crash: "):
+        return "crash (traceback): " + re.sub(r"\d+", "N", text[7:])[:120]
+    text = re.sub(r"^patchq: patches/[^:]+?(?::\d+)?: ", "", text)
+    # "NAME does not apply to SHA: conflict in FILE (upstream: …) — …" → "conflict"
+    text = re.sub(r"^\S+ does not apply to [0-9a-f]+: ", "", text)
+    text = re.sub(r"\(upstream: .*?\)(?= — |$)", "(upstream: …)", text)
+    text = re.sub(r"^patch does not apply: .*?: hunk #", "patch does not apply: FILE: hunk #", text)
+    text = re.sub(r"conflict in [^(]+?(?= \(|$| —)", "conflict in FILE", text)
+    text = re.sub(r"`[^`]*`", "`…`", text)
+    text = re.sub(r"'[^']*'", "'…'", text)
+    text = re.sub(r"\b[0-9a-f]{7,40}\b", "SHA", text)
+    text = re.sub(r"\d+", "N", text)
+    return text.split(" — ")[0].strip()
+
+
+def hunk_trouble(hunks: Iterable[dict[str, Any]]) -> str:
+    """What the hunks that did not place say (status and reason), once each, for grouping."""
+    seen: list[str] = []
+    for h in hunks:
+        status = str(h.get("method") or h.get("status") or "")
+        if status in ("exact", "clean", "offset", "fuzz", "merge", "merged", ""):
+            continue
+        reason = re.sub(
+            r"\S+ (is gone|already exists) upstream", r"FILE \1 upstream", h.get("reason") or ""
+        )
+        word = status + (": " + reason if reason else "")
+        if word not in seen:
+            seen.append(word)
+    return "; ".join(seen)
+
+
+def fuzz_outcome(statuses: Iterable[str]) -> str:
+    """One word for how a patch applied, from its hunks' statuses."""
+    seen = set(statuses)
+    for word in ("fuzz", "offset"):
+        if word in seen:
+            return word
+    return "exact"
+
+
+def gnu_status(output: str) -> str:
+    if "with fuzz" in output:
+        return "fuzz"
+    if "(offset" in output:
+        return "offset"
+    return "clean"
+
+
+def candidate_series(final: dict[str, Any]) -> list[str]:
+    """The patches a finished rebase kept, in order (an upstreamed or skipped one is left out)."""
+    kept = []
+    for p in final.get("patches", []):
+        if p.get("outcome") not in ("upstreamed", "dropped"):
+            kept.append(p["name"])
+    return kept
+
+
+# ------------------------------------------------------------------------- patchq driver
+class Patchq:
+    """One case's patch repo and target, and the log of every patchq command run on them."""
+
+    def __init__(self, cmd: list[str], patch_repo: Path, target: Path, log: list[dict[str, Any]]):
+        self.cmd = cmd
+        self.patch_repo = patch_repo
+        self.target = target
+        self.log = log
+
+    def __call__(self, *args: str, step: str) -> subprocess.CompletedProcess[str]:
+        argv = [*self.cmd, "--dir", str(self.patch_repo), "--target", str(self.target), *args]
+        t = time.perf_counter()
+        r = run(argv, cwd=self.patch_repo)
+        self.log.append(
+            {
+                "step": step,
+                "args": list(args),
+                "rc": r.returncode,
+                "seconds": round(time.perf_counter() - t, 3),
+                "stderr": r.stderr.strip()[-4000:],
+            }
+        )
+        return r
+
+    def json(self, r: subprocess.CompletedProcess[str]) -> dict[str, Any] | None:
+        try:
+            out = json.loads(r.stdout)
+        except ValueError:
+            return None
+        return out if isinstance(out, dict) else None
+
+
+def new_patch_repo(
+    pq_cmd: list[str], case_dir: Path, work: Path, ref: str, log: list[dict[str, Any]]
+) -> Patchq:
+    """A scratch target at REF and a fresh patch repo holding the old series."""
+    target = work / "target"
+    scratch_clone(case_dir / "upstream.git", target, ref)
+    repo = work / "patches-repo"
+    if repo.exists():
+        shutil.rmtree(repo)
+    repo.mkdir(parents=True)
+    pq = Patchq(pq_cmd, repo, target, log)
+    r = pq("init", "--target", str(target), step="init")
+    if r.returncode != 0:
+        raise RuntimeError("patchq init: " + error_line(r.stderr))
+    src = case_dir / "old-series"
+    for f in sorted(src.iterdir()):
+        if f.name != "series":
+            shutil.copyfile(f, repo / "patches" / f.name)
+    return pq
+
+
+def write_series(pq: Patchq, names: Sequence[str], strip: int) -> None:
+    suffix = "" if strip == 1 else f" -p{strip}"
+    (pq.patch_repo / "series").write_text("".join(n + suffix + "\n" for n in names))
+
+
+def apply_on_old(
+    pq: Patchq, names: Sequence[str], strip: int, fuzz: int
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Apply the old series on X, taking out each patch patchq refuses, until the rest
+    applies. Returns ({applied patch: exact|offset|fuzz}, {refused patch: error})."""
+    todo = list(names)
+    refused: dict[str, str] = {}
+    while todo:
+        write_series(pq, todo, strip)
+        r = pq("apply", "--onto", "case-old", "--fuzz", str(fuzz), "--json", step=f"apply-f{fuzz}")
+        if r.returncode == 0:
+            out = pq.json(r) or {}
+            applied = {}
+            for p in out.get("patches", []):
+                hunks = [
+                    h.get("status", "") for f in p.get("files", []) for h in f.get("hunks", [])
+                ]
+                applied[p["name"]] = fuzz_outcome(hunks)
+            for n in todo:
+                applied.setdefault(n, "exact")
+            return applied, refused
+        culprit = patch_at_fault(r.stderr)
+        if culprit not in todo:  # an error that names no patch of the series: nothing applies
+            for n in todo:
+                refused[n] = error_line(r.stderr) or f"exit {r.returncode}"
+            return {}, refused
+        refused[culprit] = error_line(r.stderr)
+        todo.remove(culprit)
+    write_series(pq, [], strip)
+    return {}, refused
+
+
+def rebase_onto_new(pq: Patchq, fuzz: int | None, limit: int) -> dict[str, Any]:
+    """Rebase onto Y, skipping at every stop. Returns the finished run's JSON plus `stops`
+    ({patch: error}) and `error` (a failure that was not a stop)."""
+    extra = [] if fuzz is None else ["--fuzz", str(fuzz)]
+    r = pq("rebase", "--onto", "case-new", *extra, "--json", step="rebase")
+    stops: dict[str, str] = {}
+    for _ in range(limit + 1):
+        if r.returncode != 3:
+            break
+        out = pq.json(r) or {}
+        name = out.get("conflict") or patch_at_fault(r.stderr) or "?"
+        stops[name] = error_line(r.stderr)
+        r = pq("rebase", "--skip", "--json", step="skip")
+    final = pq.json(r) or {}
+    final["stops"] = stops
+    if r.returncode != 0:
+        final["error"] = error_line(r.stderr) or f"exit {r.returncode}"
+        final["rc"] = r.returncode
+    return final
+
+
+def gnu_patch_on_old(
+    case_dir: Path, work: Path, names: Sequence[str], strip: int, fuzz: int
+) -> tuple[dict[str, str], str]:
+    """GNU patch walks the old series on X at -F FUZZ, leaving out what it rejects.
+    Returns ({patch: clean|offset|fuzz|failed}, tree id of the result)."""
+    tree = work / f"gnu-f{fuzz}"
+    scratch_clone(case_dir / "upstream.git", tree, "case-old")
+    res = {}
+    for n in names:
+        p = str(case_dir / "old-series" / n)
+        base = ["patch", f"-p{strip}", "-N", "--batch", "--no-backup-if-mismatch", f"-F{fuzz}"]
+        dry = run([*base, "--dry-run", "-i", p], cwd=tree)
+        if dry.returncode != 0:
+            res[n] = "failed"
+            continue
+        real = run([*base, "-i", p], cwd=tree)
+        res[n] = gnu_status(real.stdout) if real.returncode == 0 else "failed"
+    git(tree, "add", "-A", "-f")
+    tree_id = git(tree, "write-tree").strip()
+    shutil.rmtree(tree, ignore_errors=True)
+    return res, tree_id
+
+
+def drive_case(pq_cmd: list[str], case_dir: Path, out: Path, rebase_fuzz: str) -> dict[str, Any]:
+    """Steps 1-3 of the module doc for one case; returns its log record."""
+    case = json.loads((case_dir / "case.json").read_text())
+    name, strip, names = case["name"], int(case["strip"]), list(case["old_series"])
+    work = out / "work" / name
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    log: list[dict[str, Any]] = []
+    rec: dict[str, Any] = {"name": name, "patches": names, "commands": log}
+    t0 = time.perf_counter()
+
+    gnu0, _ = gnu_patch_on_old(case_dir, work, names, strip, 0)
+    gnu2, gnu2_tree = gnu_patch_on_old(case_dir, work, names, strip, 2)
+    rec["gnu_on_old"] = {"fuzz0": gnu0, "fuzz2": gnu2}
+
+    pq = new_patch_repo(pq_cmd, case_dir, work, "case-old", log)
+    applied0, refused0 = apply_on_old(pq, names, strip, 0)
+    applied2, refused2, used = applied0, refused0, 0
+    if refused0:
+        pq = new_patch_repo(pq_cmd, case_dir, work, "case-old", log)
+        applied2, refused2 = apply_on_old(pq, names, strip, 2)
+        used = 2
+    rec["patchq_on_old"] = {
+        "fuzz0": {"applied": applied0, "refused": refused0},
+        "fuzz2": {"applied": applied2, "refused": refused2},
+        "fuzz_used": used,
+    }
+    same_set = sorted(applied2) == sorted(n for n, s in gnu2.items() if s != "failed")
+    tree_same = None
+    if same_set and applied2:
+        head_tree = git(pq.target, "rev-parse", "HEAD^{tree}").strip()
+        tree_same = head_tree == gnu2_tree
+        if not tree_same:
+            diff = git(pq.target, "diff", "--name-only", "--no-renames", head_tree, gnu2_tree)
+            rec["patchq_on_old"]["files_differing_from_gnu"] = diff.split()
+    rec["patchq_on_old"]["same_tree_as_gnu_fuzz2"] = tree_same
+
+    fuzz = {"same": used, "none": None}.get(rebase_fuzz, None)
+    if rebase_fuzz not in ("same", "none"):
+        fuzz = int(rebase_fuzz)
+    final: dict[str, Any] = {"patches": [], "stops": {}}
+    if applied2:
+        final = rebase_onto_new(pq, fuzz, len(names))
+    rec["rebase"] = {
+        "fuzz": fuzz,
+        "finished": bool(final.get("finished")),
+        "error": final.get("error"),
+        "stops": final.get("stops", {}),
+        "outcomes": {p["name"]: p.get("outcome") for p in final.get("patches", [])},
+        "methods": {
+            p["name"]: [h.get("method") or h.get("status") for h in p.get("hunks", [])]
+            for p in final.get("patches", [])
+        },
+        "hunks": {
+            p["name"]: [
+                {k: h.get(k) for k in ("file", "status", "method", "reason", "offset", "fuzz")}
+                for h in p.get("hunks", [])
+            ]
+            for p in final.get("patches", [])
+        },
+    }
+    per_patch = {}
+    for n in names:
+        if n in refused2:
+            per_patch[n] = {"on_old": "refused", "error": refused2[n]}
+            continue
+        o = rec["rebase"]["outcomes"].get(n)
+        entry: dict[str, Any] = {"on_old": applied2.get(n, "?"), "on_new": o}
+        if n in rec["rebase"]["stops"]:
+            entry["on_new"] = "stopped, skipped"
+            entry["error"] = rec["rebase"]["stops"][n]
+        elif o is None:
+            entry["on_new"] = "not reached"
+            entry["error"] = final.get("error")
+        entry["methods"] = rec["rebase"]["methods"].get(n, [])
+        entry["hunks"] = rec["rebase"]["hunks"].get(n, [])
+        per_patch[n] = entry
+    rec["per_patch"] = per_patch
+
+    cand = out / "patchq" / name
+    if cand.exists():
+        shutil.rmtree(cand)
+    cand.mkdir(parents=True)
+    if final.get("finished") or not applied2:
+        kept = candidate_series(final)
+        for n in kept:
+            shutil.copyfile(pq.patch_repo / "patches" / n, cand / n)
+        (cand / "series").write_text("".join(n + "\n" for n in kept))
+        rec["candidate"] = kept
+    else:  # patchq did not finish: no series, peers.py counts every patch as failed
+        rec["candidate"] = None
+    rec["seconds"] = round(time.perf_counter() - t0, 2)
+    shutil.rmtree(work, ignore_errors=True)
+    return rec
+
+
+# ------------------------------------------------------------------------- corpus
+def materialize(
+    corpus: Path, mirrors: Path, cases_files: Sequence[Path], cases_dir: Path, only: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """Run the shared materialize.py on each cases file; returns (cases written, messages)."""
+    written: list[str] = []
+    messages: list[str] = []
+    index: list[dict[str, str]] = []
+    for cf in cases_files:
+        argv = [sys.executable, str(corpus / "materialize.py"), "--mirrors", str(mirrors)]
+        argv += ["--out", str(cases_dir), "--cases", str(cf), "--verify"]
+        if only:
+            argv += ["--only", *only]
+        r = run(argv)
+        for line in (r.stdout + r.stderr).splitlines():
+            print("  " + line, flush=True)
+            if line.startswith(("SKIP", "FAIL", "  VERIFY FAIL")):
+                messages.append(" ".join(line.split()))
+        try:
+            got = json.loads((cases_dir / "index.json").read_text())
+        except (OSError, ValueError):
+            got = []
+        for c in got:
+            if c["name"] not in written:
+                written.append(c["name"])
+                index.append(c)
+    (cases_dir / "index.json").write_text(json.dumps(index, indent=1))
+    return written, messages
+
+
+def existing_cases(cases_dir: Path, only: Sequence[str]) -> list[str]:
+    try:
+        order = [c["name"] for c in json.loads((cases_dir / "index.json").read_text())]
+    except (OSError, ValueError):
+        order = sorted(p.name for p in cases_dir.iterdir() if (p / "case.json").is_file())
+    return [n for n in order if (cases_dir / n / "case.json").is_file() and (not only or n in only)]
+
+
+# ------------------------------------------------------------------------- report
+# The case-name prefixes of the corpus, for the tables (else the mirror's owner is shown).
+DOWNSTREAMS = {"br": "Buildroot", "tx": "Termux", "ms": "MSYS2", "deb": "Debian"}
+
+
+def downstream_of(case: dict[str, Any]) -> str:
+    """The distribution a case comes from, by its name's prefix (`deb-openssh-…`: Debian)."""
+    prefix = str(case["name"]).split("-", 1)[0]
+    return DOWNSTREAMS.get(prefix, str(case["downstream_repo"]).split("/")[0])
+
+
+def _cell_same(t: dict[str, Any]) -> str:
+    return f"{t['same_kept']}+{t['same_dropped']} = {t['same']} ({t['applied_different']})"
+
+
+def kind_of(case: dict[str, Any], name: str) -> str:
+    """The human's change to a patch; a drop is split by what is true of it on Y."""
+    c: str = case["human_change"][name]
+    if c != "dropped":
+        return c
+    f = case["facts"][name]
+    if f["reverse_applies_on_Y"]:
+        return "dropped: already in Y"
+    if f["applies_alone_on_Y"]:
+        return "dropped: still applies on Y"
+    return "dropped: git apply fails on Y"
+
+
+def row(*cells: object) -> str:
+    """One Markdown table row."""
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def totals(cases: Sequence[dict[str, Any]], tools: Sequence[str]) -> dict[str, Counter[str]]:
+    """Each tool's sums over the cases of peers.py's per-case counts."""
+    keys = ("same", "same_kept", "same_dropped", "applied", "applied_different", "matched")
+    tot: dict[str, Counter[str]] = {t: Counter() for t in tools}
+    for c in cases:
+        for t in tools:
+            for k in keys:
+                tot[t][k] += c["tools"][t][k]
+    return tot
+
+
+def summary_table(cases: Sequence[dict[str, Any]], tools: Sequence[str]) -> list[str]:
+    tot = totals(cases, tools)
+    npatch = sum(c["patches"] for c in cases)
+    nkept = sum(1 for c in cases for n in c["successor"] if c["successor"][n])
+    lines = [row("", *tools), "|---|" + "---:|" * len(tools)]
+    rows = (
+        (f"same as the maintainer (of {npatch})", "same", True),
+        (f"— kept patches right (of {nkept})", "same_kept", False),
+        (f"— dropped patches left out (of {npatch - nkept})", "same_dropped", False),
+        ("applied but not the maintainer's result", "applied_different", False),
+        ("applied on Y", "applied", False),
+        ("patches whose files equal the maintainer's after the series", "matched", False),
+    )
+    for label, key, bold in rows:
+        lines.append(row(label, *((f"**{tot[t][key]}**" if bold else tot[t][key]) for t in tools)))
+    return lines
+
+
+def case_table(cases: Sequence[dict[str, Any]], tools: Sequence[str]) -> list[str]:
+    lines = [row("case", "downstream", "N", "kept", "dropped", *tools)]
+    lines.append("|---|---|---:|---:|---:|" + "---:|" * len(tools))
+    for c in cases:
+        nk = sum(1 for n in c["successor"] if c["successor"][n])
+        lines.append(
+            row(
+                c["name"],
+                downstream_of(c),
+                c["patches"],
+                nk,
+                c["patches"] - nk,
+                *(_cell_same(c["tools"][t]) for t in tools),
+            )
+        )
+    tot = totals(cases, tools)
+    npatch = sum(c["patches"] for c in cases)
+    nkept = sum(1 for c in cases for n in c["successor"] if c["successor"][n])
+    cells = (f"**{_cell_same(tot[t])}**" for t in tools)
+    lines.append(row("**total**", "", npatch, nkept, npatch - nkept, *cells))
+    return lines
+
+
+def downstream_table(cases: Sequence[dict[str, Any]], tools: Sequence[str]) -> list[str]:
+    lines = [row("downstream", "cases", "N", *tools), "|---|---:|---:|" + "---:|" * len(tools)]
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for c in cases:
+        by[downstream_of(c)].append(c)
+    for ds, cs in sorted(by.items()):
+        tot = totals(cs, tools)
+        cells = (f"{tot[t]['same']} ({tot[t]['applied_different']})" for t in tools)
+        repos = ", ".join(sorted({f"`{c['downstream_repo']}`" for c in cs}))
+        lines.append(row(f"{ds} ({repos})", len(cs), sum(c["patches"] for c in cs), *cells))
+    return lines
+
+
+def kind_table(cases: Sequence[dict[str, Any]], tools: Sequence[str]) -> list[str]:
+    lines = [row("human change", "patches", *tools), "|---|---:|" + "---:|" * len(tools)]
+    kinds = [*CLASSES[:-1], "dropped: already in Y", "dropped: git apply fails on Y"]
+    kinds.append("dropped: still applies on Y")
+    for k in kinds:
+        ps = [(c, n) for c in cases for n in c["human_change"] if kind_of(c, n) == k]
+        if not ps:
+            continue
+        cells = []
+        for t in tools:
+            applied = sum(
+                1 for c, n in ps if c["tools"][t]["status"][n] not in ("failed", "already")
+            )
+            same = sum(1 for c, n in ps if c["tools"][t]["same_as_human"][n])
+            cells.append(f"{applied} / {same}")
+        lines.append(row(k, len(ps), *cells))
+    return lines
+
+
+def old_release_table(
+    cases: Sequence[dict[str, Any]], logs: dict[str, dict[str, Any]]
+) -> list[str]:
+    lines = [row("case", "N", "patchq fuzz 0", "patchq fuzz 2", "GNU patch -F0", "GNU patch -F2")]
+    lines[0] += " same tree |"
+    lines.append("|---|---:|---:|---:|---:|---:|---|")
+    sums: Counter[str] = Counter()
+    for c in cases:
+        lg = logs.get(c["name"])
+        if not lg:
+            continue
+        po, go = lg["patchq_on_old"], lg["gnu_on_old"]
+        counts = {
+            "pq0": len(po["fuzz0"]["applied"]),
+            "pq2": len(po["fuzz2"]["applied"]),
+            "gnu0": sum(1 for s in go["fuzz0"].values() if s != "failed"),
+            "gnu2": sum(1 for s in go["fuzz2"].values() if s != "failed"),
+        }
+        sums.update(counts)
+        sums["n"] += c["patches"]
+        same = po.get("same_tree_as_gnu_fuzz2")
+        if same is None:
+            same_s = "— (different patches applied)"
+        elif same:
+            same_s = "yes"
+        else:
+            same_s = "no: " + ", ".join(po.get("files_differing_from_gnu", [])[:4])
+        lines.append(row(c["name"], c["patches"], *counts.values(), same_s))
+    bold = (f"**{sums[k]}**" for k in ("pq0", "pq2", "gnu0", "gnu2"))
+    lines.append(row("**total**", sums["n"], *bold, ""))
+    return lines
+
+
+def outcome_lines(logs: dict[str, dict[str, Any]]) -> list[str]:
+    outcomes: Counter[str] = Counter()
+    methods: Counter[str] = Counter()
+    for lg in logs.values():
+        for e in lg["per_patch"].values():
+            outcomes["refused on X" if e["on_old"] == "refused" else str(e["on_new"])] += 1
+            methods.update(str(m) for m in e.get("methods", []))
+    lines = [row("outcome", "patches"), "|---|---:|"]
+    lines += [row(k, v) for k, v in outcomes.most_common()]
+    lines.append("")
+    lines.append(
+        "Hunk statuses of the patches rebased (every hunk, those of skipped patches too): "
+        + ", ".join(f"{k} {v}" for k, v in methods.most_common())
+        + "."
+    )
+    return lines
+
+
+def failure_groups(logs: dict[str, dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
+    """Every error patchq gave, keyed by (where, cause), with the patches that got it."""
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for lg in logs.values():
+        for n, e in lg["per_patch"].items():
+            if not e.get("error"):
+                continue
+            where = "X (apply)" if e["on_old"] == "refused" else "Y (rebase)"
+            cause = cause_of(e["error"])
+            trouble = hunk_trouble(e.get("hunks", []))
+            if trouble:
+                cause += " — hunks: " + trouble
+            groups[(where, cause)].append(f"{lg['name']}/{n}")
+    return groups
+
+
+def failure_table(logs: dict[str, dict[str, Any]]) -> list[str]:
+    lines = [row("where", "cause", "patches", "examples"), "|---|---|---:|---|"]
+    groups = failure_groups(logs)
+    for (where, cause), ps in sorted(groups.items(), key=lambda kv: (kv[0][0], -len(kv[1]))):
+        examples = ", ".join(f"`{p}`" for p in ps[:3]) + (" …" if len(ps) > 3 else "")
+        lines.append(row(where, cause.replace("|", "\\|"), len(ps), examples))
+    return lines
+
+
+def per_patch_tables(
+    cases: Sequence[dict[str, Any]], logs: dict[str, dict[str, Any]], tools: Sequence[str]
+) -> list[str]:
+    lines: list[str] = []
+    for c in cases:
+        lg = logs.get(c["name"])
+        if not lg:
+            continue
+        lines += [f"### {c['name']}", ""]
+        lines.append(row("patch", "human", "patchq on X", "patchq on Y", "GNU on X", *tools))
+        lines.append("|---|---|---|---|---|" + "---|" * len(tools))
+        go = lg["gnu_on_old"]
+        for n in c["human_change"]:
+            e = lg["per_patch"][n]
+            on_y = ""
+            if e["on_old"] != "refused":
+                on_y = f"{e['on_new']} {'/'.join(str(m) for m in e.get('methods', []))}".strip()
+            cells = []
+            for t in tools:
+                ok = " ok" if c["tools"][t]["same_as_human"][n] else ""
+                cells.append(f"{c['tools'][t]['status'][n]}{ok}")
+            gnu = f"{go['fuzz0'][n]} / {go['fuzz2'][n]}"
+            lines.append(row(n, c["human_change"][n], e["on_old"], on_y, gnu, *cells))
+        lines.append("")
+    return lines
+
+
+def build_report(
+    peers: dict[str, Any],
+    logs: dict[str, dict[str, Any]],
+    command: str,
+    date: str,
+    skipped: Sequence[str],
+) -> str:
+    """REALWORLD.md from peers.py's JSON (every tool, patchq as a candidate) and patchq's logs."""
+    tools: list[str] = list(peers["tools"])
+    cases: list[dict[str, Any]] = peers["cases"]
+    npatch = sum(c["patches"] for c in cases)
+    downstreams = sorted({c["downstream_repo"] for c in cases})
+    L = ["# patchq on real series refreshes", ""]
+    L += [f"Measured {date} with:", "", "```", command, "```", ""]
+    L.append(
+        f"{len(cases)} cases, {npatch} old-series patches, from {len(downstreams)} downstream "
+        f"repositories ({', '.join(f'`{d}`' for d in downstreams)}). Each old series is applied "
+        "on the old upstream release X and carried to the new release Y; the result is "
+        "compared, patch by patch, with the refresh the downstream maintainer committed. "
+        "patchq: `apply --onto X` (with `--fuzz 2` when fuzz 0 refuses a patch; a patch "
+        "refused even then is left out), then `rebase --onto Y` and `rebase --skip` at every "
+        "stop (a stop is never credited as a refresh; a skipped patch counts as dropped). "
+        "Peers: each walks the old series on Y and leaves out what it cannot apply "
+        "(`../shared/realworld/peers.py`, which also scores patchq's refreshed series). "
+        "A dropped patch is right when the maintainer dropped it too."
+    )
+    L.append("")
+    if skipped:
+        L += ["Not measured (missing mirror or failed materialization):", ""]
+        L += [f"- `{s}`" for s in skipped]
+        L.append("")
+    L += ["## Summary", ""] + summary_table(cases, tools) + [""]
+    L += ["## Per case: same as the maintainer", ""]
+    L.append(
+        "Cells: kept patches right + dropped patches left out = same; in brackets, patches the "
+        "tool applied whose result is not the maintainer's (a wrong refresh, or a patch the "
+        "maintainer dropped)."
+    )
+    L += [""] + case_table(cases, tools) + [""]
+    L += ["## Per downstream: same as the maintainer (applied but not the maintainer's)", ""]
+    L += downstream_table(cases, tools) + [""]
+    L += ["## Per kind of change the maintainer made (applied on Y / same as the maintainer)", ""]
+    L += kind_table(cases, tools) + [""]
+    L += ["## The old series on the old release X", ""]
+    L.append(
+        "Patches applied on X, of N: patchq `apply` at fuzz 0 and with `--fuzz 2` (each patch "
+        "it refuses taken out and the rest applied again) beside GNU patch walking the same "
+        "series at `-F0` and at its default fuzz 2. *same tree*: patchq's fuzz-2 result equals "
+        "GNU patch's (compared only where both applied the same patches)."
+    )
+    L += [""] + old_release_table(cases, logs) + [""]
+    L += ["## patchq's outcome per patch on Y", ""] + outcome_lines(logs) + [""]
+    L += ["## patchq's failures by cause", ""]
+    L.append(
+        "Every error patchq gave, on X (a patch `apply` refused) or on Y (a rebase stop, then "
+        "skipped), grouped by what it says, with the statuses and reasons of the hunks that "
+        "did not place. The full text of each is in the case's log (OUT/logs/CASE.json)."
+    )
+    L += [""] + failure_table(logs) + [""]
+    L += ["## Per patch", ""]
+    L.append(
+        "patchq: how it applied on X (exact / offset / fuzz / refused), its outcome on Y and "
+        "the status of each hunk; GNU: GNU patch on X at -F0 / -F2; then every tool's result "
+        "on Y as peers.py saw it (`ok` = same as the maintainer; for patchq `already` = left "
+        "out of its series)."
+    )
+    L += [""] + per_patch_tables(cases, logs, tools)
+    return "\n".join(L).rstrip() + "\n"
+
+
+# ------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="realworld.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--mirrors",
+        type=Path,
+        default=Path("/work/.mirror"),
+        help="folder of local git mirrors, OWNER+NAME/repo (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--corpus",
+        type=Path,
+        default=DEFAULT_CORPUS,
+        help="the shared corpus folder with materialize.py and peers.py (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--cases",
+        type=Path,
+        nargs="*",
+        default=None,
+        help=f"case files to materialize (default: CORPUS/cases.toml and {LOCAL_CASES.name})",
+    )
+    ap.add_argument("--only", nargs="*", default=[], help="run only these case names")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=Path("/tmp/realworld-patchq"),
+        help="work folder: cases/, patchq/ (candidates), logs/, peers.json (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--md",
+        type=Path,
+        default=None,
+        help="write the report here (e.g. bench/REALWORLD.md; default: OUT/REALWORLD.md)",
+    )
+    ap.add_argument(
+        "--patchq",
+        default=None,
+        help=f'how to run patchq (default: "{sys.executable} -m patchq")',
+    )
+    ap.add_argument(
+        "--rebase-fuzz",
+        default="none",
+        choices=["none", "same", "0", "1", "2", "3"],
+        help="fuzz for the rebase: none = patchq's default, same = what apply needed on X "
+        "(default: %(default)s)",
+    )
+    ap.add_argument(
+        "--tools", default=",".join(PEER_TOOLS), help="peers to score (default: %(default)s)"
+    )
+    ap.add_argument(
+        "--no-materialize", action="store_true", help="reuse the cases already under OUT/cases"
+    )
+    ap.add_argument(
+        "--report-only",
+        action="store_true",
+        help="rebuild the report from the last run's files under OUT (run.json, logs/, peers.json)",
+    )
+    ap.add_argument("--no-peers", action="store_true", help="only drive patchq and write its logs")
+    a = ap.parse_args(argv)
+
+    pq_cmd = shlex.split(a.patchq) if a.patchq else [sys.executable, "-m", "patchq"]
+    out: Path = a.out.resolve()
+    if a.report_only:
+        return write_report(out, a.md)
+    cases_dir = out / "cases"
+    cases_dir.mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(exist_ok=True)
+    for exe in ("git", "patch", *(("wiggle",) if "wiggle" in a.tools else ())):
+        if not shutil.which(exe):
+            print(f"realworld.py: {exe} not found (apt-get install patch wiggle)", file=sys.stderr)
+            return 2
+    if not (a.corpus / "materialize.py").is_file():
+        print(f"realworld.py: no materialize.py in {a.corpus} (--corpus)", file=sys.stderr)
+        return 2
+    skipped: list[str] = []
+    if a.no_materialize:
+        names = existing_cases(cases_dir, a.only)
+    else:
+        cases_files = a.cases if a.cases else [a.corpus / "cases.toml", LOCAL_CASES]
+        cases_files = [c for c in cases_files if c.is_file()]
+        print(
+            f"materializing {', '.join(map(str, cases_files))} into {cases_dir}",
+            flush=True,
+        )
+        names, skipped = materialize(a.corpus, a.mirrors, cases_files, cases_dir, a.only)
+    if not names:
+        print("realworld.py: no case to run (mirrors missing? see above)", file=sys.stderr)
+        return 1
+
+    logs: dict[str, dict[str, Any]] = {}
+    for n in names:
+        t = time.perf_counter()
+        try:
+            rec = drive_case(pq_cmd, cases_dir / n, out, a.rebase_fuzz)
+        except RuntimeError as e:
+            print(f"FAIL {n:40} {e}", flush=True)
+            skipped.append(f"{n}: {e}")
+            continue
+        logs[n] = rec
+        (out / "logs" / (n + ".json")).write_text(json.dumps(rec, indent=1) + "\n")
+        oc = Counter(
+            str(e.get("on_new") if e["on_old"] != "refused" else "refused on X")
+            for e in rec["per_patch"].values()
+        )
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(oc.items()))
+        print(f"{n:40} {counts}  [{time.perf_counter() - t:.0f}s]", flush=True)
+    if a.no_peers:
+        return 0
+
+    cmd = [
+        sys.executable,
+        str(a.corpus / "peers.py"),
+        "--cases-dir",
+        str(cases_dir),
+        "--work",
+        str(out / "peers-work"),
+        "--tools",
+        a.tools,
+        "--candidate",
+        "patchq=%s/{case}" % (out / "patchq"),
+        "--out-json",
+        str(out / "peers.json"),
+        "--out-md",
+        str(out / "peers.md"),
+        "--only",
+        *logs,
+    ]
+    print("scoring: " + " ".join(shlex.quote(c) for c in cmd), flush=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    for line in r.stdout.splitlines():
+        if line.startswith("#"):
+            break
+        print("  " + line, flush=True)
+    if r.returncode != 0:
+        print(f"realworld.py: peers.py failed (exit {r.returncode})", file=sys.stderr)
+        return 1
+    command = " ".join(
+        shlex.quote(x)
+        for x in ["bench/realworld.py", *(argv if argv is not None else sys.argv[1:])]
+    )
+    run_rec = {
+        "command": command,
+        "date": datetime.date.today().isoformat(),
+        "patchq": patchq_version(pq_cmd),
+        "skipped": skipped,
+        "cases": list(logs),
+    }
+    (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
+    return write_report(out, a.md)
+
+
+def patchq_version(pq_cmd: list[str]) -> str:
+    """Which patchq was measured: its --version and, from a checkout, the commit."""
+    version = run([*pq_cmd, "--version"]).stdout.strip()
+    commit = run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"])
+    if commit.returncode == 0:
+        version += f" (checkout at {commit.stdout.strip()})"
+    return version
+
+
+def write_report(out: Path, md: Path | None) -> int:
+    """Build the report from a finished run's files (run.json, logs/, peers.json)."""
+    try:
+        run_rec = json.loads((out / "run.json").read_text())
+        peers = json.loads((out / "peers.json").read_text())
+        logs = {n: json.loads((out / "logs" / f"{n}.json").read_text()) for n in run_rec["cases"]}
+    except (OSError, ValueError, KeyError) as e:
+        print(f"realworld.py: no finished run in {out}: {e}", file=sys.stderr)
+        return 1
+    date = run_rec["date"] + (f", {run_rec['patchq']}" if run_rec.get("patchq") else "")
+    text = build_report(peers, logs, run_rec["command"], date, run_rec["skipped"])
+    md_path = md or (out / "REALWORLD.md")
+    md_path.write_text(text)
+    print(f"wrote {md_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

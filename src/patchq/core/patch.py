@@ -751,7 +751,8 @@ def _chopped_context(lines: list[tuple[str, bytes]], missing: int, last: bytes) 
     """Whether a hunk the patch file ends `missing` lines short of lost only blank
     trailing context (an editor dropped the file's last empty lines), not its change:
     the change is there, the hunk ends in context, and that context with the missing
-    lines is as long as its leading context. Anything else is a truncated patch."""
+    lines is no longer than its leading context. Anything else (a hunk that stops at a
+    change line, say) is refused as a truncated patch."""
     if not lines or not last.endswith(b"\n") or lines[-1][0] != " ":
         return False
     lead = trail = 0
@@ -763,7 +764,7 @@ def _chopped_context(lines: list[tuple[str, bytes]], missing: int, last: bytes) 
         if t != " ":
             break
         trail += 1
-    return lead < len(lines) and trail + missing == lead
+    return lead < len(lines) and trail + missing <= lead
 
 
 def _count_error(

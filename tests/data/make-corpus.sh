@@ -13,8 +13,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 data=$(realpath -m "${1:-$here}")
-out=$data/patches bad=$data/malformed
-mkdir -p "$out" "$bad"
+out=$data/patches bad=$data/malformed lenient=$data/lenient
+mkdir -p "$out" "$bad" "$lenient"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -341,16 +341,17 @@ sed 's/^@@ -36,5 +36,5 @@ line 35$/@@ -36,6 +36,6 @@ line 35/' git-multi-file-mu
     > "$bad/hunk-count-too-many-before-next-file.patch"
 sed '5s/.*/@@ -2,7 +2,7/' git-diff.patch > "$bad/bad-hunk-header.patch"
 sed '5s/.*/@@ -0,7 +2,7 @@/' git-diff.patch > "$bad/hunk-at-line-zero.patch"
+# Damaged in ways GNU patch still reads (tests/test_lenient.py): text between sections.
 sed '/^diff --git a\/b.txt/i Thanks, and sorry for the noise!' git-multi-file-multi-hunk.patch \
-    > "$bad/garbage-between-sections.patch"
+    > "$lenient/garbage-between-sections.patch"
 { cat git-mode-change.patch; echo "chmod it, please"; cat git-new-file.patch; } \
-    > "$bad/garbage-after-mode-change.patch"
+    > "$lenient/garbage-after-mode-change.patch"
 sed '1,4d' git-diff.patch > "$bad/hunk-outside-section.patch"
 sed '/^@@ -12,6 +12,6 @@/i \\' git-diff.patch > "$bad/hunk-after-blank-line.patch"
 { sed -n '1,4p' git-diff.patch; sed -n '14,$p' git-diff.patch; sed -n '5,13p' git-diff.patch; } \
     > "$bad/hunks-out-of-order.patch"
 sed 's/^@@ -12,6 +12,6 @@/@@ -6,6 +6,6 @@/' git-diff.patch > "$bad/hunks-overlap.patch"
-sed '4d' git-diff.patch > "$bad/minus-without-plus.patch"
+sed '4d' git-diff.patch > "$lenient/minus-without-plus.patch"  # GNU patch reads it
 sed '2s/\.\./.../' git-diff.patch > "$bad/bad-index-line.patch"
 sed '2s/100644/100999/' git-new-file.patch > "$bad/unknown-file-mode.patch"
 sed '1s/greeting/greet\x00ing/' diff-u-labels.patch > "$bad/nul-in-name.patch"

@@ -341,6 +341,8 @@ def apply(
         counts[p.status] = counts.get(p.status, 0) + 1
         if verbose or p.status != "exact":
             output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
+        if verbose:
+            _print_notes(p.normalisations, output.info)
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     output.info(
         f"applied {len(res.patches)} patches onto {res.base[:12]} ({summary or 'none'}); "
@@ -862,6 +864,7 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
                             }
                             for h in p.hunks
                         ],
+                        "normalisations": _notes_json(p.normalisations),
                     }
                     for p in out.patches
                 ],
@@ -883,6 +886,7 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
 
 def _print_check(p: Any, subjects: dict[str, str]) -> None:
     output.data(f"{_check_word(p.status)} {p.name}")
+    _print_notes(p.normalisations, output.data)
     for old, new in p.renames:
         output.data(f"    {old}: renamed upstream to {new}")
     for h in p.hunks:
@@ -1164,7 +1168,18 @@ def _patch_json(p: PatchResult) -> dict[str, Any]:
             }
             for s in p.sections
         ],
+        "normalisations": _notes_json(p.normalisations),
     }
+
+
+def _notes_json(notes: Any) -> list[dict[str, Any]]:
+    """A patch's normalisations as JSON: what GNU-patch leniency it needed, and where."""
+    return [{"kind": n.kind, "line": n.line, "detail": n.detail} for n in notes]
+
+
+def _print_notes(notes: Any, say: Any) -> None:
+    for n in notes:
+        say(f"    {n.message()}")
 
 
 def _status_word(status: str) -> str:

@@ -6,6 +6,14 @@ parsed patch reproduces it byte for byte; values built anew (refreshed hunks) re
 git's canonical spelling. This module knows nothing of git processes or the terminal.
 
 Malformed input raises `BadInputError` naming `file:line` and what is wrong.
+
+The parser reads what GNU patch reads (docs/patch-formats.md): whitespace-damaged
+hunks, a `+++` line without `---`, timestamps after spaces, `Index:`/`RCS file:`/`Only in`
+lines and other text between sections, mbox files of several messages, CRLF patch
+files. Every repair it makes is recorded on the parsed patch as a `Normalisation`;
+which of a plain diff's names to patch (old, new or `Index:`) is decided later, against
+the tree, by `resolve_section`, which is handed an `exists(path)` callable so that this
+module stays pure.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import calendar
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from patchq.core.errors import BadInputError, UnsafePathError
 
@@ -45,6 +54,32 @@ _GIT_EXT = (
 
 
 Split = Callable[[bytes], list[bytes]]  # split_lines, or a LineCache's split
+
+# The normalisations the parser and the name resolver make (docs/patch-formats.md).
+BLANK_CONTEXT = "blank-context"  # an empty line in a hunk read as a blank context line
+TAB_CONTEXT = "tab-context"  # a line starting with a tab read as context that lost its space
+EOF_CONTEXT = "eof-blank-context"  # blank context lines chopped off the end of the patch
+MINUS_ONLY = "minus-only-header"  # a section with a `---` line and no `+++` line
+PLUS_ONLY = "plus-only-header"  # a section with a `+++` line and no `---` line
+SPACED_STAMP = "timestamp-after-spaces"  # a name followed by spaces and a date, no tab
+SHORT_NAME = "short-name"  # a name with fewer components than the strip level, ignored
+UNSAFE_NAME = "unsafe-name"  # a name with a `..` component, ignored for the other one
+NAME_CHOICE = "name-choice"  # old, new and Index: names differ; one chosen by the tree
+CREATED = "created"  # a hunk at line 0 whose file exists nowhere: GNU patch creates it
+CRLF = "crlf"  # a patch file with CRLF line ends applied to a file without them
+SKIPPED_TEXT = "skipped-text"  # text between or after sections that is no diff
+
+
+@dataclass(frozen=True, slots=True)
+class Normalisation:
+    """One repair a patch needed to be read as GNU patch reads it: what, and where."""
+
+    kind: str
+    line: int
+    detail: str
+
+    def message(self) -> str:
+        return f"needed normalisation {self.kind} at line {self.line}: {self.detail}"
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -226,6 +261,10 @@ class FilePatch:
     raw_header: bytes | None = field(default=None, compare=False)
     raw_tail: bytes = field(default=b"", compare=False)
     lineno: int = field(default=0, compare=False)
+    # A plain diff's names that may be the file (old, new, then `Index:`), when they
+    # differ: `resolve_section` picks one by GNU patch's rules against the tree.
+    candidates: tuple[str, ...] = field(default=(), compare=False)
+    crlf: bool = field(default=False, compare=False)  # its `---`/`+++` lines end in CRLF
 
     @property
     def is_new(self) -> bool:
@@ -296,6 +335,7 @@ class Patch:
     header: bytes
     sections: tuple[FilePatch, ...]
     trailer: bytes = b""
+    normalisations: tuple[Normalisation, ...] = field(default=(), compare=False)
 
     def render(self) -> bytes:
         return self.header + b"".join(s.render() for s in self.sections) + self.trailer
@@ -374,6 +414,10 @@ class _Lines:
         self.lines = split_lines(data)
         self.i = 0
         self.where = where
+        self.notes: list[Normalisation] = []
+
+    def note(self, kind: str, lineno: int, detail: str) -> None:
+        self.notes.append(Normalisation(kind, lineno, detail))
 
     def peek(self, k: int = 0) -> bytes | None:
         j = self.i + k
@@ -389,32 +433,45 @@ class _Lines:
         return BadInputError(what, f"{self.where}:{n}", hint)
 
 
+# Lines that may stand before a plain section's `---`/`+++` lines: `Index:` and its
+# `=====` rule (quilt, CVS, svn), CVS's `RCS file:`/`retrieving revision`, the `diff -ruN …`
+# command line, `Prereq:`.
+_PREAMBLE = (b"Index:", b"====", b"RCS file: ", b"retrieving revision ", b"diff ", b"Prereq: ")
+_PREAMBLE_MAX = 8  # how far a preamble may run before its `---` line (keeps scans linear)
+# What `diff -r` writes between sections besides diffs; skipped without a note.
+_DIFF_R_TEXT = (b"Only in ", b"Common subdirectories: ", b"Files ", b"diff ", b"Index:")
+
+
 def _is_section_start(cur: _Lines, k: int = 0) -> bool:
     line = cur.peek(k)
     if line is None:
         return False
     if line.startswith(b"diff --git "):
         return True
-    nxt = cur.peek(k + 1)
-    if line.startswith(b"Index: ") and nxt is not None and nxt.startswith(b"====="):
-        return _is_plain_start(cur, k + 2)
-    if line.startswith(b"diff ") and nxt is not None and nxt.startswith(b"--- "):
-        return _is_plain_start(cur, k + 1)
     if line.startswith(b"Binary files ") and line.rstrip().endswith(b" differ"):
         return True
+    if line.startswith(_PREAMBLE):
+        for j in range(k + 1, k + _PREAMBLE_MAX):
+            nxt = cur.peek(j)
+            if nxt is None or nxt.startswith(b"diff --git "):
+                return False
+            if not nxt.startswith(_PREAMBLE):
+                return _is_plain_start(cur, j)
+        return False
     return _is_plain_start(cur, k)
 
 
 def _is_plain_start(cur: _Lines, k: int) -> bool:
-    a, b, c = cur.peek(k), cur.peek(k + 1), cur.peek(k + 2)
-    return (
-        a is not None
-        and a.startswith(b"--- ")
-        and b is not None
-        and b.startswith(b"+++ ")
-        and c is not None
-        and c.startswith(b"@@ -")
-    )
+    """`---`, `+++`, `@@`; or, as GNU patch takes them, `+++` or `---` alone before `@@`."""
+    a, b = cur.peek(k), cur.peek(k + 1)
+    if a is None or b is None:
+        return False
+    if a.startswith(b"--- "):
+        if b.startswith(b"+++ "):
+            c = cur.peek(k + 2)
+            return c is not None and c.startswith(b"@@ -")
+        return b.startswith(b"@@ -")
+    return a.startswith(b"+++ ") and b.startswith(b"@@ -")
 
 
 def _quoted_end(text: bytes) -> int | None:
@@ -486,6 +543,59 @@ def strip_path(
     return decode_path(name)
 
 
+# A date after a name and spaces, no tab: `diff -u` by hand, some editors and old tools
+# (`--- f.c.orig   2010-05-13 04:57:46.878010140 +0100`, `Thu Jan  1 00:00:00 1970`).
+_SPACED_STAMP = re.compile(
+    rb"(.*?) +(\d{4}-\d\d-\d\d[ T]\d\d:\d\d.*"
+    rb"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) .*)$"
+)
+NULL, SHORT, NAMED = "null", "short", "named"
+
+
+def _plain_name(
+    raw: bytes, strip: int, cur: _Lines, lineno: int, *, stamps: bool = True
+) -> tuple[str | None, str]:
+    """A plain diff's `---`/`+++`/`Index:` name with the strip level applied, and what it
+    is: `NULL` (/dev/null), `SHORT` (fewer components than the strip level: GNU patch
+    ignores it and looks at the other names) or `NAMED`."""
+    text = raw.rstrip(b"\r\n")
+    if stamps and not text.startswith(b'"') and b"\t" not in text:
+        m = _SPACED_STAMP.match(text)
+        if m is not None and m.group(1).strip():
+            text = m.group(1)
+            cur.note(SPACED_STAMP, lineno, "a timestamp follows the name after spaces, not a tab")
+    name = split_name(text)[0] if stamps else text
+    try:
+        name = unquote(name)
+    except ValueError as e:
+        raise cur.error(str(e), lineno) from None
+    if name == b"/dev/null":
+        return None, NULL
+    if b"\0" in name:
+        raise cur.error("file name contains a NUL byte", lineno)
+    if not name:
+        raise cur.error("empty file name", lineno)
+    if name.startswith(b"/"):
+        raise UnsafePathError(
+            f"absolute path {decode_path(name)!r} in the patch",
+            f"{cur.where}:{lineno}",
+            "patches may only touch files inside the target; re-create it with relative paths",
+        )
+    if strip:
+        parts = name.split(b"/")
+        parts = [p for p in parts[:-1] if p] + parts[-1:]
+        if len(parts) <= strip:
+            return decode_path(name), SHORT
+        name = b"/".join(parts[strip:])
+        if not name:
+            raise cur.error("file name ends in a slash", lineno)
+    return decode_path(name), NAMED
+
+
+def _unsafe(name: str) -> bool:
+    return ".." in name.split("/")
+
+
 def _git_names(line: bytes, strip: int, cur: _Lines, lineno: int) -> tuple[str, str] | None:
     """The two names of a `diff --git a/X b/Y` line (used when no ---/+++ lines follow).
 
@@ -545,9 +655,22 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     lines: list[tuple[str, bytes]] = []
     src, i, n = cur.lines, cur.i, len(cur.lines)
     append = lines.append
+    blank = tabbed = 0  # damaged context lines: how many, and the first one's index
+    first_blank = first_tab = 0
     # The hot loop of parsing: plain locals, one branch per line.
     while old_left > 0 or new_left > 0:
         if i >= n:
+            if old_left == new_left <= 3 and _chopped_context(lines, old_left, src[i - 1]):
+                # GNU patch (pch.c) takes up to three missing lines at the end of the
+                # patch for blank context lines an editor or mailer chopped off.
+                cur.note(
+                    EOF_CONTEXT,
+                    start + 1,
+                    f"the patch ends {old_left} blank context line(s) short of the hunk's count",
+                )
+                lines.extend([(" ", b"\n")] * old_left)
+                old_left = new_left = 0
+                break
             cur.i = i
             raise cur.error(
                 f"truncated hunk: header says {old_len} old and {new_len} new lines, found "
@@ -575,17 +698,36 @@ def _parse_hunk(cur: _Lines) -> Hunk:
         elif tag == b"\\" and lines:
             t, c = lines[-1]
             lines[-1] = (t, c[:-1] if c.endswith(b"\n") else c)
-        elif line in (b"\n", b"\r\n"):
-            # A context line whose leading space a mailer stripped.
+        elif line in (b"\n", b"\r\n") or tag == b"\t":
+            # A context line whose leading space a mailer or editor stripped: an empty
+            # line, or one starting with a tab (GNU patch reads both so).
             if old_left == 0 or new_left == 0:
                 break
             append((" ", line))
             old_left -= 1
             new_left -= 1
+            if tag == b"\t":
+                first_tab = first_tab or i + 1
+                tabbed += 1
+            else:
+                first_blank = first_blank or i + 1
+                blank += 1
         else:
             break
         i += 1
     cur.i = i
+    if blank:
+        cur.note(
+            BLANK_CONTEXT,
+            first_blank,
+            f"{blank} empty line(s) in the hunk read as blank context lines",
+        )
+    if tabbed:
+        cur.note(
+            TAB_CONTEXT,
+            first_tab,
+            f"{tabbed} line(s) starting with a tab read as context lines that lost their space",
+        )
     if old_left > 0 or new_left > 0:
         raise _count_error(cur, start, old_len, new_len, old_left, new_left)
     if i == n and not src[-1].endswith(b"\n") and src[-1][:1] != b"\\":
@@ -603,6 +745,26 @@ def _parse_hunk(cur: _Lines) -> Hunk:
         lines[-1] = (t, c[:-1] if c.endswith(b"\n") else c)
     raw = b"".join(cur.lines[start : cur.i])
     return Hunk(old_start, old_len, new_start, new_len, tuple(lines), heading, raw, start + 1)
+
+
+def _chopped_context(lines: list[tuple[str, bytes]], missing: int, last: bytes) -> bool:
+    """Whether a hunk the patch file ends `missing` lines short of lost only blank
+    trailing context (an editor dropped the file's last empty lines), not its change:
+    the change is there, the hunk ends in context, and that context with the missing
+    lines is no longer than its leading context. Anything else (a hunk that stops at a
+    change line, say) is refused as a truncated patch."""
+    if not lines or not last.endswith(b"\n") or lines[-1][0] != " ":
+        return False
+    lead = trail = 0
+    for t, _ in lines:
+        if t != " ":
+            break
+        lead += 1
+    for t, _ in reversed(lines):
+        if t != " ":
+            break
+        trail += 1
+    return lead < len(lines) and trail + missing <= lead
 
 
 def _count_error(
@@ -623,7 +785,6 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
     old_path: str | None = None
     new_path: str | None = None
     fields: dict[str, object] = {"git": first.startswith(b"diff --git ")}
-    have_names = False
     named = True  # False while a `diff --git` line's names are unknown
     binary = False
     minus = plus = b""
@@ -683,7 +844,6 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
                 fields["old_id"], fields["new_id"] = m.group(1).decode(), m.group(2).decode()
                 if m.group(3):
                     fields["old_mode"] = fields["new_mode"] = m.group(3).decode()
-        have_names = True
         line = cur.peek()
         if line is not None and (
             line.startswith(b"GIT binary patch") or line.startswith(b"Binary files ")
@@ -697,34 +857,41 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
                     and not line.startswith(b"-- ")
                 ):
                     cur.take()
-    else:
-        # Plain diff: skip `Index:`/`=====`/`diff ...` lines that precede `---`.
-        while (line := cur.peek()) is not None and not line.startswith(b"--- "):
-            cur.take()
-    if not binary and (line := cur.peek()) is not None and line.startswith(b"--- "):
-        nxt = cur.peek(1)
-        if nxt is None or not nxt.startswith(b"+++ "):
-            raise cur.error("`---` line without a `+++` line after it", cur.i + 1)
-        minus_at = cur.i + 1
-        minus, plus = cur.take()[4:], cur.take()[4:]
-        a = strip_path(minus, strip, cur, minus_at)
-        b = strip_path(plus, strip, cur, minus_at + 1)
-        if not have_names:
-            old_path, new_path = a, b
-        else:
+    candidates: tuple[str, ...] = ()
+    crlf = False
+    if not fields["git"]:
+        old_path, new_path, candidates, minus, plus, crlf = _plain_names(cur, strip)
+    elif not binary:
+        # git's `---`/`+++` lines; GNU patch also takes a section that lost one of them.
+        got: dict[bytes, tuple[int, bytes]] = {}
+        while (line := cur.peek()) is not None and line[:4] in (b"--- ", b"+++ "):
+            if line[:4] in got:
+                break
+            got[line[:4]] = (cur.i + 1, cur.take()[4:])
+            crlf = line.endswith(b"\r\n")
+        if got:
+            nxt = cur.peek()
+            if len(got) == 1 and (nxt is None or not nxt.startswith(b"@@ ")):
+                kind = next(iter(got)).decode().strip()
+                other = "+++" if kind == "---" else "---"
+                raise cur.error(f"`{kind}` line without a `{other}` line or a hunk after it", cur.i)
+            at_a, minus = got.get(b"--- ", (0, b""))
+            at_b, plus = got.get(b"+++ ", (0, b""))
+            if not at_a:
+                cur.note(PLUS_ONLY, at_b, "a `+++` line without a `---` line before it")
+            if not at_b:
+                cur.note(MINUS_ONLY, at_a, "a `---` line without a `+++` line after it")
+            a = strip_path(minus, strip, cur, at_a) if at_a else old_path
+            b = strip_path(plus, strip, cur, at_b) if at_b else new_path
             if not named:
                 old_path, new_path, named = a, b, True
             # ---/+++ are authoritative for the content; /dev/null marks create/delete.
-            if a is None:
+            if at_a and a is None:
                 old_path = None
-            if b is None:
+            if at_b and b is None:
                 new_path = None
-        if a is None and b is None:
-            raise cur.error("both sides of the section are /dev/null", minus_at)
-    if not fields["git"] and old_path is not None and new_path is not None and old_path != new_path:
-        # diff -u between two trees names the same file twice with different prefixes
-        # (`x.orig/f`, `f.orig`); take the one GNU patch would take.
-        new_path = old_path = _best_name(old_path, new_path)
+            if a is None and b is None:
+                raise cur.error("both sides of the section are /dev/null", at_a or at_b)
     if not named:
         raise cur.error(
             "cannot read the file names of this `diff --git` line",
@@ -777,6 +944,88 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
         git=bool(fields["git"]),
         raw_header=b"".join(cur.lines[start:header_end]),
         lineno=start + 1,
+        candidates=candidates,
+        crlf=crlf,
+    )
+
+
+def _plain_names(
+    cur: _Lines, strip: int
+) -> tuple[str | None, str | None, tuple[str, ...], bytes, bytes, bool]:
+    """Read a plain diff's header up to its first `@@`: (old path, new path, the names
+    the file may have when they differ, the raw `---` and `+++` names, CRLF line ends).
+
+    Like GNU patch (pch.c intuit_diff_type, util.c fetchname): the names are the `---`
+    and `+++` ones, or the `Index:` one when both are missing; a name with too few
+    components for the strip level is ignored. Which of several names is the file is the
+    tree's to say (`resolve_section`); without a tree, GNU patch's best_name() decides.
+    """
+    got: dict[bytes, tuple[int, bytes]] = {}
+    crlf = False
+    while (line := cur.peek()) is not None and not line.startswith(b"@@ "):
+        n = cur.i + 1
+        cur.take()
+        if line.startswith((b"--- ", b"+++ ")):
+            got[line[:4]] = (n, line[4:])
+            crlf = line.endswith(b"\r\n")
+        elif line.startswith(b"Index:"):
+            got[b"Index:"] = (n, line[6:].strip(b" \t\r\n"))
+    minus_at, minus = got.get(b"--- ", (0, b""))
+    plus_at, plus = got.get(b"+++ ", (0, b""))
+    if not minus_at and not plus_at:
+        raise cur.error("a hunk without `---` or `+++` lines naming its file", cur.i + 1)
+    if not minus_at:
+        cur.note(PLUS_ONLY, plus_at, "a `+++` line without a `---` line before it")
+    if not plus_at:
+        cur.note(MINUS_ONLY, minus_at, "a `---` line without a `+++` line after it")
+    sides: list[tuple[str | None, str, int]] = []
+    for raw, at in ((minus, minus_at), (plus, plus_at)):
+        if at:
+            sides.append((*_plain_name(raw, strip, cur, at), at))
+        else:
+            sides.append((None, "", 0))
+    (old, old_kind, _), (new, new_kind, _) = sides
+    if old_kind == NULL and new_kind == NULL:
+        raise cur.error("both sides of the section are /dev/null", minus_at)
+    names = [(name, at) for name, kind, at in sides if kind == NAMED and name is not None]
+    shorts = [(name, at) for name, kind, at in sides if kind == SHORT and name is not None]
+    if not names and b"Index:" in got and NULL not in (old_kind, new_kind):
+        index_at, index = got[b"Index:"]
+        name, kind = _plain_name(index, strip, cur, index_at, stamps=False)
+        if kind == NAMED and name is not None:
+            names.append((name, index_at))
+        elif kind == SHORT and name is not None:
+            shorts.append((name, index_at))
+    if not names and not shorts:
+        raise cur.error("the section names no file, only /dev/null", minus_at or plus_at)
+    if not names:
+        name, at = shorts[0]
+        raise cur.error(
+            f"-p{strip} strips the whole of {name!r}",
+            at,
+            "set the patch's strip level in series (e.g. -p0)",
+        )
+    for name, at in shorts:
+        cur.note(
+            SHORT_NAME,
+            at,
+            f"{name!r} has fewer components than -p{strip}; ignored, as GNU patch does",
+        )
+    safe = [(name, at) for name, at in names if not _unsafe(name)]
+    if safe and len(safe) < len(names):
+        for name, at in names:
+            if _unsafe(name):
+                cur.note(UNSAFE_NAME, at, f"{name!r} has a '..' component; the other name is used")
+        names = safe
+    cands = tuple(dict.fromkeys(name for name, _ in names))
+    path = cands[0] if len(cands) == 1 else _best_name(*cands)
+    return (
+        None if old_kind == NULL else path,
+        None if new_kind == NULL else path,
+        cands if len(cands) > 1 else (),
+        minus,
+        plus,
+        crlf,
     )
 
 
@@ -829,38 +1078,51 @@ def parse(data: bytes, where: str = "<patch>", strip: int = 1) -> Patch:
         if _is_section_start(cur):
             sections.append(_parse_section(cur, strip))
             continue
-        # Between sections only blank lines; a `-- ` mail signature ends the diff.
+        # Between sections: blank lines, `diff -r`'s own lines, a mail signature and the
+        # next message of an mbox — or any other text, which GNU patch skips too.
         blank_from = cur.i
         while (line := cur.peek()) is not None and line.strip() == b"":
             cur.take()
-        if line is None or _at_trailer(cur):
+        if line is None:
             tail_start = blank_from
             break
-        if _is_section_start(cur):
-            last = sections[-1]
-            sections[-1] = replace(
-                last, raw_tail=last.raw_tail + b"".join(cur.lines[blank_from : cur.i])
-            )
-            continue
+        mail = _at_trailer(cur)
         if line.startswith(b"@@ "):
             raise cur.error("hunk outside any file section")
-        if sections and sections[-1].hunks:
+        if not mail and sections and sections[-1].hunks and line[:1] in (b" ", b"-", b"+"):
             end = sections[-1].hunks[-1]
-            if line[:1] in (b" ", b"-", b"+"):
-                raise cur.error(
-                    f"hunk header says {end.old_len} old and {end.new_len} new "
-                    "lines, but the hunk goes on",
-                    None,
-                    f"the hunk starting on line {end.lineno} has wrong line counts",
-                )
             raise cur.error(
-                "unexpected text after a hunk",
+                f"hunk header says {end.old_len} old and {end.new_len} new "
+                "lines, but the hunk goes on",
                 None,
-                "a hunk's line counts may be wrong, or text is mixed into the diff",
+                f"the hunk starting on line {end.lineno} has wrong line counts",
             )
-        raise cur.error("unexpected text between file sections")
+        noted = mail or line.startswith(_DIFF_R_TEXT) or _is_section_start(cur)
+        # Linear: each line is looked at once on the way to the next section.
+        while (line := cur.peek()) is not None and not _is_section_start(cur):
+            if line.startswith(b"@@ -") and not mail:
+                raise cur.error(
+                    "hunk outside any file section",
+                    None,
+                    "the `---`/`+++` lines that name its file are missing",
+                )
+            if not noted and line.strip() and not line.startswith(_DIFF_R_TEXT):
+                cur.note(
+                    SKIPPED_TEXT,
+                    cur.i + 1,
+                    "text that is no diff, between or after file sections, skipped",
+                )
+                noted = True
+            cur.take()
+        if cur.peek() is None:
+            tail_start = blank_from
+            break
+        last = sections[-1]
+        sections[-1] = replace(
+            last, raw_tail=last.raw_tail + b"".join(cur.lines[blank_from : cur.i])
+        )
     trailer = b"".join(cur.lines[tail_start:])
-    return Patch(header, tuple(sections), trailer)
+    return Patch(header, tuple(sections), trailer, tuple(cur.notes))
 
 
 def _at_trailer(cur: _Lines) -> bool:
@@ -923,3 +1185,93 @@ def _refuse_other_formats(lines: list[bytes], cur: _Lines, whole: bool) -> None:
         raise cur.error(
             "this looks like an ed-script diff; patchq takes only unified diffs", n, redo
         )
+
+
+# --- the tree's say: which name a plain diff patches, and its line ends ----------------
+
+
+class TreeView(Protocol):
+    """What `resolve_section` asks of the tree a section is about to be applied to."""
+
+    def exists(self, path: str) -> bool:
+        """Whether `path` is a file (not a folder) in the tree."""
+        ...
+
+    def is_dir(self, path: str) -> bool:
+        """Whether `path` is a folder in the tree."""
+        ...
+
+    def has_crlf(self, path: str) -> bool:
+        """Whether the file at `path` has a CRLF line end (False when it does not exist)."""
+        ...
+
+
+def resolve_section(s: FilePatch, tree: TreeView) -> tuple[FilePatch, tuple[Normalisation, ...]]:
+    """The section as GNU patch would apply it to `tree`, and the normalisations that took.
+
+    - Among a plain diff's names (old, new, `Index:`), the file that exists is patched
+      (the best by GNU patch's best_name() if several do);
+    - a plain hunk at line 0 (`@@ -0,0 …`) whose file exists under none of its names
+      creates it, under the name that needs the fewest new folders (pch.c);
+    - a patch file whose `---`/`+++` lines end in CRLF (a converted patch file, not a
+      patch of CRLF content) has its CRs stripped, as GNU patch does, unless the file it
+      changes has CRLF line ends itself (where GNU patch fails, patchq applies as is).
+    """
+    notes: list[Normalisation] = []
+    out = s
+    if not s.git and not s.is_new and not s.is_delete:
+        names = s.candidates or (s.path,)
+        here = [n for n in names if tree.exists(n)]
+        first = s.hunks[0] if s.hunks else None
+        if here:
+            pick = _best_name(*here)
+            if pick != s.path:
+                out = replace(out, old_path=pick, new_path=pick)
+            if len(names) > 1:
+                listed = ", ".join(repr(n) for n in names)
+                notes.append(
+                    Normalisation(
+                        NAME_CHOICE,
+                        s.lineno,
+                        f"the names {listed} differ; patched {pick!r}, the one that exists",
+                    )
+                )
+        elif first is not None and first.old_start == 0 and first.old_len == 0:
+
+            def new_dirs(name: str) -> int:
+                parts = name.split("/")[:-1]
+                have = 0
+                while have < len(parts) and tree.is_dir("/".join(parts[: have + 1])):
+                    have += 1
+                return len(parts) - have
+
+            fewest = min(new_dirs(n) for n in names)
+            pick = _best_name(*(n for n in names if new_dirs(n) == fewest))
+            out = replace(out, old_path=None, new_path=pick)
+            notes.append(
+                Normalisation(
+                    CREATED,
+                    s.lineno,
+                    f"{pick!r} exists under none of its names and the hunk starts at line 0: "
+                    "created, as GNU patch does",
+                )
+            )
+    if s.crlf and not tree.has_crlf(out.old_path or out.path):
+        hunks = tuple(replace(h, lines=tuple((t, _uncr(c)) for t, c in h.lines)) for h in s.hunks)
+        if hunks != s.hunks:
+            out = replace(out, hunks=hunks)
+            notes.append(
+                Normalisation(
+                    CRLF,
+                    s.lineno,
+                    "the patch file has CRLF line ends and the file has none: "
+                    "CRs stripped, as GNU patch does",
+                )
+            )
+    return out, tuple(notes)
+
+
+def _uncr(line: bytes) -> bytes:
+    if line.endswith(b"\r\n"):
+        return line[:-2] + b"\n"
+    return line[:-1] if line.endswith(b"\r") else line

@@ -18,12 +18,12 @@ from functools import partial
 from patchq.core import hunks as engine
 from patchq.core.errors import ApplyError, BadInputError, UnsafePathError
 from patchq.core.header import commit_message, fallback_subject, header_info
-from patchq.core.patch import FilePatch, Patch, parse
+from patchq.core.patch import FilePatch, Normalisation, Patch, parse, resolve_section
 from patchq.core.paths import is_git_name
 from patchq.core.series import Entry
 from patchq.core.status import CONFLICT, FAILED, MERGE
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
-from patchq.git.repo import GitRepo, Ident, ObjectWriter
+from patchq.git.repo import TREE_MODE, GitRepo, Ident, ObjectWriter
 from patchq.store.patchrepo import PatchRepo
 
 DEFAULT_MODE = "100644"
@@ -50,6 +50,8 @@ class PatchResult:
     sections: tuple[SectionResult, ...]
     tree: str
     commit: str | None = None
+    # What the patch needed to be read and applied as GNU patch would (core.patch).
+    normalisations: tuple[Normalisation, ...] = ()
 
     @property
     def status(self) -> str:
@@ -69,6 +71,7 @@ class Failure:
     merged: bytes | None = None  # the 3-way result with conflict markers, if one was tried
     conflicts: int = 0
     tree: str | None = None  # the tree with every section up to and including the merge
+    gnu_fuzz: bool = False  # the section would apply with GNU patch's default fuzz, 2
 
     def message(self) -> str:
         bad = [h for h in self.hunks if not h.applied]
@@ -83,7 +86,12 @@ class Failure:
                 f"{hunk.old_start}) {h.status}: {h.reason or 'no match'}"
             )
         more = f"; {len(bad) - 3} more" if len(bad) > 3 else ""
-        return f"{self.path}: " + "; ".join(parts) + more
+        hint = (
+            "; applies with fuzz 2, as GNU patch would: rerun with `--fuzz 2`"
+            if self.gnu_fuzz
+            else ""
+        )
+        return f"{self.path}: " + "; ".join(parts) + more + hint
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,7 +282,10 @@ def apply_series(
         _, patch = load_patch(repo, entry)
         display = repo.display(entry.name)
         sections: list[SectionResult] = []
+        notes = list(patch.normalisations)
         for section in patch.sections:
+            section, fixed = fit_section(state, section)
+            notes.extend(fixed)
             res = apply_section(state, section, w, fuzz, display)
             if any(not h.applied for h in res.hunks) and preimage is not None:
                 res, merged, conflicts = _merge_section(
@@ -304,7 +315,15 @@ def apply_series(
                     break
             sections.append(res)
             if any(not h.applied for h in res.hunks):
-                failure = Failure(entry.name, display, res.path, res.hunks, patch, section)
+                failure = Failure(
+                    entry.name,
+                    display,
+                    res.path,
+                    res.hunks,
+                    patch,
+                    section,
+                    gnu_fuzz=fuzz < 2 and _fuzz_would_apply(state, section),
+                )
                 break
         if failure is not None:
             break
@@ -314,7 +333,7 @@ def apply_series(
             author, message = identity(entry.name, patch, when, tz)
             commit = GitRepo.commit_object(w, tree, [head], message, author, author)
             head = commit
-        results.append(PatchResult(entry.name, tuple(sections), tree, commit))
+        results.append(PatchResult(entry.name, tuple(sections), tree, commit, tuple(notes)))
         w.maybe_flush()
     files = {}
     for path, before in state.base.items():
@@ -332,6 +351,44 @@ def ident_date(raw: bytes) -> tuple[int, str]:
         return int(parts[-2]), parts[-1].decode()
     except (IndexError, ValueError):
         return 0, "+0000"
+
+
+class _Tree:
+    """The `TreeView` of a tree being built: what `resolve_section` asks of it."""
+
+    def __init__(self, state: SectionState) -> None:
+        self.state = state
+
+    def exists(self, path: str) -> bool:
+        entry = self.state.tree.peek(path)
+        return entry is not None and entry[0] != TREE_MODE
+
+    def is_dir(self, path: str) -> bool:
+        entry = self.state.tree.peek(path)
+        return entry is not None and entry[0] == TREE_MODE
+
+    def has_crlf(self, path: str) -> bool:
+        entry = self.state.tree.peek(path)
+        if entry is None or entry[0] == TREE_MODE or entry[1] is None:
+            return False
+        return b"\r\n" in self.state.content(entry[1])
+
+
+def fit_section(state: SectionState, s: FilePatch) -> tuple[FilePatch, tuple[Normalisation, ...]]:
+    """The section as GNU patch would apply it to the tree as it is now (its file name
+    chosen among a plain diff's names, a converted CRLF patch file's CRs stripped)."""
+    return resolve_section(s, _Tree(state))
+
+
+def _fuzz_would_apply(state: SectionState, s: FilePatch) -> bool:
+    """Whether a section that failed would apply with fuzz 2 (GNU patch's default)."""
+    if s.old_path is None or s.binary or not s.hunks:
+        return False
+    entry = state.tree.peek(s.old_path)
+    if entry is None or entry[0] == TREE_MODE or entry[1] is None:
+        return False
+    content = state.content(entry[1])
+    return engine.apply_hunks(content, s.hunks, fuzz=2, split=state.g.lines.split).ok
 
 
 def apply_section(
@@ -479,6 +536,7 @@ class OldStack:
         _, patch = load_patch(self.repo, entry)
         display = self.repo.display(entry.name)
         for section in patch.sections:
+            section, _ = fit_section(self.state, section)
             for path in section.paths:
                 if (entry.name, path) not in self.before:
                     got = self.state.tree.get(path, display)
@@ -557,7 +615,9 @@ def failure_error(f: Failure) -> ApplyError:
     return ApplyError(
         f"patch does not apply: {f.message()}",
         f.display,
-        "rebase it (`patchq rebase`) or fix the patch",
+        "or rebase it (`patchq rebase`)"
+        if f.gnu_fuzz
+        else "rebase it (`patchq rebase`) or fix the patch",
     )
 
 

@@ -2,8 +2,9 @@
 
 Errors (exit 4) make the series unusable: a missing or unparsable patch, a duplicate, a
 malformed guard or strip level, an unsafe name. Warnings (exit 1) are worth a look: a
-patch without a header, whitespace damage, a lock whose hashes no longer match, a file
-in patches/ that no series line names. Pure over the files it is given.
+patch without a header, a patch that needed a normalisation to be read as GNU patch
+reads it (whitespace damage, a lone `+++` line, …), a lock whose hashes no longer
+match, a file in patches/ that no series line names. Pure over the files it is given.
 """
 
 from __future__ import annotations
@@ -80,22 +81,20 @@ def lint(root: Path) -> list[Finding]:
                     "(DEP-3 Description/Author/Origin/Forwarded, or a mail header)",
                 )
             )
+        # What GNU patch would read but the patch needed repaired (core.patch).
+        for n in patch.normalisations:
+            out.append(Finding(WARNING, f"{where}:{n.line}", n.message()))
         for s in patch.sections:
-            for h in s.hunks:
-                body = (h.raw or b"").split(b"\n")[1:]
-                if body and body[-1] == b"":
-                    body.pop()  # the piece after the final newline
-                for k, line in enumerate(body):
-                    if line in (b"", b"\r"):
-                        out.append(
-                            Finding(
-                                WARNING,
-                                f"{where}:{h.lineno + 1 + k}",
-                                "empty context line without its leading space "
-                                "(whitespace damage, e.g. by a mail client)",
-                            )
-                        )
-                        break
+            if s.candidates:
+                names = ", ".join(repr(c) for c in s.candidates)
+                out.append(
+                    Finding(
+                        WARNING,
+                        f"{where}:{s.lineno}",
+                        f"the names {names} differ; the one that exists in the target is "
+                        "patched, as GNU patch does",
+                    )
+                )
     lock_path = root / LOCK
     if lock_path.is_file():
         try:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
-from patchq.core.patch import FilePatch, Hunk, Split, split_lines
+from patchq.core.patch import FilePatch, Hunk, Normalisation, Split, split_lines
 from patchq.core.resolve import Resolution
 from patchq.core.series import Entry
 from patchq.core.status import (
@@ -44,7 +44,7 @@ from patchq.core.status import (
 )
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo, ObjectWriter
-from patchq.ops.apply import Preimage, SectionState, load_patch
+from patchq.ops.apply import Preimage, SectionState, fit_section, load_patch
 from patchq.ops.drift import Attribution, Change, attribute
 from patchq.ops.drift import histories as histories_for
 from patchq.store.patchrepo import PatchRepo
@@ -80,6 +80,8 @@ class PatchCheck:
     conflict_tree: str | None = None
     conflict_files: tuple[str, ...] = ()
     renames: tuple[tuple[str, str], ...] = ()
+    # What the patch needed to be read and applied as GNU patch would (core.patch).
+    normalisations: tuple[Normalisation, ...] = ()
 
     @property
     def status(self) -> str:
@@ -165,7 +167,10 @@ class Replay:
         renames: list[tuple[str, str]] = []
         st = self.state
         st.changed = {}
+        notes = list(patch.normalisations)
         for s in patch.sections:
+            s, fixed = fit_section(st, s)
+            notes.extend(fixed)
             s2 = self._follow_rename(s)
             if s2 is not s:
                 renames.append((s.path, s2.path))
@@ -190,7 +195,14 @@ class Replay:
             after = self.tree()
         st.changed = None
         res = PatchCheck(
-            entry.name, tuple(hunks), before, after, conflict_tree, tuple(markers), tuple(renames)
+            entry.name,
+            tuple(hunks),
+            before,
+            after,
+            conflict_tree,
+            tuple(markers),
+            tuple(renames),
+            tuple(notes),
         )
         self.results.append(res)
         if any(h.status != CLEAN for h in hunks):

@@ -1,0 +1,2 @@
+int clamp(int v, int lo, int hi);
+int twice(int v);

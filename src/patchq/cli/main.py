@@ -319,8 +319,7 @@ def apply(
     """
     if _recovered(ctx, recover_continue, recover_abort):
         return
-    entries = ctx.repo().series.active(guards or ctx.repo().config.guards)
-    progress = output.Progress(len(entries), "applying")
+    progress = output.Progress("applying")
     out = apply_cmd.apply(ctx, onto, branch, guards or None, fuzz, progress)
     progress.done()
     res = out.result
@@ -431,7 +430,7 @@ def push(
     """
     if _recovered(ctx, recover_continue, recover_abort):
         return
-    progress = output.Progress(len(queries.unapplied(ctx)) if all_ else 0, "pushing")
+    progress = output.Progress("pushing")
     out = push_cmd.push(ctx, target, all_, fuzz, merge, force, progress)
     progress.done()
     if out.saved:
@@ -834,7 +833,7 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
     Example:
       git -C ../sglang fetch && patchq check --onto origin/main
     """
-    progress = output.Progress(0, "checking")
+    progress = output.Progress("checking")
     try:
         out = check_cmd.check(ctx, onto, fuzz, progress)
     finally:
@@ -960,7 +959,7 @@ def rebase(
         output.info("rebase aborted; target, series, patches and lock are as before")
         return
     if dry_run:
-        bar = output.Progress(0, "replaying")
+        bar = output.Progress("replaying")
         try:
             dr = rebase_cmd.dry_run(ctx, onto, fuzz, bar)  # type: ignore[arg-type]
         finally:
@@ -985,7 +984,7 @@ def rebase(
             for p in dr.patches:
                 output.data(f"{rebase_cmd.outcome_of(p):>10} {p.name}")
         sys.exit(3 if any(rebase_cmd.outcome_of(p) == "conflict" for p in dr.patches) else 0)
-    bar = output.Progress(0, "rebasing")
+    bar = output.Progress("rebasing")
     try:
         if continue_:
             out = rebase_cmd.continue_(ctx, bar)

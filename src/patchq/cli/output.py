@@ -38,24 +38,33 @@ def info(line: str) -> None:
 
 
 class Progress:
-    """A one-line counter on stderr, shown only on a terminal."""
+    """A one-line counter on stderr, shown only on a terminal and for runs of 20 or more.
 
-    def __init__(self, total: int, label: str) -> None:
-        self.total = total
+    It is the terminal's `core.progress.Progress`: each call says how many patches of
+    how many are done and which one the run works on now.
+    """
+
+    def __init__(self, label: str) -> None:
         self.label = label
-        self.on = sys.stderr.isatty() and total >= 20
+        self.shown = False
 
-    def __call__(self, n: int, name: str, total: int | None = None) -> None:
-        """Patch n (0-based) of the run is `name`; a caller that learns the count late
-        passes `total` with each call."""
-        if total is not None and total != self.total:
-            self.total = total
-            self.on = sys.stderr.isatty() and total >= 20
-        if self.on and (n % 10 == 0 or n == self.total - 1):
-            sys.stderr.write(f"\r\x1b[K{self.label} {n + 1}/{self.total} {name[:50]}")
+    def __call__(self, done: int, name: str, total: int) -> None:
+        if total < 20 or not sys.stderr.isatty():
+            return
+        if done % 10 == 0 or done == total - 1:
+            sys.stderr.write(f"\r\x1b[K{self.label} {done + 1}/{total} {name[:50]}")
             sys.stderr.flush()
+            self.shown = True
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done()  # an error ends the run too: clear the line before it is reported
 
     def done(self) -> None:
-        if self.on:
+        """Wipe the counter, if it was ever shown."""
+        if self.shown:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
+            self.shown = False

@@ -18,12 +18,13 @@ from pathlib import Path
 from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
 from patchq.core.lock import Lock, PatchRecord, sha256
 from patchq.core.patch import parse
+from patchq.core.progress import Progress
 from patchq.core.series import Entry, Series
 from patchq.core.status import CONFLICT, GONE, MISSING
 from patchq.git.repo import GitRepo
 from patchq.ops import journal
 from patchq.ops.apply import apply_series, ident_date, identity, load_patch, preimages
-from patchq.ops.check import CheckOutcome, Progress, check
+from patchq.ops.check import CheckOutcome, check
 from patchq.ops.drift import Change
 from patchq.ops.drift import histories as histories_for
 from patchq.ops.refresh import render_refreshed

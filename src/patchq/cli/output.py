@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from typing import Any, TextIO
+
+from patchq.cli.render import Doc, Item, Line
 
 
 def _colour(stream: TextIO) -> bool:
@@ -35,6 +38,25 @@ def info(line: str) -> None:
     sys.stdout.flush()
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
+
+
+def show(items: Iterable[Item]) -> None:
+    """Print what `cli/render` built, in order: lines to their stream (colour only on a
+    terminal), JSON documents and raw text or bytes to stdout."""
+    for item in items:
+        if isinstance(item, Line):
+            text = item.text
+            if item.colour is not None and item.span:
+                stream = None if item.err else sys.stdout
+                text = paint(text[: item.span], item.colour, stream) + text[item.span :]
+            (info if item.err else data)(text)
+        elif isinstance(item, Doc):
+            emit_json(item.value)
+        elif isinstance(item.data, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(item.data)
+        else:
+            sys.stdout.write(item.data)
 
 
 class Progress:

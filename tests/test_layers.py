@@ -162,3 +162,78 @@ def test_the_home_tripwire_fires(tmp_path: Path) -> None:
     (tmp_path / ".gitconfig").write_text("[user]\n\tname = longer\n")
     assert home_touched(before, home_print(tmp_path)) == [".gitconfig"]
     assert home_touched(before, before) == []
+
+
+# What a click callback in cli/main.py may not do (issue 12, point 5): the CLI only
+# translates — options in, one command called, its result rendered by cli/render and
+# printed by cli/output. A loop (over patches or anything), a dict or f-string (a JSON
+# document or a message being built) or a direct print means work that belongs in a
+# command's result or in cli/render.
+BUILDS = {
+    ast.For: "a for loop",
+    ast.AsyncFor: "a for loop",
+    ast.While: "a while loop",
+    ast.comprehension: "a comprehension (a loop)",
+    ast.Dict: "a dict literal (a JSON document?)",
+    ast.JoinedStr: "an f-string (a message?)",
+}
+PRINTS = ("info", "data", "emit_json", "paint")
+
+
+def callback_faults(source: str) -> list[str]:
+    """Each thing a click callback in `source` builds or prints itself, as `name:line: what`."""
+    faults = []
+    for fn in ast.parse(source).body:
+        if not isinstance(fn, ast.FunctionDef) or not any(
+            isinstance(d, ast.Call)
+            and isinstance(d.func, ast.Attribute)
+            and d.func.attr in ("command", "group")
+            for d in fn.decorator_list
+        ):
+            continue
+        for node in (n for stmt in fn.body for n in ast.walk(stmt)):
+            what = next((w for t, w in BUILDS.items() if isinstance(node, t)), None)
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "output"
+                and node.func.attr in PRINTS
+            ):
+                what = f"output.{node.func.attr} (print via output.show(render…))"
+            if what is not None:
+                faults.append(f"{fn.name}:{getattr(node, 'lineno', fn.lineno)}: {what}")
+    return faults
+
+
+def test_click_callbacks_only_translate() -> None:
+    faults = callback_faults((SRC / "cli" / "main.py").read_text())
+    assert faults == [], "\n" + "\n".join(faults)
+
+
+def test_the_callback_tripwire_fires() -> None:
+    sample = """
+@cli.command()
+@pass_ctx
+def apply(ctx, as_json):
+    out = apply_cmd.apply(ctx)
+    for p in out.patches:
+        output.info(p.name)
+    output.emit_json({"n": len(out.patches)})
+    output.show(render.applied(out, [p for p in out.patches], f"{out}"))
+
+
+def _helper(items):
+    return [i for i in items]
+"""
+    found = sorted(f.split(": ", 1)[1] for f in callback_faults(sample))
+    assert found == sorted(
+        [
+            "a for loop",
+            "output.info (print via output.show(render…))",
+            "output.emit_json (print via output.show(render…))",
+            "a dict literal (a JSON document?)",
+            "a comprehension (a loop)",
+            "an f-string (a message?)",
+        ]
+    ), found

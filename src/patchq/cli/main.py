@@ -9,12 +9,12 @@ from __future__ import annotations
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from patchq import __version__
-from patchq.cli import output
+from patchq.cli import output, render
 from patchq.commands import apply as apply_cmd
 from patchq.commands import check as check_cmd
 from patchq.commands import delete as delete_cmd
@@ -24,6 +24,7 @@ from patchq.commands import goto as goto_cmd
 from patchq.commands import header as header_cmd
 from patchq.commands import importing, queries
 from patchq.commands import init as init_cmd
+from patchq.commands import lint as lint_verb
 from patchq.commands import new as new_cmd
 from patchq.commands import pop as pop_cmd
 from patchq.commands import push as push_cmd
@@ -33,13 +34,8 @@ from patchq.commands import refresh as refresh_cmd
 from patchq.commands import rename as rename_cmd
 from patchq.commands import report as report_cmd
 from patchq.commands import verify as verify_cmd
-from patchq.core.errors import ConflictError, PatchqError
-from patchq.core.status import REVIEWABLE
-from patchq.formats import importers, report
-from patchq.ops.apply import Failure, PatchResult
+from patchq.core.errors import PatchqError
 from patchq.ops.session import Context
-from patchq.store import rebasestate
-from patchq.store.statedir import recovery_verb
 
 pass_ctx = click.make_pass_decorator(Context)
 
@@ -129,10 +125,7 @@ def _recovered(ctx: Context, cont: bool, abort: bool) -> bool:
         return False
     if cont and abort:
         raise click.UsageError("--continue and --abort exclude each other")
-    op, saved = recover_cmd.recover(ctx, "continue" if cont else "abort")
-    if saved:
-        output.info(f"saved uncommitted changes found on the way in stash {saved[:12]}")
-    output.info(f"{'finished' if cont else 'undid'} the interrupted `patchq {op}`")
+    output.show(render.recovered(recover_cmd.recover(ctx, "continue" if cont else "abort")))
     return True
 
 
@@ -178,8 +171,7 @@ def init(ctx: Context, upstream: str | None, branch: str | None, init_target: st
     Example:
       patchq init --upstream https://github.com/org/proj --branch main --target ../proj
     """
-    root = init_cmd.init(ctx.dir or Path.cwd(), upstream, branch, init_target)
-    output.info(f"initialised an empty patch queue in {root}")
+    output.show(render.init(init_cmd.init(ctx.dir or Path.cwd(), upstream, branch, init_target)))
 
 
 @cli.command("series")
@@ -198,14 +190,10 @@ def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...]) -> None:
     Example:
       patchq series -v
     """
-    repo = ctx.repo()
-    if not verbose:
-        for e in repo.series.patches:
-            output.data(e.name or "")
-        return
-    for mark, e in queries.series_marks(ctx, guards or repo.config.guards):
-        guard_text = (" " + " ".join(f"#{g}" for g in e.guards)) if e.guards else ""
-        output.data(f"{mark} {e.name}{guard_text}")
+    if verbose:
+        output.show(render.series_marks(queries.series_marks(ctx, guards)))
+    else:
+        output.show(render.names(queries.series(ctx)))
 
 
 @cli.command("import")
@@ -245,33 +233,10 @@ def import_cmd(
       patchq import --mbox series.mbox
       patchq import --quilt ../debian/patches
     """
-    sources = sum(bool(x) for x in (files, git_range, mbox, quilt))
-    if sources != 1:
+    if [bool(files), bool(git_range), bool(mbox), bool(quilt)].count(True) != 1:
         raise click.UsageError("give exactly one of FILE…, --git A..B, --mbox F or --quilt DIR")
-    skipped: list[importers.Skipped] = []
-    if files:
-        incoming = importing.from_files(ctx, files)
-    elif quilt is not None:
-        incoming = importing.from_quilt(ctx, quilt)
-    else:
-        res = importing.from_git(ctx, git_range) if git_range else importing.from_mbox(ctx, mbox)  # type: ignore[arg-type]
-        incoming, skipped = list(res.patches), list(res.skipped)
-    done = importing.commit(ctx, incoming, after)
-    if as_json:
-        output.emit_json(
-            {
-                "imported": [i.name for i in done],
-                "skipped": [
-                    {"source": s.source, "subject": s.subject, "reason": s.reason} for s in skipped
-                ],
-            }
-        )
-        return
-    for i in done:
-        output.data(i.name)
-    for s in skipped:
-        output.info(f"skipped {s.source}: {s.subject or ''} ({s.reason})")
-    output.info(f"imported {len(done)} patch{'es' if len(done) != 1 else ''}")
+    out = importing.import_patches(ctx, files, git_range, mbox, quilt, after)
+    output.show(render.imported(out, as_json))
 
 
 @cli.command("apply")
@@ -320,34 +285,9 @@ def apply(
     """
     if _recovered(ctx, recover_continue, recover_abort):
         return
-    entries = ctx.repo().series.active(guards or ctx.repo().config.guards)
-    progress = output.Progress(len(entries), "applying")
-    out = apply_cmd.apply(ctx, onto, branch, guards or None, fuzz, progress)
-    progress.done()
-    res = out.result
-    if as_json:
-        output.emit_json(
-            {
-                "base": res.base,
-                "head": res.head,
-                "tree": res.tree,
-                "branch": out.branch,
-                "patches": [_patch_json(p) for p in res.patches],
-            }
-        )
-        return
-    counts: dict[str, int] = {}
-    for p in res.patches:
-        counts[p.status] = counts.get(p.status, 0) + 1
-        if verbose or p.status != "exact":
-            output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
-        if verbose:
-            _print_notes(p.normalisations, output.info)
-    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    output.info(
-        f"applied {len(res.patches)} patches onto {res.base[:12]} ({summary or 'none'}); "
-        f"{out.branch} is at {res.head[:12]}"
-    )
+    with output.Progress("applying") as bar:
+        out = apply_cmd.apply(ctx, onto, branch, guards or None, fuzz, bar)
+    output.show(render.applied(out, as_json, verbose))
 
 
 @cli.command()
@@ -374,25 +314,7 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
       patchq verify --files   # in a shallow checkout at the pinned commit
     """
     out = verify_cmd.verify(ctx, files_only)
-    if as_json:
-        output.emit_json(
-            {
-                "ok": out.ok,
-                "expected_tree": out.expected_tree,
-                "tree": out.tree,
-                "mode": out.mode,
-                "problems": list(out.problems),
-            }
-        )
-    else:
-        for p in out.problems:
-            output.info(p)
-        what = "the locked files" if out.mode == "files" else "series.lock"
-        output.info(
-            f"verified: the series reproduces {what}" if out.ok else "differs from series.lock"
-        )
-    if out.exit_code:
-        sys.exit(out.exit_code)
+    _end(render.verified(out, as_json), out.exit_code)
 
 
 @cli.command()
@@ -434,29 +356,9 @@ def push(
     """
     if _recovered(ctx, recover_continue, recover_abort):
         return
-    progress = output.Progress(len(queries.unapplied(ctx)) if all_ else 0, "pushing")
-    out = push_cmd.push(ctx, target, all_, fuzz, merge, force, progress)
-    progress.done()
-    if out.saved:
-        output.info(
-            f"saved your uncommitted changes in stash {out.saved[:12]} "
-            f"(`git stash show -p {out.saved[:12]}`)"
-        )
-    if as_json:
-        output.emit_json(
-            {
-                "applied": list(out.stack.applied),
-                "pushed": [_patch_json(p) for p in out.pushed],
-                "failure": _failure_json(out.failure),
-            }
-        )
-    else:
-        for p in out.pushed:
-            output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
-    if out.problem is not None:
-        _stop(out.problem, out.exit_code)
-    if not as_json:
-        output.info(f"now at {out.stack.top}")
+    with output.Progress("pushing") as bar:
+        out = push_cmd.push(ctx, target, all_, fuzz, merge, force, bar)
+    _end(render.moved_stack(out, as_json), out.exit_code, out.problem)
 
 
 @cli.command()
@@ -484,14 +386,7 @@ def pop(
     if _recovered(ctx, recover_continue, recover_abort):
         return
     out = pop_cmd.pop(ctx, target, all_, force)
-    if out.saved:
-        output.info(
-            f"saved your uncommitted changes in stash {out.saved[:12]} "
-            f"(`git stash show -p {out.saved[:12]}`)"
-        )
-    for name in out.popped:
-        output.info(f"popped {name}")
-    output.info(f"now at {out.stack.top}" if out.stack.top else "no patches applied")
+    _end(render.moved_stack(out), out.exit_code, out.problem)
 
 
 @cli.command()
@@ -513,18 +408,7 @@ def goto(
     if name is None:  # optional only so that `goto --continue`/`--abort` need no NAME
         raise click.UsageError("Missing argument 'NAME'.")
     out = goto_cmd.goto(ctx, name, force)
-    if out.saved:
-        output.info(
-            f"saved your uncommitted changes in stash {out.saved[:12]} "
-            f"(`git stash show -p {out.saved[:12]}`)"
-        )
-    for p in out.pushed:
-        output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
-    for n in out.popped:
-        output.info(f"popped {n}")
-    if out.problem is not None:
-        _stop(out.problem, out.exit_code)
-    output.info(f"now at {out.stack.top}" if out.stack.top else "no patches applied")
+    _end(render.moved_stack(out), out.exit_code, out.problem)
 
 
 @cli.command("applied")
@@ -536,8 +420,7 @@ def applied_cmd(ctx: Context) -> None:
     Example:
       patchq applied | wc -l
     """
-    for name in queries.applied(ctx):
-        output.data(name)
+    output.show(render.names(queries.applied(ctx)))
 
 
 @cli.command("unapplied")
@@ -549,8 +432,7 @@ def unapplied_cmd(ctx: Context) -> None:
     Example:
       patchq unapplied
     """
-    for name in queries.unapplied(ctx):
-        output.data(name)
+    output.show(render.names(queries.unapplied(ctx)))
 
 
 @cli.command()
@@ -562,7 +444,7 @@ def top(ctx: Context) -> None:
     Example:
       patchq top
     """
-    output.data(queries.top(ctx))
+    output.show(render.names((queries.top(ctx),)))
 
 
 @cli.command()
@@ -576,8 +458,7 @@ def new(ctx: Context, name: str, message: str | None) -> None:
     Example:
       patchq new 0005-fix-sm120.patch -m "Build FP4 kernels for sm_120a"
     """
-    out = new_cmd.new(ctx, name, message)
-    output.info(f"now at {out.name} (empty); edit files and run `patchq refresh`")
+    output.show(render.new(new_cmd.new(ctx, name, message)))
 
 
 @cli.command()
@@ -596,13 +477,7 @@ def refresh(ctx: Context, name: str | None, recover_continue: bool, recover_abor
     """
     if _recovered(ctx, recover_continue, recover_abort):
         return
-    out = refresh_cmd.refresh(ctx, name)
-    output.info(f"refreshed {out.name}" if out.changed else f"{out.name} is unchanged")
-    if out.untracked:
-        output.info(
-            f"not included: {len(out.untracked)} untracked file(s), e.g. "
-            f"{out.untracked[0]} (`git add` them to include)"
-        )
+    output.show(render.refreshed(refresh_cmd.refresh(ctx, name)))
 
 
 @cli.command()
@@ -616,12 +491,7 @@ def delete(ctx: Context, name: str, remove: bool) -> None:
     Example:
       patchq delete 0004-old-workaround.patch -r
     """
-    out = delete_cmd.delete(ctx, name, remove)
-    if out.popped:
-        output.info(f"popped {out.name}")
-    output.info(
-        f"deleted {out.name} from the series" + ("" if out.removed_file else " (file kept)")
-    )
+    output.show(render.deleted(delete_cmd.delete(ctx, name, remove)))
 
 
 @cli.command()
@@ -635,8 +505,7 @@ def rename(ctx: Context, old: str, new_name: str) -> None:
     Example:
       patchq rename fix.patch 0001-cmake-policy-guards.patch
     """
-    out = rename_cmd.rename(ctx, old, new_name)
-    output.info(f"renamed {out.old} to {out.new}")
+    output.show(render.renamed(rename_cmd.rename(ctx, old, new_name)))
 
 
 @cli.command()
@@ -649,8 +518,7 @@ def fold(ctx: Context, name: str) -> None:
     Example:
       patchq fold 0004-typo-fix.patch
     """
-    out = fold_cmd.fold(ctx, name)
-    output.info(f"folded {out.name} into {out.into}")
+    output.show(render.folded(fold_cmd.fold(ctx, name)))
 
 
 @cli.command()
@@ -668,8 +536,7 @@ def header(ctx: Context, name: str | None, edit: bool) -> None:
     out = header_cmd.header(
         ctx, name, (lambda t: click.edit(t, extension=".txt")) if edit else None
     )
-    if not edit:
-        sys.stdout.write(out.text)
+    output.show(render.header(out, edit))
 
 
 @cli.command()
@@ -682,7 +549,7 @@ def diff(ctx: Context, name: str | None) -> None:
     Example:
       patchq diff | less
     """
-    sys.stdout.buffer.write(queries.diff(ctx, name))
+    output.show(render.diff(queries.diff(ctx, name)))
 
 
 @cli.command()
@@ -695,8 +562,7 @@ def files(ctx: Context, name: str | None) -> None:
     Example:
       patchq files 0003-sm120a-fp4.patch
     """
-    for path in queries.files(ctx, name):
-        output.data(path)
+    output.show(render.names(queries.files(ctx, name)))
 
 
 @cli.command()
@@ -709,8 +575,7 @@ def patches(ctx: Context, path: str) -> None:
     Example:
       patchq patches sgl-kernel/CMakeLists.txt
     """
-    for name in queries.patches_touching(ctx, path):
-        output.data(name)
+    output.show(render.names(queries.patches_touching(ctx, path)))
 
 
 @cli.command()
@@ -723,48 +588,7 @@ def status(ctx: Context, as_json: bool) -> None:
     Example:
       patchq status
     """
-    st = queries.status(ctx)
-    if as_json:
-        output.emit_json(
-            {
-                "branch": st.branch,
-                "base": st.base,
-                "applied": list(st.applied),
-                "unapplied": list(st.unapplied),
-                "guards": list(st.guards),
-                "dirty": list(st.dirty),
-                "on_branch": st.on_branch,
-                "operation": st.operation,
-            }
-        )
-        return
-    if st.branch is None:
-        output.data("no patches applied in this target")
-    else:
-        where = "" if st.on_branch else " (not checked out)"
-        output.data(
-            f"stack {st.branch}{where} on {str(st.base)[:12]}: "
-            f"{len(st.applied)} applied, {len(st.unapplied)} unapplied"
-        )
-        if st.applied:
-            output.data(f"top: {st.applied[-1]}")
-    output.data(f"guards: {' '.join(st.guards) or '(none)'}")
-    if st.dirty:
-        output.data(
-            f"unrefreshed changes: {', '.join(st.dirty[:5])}"
-            + (f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else "")
-        )
-    if st.operation and st.operation.startswith("interrupted "):
-        op = st.operation.split(" ", 1)[1]
-        verb = recovery_verb(op)
-        output.data(
-            f"{st.operation}: patchq was stopped while changing the target "
-            f"(`patchq {verb} --continue` to finish, `patchq {verb} --abort` to undo)"
-        )
-    elif st.operation:
-        output.data(
-            f"in progress: {st.operation} (`patchq {st.operation} --continue` or `--abort`)"
-        )
+    output.show(render.status(queries.status(ctx), as_json))
 
 
 @cli.command()
@@ -794,27 +618,16 @@ def export(ctx: Context, mbox: Path | None, quilt: Path | None, script: Path | N
       patchq export --script apply-series.py && scp apply-series.py box: && \\
         ssh box python3 apply-series.py /src/sglang
     """
-    if sum(x is not None for x in (mbox, quilt, script)) != 1:
+    if [mbox, quilt, script].count(None) != 2:
         raise click.UsageError("give exactly one of --mbox F, --quilt DIR or --script F.py")
     if script is not None:
         from patchq.commands import script as script_cmd
 
-        n = script_cmd.export_script(ctx, script)
-        output.info(f"wrote {script}: applies the series to {n} files of a plain folder")
-        return
-    n = export_cmd.export_mbox(ctx, mbox) if mbox else export_cmd.export_quilt(ctx, quilt)  # type: ignore[arg-type]
-    output.info(f"exported {n} patches to {mbox or quilt}")
-
-
-def _failure_json(f: Failure | None) -> dict[str, Any] | None:
-    if f is None:
-        return None
-    return {
-        "name": f.name,
-        "file": f.path,
-        "conflicts": f.conflicts,
-        "hunks": [{"status": h.status, "reason": h.reason} for h in f.hunks],
-    }
+        output.show(render.script_written(script_cmd.export_script(ctx, script), script))
+    elif mbox is not None:
+        output.show(render.exported(export_cmd.export_mbox(ctx, mbox), mbox))
+    elif quilt is not None:
+        output.show(render.exported(export_cmd.export_quilt(ctx, quilt), quilt))
 
 
 @cli.command()
@@ -837,90 +650,9 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
     Example:
       git -C ../sglang fetch && patchq check --onto origin/main
     """
-    progress = output.Progress(0, "checking")
-    try:
-        out = check_cmd.check(ctx, onto, fuzz, progress)
-    finally:
-        progress.done()
-    if as_json:
-        output.emit_json(
-            {
-                "base": out.base,
-                "onto": out.onto,
-                "patches": [
-                    {
-                        "name": p.name,
-                        "status": p.status,
-                        "hunks": [
-                            {
-                                "file": h.file,
-                                "status": h.status,
-                                "offset": h.offset,
-                                "fuzz": h.fuzz,
-                                "drift": list(h.drift),
-                                "anchored": h.anchored,
-                                "method": h.method,
-                                "reason": h.reason,
-                            }
-                            for h in p.hunks
-                        ],
-                        "normalisations": _notes_json(p.normalisations),
-                    }
-                    for p in out.patches
-                ],
-            }
-        )
-    else:
-        output.data(
-            f"checking {len(out.patches)} patches: {out.base[:12]} -> {out.onto[:12]} "
-            f"({out.onto_ref})"
-        )
-        for p in out.patches:
-            _print_check(p, out.subjects)
-        counts: dict[str, int] = {}
-        for p in out.patches:
-            counts[p.status] = counts.get(p.status, 0) + 1
-        output.data("summary: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    sys.exit(out.exit_code)
-
-
-def _print_check(p: Any, subjects: dict[str, str]) -> None:
-    output.data(f"{_check_word(p.status)} {p.name}")
-    _print_notes(p.normalisations, output.data)
-    for old, new in p.renames:
-        output.data(f"    {old}: renamed upstream to {new}")
-    for h in p.hunks:
-        if h.status == "clean":
-            continue
-        detail = (
-            f"{h.offset:+d} lines"
-            if h.status == "offset"
-            else f"fuzz {h.fuzz}"
-            if h.status == "fuzz"
-            else "placed by its anchor line; review it"
-            if h.anchored
-            else h.reason
-        )
-        how = f" by {h.method}" if h.method in REVIEWABLE else ""
-        output.data(
-            f"    {h.file} hunk #{h.index + 1}: {h.status}{how}"
-            + (f" ({detail})" if detail else "")
-        )
-        for c in h.drift[:5]:
-            output.data(f"        {c[:12]} {subjects.get(c, '')}")
-        if len(h.drift) > 5:
-            output.data(f"        … and {len(h.drift) - 5} more commits")
-
-
-def _check_word(status: str) -> str:
-    colour = {
-        "clean": "green",
-        "offset": "yellow",
-        "fuzz": "yellow",
-        "merge": "yellow",
-        "upstreamed": "green",
-    }.get(status, "red")
-    return output.paint(f"{status:>10}", colour, sys.stdout)
+    with output.Progress("checking") as bar:
+        out = check_cmd.check(ctx, onto, fuzz, bar)
+    _end(render.checked(out, as_json), out.exit_code)
 
 
 @cli.command()
@@ -960,81 +692,28 @@ def rebase(
       patchq rebase --continue
       patchq report --format md -o review.md
     """
-    modes = sum(bool(x) for x in (continue_, skip, abort))
+    modes = [continue_, skip, abort].count(True)
     if modes > 1 or (modes and (onto or dry_run)):
         raise click.UsageError("use one of --onto REF [--dry-run], --continue, --skip, --abort")
     if abort:
         rebase_cmd.abort(ctx)
-        output.info("rebase aborted; target, series, patches and lock are as before")
+        output.show(render.rebase_aborted())
         return
     if dry_run:
-        bar = output.Progress(0, "replaying")
-        try:
-            dr = rebase_cmd.dry_run(ctx, onto, fuzz, bar)  # type: ignore[arg-type]
-        finally:
-            bar.done()
-        if as_json:
-            output.emit_json(
-                {
-                    "base": dr.base,
-                    "onto": dr.onto,
-                    "patches": [
-                        {
-                            "name": p.name,
-                            "outcome": rebase_cmd.outcome_of(p),
-                            "status": p.status,
-                            "drift": list(p.drift),
-                        }
-                        for p in dr.patches
-                    ],
-                }
-            )
-        else:
-            for p in dr.patches:
-                output.data(f"{rebase_cmd.outcome_of(p):>10} {p.name}")
-        sys.exit(3 if any(rebase_cmd.outcome_of(p) == "conflict" for p in dr.patches) else 0)
-    bar = output.Progress(0, "rebasing")
-    try:
+        with output.Progress("replaying") as bar:
+            dry = rebase_cmd.dry_run(ctx, onto, fuzz, bar)
+        _end(render.dry_run(dry, as_json), dry.exit_code)
+        return
+    if not (continue_ or skip or onto or ctx.repo().config.branch):
+        raise click.UsageError("give --onto REF (or set `branch` in patchq.toml)")
+    with output.Progress("rebasing") as bar:
         if continue_:
             out = rebase_cmd.continue_(ctx, bar)
         elif skip:
             out = rebase_cmd.skip(ctx, bar)
         else:
-            if not onto and not ctx.repo().config.branch:
-                raise click.UsageError("give --onto REF (or set `branch` in patchq.toml)")
             out = rebase_cmd.start(ctx, onto or "", fuzz, bar)
-    finally:
-        bar.done()  # a conflict stops the run with an error: clear the line first
-    if out.aborted:
-        output.info("rebase aborted; target, series, patches and lock are as before")
-        return
-    if as_json:
-        output.emit_json(
-            {
-                "finished": out.finished,
-                "base": out.base,
-                "onto": out.onto,
-                "patches": [rebasestate.outcome_doc(r.patch) for r in out.records],
-                "conflict": None if out.conflict is None else out.conflict.name,
-            }
-        )
-    else:
-        for r in out.records:
-            output.info(f"{r.patch.outcome:>10} {r.patch.name}")
-    if out.conflict is not None:
-        c = out.conflict
-        bad = [h for h in c.hunks if h.status in ("conflict", "missing")]
-        files = sorted({h.file for h in bad})
-        drift = list(dict.fromkeys(x for h in bad for x in h.drift))
-        why = "; ".join(f"{x[:12]} {(out.subjects or {}).get(x, '')}".strip() for x in drift[:3])
-        raise ConflictError(
-            f"{c.name} does not apply to {out.onto[:12]}: conflict in {', '.join(files)}"
-            + (f" (upstream: {why})" if why else ""),
-            ctx.repo().display(c.name),
-            "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)",
-        )
-    if not as_json:
-        output.info(f"rebased {len(out.records)} patches onto {out.onto[:12]}; see `patchq report`")
+    _end(render.rebased(out, as_json), out.exit_code, out.problem)
 
 
 @cli.command("report")
@@ -1065,15 +744,7 @@ def report_cmd_(ctx: Context, fmt: str, out: Path | None) -> None:
       patchq report
       patchq report --format md -o review.md && gh pr create --body-file review.md
     """
-    text = report.render(report_cmd.build(ctx), fmt)
-    note = report_cmd.pending_note(ctx)
-    if note:
-        output.info(f"patchq: {note}")
-    if out is not None:
-        report_cmd.write(text, out)
-        output.info(f"wrote {out}")
-    else:
-        sys.stdout.write(text)
+    output.show(render.reported(report_cmd.run(ctx, fmt, out)))
 
 
 @cli.command()
@@ -1105,22 +776,8 @@ def lint_cmd(click_ctx: click.Context, as_json: bool) -> None:
     Example:
       patchq lint && git commit -am "refresh series"
     """
-    from patchq.ops import lint as lint_mod
-    from patchq.store.patchrepo import PatchRepo
-
-    ctx: Context = click_ctx.obj
-    root = ctx.dir if ctx.dir is not None else PatchRepo.find(Path.cwd())
-    findings = lint_mod.lint(root)
-    if as_json:
-        output.emit_json(
-            {"findings": [{"level": f.level, "where": f.where, "what": f.what} for f in findings]}
-        )
-    else:
-        for f in findings:
-            output.data(f.line())
-        if not findings:
-            output.info("lint: no findings")
-    sys.exit(lint_mod.exit_code(findings))
+    out = lint_verb.lint(click_ctx.obj, Path.cwd())
+    _end(render.linted(out, as_json), out.exit_code)
 
 
 @cli.command()
@@ -1140,66 +797,14 @@ def recover(ctx: Context, recover_continue: bool, recover_abort: bool) -> None:
         raise click.UsageError("give --continue or --abort")
 
 
-def _say(e: PatchqError) -> None:
-    """Report an expected failure as its one stderr line."""
-    output.info(f"patchq: {e.line()}")
-
-
-def _stop(problem: PatchqError, code: int) -> NoReturn:
-    """End a command that returned a problem: its line on stderr, and the result's exit code."""
-    _say(problem)
-    sys.exit(code)
-
-
-def _patch_json(p: PatchResult) -> dict[str, Any]:
-    return {
-        "name": p.name,
-        "status": p.status,
-        "commit": p.commit,
-        "files": [
-            {
-                "file": s.path,
-                "action": s.action,
-                "status": s.status,
-                "hunks": [
-                    {"status": h.status, "offset": h.offset, "fuzz": h.fuzz, "line": h.line}
-                    for h in s.hunks
-                ],
-            }
-            for s in p.sections
-        ],
-        "normalisations": _notes_json(p.normalisations),
-    }
-
-
-def _notes_json(notes: Any) -> list[dict[str, Any]]:
-    """A patch's normalisations as JSON: what GNU-patch leniency it needed, and where."""
-    return [{"kind": n.kind, "line": n.line, "detail": n.detail} for n in notes]
-
-
-def _print_notes(notes: Any, say: Any) -> None:
-    for n in notes:
-        say(f"    {n.message()}")
-
-
-def _status_word(status: str) -> str:
-    colour = {"exact": "green", "offset": "yellow", "fuzz": "yellow"}.get(status, "red")
-    return output.paint(f"{status:>6}", colour)
-
-
-def _moved(p: PatchResult) -> str:
-    """How the hunks that did not apply exactly were placed: `a.txt hunk #2 offset -2`,
-    `a.txt hunk #1 fuzz 1` (with its offset, if any)."""
-    notes = []
-    for s in p.sections:
-        for h in s.hunks:
-            if h.status == "exact":
-                continue
-            how = f"fuzz {h.fuzz}" if h.status == "fuzz" else h.status
-            if h.offset or h.status == "offset":
-                how += f" {h.offset:+d}" if h.status == "offset" else f" offset {h.offset:+d}"
-            notes.append(f"{s.path} hunk #{h.index + 1} {how}")
-    return f" ({'; '.join(notes)})" if notes else ""
+def _end(shown: render.Rendered, exit_code: int = 0, problem: PatchqError | None = None) -> None:
+    """Print a command's rendered result, then end as the result says: its problem (an
+    error `main` reports) or its exit code."""
+    output.show(shown)
+    if problem is not None:
+        raise problem
+    if exit_code:
+        sys.exit(exit_code)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1209,27 +814,24 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Exit as e:
         return int(e.exit_code)
     except click.exceptions.Abort:
-        output.info("patchq: interrupted")
+        output.show(render.interrupted())
         return 130
     except click.ClickException as e:
         e.show()
         return int(e.exit_code) if e.exit_code else 2
     except PatchqError as e:
-        _say(e)
+        output.show(render.error(e))
         return e.exit_code
     except KeyboardInterrupt:
-        output.info("patchq: interrupted")
+        output.show(render.interrupted())
         return 130
     except BrokenPipeError:
         return 0
     except SystemExit as e:
         return int(e.code) if isinstance(e.code, int) else 0
     except Exception as e:  # noqa: BLE001 - the one place that reports the unexpected
-        where = traceback.extract_tb(e.__traceback__)[-1]
-        output.info(
-            f"patchq: internal error: {type(e).__name__}: {e} "
-            f"(at {Path(where.filename).name}:{where.lineno}) — please report it"
-        )
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        output.show(render.internal_error(e, f"{Path(frame.filename).name}:{frame.lineno}"))
         return 70
     return 0
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from typing import Any, TextIO
+
+from patchq.cli.render import Doc, Item, Line
 
 
 def _colour(stream: TextIO) -> bool:
@@ -37,25 +40,53 @@ def info(line: str) -> None:
     sys.stderr.flush()
 
 
+def show(items: Iterable[Item]) -> None:
+    """Print what `cli/render` built, in order: lines to their stream (colour only on a
+    terminal), JSON documents and raw text or bytes to stdout."""
+    for item in items:
+        if isinstance(item, Line):
+            text = item.text
+            if item.colour is not None and item.span:
+                stream = None if item.err else sys.stdout
+                text = paint(text[: item.span], item.colour, stream) + text[item.span :]
+            (info if item.err else data)(text)
+        elif isinstance(item, Doc):
+            emit_json(item.value)
+        elif isinstance(item.data, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(item.data)
+        else:
+            sys.stdout.write(item.data)
+
+
 class Progress:
-    """A one-line counter on stderr, shown only on a terminal."""
+    """A one-line counter on stderr, shown only on a terminal and for runs of 20 or more.
 
-    def __init__(self, total: int, label: str) -> None:
-        self.total = total
+    It is the terminal's `core.progress.Progress`: each call says how many patches of
+    how many are done and which one the run works on now.
+    """
+
+    def __init__(self, label: str) -> None:
         self.label = label
-        self.on = sys.stderr.isatty() and total >= 20
+        self.shown = False
 
-    def __call__(self, n: int, name: str, total: int | None = None) -> None:
-        """Patch n (0-based) of the run is `name`; a caller that learns the count late
-        passes `total` with each call."""
-        if total is not None and total != self.total:
-            self.total = total
-            self.on = sys.stderr.isatty() and total >= 20
-        if self.on and (n % 10 == 0 or n == self.total - 1):
-            sys.stderr.write(f"\r\x1b[K{self.label} {n + 1}/{self.total} {name[:50]}")
+    def __call__(self, done: int, name: str, total: int) -> None:
+        if total < 20 or not sys.stderr.isatty():
+            return
+        if done % 10 == 0 or done == total - 1:
+            sys.stderr.write(f"\r\x1b[K{self.label} {done + 1}/{total} {name[:50]}")
             sys.stderr.flush()
+            self.shown = True
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done()  # an error ends the run too: clear the line before it is reported
 
     def done(self) -> None:
-        if self.on:
+        """Wipe the counter, if it was ever shown."""
+        if self.shown:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
+            self.shown = False

@@ -7,10 +7,11 @@ patch applies.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from patchq.core.lock import Lock, records_for
+from patchq.core.progress import Progress
 from patchq.ops import journal
 from patchq.ops.apply import SeriesResult, apply_series, raise_failure
 from patchq.ops.session import Context
@@ -35,7 +36,7 @@ def apply(
     branch: str | None,
     guards: Sequence[str] | None,
     fuzz: int | None,
-    progress: Callable[[int, str], None] | None = None,
+    progress: Progress | None = None,
 ) -> ApplyOutcome:
     """Apply the active series onto a base; nothing changes unless every patch applies."""
     repo, g = ctx.repo(), ctx.git()

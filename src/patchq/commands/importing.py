@@ -8,6 +8,7 @@ undone by `patchq recover`), and an existing patch file is never overwritten.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from patchq.core.errors import BadInputError, UnsafeStateError
@@ -135,3 +136,40 @@ def commit(ctx: Context, incoming: Sequence[Incoming], after: str | None) -> lis
             ),
         )
     return list(incoming)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOutcome:
+    """The patches written, in series order, and the messages an mbox had that are not
+    patches (a cover letter, a reply), each with why."""
+
+    imported: tuple[Incoming, ...]
+    skipped: tuple[importers.Skipped, ...] = ()
+
+
+def import_patches(
+    ctx: Context,
+    files: Sequence[Path],
+    git_range: str | None,
+    mbox: Path | None,
+    quilt: Path | None,
+    after: str | None,
+) -> ImportOutcome:
+    """Read the one source given (files, a git range, an mbox or a quilt folder) and
+    write what it holds as one transaction."""
+    skipped: tuple[importers.Skipped, ...] = ()
+    if files:
+        incoming = from_files(ctx, files)
+    elif quilt is not None:
+        incoming = from_quilt(ctx, quilt)
+    else:
+        if git_range:
+            res = from_git(ctx, git_range)
+        elif mbox is not None:
+            res = from_mbox(ctx, mbox)
+        else:
+            raise BadInputError(
+                "nothing to import", "import", "give FILE…, --git, --mbox or --quilt"
+            )
+        incoming, skipped = list(res.patches), tuple(res.skipped)
+    return ImportOutcome(tuple(commit(ctx, incoming, after)), skipped)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
+from patchq.core.progress import Progress
 from patchq.ops.session import Context
 from patchq.ops.stack import MoveOutcome, push_patches
 
@@ -15,7 +14,7 @@ def push(
     fuzz: int | None,
     merge: bool,
     force: bool,
-    progress: Callable[[int, str], None] | None = None,
+    progress: Progress | None = None,
     verb: str = "push",
 ) -> MoveOutcome:
     """Apply the next patch (or up to `target`, or all) on top of the stack."""

@@ -17,10 +17,20 @@ from patchq.ops.targets import active_entries
 from patchq.store.stack import load
 
 
-def series_marks(ctx: Context, guards: Sequence[str]) -> tuple[tuple[str, Entry], ...]:
+def series(ctx: Context) -> tuple[str, ...]:
+    """The patches of the series, in order (guarded ones too)."""
+    return tuple(e.name or "" for e in ctx.repo().series.patches)
+
+
+def series_marks(
+    ctx: Context, guards: Sequence[str] | None = None
+) -> tuple[tuple[str, Entry], ...]:
     """Each patch of the series with quilt's `series -v` mark: `=` the top, `+` applied,
-    ` ` unapplied, and `#` guarded out (not applied by push or apply)."""
+    ` ` unapplied, and `#` guarded out (not applied by push or apply) under `guards`
+    (default: the config's)."""
     repo = ctx.repo()
+    if not guards:
+        guards = repo.config.guards
     try:
         done = applied(ctx)
     except BadInputError:  # no target: a patch repo read on its own applies nothing

@@ -18,12 +18,13 @@ from pathlib import Path
 from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
 from patchq.core.lock import Lock, PatchRecord, sha256
 from patchq.core.patch import parse
+from patchq.core.progress import Progress
 from patchq.core.series import Entry, Series
 from patchq.core.status import CONFLICT, GONE, MISSING
 from patchq.git.repo import GitRepo
 from patchq.ops import journal
 from patchq.ops.apply import apply_series, ident_date, identity, load_patch, preimages
-from patchq.ops.check import CheckOutcome, Progress, check
+from patchq.ops.check import CheckOutcome, check
 from patchq.ops.drift import Change
 from patchq.ops.drift import histories as histories_for
 from patchq.ops.refresh import render_refreshed
@@ -88,6 +89,50 @@ class RebaseOutcome:
     base: str = ""
     onto: str = ""
     aborted: bool = False  # --continue found an interrupted --abort and finished it
+    where: str = ""  # the conflicting patch's file, as errors name it
+
+    @property
+    def problem(self) -> ConflictError | None:
+        """The stop at a conflict, as the error to report: the patch, its conflicting
+        files and the upstream commits behind them; None when the rebase went on."""
+        c = self.conflict
+        if c is None:
+            return None
+        bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
+        files = sorted({h.file for h in bad})
+        drift = list(dict.fromkeys(x for h in bad for x in h.drift))
+        subjects = self.subjects or {}
+        why = "; ".join(f"{x[:12]} {subjects.get(x, '')}".strip() for x in drift[:3])
+        return ConflictError(
+            f"{c.name} does not apply to {self.onto[:12]}: conflict in {', '.join(files)}"
+            + (f" (upstream: {why})" if why else ""),
+            self.where,
+            "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)",
+        )
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the run finished; 3 when it stopped at a conflict."""
+        problem = self.problem
+        return 0 if problem is None else problem.exit_code
+
+
+@dataclass(frozen=True, slots=True)
+class DryRunOutcome:
+    """What `rebase --onto` would do to each patch: the replay `check` runs, read as the
+    lock outcome each patch would get."""
+
+    report: CheckOutcome
+
+    @property
+    def outcomes(self) -> tuple[tuple[PatchCheck, str], ...]:
+        """Each patch with its would-be outcome (`conflict` where a person must decide)."""
+        return tuple((p, lock_outcome(p)) for p in self.report.patches)
+
+    @property
+    def exit_code(self) -> int:
+        """3 when a patch would stop the rebase at a conflict, else 0."""
+        return 3 if any(o == CONFLICT for _, o in self.outcomes) else 0
 
 
 def start(
@@ -194,7 +239,15 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
             st = replace(st, current=stopped)
             crashpoint("rebase:stopped")
             _show_conflict(ctx, st, res.name, res.conflict_tree)
-            return RebaseOutcome(st.done, False, res, dict(st.subjects), st.old_base, st.onto)
+            return RebaseOutcome(
+                st.done,
+                False,
+                res,
+                dict(st.subjects),
+                st.old_base,
+                st.onto,
+                repo.display(res.name),
+            )
         outcome = lock_outcome(res)
         commit = None
         if outcome != "upstreamed":
@@ -499,13 +552,8 @@ def _commented(raw: str, outcome: str, onto: str) -> Entry:
 
 
 def dry_run(
-    ctx: Context, onto: str, fuzz: int | None, progress: Progress | None = None
-) -> CheckOutcome:
+    ctx: Context, onto: str | None, fuzz: int | None, progress: Progress | None = None
+) -> DryRunOutcome:
     """What `rebase --onto` would do to each patch, changing nothing: the replay `check`
-    runs (outcome_of names each patch's would-be outcome)."""
-    return check(ctx, onto, fuzz, progress)
-
-
-def outcome_of(p: PatchCheck) -> str:
-    """The lock outcome a patch would get (`conflict` where a person must decide)."""
-    return lock_outcome(p)
+    runs."""
+    return DryRunOutcome(check(ctx, onto, fuzz, progress))

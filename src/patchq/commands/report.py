@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from patchq.core.errors import BadInputError
@@ -48,3 +49,22 @@ def pending_note(ctx: Context) -> str | None:
 
 def write(text: str, out: Path) -> None:
     atomic_write(out, text.encode())
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOutcome:
+    """The review in the format asked for, a note on a rebase in progress, and the file
+    it was written to (None: it goes to stdout)."""
+
+    text: str
+    note: str | None
+    written: Path | None
+
+
+def run(ctx: Context, fmt: str, out: Path | None) -> ReportOutcome:
+    """Build the review of the last rebase in `fmt` (text, md, json); write it to `out`."""
+    text = report.render(build(ctx), fmt)
+    note = pending_note(ctx)
+    if out is not None:
+        write(text, out)
+    return ReportOutcome(text, note, out)

@@ -20,6 +20,7 @@ from patchq.core.errors import ApplyError, BadInputError, UnsafePathError
 from patchq.core.header import commit_message, fallback_subject, header_info
 from patchq.core.patch import FilePatch, Normalisation, Patch, parse, resolve_section
 from patchq.core.paths import is_git_name
+from patchq.core.progress import Progress
 from patchq.core.series import Entry
 from patchq.core.status import CONFLICT, FAILED, MERGE
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
@@ -255,7 +256,7 @@ def apply_series(
     *,
     fuzz: int = 0,
     commits: bool = True,
-    progress: Callable[[int, str], None] | None = None,
+    progress: Progress | None = None,
     stamp: str | None = None,
     preimage: Preimage | None = None,
 ) -> SeriesResult:
@@ -278,7 +279,7 @@ def apply_series(
     for n, entry in enumerate(entries):
         assert entry.name is not None
         if progress is not None:
-            progress(n, entry.name)
+            progress(n, entry.name, len(entries))
         _, patch = load_patch(repo, entry)
         display = repo.display(entry.name)
         sections: list[SectionResult] = []

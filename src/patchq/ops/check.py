@@ -7,9 +7,10 @@ named. `check` is this report; `rebase --dry-run` is too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from patchq.core.progress import Progress
 from patchq.core.series import Entry
 from patchq.core.status import CLEAN, CONFLICT, MISSING
 from patchq.ops.apply import preimages
@@ -34,10 +35,6 @@ class CheckOutcome:
             return 3
         # A file renamed upstream leaves the hunks clean, but the patch must be rewritten.
         return 0 if statuses <= {CLEAN} and not any(p.renames for p in self.patches) else 1
-
-
-# Told of each patch a long run reaches: (index, name, how many in all).
-Progress = Callable[[int, str, int], None]
 
 
 def replay_series(

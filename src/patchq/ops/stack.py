@@ -9,11 +9,12 @@ files and the stack record written. Uncommitted work is never overwritten: moves
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from patchq.core.errors import BadInputError, ConflictError, PatchqError, UnsafeStateError
 from patchq.core.patch import Patch
+from patchq.core.progress import Progress
 from patchq.core.series import Entry, Series
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo, ObjectWriter
@@ -162,7 +163,7 @@ def push_patches(
     fuzz: int | None,
     merge: bool,
     force: bool,
-    progress: Callable[[int, str], None] | None,
+    progress: Progress | None,
     verb: str,
 ) -> MoveOutcome:
     """Apply the next patch (or up to `target`, or all) on top of the stack, as `verb`."""

@@ -1,0 +1,561 @@
+"""Every user message and every JSON document, built from the results commands return.
+
+One function a result kind. Each returns what to show as `Item`s, in order: a `Line`
+for stdout (data for scripts) or stderr (a diagnostic for people), a `Doc` (a JSON
+document, stdout), or `Raw` text or bytes written as they are. Nothing here prints,
+reads the terminal or decides an exit code: `cli/output.show` prints, and each result
+carries its own `exit_code` (and `problem`, where a run can stop short).
+
+Colour is named, not applied: a `Line` may ask for its first `span` characters in a
+colour, and `output.show` paints them only when that stream is a terminal.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from patchq.commands.apply import ApplyOutcome
+from patchq.commands.delete import DeleteOutcome
+from patchq.commands.fold import FoldOutcome
+from patchq.commands.header import HeaderOutcome
+from patchq.commands.importing import ImportOutcome
+from patchq.commands.lint import LintOutcome
+from patchq.commands.new import NewOutcome
+from patchq.commands.queries import Status
+from patchq.commands.rebase import DryRunOutcome, RebaseOutcome
+from patchq.commands.recover import RecoverOutcome
+from patchq.commands.refresh import RefreshOutcome
+from patchq.commands.rename import RenameOutcome
+from patchq.commands.report import ReportOutcome
+from patchq.commands.verify import VerifyOutcome
+from patchq.core.errors import PatchqError
+from patchq.core.series import Entry
+from patchq.core.status import REVIEWABLE
+from patchq.ops.apply import Failure, PatchResult
+from patchq.ops.check import CheckOutcome
+from patchq.ops.replay import PatchCheck
+from patchq.ops.stack import MoveOutcome
+from patchq.store import rebasestate
+from patchq.store.statedir import recovery_verb
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of text: to stdout (`err` False) or stderr, its first `span` characters
+    in `colour` where the stream is a terminal."""
+
+    text: str
+    err: bool = False
+    colour: str | None = None
+    span: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Doc:
+    """A JSON document for stdout."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Raw:
+    """Text or bytes for stdout, written exactly (a header, a diff, a report)."""
+
+    data: str | bytes
+
+
+Item = Line | Doc | Raw
+Rendered = tuple[Item, ...]
+
+
+def data(text: str) -> Line:
+    return Line(text)
+
+
+def info(text: str) -> Line:
+    return Line(text, err=True)
+
+
+def _word(text: str, colour: str, rest: str, err: bool) -> Line:
+    return Line(text + rest, err, colour, len(text))
+
+
+# --- words and pieces shared by several results -------------------------------------
+
+_APPLY_COLOUR = {"exact": "green", "offset": "yellow", "fuzz": "yellow"}
+_CHECK_COLOUR = {
+    "clean": "green",
+    "offset": "yellow",
+    "fuzz": "yellow",
+    "merge": "yellow",
+    "upstreamed": "green",
+}
+
+
+def _counts(statuses: Sequence[str]) -> str:
+    """`2 exact, 1 offset`: how many of each status, in the order of their names."""
+    return ", ".join(f"{n} {s}" for s, n in sorted(Counter(statuses).items()))
+
+
+def moved(p: PatchResult) -> str:
+    """How the hunks that did not apply exactly were placed: ` (a.txt hunk #2 offset -2;
+    a.txt hunk #1 fuzz 1 offset +3)`, or nothing when all applied exactly."""
+    notes = []
+    for s in p.sections:
+        for h in s.hunks:
+            if h.status == "exact":
+                continue
+            how = f"fuzz {h.fuzz}" if h.status == "fuzz" else h.status
+            if h.offset or h.status == "offset":
+                how += f" {h.offset:+d}" if h.status == "offset" else f" offset {h.offset:+d}"
+            notes.append(f"{s.path} hunk #{h.index + 1} {how}")
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
+def applied_line(p: PatchResult) -> Line:
+    """`offset 0002.patch (a.txt hunk #1 offset +3)` on stderr, the status word coloured."""
+    return _word(f"{p.status:>6}", _APPLY_COLOUR.get(p.status, "red"), f" {p.name}{moved(p)}", True)
+
+
+def patch_json(p: PatchResult) -> dict[str, Any]:
+    """One applied patch: its status, commit, and how each file's hunks landed."""
+    return {
+        "name": p.name,
+        "status": p.status,
+        "commit": p.commit,
+        "files": [
+            {
+                "file": s.path,
+                "action": s.action,
+                "status": s.status,
+                "hunks": [
+                    {"status": h.status, "offset": h.offset, "fuzz": h.fuzz, "line": h.line}
+                    for h in s.hunks
+                ],
+            }
+            for s in p.sections
+        ],
+        "normalisations": notes_json(p.normalisations),
+    }
+
+
+def notes_json(notes: Any) -> list[dict[str, Any]]:
+    """A patch's normalisations as JSON: what GNU-patch leniency it needed, and where."""
+    return [{"kind": n.kind, "line": n.line, "detail": n.detail} for n in notes]
+
+
+def notes_lines(notes: Any, err: bool) -> list[Item]:
+    """The normalisations a patch needed, one indented line each."""
+    return [Line(f"    {n.message()}", err) for n in notes]
+
+
+def failure_json(f: Failure | None) -> dict[str, Any] | None:
+    """The patch a push stopped at: the file, its conflicts, and each hunk's status."""
+    if f is None:
+        return None
+    return {
+        "name": f.name,
+        "file": f.path,
+        "conflicts": f.conflicts,
+        "hunks": [{"status": h.status, "reason": h.reason} for h in f.hunks],
+    }
+
+
+# --- the results, one function each --------------------------------------------------
+
+
+def error(e: PatchqError) -> Rendered:
+    """An expected failure: its one stderr line."""
+    return (info(f"patchq: {e.line()}"),)
+
+
+def interrupted() -> Rendered:
+    return (info("patchq: interrupted"),)
+
+
+def internal_error(e: Exception, where: str) -> Rendered:
+    """A failure patchq did not expect: one line naming it and where, asking for a report."""
+    return (
+        info(f"patchq: internal error: {type(e).__name__}: {e} (at {where}) — please report it"),
+    )
+
+
+def names(items: Sequence[str]) -> Rendered:
+    """A list for scripts, one a line: patches (`series`, `applied`, …) or files."""
+    return tuple(data(n) for n in items)
+
+
+def series_marks(marks: Sequence[tuple[str, Entry]]) -> Rendered:
+    """`series -v`: `= 0002.patch #sm120` — the mark, the name, its guards."""
+    out = []
+    for mark, e in marks:
+        guard_text = (" " + " ".join(f"#{g}" for g in e.guards)) if e.guards else ""
+        out.append(data(f"{mark} {e.name}{guard_text}"))
+    return tuple(out)
+
+
+def init(root: Path) -> Rendered:
+    return (info(f"initialised an empty patch queue in {root}"),)
+
+
+def recovered(out: RecoverOutcome) -> Rendered:
+    lines = []
+    if out.saved:
+        lines.append(info(f"saved uncommitted changes found on the way in stash {out.saved[:12]}"))
+    done = "finished" if out.mode == "continue" else "undid"
+    lines.append(info(f"{done} the interrupted `patchq {out.op}`"))
+    return tuple(lines)
+
+
+def imported(out: ImportOutcome, as_json: bool = False) -> Rendered:
+    if as_json:
+        return (
+            Doc(
+                {
+                    "imported": [i.name for i in out.imported],
+                    "skipped": [
+                        {"source": s.source, "subject": s.subject, "reason": s.reason}
+                        for s in out.skipped
+                    ],
+                }
+            ),
+        )
+    n = len(out.imported)
+    return (
+        *(data(i.name) for i in out.imported),
+        *(info(f"skipped {s.source}: {s.subject or ''} ({s.reason})") for s in out.skipped),
+        info(f"imported {n} patch{'es' if n != 1 else ''}"),
+    )
+
+
+def applied(out: ApplyOutcome, as_json: bool = False, verbose: bool = False) -> Rendered:
+    """`apply`: the patches that did not apply exactly (all with `verbose`) and a summary."""
+    res = out.result
+    if as_json:
+        return (
+            Doc(
+                {
+                    "base": res.base,
+                    "head": res.head,
+                    "tree": res.tree,
+                    "branch": out.branch,
+                    "patches": [patch_json(p) for p in res.patches],
+                }
+            ),
+        )
+    shown: list[Item] = []
+    for p in res.patches:
+        if verbose or p.status != "exact":
+            shown.append(applied_line(p))
+        if verbose:
+            shown += notes_lines(p.normalisations, True)
+    summary = _counts([p.status for p in res.patches])
+    return (
+        *shown,
+        info(
+            f"applied {len(res.patches)} patches onto {res.base[:12]} ({summary or 'none'}); "
+            f"{out.branch} is at {res.head[:12]}"
+        ),
+    )
+
+
+def verified(out: VerifyOutcome, as_json: bool = False) -> Rendered:
+    if as_json:
+        return (
+            Doc(
+                {
+                    "ok": out.ok,
+                    "expected_tree": out.expected_tree,
+                    "tree": out.tree,
+                    "mode": out.mode,
+                    "problems": list(out.problems),
+                }
+            ),
+        )
+    what = "the locked files" if out.mode == "files" else "series.lock"
+    return (
+        *(info(p) for p in out.problems),
+        info(f"verified: the series reproduces {what}" if out.ok else "differs from series.lock"),
+    )
+
+
+def moved_stack(out: MoveOutcome, as_json: bool = False) -> Rendered:
+    """`push`, `pop`, `goto`: the stash that saved work, each patch pushed (how it
+    applied) or popped, and where the stack is now — unless the move stopped short, when
+    its `problem` is the last word (the CLI raises it)."""
+    lines: list[Item] = []
+    if out.saved:
+        lines.append(
+            info(
+                f"saved your uncommitted changes in stash {out.saved[:12]} "
+                f"(`git stash show -p {out.saved[:12]}`)"
+            )
+        )
+    if as_json:
+        lines.append(
+            Doc(
+                {
+                    "applied": list(out.stack.applied),
+                    "pushed": [patch_json(p) for p in out.pushed],
+                    "failure": failure_json(out.failure),
+                }
+            )
+        )
+        return tuple(lines)
+    lines += [applied_line(p) for p in out.pushed]
+    lines += [info(f"popped {name}") for name in out.popped]
+    if out.problem is None:
+        lines.append(info(f"now at {out.stack.top}" if out.stack.top else "no patches applied"))
+    return tuple(lines)
+
+
+def new(out: NewOutcome) -> Rendered:
+    return (info(f"now at {out.name} (empty); edit files and run `patchq refresh`"),)
+
+
+def refreshed(out: RefreshOutcome) -> Rendered:
+    lines = [info(f"refreshed {out.name}" if out.changed else f"{out.name} is unchanged")]
+    if out.untracked:
+        lines.append(
+            info(
+                f"not included: {len(out.untracked)} untracked file(s), e.g. "
+                f"{out.untracked[0]} (`git add` them to include)"
+            )
+        )
+    return tuple(lines)
+
+
+def deleted(out: DeleteOutcome) -> Rendered:
+    kept = "" if out.removed_file else " (file kept)"
+    popped = (info(f"popped {out.name}"),) if out.popped else ()
+    return (*popped, info(f"deleted {out.name} from the series{kept}"))
+
+
+def renamed(out: RenameOutcome) -> Rendered:
+    return (info(f"renamed {out.old} to {out.new}"),)
+
+
+def folded(out: FoldOutcome) -> Rendered:
+    return (info(f"folded {out.name} into {out.into}"),)
+
+
+def header(out: HeaderOutcome, edited: bool) -> Rendered:
+    """The header as it is (nothing after an edit: the editor showed it)."""
+    return () if edited else (Raw(out.text),)
+
+
+def diff(patch: bytes) -> Rendered:
+    return (Raw(patch),)
+
+
+def status(st: Status, as_json: bool = False) -> Rendered:
+    if as_json:
+        return (
+            Doc(
+                {
+                    "branch": st.branch,
+                    "base": st.base,
+                    "applied": list(st.applied),
+                    "unapplied": list(st.unapplied),
+                    "guards": list(st.guards),
+                    "dirty": list(st.dirty),
+                    "on_branch": st.on_branch,
+                    "operation": st.operation,
+                }
+            ),
+        )
+    lines = []
+    if st.branch is None:
+        lines.append(data("no patches applied in this target"))
+    else:
+        where = "" if st.on_branch else " (not checked out)"
+        lines.append(
+            data(
+                f"stack {st.branch}{where} on {str(st.base)[:12]}: "
+                f"{len(st.applied)} applied, {len(st.unapplied)} unapplied"
+            )
+        )
+        if st.applied:
+            lines.append(data(f"top: {st.applied[-1]}"))
+    lines.append(data(f"guards: {' '.join(st.guards) or '(none)'}"))
+    if st.dirty:
+        more = f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""
+        lines.append(data(f"unrefreshed changes: {', '.join(st.dirty[:5])}{more}"))
+    if st.operation and st.operation.startswith("interrupted "):
+        verb = recovery_verb(st.operation.split(" ", 1)[1])
+        lines.append(
+            data(
+                f"{st.operation}: patchq was stopped while changing the target "
+                f"(`patchq {verb} --continue` to finish, `patchq {verb} --abort` to undo)"
+            )
+        )
+    elif st.operation:
+        lines.append(
+            data(f"in progress: {st.operation} (`patchq {st.operation} --continue` or `--abort`)")
+        )
+    return tuple(lines)
+
+
+def exported(n: int, where: Path) -> Rendered:
+    """`export --mbox` / `--quilt`: how many patches went where."""
+    return (info(f"exported {n} patches to {where}"),)
+
+
+def script_written(n: int, where: Path) -> Rendered:
+    return (info(f"wrote {where}: applies the series to {n} files of a plain folder"),)
+
+
+def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
+    """The lines under one patch of `check`: upstream renames, then each hunk that is not
+    clean with how it moved and the (first five) upstream commits behind it."""
+    lines: list[Item] = notes_lines(p.normalisations, False)
+    lines += [data(f"    {old}: renamed upstream to {new}") for old, new in p.renames]
+    for h in p.hunks:
+        if h.status == "clean":
+            continue
+        if h.status == "offset":
+            detail = f"{h.offset:+d} lines"
+        elif h.status == "fuzz":
+            detail = f"fuzz {h.fuzz}"
+        elif h.anchored:
+            detail = "placed by its anchor line; review it"
+        else:
+            detail = h.reason
+        how = f" by {h.method}" if h.method in REVIEWABLE else ""
+        lines.append(
+            data(
+                f"    {h.file} hunk #{h.index + 1}: {h.status}{how}"
+                + (f" ({detail})" if detail else "")
+            )
+        )
+        lines += [data(f"        {c[:12]} {subjects.get(c, '')}") for c in h.drift[:5]]
+        if len(h.drift) > 5:
+            lines.append(data(f"        … and {len(h.drift) - 5} more commits"))
+    return lines
+
+
+def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
+    """`check`: the drift report (DESIGN §3's JSON, or a line a patch and a summary)."""
+    if as_json:
+        return (
+            Doc(
+                {
+                    "base": out.base,
+                    "onto": out.onto,
+                    "patches": [
+                        {
+                            "name": p.name,
+                            "status": p.status,
+                            "hunks": [
+                                {
+                                    "file": h.file,
+                                    "status": h.status,
+                                    "offset": h.offset,
+                                    "fuzz": h.fuzz,
+                                    "drift": list(h.drift),
+                                    "anchored": h.anchored,
+                                    "method": h.method,
+                                    "reason": h.reason,
+                                }
+                                for h in p.hunks
+                            ],
+                            "normalisations": notes_json(p.normalisations),
+                        }
+                        for p in out.patches
+                    ],
+                }
+            ),
+        )
+    lines: list[Item] = [
+        data(
+            f"checking {len(out.patches)} patches: {out.base[:12]} -> {out.onto[:12]} "
+            f"({out.onto_ref})"
+        )
+    ]
+    for p in out.patches:
+        lines.append(
+            _word(f"{p.status:>10}", _CHECK_COLOUR.get(p.status, "red"), f" {p.name}", False)
+        )
+        lines += _check_hunks(p, out.subjects)
+    lines.append(data("summary: " + _counts([p.status for p in out.patches])))
+    return tuple(lines)
+
+
+def dry_run(out: DryRunOutcome, as_json: bool = False) -> Rendered:
+    """`rebase --dry-run`: each patch's would-be outcome."""
+    if as_json:
+        return (
+            Doc(
+                {
+                    "base": out.report.base,
+                    "onto": out.report.onto,
+                    "patches": [
+                        {
+                            "name": p.name,
+                            "outcome": outcome,
+                            "status": p.status,
+                            "drift": list(p.drift),
+                        }
+                        for p, outcome in out.outcomes
+                    ],
+                }
+            ),
+        )
+    return tuple(data(f"{outcome:>10} {p.name}") for p, outcome in out.outcomes)
+
+
+def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
+    """`rebase` (start, --continue, --skip): each patch's outcome, then the last word —
+    unless it stopped at a conflict, whose `problem` the CLI raises."""
+    if out.aborted:
+        return rebase_aborted()  # --continue finished an interrupted --abort
+    if as_json:
+        return (
+            Doc(
+                {
+                    "finished": out.finished,
+                    "base": out.base,
+                    "onto": out.onto,
+                    "patches": [rebasestate.outcome_doc(r.patch) for r in out.records],
+                    "conflict": None if out.conflict is None else out.conflict.name,
+                }
+            ),
+        )
+    lines = [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
+    if out.problem is None:
+        lines.append(
+            info(f"rebased {len(out.records)} patches onto {out.onto[:12]}; see `patchq report`")
+        )
+    return tuple(lines)
+
+
+def rebase_aborted() -> Rendered:
+    return (info("rebase aborted; target, series, patches and lock are as before"),)
+
+
+def reported(out: ReportOutcome) -> Rendered:
+    """`report`: a note on a rebase in progress, then the review or where it was written."""
+    note = (info(f"patchq: {out.note}"),) if out.note else ()
+    if out.written is not None:
+        return (*note, info(f"wrote {out.written}"))
+    return (*note, Raw(out.text))
+
+
+def linted(out: LintOutcome, as_json: bool = False) -> Rendered:
+    if as_json:
+        return (
+            Doc(
+                {
+                    "findings": [
+                        {"level": f.level, "where": f.where, "what": f.what} for f in out.findings
+                    ]
+                }
+            ),
+        )
+    if not out.findings:
+        return (info("lint: no findings"),)
+    return tuple(data(f.line()) for f in out.findings)

@@ -246,7 +246,7 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
                 dict(st.subjects),
                 st.old_base,
                 st.onto,
-                repo.display(res.name),
+                where=repo.display(res.name),
             )
         outcome = lock_outcome(res)
         commit = None

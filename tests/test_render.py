@@ -204,6 +204,7 @@ def test_check_json_has_every_hunk_key() -> None:
         "fuzz": 2,
         "drift": ["1" * 40],
         "anchored": False,
+        "method": "fuzz",
         "reason": "",
     }
 

@@ -165,3 +165,23 @@ def test_resolved_merge_holds_both_sides(base_words: list[str], data: st.DataObj
     want = list(base)
     want[i], want[j] = up[i], mine[j]
     assert merged == b"".join(want)
+
+
+# --- anchored placement at the end of a file -------------------------------------------
+
+
+def test_an_insertion_at_the_end_of_a_file_anchors_on_the_end() -> None:
+    """A hunk with no trailing context hangs from the file's end, however common its last
+    context line (`}`), as long as the file still ends with it; appended-to, it refuses."""
+    from patchq.core.patch import parse
+    from patchq.ops.replay import anchored
+
+    pre = b"int a;\nint b;\n}\n"
+    patch = parse(
+        b"--- a/f.c\n+++ b/f.c\n@@ -1,3 +1,4 @@\n int a;\n int b;\n }\n+/* added */\n",
+        "p.patch",
+    )
+    (h,) = patch.sections[0].hunks
+    now = b"long a;\nlong b;\n}\n"
+    assert anchored(now, [h], pre) == now + b"/* added */\n"
+    assert anchored(now + b"int c;\n}\n", [h], pre) is None  # upstream appended too

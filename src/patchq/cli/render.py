@@ -425,7 +425,8 @@ def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
             detail = "placed by its anchor line; review it"
         else:
             detail = h.reason
-        how = f" by {h.method}" if h.method in REVIEWABLE else ""
+        # (anchored says so in its detail)
+        how = f" by {h.method}" if h.method in REVIEWABLE and not h.anchored else ""
         lines.append(
             data(
                 f"    {h.file} hunk #{h.index + 1}: {h.status}{how}"

@@ -88,8 +88,8 @@ class RebaseOutcome:
     subjects: dict[str, str] | None = None
     base: str = ""
     onto: str = ""
-    aborted: bool = False  # --continue found an interrupted --abort and finished it
     where: str = ""  # the conflicting patch's file, as errors name it
+    aborted: bool = False  # --continue found an interrupted --abort and finished it
 
     @property
     def problem(self) -> ConflictError | None:

@@ -487,6 +487,22 @@ def anchored(
                 hits = _find(lines, [after], 2)
                 if len(hits) == 1:
                     anchor_hit = hits[0]
+            if (
+                anchor_hit is None
+                and after is None
+                and h.trailing_context == 0
+                and before is not None
+                and old
+                and old[-1] == before
+                and lines
+                and lines[-1] == before
+                # Upstream appended a block ending the same way: insert/insert, refused.
+                and _count(lines, [before]) == _count(old, [before])
+            ):
+                # An insertion at the end of the file (no trailing context): the end of
+                # the file is its anchor, as GNU patch takes it, however common the last
+                # line — when the file still ends with the line it hung from.
+                anchor_hit = len(lines)
             if anchor_hit is None:
                 return None
             lines[anchor_hit:anchor_hit] = added

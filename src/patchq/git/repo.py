@@ -148,6 +148,46 @@ def child_environment(
     return env
 
 
+def user_identity(
+    config: dict[str, str], environ: dict[str, str] | None = None
+) -> tuple[str, str] | None:
+    """The author name and email git would use, from `config` (lower-cased keys, the
+    effective values: the repository's over the global ones) and the environment, in
+    git's order: GIT_AUTHOR_NAME, author.name, user.name; GIT_AUTHOR_EMAIL, author.email,
+    user.email, EMAIL. None unless both are known: git's guess from the host name is
+    not an identity worth writing into a commit."""
+    env = os.environ if environ is None else environ
+
+    def first(*values: str | None) -> str:
+        return next((v.strip() for v in values if v and v.strip()), "")
+
+    name = first(env.get("GIT_AUTHOR_NAME"), config.get("author.name"), config.get("user.name"))
+    email = first(
+        env.get("GIT_AUTHOR_EMAIL"),
+        config.get("author.email"),
+        config.get("user.email"),
+        env.get("EMAIL"),
+    )
+    return (name, email) if name and email else None
+
+
+def user_identity_at(cwd: Path) -> tuple[str, str] | None:
+    """`user_identity` where there is no target: the config git reads in `cwd` (the
+    patch repo's own, if it is a checkout, then the global and system ones)."""
+    proc = subprocess.run(
+        ["git", "config", "-z", "--list"],
+        cwd=cwd,
+        capture_output=True,
+        env=child_environment(PINNED_CONFIG),
+    )
+    values: dict[str, str] = {}
+    if proc.returncode == 0:
+        for entry in proc.stdout.split(b"\0"):
+            key, _, value = entry.decode("utf-8", "surrogateescape").partition("\n")
+            values[key.lower()] = value
+    return user_identity(values)
+
+
 def _patch_diff(context: int) -> tuple[str, ...]:
     """The diff options of every patch patchq writes: renames detected, 12-digit index ids
     (stable across machines), no colour, no external tools, a/ and b/ prefixes."""
@@ -665,12 +705,17 @@ class GitRepo:
                 in_tree = in_tree or self._in_work_tree(target)
         self._config_in_tree = in_tree
         self._pins = list(PINNED_CONFIG) + neutralised(values)
+        self._user = user_identity(values)
         self._config_stale = False
         return {
             k: v.strip().lower()
             for k, v in values.items()
             if k in ("core.bare", "extensions.objectformat")
         }
+
+    def user_identity(self) -> tuple[str, str] | None:
+        """The user's name and email as git resolves an author here (see `user_identity`)."""
+        return self._user
 
     def _in_work_tree(self, path: Path) -> bool:
         real = Path(os.path.realpath(path))

@@ -204,7 +204,7 @@ def push_patches(
             # unchanged in the commit and the merge (with markers) in the working tree;
             # `patchq refresh` after resolving records the resolution.
             when, tz = ident_date(g.commit_info(stack.base)["committer"])
-            author, message = identity(f.name, f.patch, when, tz)
+            author, message = identity(f.name, f.patch, when, tz, g.user_identity())
             tree = g.commit_info(new.head, w)["tree"].decode()
             commit = GitRepo.commit_object(w, tree, [new.head], message, author, author)
             new = new.extended((f.name,), (commit,))
@@ -340,7 +340,7 @@ def rewrite_messages(
     k = stack.applied.index(name)
     w = g.writer()
     when, tz = ident_date(g.commit_info(stack.base)["committer"])
-    author, message = identity(name, patch, when, tz)
+    author, message = identity(name, patch, when, tz, g.user_identity())
     tree = g.commit_info(stack.commits[k])["tree"].decode()
     commit = GitRepo.commit_object(w, tree, [stack.commit_below(k)], message, author, author)
     commits = list(stack.commits[:k]) + [commit]

@@ -85,7 +85,7 @@ def test_text_report(rebased: dict[str, str], patchq: Callable[..., Result]) -> 
     ]
     cos = _section(out, "cos.patch")
     assert cos[1].strip() == (
-        f"cos.txt hunk #1: moved +1 lines (by {rebased['move'][:12]} Insert a license header)"
+        f"cos.txt hunk #1: moved +1 line (by {rebased['move'][:12]} Insert a license header)"
     )
     assert not any(x.strip().startswith(("--", "-+", "+-", "++")) for x in cos)
     sub_ = _section(out, "sub.patch")
@@ -134,7 +134,7 @@ def test_markdown_report(
     fence = md[md.index("```diff\n") + 8 :]
     assert fence[: fence.index("```")].splitlines() == INTERDIFF
     cos = md[md.index("### `cos.patch`") : md.index("### `sub.patch`")]
-    assert "```" not in cos and "moved +1 lines" in cos
+    assert "```" not in cos and "moved +1 line" in cos
 
 
 def test_json_report(rebased: dict[str, str], patchq: Callable[..., Result]) -> None:

@@ -479,8 +479,8 @@ def test_new_inserts_after_the_top_and_refresh_writes_it(
     r = patchq("refresh")
     assert (r.code, r.err) == (
         0,
-        "refreshed mid.patch\nnot included: 1 untracked file(s), "
-        "e.g. notes.txt (`git add` them to include)\n",
+        "refreshed mid.patch\nnot included: 1 untracked file, "
+        "notes.txt (`git add` it to include)\n",
     )
     upstream.git("add", "notes.txt")
     assert patchq("refresh").code == 0

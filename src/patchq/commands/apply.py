@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from patchq.core.lock import Lock, records_for
+from patchq.core.words import plural
 from patchq.ops import journal
 from patchq.ops.apply import SeriesResult, apply_series, raise_failure
 from patchq.ops.session import Context
@@ -76,7 +77,7 @@ def apply(
                 stack,
                 repo.config.queue,
                 files={LOCK: lock.to_json()},
-                reason=f"{len(entries)} patches onto {base[:12]}",
+                reason=f"{plural(len(entries), 'patch')} onto {base[:12]}",
             ),
         )
     return ApplyOutcome(result, name, lock)

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from patchq.core.errors import BadInputError
 from patchq.core.patch import Patch, parse
+from patchq.core.words import plural
 
 
 class RecordedHunk(Protocol):
@@ -194,7 +195,7 @@ def _commit(c: str, subjects: Mapping[str, str]) -> str:
 def _hunk_line(h: RecordedHunk, subjects: Mapping[str, str], outcome: str = "") -> str:
     status = h.status
     what = {
-        "offset": f"moved {h.offset:+d} lines",
+        "offset": f"moved {plural(h.offset, 'line', signed=True)}",
         "fuzz": f"fuzz {h.fuzz}",
         "merge": "3-way merged" + (", placed by its anchor line — check it" if h.anchored else ""),
         "upstreamed": "already upstream, dropped",

@@ -34,6 +34,7 @@ from patchq.commands import rename as rename_cmd
 from patchq.commands import report as report_cmd
 from patchq.commands import verify as verify_cmd
 from patchq.core.errors import ConflictError, PatchqError
+from patchq.core.words import plural
 from patchq.formats import importers, report
 from patchq.ops.apply import Failure, PatchResult
 from patchq.ops.session import Context
@@ -270,7 +271,7 @@ def import_cmd(
         output.data(i.name)
     for s in skipped:
         output.info(f"skipped {s.source}: {s.subject or ''} ({s.reason})")
-    output.info(f"imported {len(done)} patch{'es' if len(done) != 1 else ''}")
+    output.info(f"imported {plural(len(done), 'patch')}")
 
 
 @cli.command("apply")
@@ -342,7 +343,7 @@ def apply(
             output.info(f"{_status_word(p.status)} {p.name}{_moved(p)}")
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     output.info(
-        f"applied {len(res.patches)} patches onto {res.base[:12]} ({summary or 'none'}); "
+        f"applied {plural(len(res.patches), 'patch')} onto {res.base[:12]} ({summary or 'none'}); "
         f"{out.branch} is at {res.head[:12]}"
     )
 
@@ -453,7 +454,7 @@ def push(
     if out.problem is not None:
         _stop(out.problem, out.exit_code)
     if not as_json:
-        output.info(f"now at {out.stack.top}")
+        output.info(f"now at {out.stack.top}" if out.stack.top else "no patches applied")
 
 
 @cli.command()
@@ -597,8 +598,12 @@ def refresh(ctx: Context, name: str | None, recover_continue: bool, recover_abor
     output.info(f"refreshed {out.name}" if out.changed else f"{out.name} is unchanged")
     if out.untracked:
         output.info(
-            f"not included: {len(out.untracked)} untracked file(s), e.g. "
-            f"{out.untracked[0]} (`git add` them to include)"
+            f"not included: {plural(len(out.untracked), 'untracked file')}, "
+            + (
+                f"{out.untracked[0]} (`git add` it to include)"
+                if len(out.untracked) == 1
+                else f"e.g. {out.untracked[0]} (`git add` them to include)"
+            )
         )
 
 
@@ -758,6 +763,8 @@ def status(ctx: Context, as_json: bool) -> None:
             f"{st.operation}: patchq was stopped while changing the target "
             f"(`patchq {verb} --continue` to finish, `patchq {verb} --abort` to undo)"
         )
+    elif st.operation and st.operation.startswith("running "):
+        output.data(f"{st.operation}: another patchq is changing the target now; wait for it")
     elif st.operation:
         output.data(
             f"in progress: {st.operation} (`patchq {st.operation} --continue` or `--abort`)"
@@ -797,10 +804,10 @@ def export(ctx: Context, mbox: Path | None, quilt: Path | None, script: Path | N
         from patchq.commands import script as script_cmd
 
         n = script_cmd.export_script(ctx, script)
-        output.info(f"wrote {script}: applies the series to {n} files of a plain folder")
+        output.info(f"wrote {script}: applies the series to {plural(n, 'file')} of a plain folder")
         return
     n = export_cmd.export_mbox(ctx, mbox) if mbox else export_cmd.export_quilt(ctx, quilt)  # type: ignore[arg-type]
-    output.info(f"exported {n} patches to {mbox or quilt}")
+    output.info(f"exported {plural(n, 'patch')} to {mbox or quilt}")
 
 
 def _failure_json(f: Failure | None) -> dict[str, Any] | None:
@@ -867,7 +874,7 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
         )
     else:
         output.data(
-            f"checking {len(out.patches)} patches: {out.base[:12]} -> {out.onto[:12]} "
+            f"checking {plural(len(out.patches), 'patch')}: {out.base[:12]} -> {out.onto[:12]} "
             f"({out.onto_ref})"
         )
         for p in out.patches:
@@ -887,7 +894,7 @@ def _print_check(p: Any, subjects: dict[str, str]) -> None:
         if h.status == "clean":
             continue
         detail = (
-            f"{h.offset:+d} lines"
+            plural(h.offset, "line", signed=True)
             if h.status == "offset"
             else f"fuzz {h.fuzz}"
             if h.status == "fuzz"
@@ -901,7 +908,7 @@ def _print_check(p: Any, subjects: dict[str, str]) -> None:
         for c in h.drift[:5]:
             output.data(f"        {c[:12]} {subjects.get(c, '')}")
         if len(h.drift) > 5:
-            output.data(f"        … and {len(h.drift) - 5} more commits")
+            output.data(f"        … and {plural(len(h.drift) - 5, 'more commit')}")
 
 
 def _check_word(status: str) -> str:
@@ -1023,7 +1030,9 @@ def rebase(
             "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)",
         )
     if not as_json:
-        output.info(f"rebased {len(out.records)} patches onto {out.onto[:12]}; see `patchq report`")
+        output.info(
+            f"rebased {plural(len(out.records), 'patch')} onto {out.onto[:12]}; see `patchq report`"
+        )
 
 
 @cli.command("report")

@@ -30,9 +30,17 @@ def emit_json(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+_counter_shown = False  # a Progress line is on the terminal, without its newline
+
+
 def info(line: str) -> None:
-    """A diagnostic for people (stderr), after any data already written, in order."""
+    """A diagnostic for people (stderr), after any data already written, in order; a
+    counter still showing (a run stopped by an error or Ctrl-C) is cleared first."""
+    global _counter_shown
     sys.stdout.flush()
+    if _counter_shown:
+        sys.stderr.write("\r\x1b[K")
+        _counter_shown = False
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
 
@@ -51,11 +59,15 @@ class Progress:
         if total is not None and total != self.total:
             self.total = total
             self.on = sys.stderr.isatty() and total >= 20
+        global _counter_shown
         if self.on and (n % 10 == 0 or n == self.total - 1):
             sys.stderr.write(f"\r\x1b[K{self.label} {n + 1}/{self.total} {name[:50]}")
             sys.stderr.flush()
+            _counter_shown = True
 
     def done(self) -> None:
+        global _counter_shown
         if self.on:
+            _counter_shown = False
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()

@@ -15,6 +15,7 @@ from patchq.ops.apply import load_patch
 from patchq.ops.session import Context
 from patchq.ops.targets import active_entries
 from patchq.store.stack import load
+from patchq.store.statedir import lock_holder
 
 
 def series_marks(ctx: Context, guards: Sequence[str]) -> tuple[tuple[str, Entry], ...]:
@@ -113,7 +114,11 @@ def status(ctx: Context) -> Status:
     op = "rebase" if stack_ops.rebase_in_progress(ctx) else None
     interrupted = journal.pending(g, repo.root)
     if interrupted is not None:
-        op = f"interrupted {interrupted.get('op', 'command')}"
+        # The journal exists while a command changes the target: interrupted only when no
+        # patchq holds the run lock any more (what `recover` goes by too).
+        holder = lock_holder(g.state_dir())
+        state = "interrupted" if holder is None else "running"
+        op = f"{state} {interrupted.get('op', 'command')}"
     return Status(
         stack.branch if stack else None,
         stack.base if stack else None,

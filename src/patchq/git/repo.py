@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -204,6 +205,14 @@ def _patch_diff(context: int) -> tuple[str, ...]:
         "--dst-prefix=b/",
         "--no-relative",
     )
+
+
+def _check_interrupt(proc: subprocess.CompletedProcess[bytes]) -> None:
+    """A git child that died of SIGINT was stopped by Ctrl-C (a terminal signals the whole
+    process group): that is the user's interrupt, not git failing, so it is raised as one
+    and the command rolls back and exits 130 rather than reporting a broken git."""
+    if proc.returncode == -signal.SIGINT:
+        raise KeyboardInterrupt
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -676,6 +685,7 @@ class GitRepo:
             env=self.env(),
         )
         self.processes += 1
+        _check_interrupt(proc)
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise BadInputError(
@@ -856,6 +866,7 @@ class GitRepo:
             env=self.env(**(env or {})),
         )
         self._config_stale = self._config_in_tree
+        _check_interrupt(proc)
         if check and proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise GitError(
@@ -1108,6 +1119,7 @@ class GitRepo:
                 capture_output=True,
                 env=self.env(),
             )
+        _check_interrupt(proc)
         if proc.returncode < 0 or proc.returncode > 127:
             raise GitError(
                 f"git merge-file failed: {proc.stderr.decode(errors='replace')}", str(self.root)

@@ -26,6 +26,7 @@ from patchq.core.status import CONFLICT, FAILED, MERGE
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo, Ident, ObjectWriter
 from patchq.store.patchrepo import PatchRepo
+from patchq.store.statedir import crashpoint
 
 DEFAULT_MODE = "100644"
 FALLBACK_NAME, FALLBACK_EMAIL = "patchq", "patchq@invalid"
@@ -327,6 +328,7 @@ def apply_series(
             head = commit
         results.append(PatchResult(entry.name, tuple(sections), tree, commit))
         w.maybe_flush()
+        crashpoint("apply:patch")
     files = {}
     for path, before in state.base.items():
         after = state.tree.get(path, "")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from patchq.core.errors import BadInputError, ConflictError, PatchqError, UnsafeStateError
 from patchq.core.patch import Patch
 from patchq.core.series import Entry, Series
+from patchq.core.words import plural
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo, ObjectWriter
 from patchq.ops import journal
@@ -55,8 +56,7 @@ class MoveOutcome:
             return None
         if f.tree is not None:
             return ConflictError(
-                f"{f.conflicts} conflict{'s' if f.conflicts != 1 else ''} in "
-                f"{f.path} left in the working tree",
+                f"{plural(f.conflicts, 'conflict')} in {f.path} left in the working tree",
                 f.display,
                 "resolve them, then `patchq refresh`",
             )
@@ -171,6 +171,9 @@ def push_patches(
         stack = open_stack(ctx, create=True)
         names, entries = series_state(ctx, stack)
         n = len(stack.applied)
+        if all_ and n >= len(names):
+            # The requested state holds: every active patch is applied (DESIGN §3, exit 0).
+            return MoveOutcome(stack)
         want = len(names) if all_ else _resolve_target(names, n, target)
         if want <= n or n >= len(names):
             raise BadInputError(
@@ -227,7 +230,7 @@ def push_patches(
                 repo.config.queue,
                 overlay=overlay,
                 intent_to_add=added,
-                reason=f"{len(new.applied) - n} patches",
+                reason=plural(len(new.applied) - n, "patch"),
             ),
         )
     return MoveOutcome(new, result.patches, failure=f, saved=saved)
@@ -280,7 +283,7 @@ def pop_patches(
             g,
             repo.root,
             journal.Plan(
-                verb, new.branch, new.head, new, repo.config.queue, reason=f"{n - keep} patches"
+                verb, new.branch, new.head, new, repo.config.queue, reason=plural(n - keep, "patch")
             ),
         )
     return MoveOutcome(new, popped=stack.applied[keep:][::-1], saved=saved)

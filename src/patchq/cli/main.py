@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import click
 
 from patchq import __version__
-from patchq.cli import output
+from patchq.cli import completion, output
 from patchq.commands import apply as apply_cmd
 from patchq.commands import check as check_cmd
 from patchq.commands import delete as delete_cmd
@@ -221,7 +221,12 @@ def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...]) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Import a quilt series folder (its series and patches).",
 )
-@click.option("--after", metavar="NAME", help="Insert after this patch instead of at the end.")
+@click.option(
+    "--after",
+    metavar="NAME",
+    shell_complete=completion.SERIES,
+    help="Insert after this patch instead of at the end.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what was imported as JSON.")
 @pass_ctx
 def import_cmd(
@@ -278,6 +283,7 @@ def import_cmd(
 @click.option(
     "--onto",
     metavar="REF",
+    shell_complete=completion.REFS,
     help="Base to apply onto (default: the lock's base, "
     "else the configured upstream branch, else HEAD).",
 )
@@ -394,7 +400,7 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("target", required=False, metavar="[NAME|N]")
+@click.argument("target", required=False, metavar="[NAME|N]", shell_complete=completion.UNAPPLIED)
 @click.option("-a", "--all", "all_", is_flag=True, help="Push every remaining active patch.")
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Allow fuzz up to N (default: config, 0).")
 @click.option(
@@ -458,7 +464,7 @@ def push(
 
 
 @cli.command()
-@click.argument("target", required=False, metavar="[NAME|N]")
+@click.argument("target", required=False, metavar="[NAME|N]", shell_complete=completion.APPLIED)
 @click.option("-a", "--all", "all_", is_flag=True, help="Pop every applied patch.")
 @click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
 @_recovery
@@ -493,7 +499,7 @@ def pop(
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=completion.SERIES)
 @click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
 @_recovery
 @pass_ctx
@@ -579,7 +585,7 @@ def new(ctx: Context, name: str, message: str | None) -> None:
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=completion.APPLIED)
 @_recovery
 @pass_ctx
 def refresh(ctx: Context, name: str | None, recover_continue: bool, recover_abort: bool) -> None:
@@ -608,7 +614,7 @@ def refresh(ctx: Context, name: str | None, recover_continue: bool, recover_abor
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=completion.SERIES)
 @click.option("-r", "--remove", is_flag=True, help="Also delete the patch file.")
 @pass_ctx
 def delete(ctx: Context, name: str, remove: bool) -> None:
@@ -627,7 +633,7 @@ def delete(ctx: Context, name: str, remove: bool) -> None:
 
 
 @cli.command()
-@click.argument("old")
+@click.argument("old", shell_complete=completion.SERIES)
 @click.argument("new_name", metavar="NEW")
 @pass_ctx
 def rename(ctx: Context, old: str, new_name: str) -> None:
@@ -642,7 +648,7 @@ def rename(ctx: Context, old: str, new_name: str) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=completion.UNAPPLIED)
 @pass_ctx
 def fold(ctx: Context, name: str) -> None:
     """Fold the unapplied patch NAME into the top patch and remove it from the series.
@@ -656,7 +662,7 @@ def fold(ctx: Context, name: str) -> None:
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=completion.SERIES)
 @click.option("-e", "--edit", is_flag=True, help="Edit the header in $EDITOR.")
 @pass_ctx
 def header(ctx: Context, name: str | None, edit: bool) -> None:
@@ -675,7 +681,7 @@ def header(ctx: Context, name: str | None, edit: bool) -> None:
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=completion.SERIES)
 @pass_ctx
 def diff(ctx: Context, name: str | None) -> None:
     """Show the top patch as refresh would write it now, or the named patch.
@@ -688,7 +694,7 @@ def diff(ctx: Context, name: str | None) -> None:
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=completion.SERIES)
 @pass_ctx
 def files(ctx: Context, name: str | None) -> None:
     """List the files the top (or named) patch touches.
@@ -825,6 +831,7 @@ def _failure_json(f: Failure | None) -> dict[str, Any] | None:
 @click.option(
     "--onto",
     metavar="REF",
+    shell_complete=completion.REFS,
     help="Upstream to check against (default: the configured branch, origin/<branch>).",
 )
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
@@ -923,7 +930,9 @@ def _check_word(status: str) -> str:
 
 
 @cli.command()
-@click.option("--onto", metavar="REF", help="The new upstream to rebase onto.")
+@click.option(
+    "--onto", metavar="REF", shell_complete=completion.REFS, help="The new upstream to rebase onto."
+)
 @click.option(
     "--continue",
     "continue_",

@@ -1020,6 +1020,13 @@ class GitRepo:
                 env={"GIT_LITERAL_PATHSPECS": "1"},
             )
 
+    def ref_names(self) -> list[str]:
+        """The short names of the branches, tags and remote branches (shell completion)."""
+        out = self._run(
+            "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/tags", "refs/remotes"
+        )
+        return [n for n in out.decode("utf-8", "surrogateescape").splitlines() if n]
+
     def current_branch(self) -> str | None:
         head = (self.git_dir / "HEAD").read_bytes().strip()
         prefix = b"ref: refs/heads/"

@@ -20,9 +20,7 @@ def complete(cwd: Path, line: str) -> list[str]:
     """What bash would offer after typing `line` (a trailing space: a new word)."""
     words = line.split()
     cword = len(words) if line.endswith(" ") else len(words) - 1
-    env = dict(
-        os.environ, COMP_WORDS=line, COMP_CWORD=str(cword), _PATCHQ_COMPLETE="bash_complete"
-    )
+    env = dict(os.environ, COMP_WORDS=line, COMP_CWORD=str(cword), _PATCHQ_COMPLETE="bash_complete")
     proc = subprocess.run(
         [sys.executable, "-m", "patchq"], cwd=cwd, env=env, capture_output=True, text=True
     )
@@ -37,7 +35,8 @@ def stacked(upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> 
     base = upstream.commit("base")
     upstream.git("tag", "v1.0")
     upstream.git("branch", "release")
-    for n, name in ((2, "0001-fix-build.patch"), (5, "0002-fix-docs.patch"), (8, "0003-sm120.patch")):
+    names = ("0001-fix-build.patch", "0002-fix-docs.patch", "0003-sm120.patch")
+    for n, name in zip((2, 5, 8), names, strict=True):
         queue.add(name, P.format(n=n))
     assert patchq("apply", "--onto", base).code == 0
     assert patchq("pop").code == 0

@@ -1048,10 +1048,11 @@ def rebase(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "md", "json"]),
+    type=click.Choice(["text", "md", "json", "html"]),
     default="text",
     show_default=True,
-    help="text for terminals, md for pull requests, json for tools.",
+    help="text for terminals, md for pull requests, json for tools, html for one "
+    "self-contained page (old and new hunks side by side).",
 )
 @click.option(
     "-o",
@@ -1071,6 +1072,7 @@ def report_cmd_(ctx: Context, fmt: str, out: Path | None) -> None:
     Examples:
       patchq report
       patchq report --format md -o review.md && gh pr create --body-file review.md
+      patchq report --format html -o review.html
     """
     text = report.render(report_cmd.build(ctx), fmt)
     note = report_cmd.pending_note(ctx)

@@ -1,7 +1,7 @@
 """The command line: parse options, call one operation, render its result.
 
 No git calls, no loops over patches and no state decisions live here; `main` is the one
-boundary that maps exceptions to the exit codes of DESIGN §3.
+boundary that maps exceptions to the exit codes of docs/commands.md.
 """
 
 from __future__ import annotations
@@ -835,7 +835,7 @@ def _failure_json(f: Failure | None) -> dict[str, Any] | None:
     help="Upstream to check against (default: the configured branch, origin/<branch>).",
 )
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (DESIGN §3).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/json.md).")
 @pass_ctx
 def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> None:
     """Report how every patch and hunk fares on an upstream, without touching anything.

@@ -423,6 +423,16 @@ def to_json(r: Review) -> str:
                 "hunks": [_hunk_doc(h) for h in p.hunks],
                 "interdiff": list(p.interdiff),
                 "anchored": p.anchored,
+                "new_hunks": [
+                    {
+                        "file": v.file,
+                        "status": v.status,
+                        "old": v.old,
+                        "new": v.new,
+                        "drift": list(v.drift),
+                    }
+                    for v in p.views
+                ],
             }
             for p in r.patches
         ],

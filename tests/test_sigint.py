@@ -3,8 +3,8 @@ children die of it too), mid-run (issue 16, point 10).
 
 The run is held at a crash point (PATCHQ_CRASH_SIGNAL=PAUSE: it says where on stderr and
 sleeps), then the test signals the group. Whatever was under way, patchq exits 130 with
-one line and no traceback, and leaves what the README promises: rolled back exactly, or
-(a rebase past its replay) resumable, with `status` saying how and `recover` agreeing.
+one line and no traceback, and leaves what the README promises: rolled back exactly,
+with `status` and `recover` agreeing that nothing is left to finish.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import git
 from .test_interrupt import applied_all, applied_one, build, nothing, run, snapshot
 
 
@@ -67,25 +68,35 @@ def test_ctrl_c_mid_run_rolls_back_without_a_traceback(
     assert "nothing to recover" in run(q, "recover", "--continue").stderr
 
 
-def test_ctrl_c_while_a_rebase_finishes_is_resumable(tmp_path: Path) -> None:
-    """Past the replay, a rebase keeps its state: `status` names it, `recover` points to
-    it rather than contradicting it, and `rebase --continue` finishes it."""
-    up, q, base = build(tmp_path / "ref")
+def test_ctrl_c_while_a_rebase_finishes_rolls_it_back(tmp_path: Path) -> None:
+    up, q, base = build(tmp_path)
     applied_all(up, q, base)
-    assert run(q, "rebase", "--onto", "main").returncode == 0
-    reference = snapshot(up, q)
-    up, q, base = build(tmp_path / "run")
-    applied_all(up, q, base)
+    before = snapshot(up, q)
     code, err = interrupted(q, ["rebase", "--onto", "main"], "apply:patch")
     assert (code, "Traceback" in err) == (130, False), err
+    assert snapshot(up, q) == before
+    assert "in progress" not in run(q, "status").stdout
+
+
+def test_recover_and_status_agree_on_a_stopped_rebase(tmp_path: Path) -> None:
+    """A rebase stopped at a conflict is `in progress`, not interrupted: `recover` says
+    so and names the rebase's own --continue/--abort, rather than "nothing to recover"."""
+    up, q, base = build(tmp_path)
+    applied_all(up, q, base)
+    git(up, "checkout", "-q", "main")
+    (up / "f.txt").write_text((up / "f.txt").read_text().replace("line 20", "line twenty"))
+    git(up, "commit", "-q", "-am", "upstream edits line 20")
+    git(up, "checkout", "-q", "patchq/main")
+    assert run(q, "rebase", "--onto", "main").returncode == 3
     st = run(q, "status")
     assert "in progress: rebase (`patchq rebase --continue` or `--abort`)" in st.stdout
-    rec = run(q, "recover", "--continue")
-    assert rec.returncode == 4
-    assert "a rebase is in progress" in rec.stderr and "`patchq rebase --continue`" in rec.stderr
-    done = run(q, "rebase", "--continue")
-    assert done.returncode == 0, done.stderr
-    assert snapshot(up, q) == reference
+    assert "interrupted" not in st.stdout
+    for mode, verb in (("continue", "go on with"), ("abort", "undo")):
+        rec = run(q, "recover", f"--{mode}")
+        assert rec.returncode == 4
+        assert "no command was interrupted, but a rebase is in progress" in rec.stderr
+        assert f"`patchq rebase --{mode}` to {verb} it" in rec.stderr
+    assert run(q, "rebase", "--abort").returncode == 0
 
 
 def test_status_says_running_not_interrupted_while_a_command_works(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ def recover(ctx: Context, mode: str) -> tuple[str, str | None]:
         with repo_lock(repo.root, recovering=True):
             return journal.recover(None, repo.root, mode)
     with run_lock(g.state_dir(), repo.root, recovering=True):
-        if journal.pending(g) is None and rebase_in_progress(ctx):
+        if journal.pending(g, repo.root) is None and rebase_in_progress(ctx):
             # What `status` calls "in progress: rebase" is a rebase's own state, not a
             # killed command's journal: say which command owns it.
             raise BadInputError(

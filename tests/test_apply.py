@@ -71,8 +71,9 @@ def test_commits_are_reproducible_without_mail_headers(
     r = run_patchq("--dir", str(queue.path), "--target", str(clone), "apply", "--onto", base)
     assert r.code == 0, r.err
     assert git(clone, "rev-parse", "HEAD").strip() == first
-    assert (
-        git(clone, "log", "-1", "--format=%an <%ae>|%s").strip() == "patchq <patchq@invalid>|plain"
+    # No author in the header: the user's git identity (the sealed GIT_AUTHOR_*).
+    assert git(clone, "log", "-1", "--format=%an <%ae>|%s").strip() == (
+        "Up Stream <up@example.org>|plain"
     )
 
 

@@ -47,10 +47,10 @@ def test_mbox_export_applies_with_git_am_like_push(
     r = patchq("export", "--mbox", str(mbox))
     assert (r.code, r.out, r.err) == (0, "", f"exported 3 patches to {mbox}\n")
     data = mbox.read_bytes()
-    # Header-less: patchq's identity at the base's date, the subject from the header text.
+    # Header-less: the user's git identity at the base's date, the subject from the header.
     assert data.startswith(
         b"From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
-        b"From: patchq <patchq@invalid>\nDate: Tue, 14 Nov 2023 22:13:20 +0000\n"
+        b"From: Up Stream <up@example.org>\nDate: Tue, 14 Nov 2023 22:13:20 +0000\n"
         b"Subject: [PATCH 1/3] upper-case line 3\n\n---\n"
         + P1.split("\n\n", 1)[1].encode()
         + b"\nFrom 0000000000000000000000000000000000000000 "
@@ -77,7 +77,7 @@ def test_mbox_export_applies_with_git_am_like_push(
     assert git(clone, "log", "--format=%an|%s", f"{base}..").split("\n") == [
         "Ann|a -p0 patch",
         "Bob|Fix b: ünïcode",
-        "patchq|upper-case line 3",
+        "Up Stream|upper-case line 3",
         "",
     ]
 

@@ -85,7 +85,7 @@ def test_text_report(rebased: dict[str, str], patchq: Callable[..., Result]) -> 
     ]
     cos = _section(out, "cos.patch")
     assert cos[1].strip() == (
-        f"cos.txt hunk #1: moved +1 lines (by {rebased['move'][:12]} Insert a license header)"
+        f"cos.txt hunk #1: moved +1 line (by {rebased['move'][:12]} Insert a license header)"
     )
     assert not any(x.strip().startswith(("--", "-+", "+-", "++")) for x in cos)
     sub_ = _section(out, "sub.patch")
@@ -94,7 +94,24 @@ def test_text_report(rebased: dict[str, str], patchq: Callable[..., Result]) -> 
         f"{rebased['edit'][:12]} Rename line 20 | with a pipe)"
     )
     # Only the changed lines; the unchanged added lines ("keep …") are not repeated.
-    assert [x[12:] for x in sub_[2:]] == INTERDIFF
+    assert [x[12:] for x in sub_[2 : 2 + len(INTERDIFF)]] == INTERDIFF
+    # Then the new hunk itself, as the refreshed patch has it.
+    new_hunk = [x[12:] for x in sub_[2 + len(INTERDIFF) :]]
+    assert new_hunk[0] == "new hunk in sub.txt (resolved by hand):"
+    assert new_hunk[1].startswith("| @@ -17,")
+    assert new_hunk[2:] == [
+        "|  line 17",
+        "|  line 18",
+        "|  line 19",
+        "| -line twenty",
+        "| +SUB twenty",
+        "| +  keep one",
+        "| +  keep two",
+        "|  line 21",
+        "|  line 22",
+        "|  line 23",
+    ]
+    assert "new hunk" not in "\n".join(cos)
     assert f"{rebased['take'][:12]} Take UP 5" in "\n".join(_section(out, "up.patch"))
     assert "summary: 1 refreshed, 1 resolved, 1 upstreamed" in out
 
@@ -129,12 +146,15 @@ def test_markdown_report(
     ) in md
     assert f"| `up.patch` | upstreamed | removed | 1 | {rebased['take'][:12]} Take UP 5 |" in md
     assert "Needs a reviewer's eye: `sub.patch`" in md and "`cos.patch`," not in md
-    # One fenced interdiff, for the substantive patch only, with only the changed lines.
-    assert md.count("```diff") == 1
+    # For the substantive patch only: a fenced interdiff with only the changed lines,
+    # then its new hunk.
+    assert md.count("```diff") == 2
     fence = md[md.index("```diff\n") + 8 :]
     assert fence[: fence.index("```")].splitlines() == INTERDIFF
+    assert "New hunk in `sub.txt` (resolved by hand):\n\n```diff\n@@ -17," in md
+    assert "\n-line twenty\n+SUB twenty\n+  keep one\n" in md
     cos = md[md.index("### `cos.patch`") : md.index("### `sub.patch`")]
-    assert "```" not in cos and "moved +1 lines" in cos
+    assert "```" not in cos and "moved +1 line" in cos
 
 
 def test_json_report(rebased: dict[str, str], patchq: Callable[..., Result]) -> None:

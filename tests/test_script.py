@@ -61,7 +61,7 @@ def test_script_applies_once_then_does_nothing_and_stops_on_drift(
 
     again = run_script(script, plain)
     assert again.returncode == 0
-    assert again.stdout.strip() == "nothing to do: all 4 files already patched"
+    assert again.stdout.strip() == "nothing to do: all 4 files are already patched"
     assert tree_of(plain) == expected
 
     drifted = tmp_path / "drifted"

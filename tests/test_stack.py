@@ -473,14 +473,14 @@ def test_new_inserts_after_the_top_and_refresh_writes_it(
     assert patchq("applied").out == "p1.patch\nmid.patch\n"
     assert (
         upstream.git("log", "-1", "--format=%an <%ae>|%B").strip()
-        == "patchq <patchq@invalid>|Add a notes file\n\nWhy: the build needs it."
+        == "Up Stream <up@example.org>|Add a notes file\n\nWhy: the build needs it."
     )
     upstream.write("notes.txt", "note\n").write("b.txt", B + "b 11\n")
     r = patchq("refresh")
     assert (r.code, r.err) == (
         0,
-        "refreshed mid.patch\nnot included: 1 untracked file(s), "
-        "e.g. notes.txt (`git add` them to include)\n",
+        "refreshed mid.patch\nnot included: 1 untracked file, "
+        "notes.txt (`git add` it to include)\n",
     )
     upstream.git("add", "notes.txt")
     assert patchq("refresh").code == 0
@@ -1129,7 +1129,7 @@ def test_a_maintainers_day(upstream: Upstream, queue: Queue, patchq, tmp_path: P
     assert queue.series() == "cmake-policy.patch\ncccl-include.patch\nsm120.patch\n"
     assert clean(upstream)
     assert upstream.git("log", "--format=%an|%s", f"{base}..").split("\n") == [
-        "patchq|Build for sm_120",
+        "Up Stream|Build for sm_120",  # no author: the user's git identity
         "Bob|fix the include",
         "Ann|set the CMake policy",
         "",

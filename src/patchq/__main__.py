@@ -1,7 +1,5 @@
 """`python -m patchq`."""
 
-import sys
+from patchq.cli import run
 
-from patchq.cli.main import main
-
-sys.exit(main())
+run()

@@ -1,7 +1,7 @@
 """The command line: parse options, call one operation, render its result.
 
 No git calls, no loops over patches and no state decisions live here; `main` is the one
-boundary that maps exceptions to the exit codes of DESIGN §3.
+boundary that maps exceptions to the exit codes of docs/commands.md.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from patchq import __version__
-from patchq.cli import output, render
+from patchq.cli import completion, output, render
 from patchq.commands import apply as apply_cmd
 from patchq.commands import check as check_cmd
 from patchq.commands import delete as delete_cmd
@@ -209,7 +209,12 @@ def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...]) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Import a quilt series folder (its series and patches).",
 )
-@click.option("--after", metavar="NAME", help="Insert after this patch instead of at the end.")
+@click.option(
+    "--after",
+    metavar="NAME",
+    shell_complete=completion.SERIES,
+    help="Insert after this patch instead of at the end.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what was imported as JSON.")
 @pass_ctx
 def import_cmd(
@@ -243,6 +248,7 @@ def import_cmd(
 @click.option(
     "--onto",
     metavar="REF",
+    shell_complete=completion.REFS,
     help="Base to apply onto (default: the lock's base, "
     "else the configured upstream branch, else HEAD).",
 )
@@ -318,7 +324,7 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("target", required=False, metavar="[NAME|N]")
+@click.argument("target", required=False, metavar="[NAME|N]", shell_complete=completion.UNAPPLIED)
 @click.option("-a", "--all", "all_", is_flag=True, help="Push every remaining active patch.")
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Allow fuzz up to N (default: config, 0).")
 @click.option(
@@ -362,7 +368,7 @@ def push(
 
 
 @cli.command()
-@click.argument("target", required=False, metavar="[NAME|N]")
+@click.argument("target", required=False, metavar="[NAME|N]", shell_complete=completion.APPLIED)
 @click.option("-a", "--all", "all_", is_flag=True, help="Pop every applied patch.")
 @click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
 @_recovery
@@ -390,7 +396,7 @@ def pop(
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=completion.SERIES)
 @click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
 @_recovery
 @pass_ctx
@@ -462,7 +468,7 @@ def new(ctx: Context, name: str, message: str | None) -> None:
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=completion.APPLIED)
 @_recovery
 @pass_ctx
 def refresh(ctx: Context, name: str | None, recover_continue: bool, recover_abort: bool) -> None:
@@ -481,7 +487,7 @@ def refresh(ctx: Context, name: str | None, recover_continue: bool, recover_abor
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=completion.SERIES)
 @click.option("-r", "--remove", is_flag=True, help="Also delete the patch file.")
 @pass_ctx
 def delete(ctx: Context, name: str, remove: bool) -> None:
@@ -495,7 +501,7 @@ def delete(ctx: Context, name: str, remove: bool) -> None:
 
 
 @cli.command()
-@click.argument("old")
+@click.argument("old", shell_complete=completion.SERIES)
 @click.argument("new_name", metavar="NEW")
 @pass_ctx
 def rename(ctx: Context, old: str, new_name: str) -> None:
@@ -509,7 +515,7 @@ def rename(ctx: Context, old: str, new_name: str) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=completion.UNAPPLIED)
 @pass_ctx
 def fold(ctx: Context, name: str) -> None:
     """Fold the unapplied patch NAME into the top patch and remove it from the series.
@@ -522,7 +528,7 @@ def fold(ctx: Context, name: str) -> None:
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=completion.SERIES)
 @click.option("-e", "--edit", is_flag=True, help="Edit the header in $EDITOR.")
 @pass_ctx
 def header(ctx: Context, name: str | None, edit: bool) -> None:
@@ -540,7 +546,7 @@ def header(ctx: Context, name: str | None, edit: bool) -> None:
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=completion.SERIES)
 @pass_ctx
 def diff(ctx: Context, name: str | None) -> None:
     """Show the top patch as refresh would write it now, or the named patch.
@@ -553,7 +559,7 @@ def diff(ctx: Context, name: str | None) -> None:
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=completion.SERIES)
 @pass_ctx
 def files(ctx: Context, name: str | None) -> None:
     """List the files the top (or named) patch touches.
@@ -634,10 +640,11 @@ def export(ctx: Context, mbox: Path | None, quilt: Path | None, script: Path | N
 @click.option(
     "--onto",
     metavar="REF",
+    shell_complete=completion.REFS,
     help="Upstream to check against (default: the configured branch, origin/<branch>).",
 )
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (DESIGN §3).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/json.md).")
 @pass_ctx
 def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> None:
     """Report how every patch and hunk fares on an upstream, without touching anything.
@@ -656,7 +663,9 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
 
 
 @cli.command()
-@click.option("--onto", metavar="REF", help="The new upstream to rebase onto.")
+@click.option(
+    "--onto", metavar="REF", shell_complete=completion.REFS, help="The new upstream to rebase onto."
+)
 @click.option(
     "--continue",
     "continue_",
@@ -720,10 +729,11 @@ def rebase(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "md", "json"]),
+    type=click.Choice(["text", "md", "json", "html"]),
     default="text",
     show_default=True,
-    help="text for terminals, md for pull requests, json for tools.",
+    help="text for terminals, md for pull requests, json for tools, html for one "
+    "self-contained page (old and new hunks side by side).",
 )
 @click.option(
     "-o",
@@ -743,6 +753,7 @@ def report_cmd_(ctx: Context, fmt: str, out: Path | None) -> None:
     Examples:
       patchq report
       patchq report --format md -o review.md && gh pr create --body-file review.md
+      patchq report --format html -o review.html
     """
     output.show(render.reported(report_cmd.run(ctx, fmt, out)))
 

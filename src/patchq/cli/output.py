@@ -33,9 +33,17 @@ def emit_json(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+_counter_shown = False  # a Progress line is on the terminal, without its newline
+
+
 def info(line: str) -> None:
-    """A diagnostic for people (stderr), after any data already written, in order."""
+    """A diagnostic for people (stderr), after any data already written, in order; a
+    counter still showing (a run stopped by an error or Ctrl-C) is cleared first."""
+    global _counter_shown
     sys.stdout.flush()
+    if _counter_shown:
+        sys.stderr.write("\r\x1b[K")
+        _counter_shown = False
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
 
@@ -71,12 +79,14 @@ class Progress:
         self.shown = False
 
     def __call__(self, done: int, name: str, total: int) -> None:
+        global _counter_shown
         if total < 20 or not sys.stderr.isatty():
             return
         if done % 10 == 0 or done == total - 1:
             sys.stderr.write(f"\r\x1b[K{self.label} {done + 1}/{total} {name[:50]}")
             sys.stderr.flush()
             self.shown = True
+            _counter_shown = True
 
     def __enter__(self) -> Progress:
         return self
@@ -86,7 +96,9 @@ class Progress:
 
     def done(self) -> None:
         """Wipe the counter, if it was ever shown."""
+        global _counter_shown
         if self.shown:
+            _counter_shown = False
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
             self.shown = False

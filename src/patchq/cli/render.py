@@ -35,6 +35,7 @@ from patchq.commands.verify import VerifyOutcome
 from patchq.core.errors import PatchqError
 from patchq.core.series import Entry
 from patchq.core.status import REVIEWABLE
+from patchq.core.words import plural
 from patchq.ops.apply import Failure, PatchResult
 from patchq.ops.check import CheckOutcome
 from patchq.ops.replay import PatchCheck
@@ -228,7 +229,7 @@ def imported(out: ImportOutcome, as_json: bool = False) -> Rendered:
     return (
         *(data(i.name) for i in out.imported),
         *(info(f"skipped {s.source}: {s.subject or ''} ({s.reason})") for s in out.skipped),
-        info(f"imported {n} patch{'es' if n != 1 else ''}"),
+        info(f"imported {plural(n, 'patch')}"),
     )
 
 
@@ -257,7 +258,8 @@ def applied(out: ApplyOutcome, as_json: bool = False, verbose: bool = False) -> 
     return (
         *shown,
         info(
-            f"applied {len(res.patches)} patches onto {res.base[:12]} ({summary or 'none'}); "
+            f"applied {plural(len(res.patches), 'patch')} onto {res.base[:12]} "
+            f"({summary or 'none'}); "
             f"{out.branch} is at {res.head[:12]}"
         ),
     )
@@ -322,8 +324,12 @@ def refreshed(out: RefreshOutcome) -> Rendered:
     if out.untracked:
         lines.append(
             info(
-                f"not included: {len(out.untracked)} untracked file(s), e.g. "
-                f"{out.untracked[0]} (`git add` them to include)"
+                f"not included: {plural(len(out.untracked), 'untracked file')}, "
+                + (
+                    f"{out.untracked[0]} (`git add` it to include)"
+                    if len(out.untracked) == 1
+                    else f"e.g. {out.untracked[0]} (`git add` them to include)"
+                )
             )
         )
     return tuple(lines)
@@ -385,7 +391,11 @@ def status(st: Status, as_json: bool = False) -> Rendered:
     if st.dirty:
         more = f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""
         lines.append(data(f"unrefreshed changes: {', '.join(st.dirty[:5])}{more}"))
-    if st.operation and st.operation.startswith("interrupted "):
+    if st.operation and st.operation.startswith("running "):
+        lines.append(
+            data(f"{st.operation}: another patchq is changing the target now; wait for it")
+        )
+    elif st.operation and st.operation.startswith("interrupted "):
         verb = recovery_verb(st.operation.split(" ", 1)[1])
         lines.append(
             data(
@@ -402,11 +412,11 @@ def status(st: Status, as_json: bool = False) -> Rendered:
 
 def exported(n: int, where: Path) -> Rendered:
     """`export --mbox` / `--quilt`: how many patches went where."""
-    return (info(f"exported {n} patches to {where}"),)
+    return (info(f"exported {plural(n, 'patch')} to {where}"),)
 
 
 def script_written(n: int, where: Path) -> Rendered:
-    return (info(f"wrote {where}: applies the series to {n} files of a plain folder"),)
+    return (info(f"wrote {where}: applies the series to {plural(n, 'file')} of a plain folder"),)
 
 
 def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
@@ -418,7 +428,7 @@ def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
         if h.status == "clean":
             continue
         if h.status == "offset":
-            detail = f"{h.offset:+d} lines"
+            detail = plural(h.offset, "line", signed=True)
         elif h.status == "fuzz":
             detail = f"fuzz {h.fuzz}"
         elif h.anchored:
@@ -435,7 +445,7 @@ def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
         )
         lines += [data(f"        {c[:12]} {subjects.get(c, '')}") for c in h.drift[:5]]
         if len(h.drift) > 5:
-            lines.append(data(f"        … and {len(h.drift) - 5} more commits"))
+            lines.append(data(f"        … and {plural(len(h.drift) - 5, 'more commit')}"))
     return lines
 
 
@@ -473,7 +483,7 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
         )
     lines: list[Item] = [
         data(
-            f"checking {len(out.patches)} patches: {out.base[:12]} -> {out.onto[:12]} "
+            f"checking {plural(len(out.patches), 'patch')}: {out.base[:12]} -> {out.onto[:12]} "
             f"({out.onto_ref})"
         )
     ]
@@ -529,7 +539,10 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
     lines = [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
     if out.problem is None:
         lines.append(
-            info(f"rebased {len(out.records)} patches onto {out.onto[:12]}; see `patchq report`")
+            info(
+                f"rebased {plural(len(out.records), 'patch')} onto {out.onto[:12]}; "
+                "see `patchq report`"
+            )
         )
     return tuple(lines)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from patchq.core.lock import Lock, records_for
 from patchq.core.progress import Progress
+from patchq.core.words import plural
 from patchq.ops import journal
 from patchq.ops.apply import SeriesResult, apply_series, raise_failure
 from patchq.ops.session import Context
@@ -77,7 +78,7 @@ def apply(
                 stack,
                 repo.config.queue,
                 files={LOCK: lock.to_json()},
-                reason=f"{len(entries)} patches onto {base[:12]}",
+                reason=f"{plural(len(entries), 'patch')} onto {base[:12]}",
             ),
         )
     return ApplyOutcome(result, name, lock)

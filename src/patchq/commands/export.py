@@ -6,6 +6,7 @@ from pathlib import Path
 
 from patchq.core.errors import BadInputError
 from patchq.formats import exporters
+from patchq.git.repo import user_identity_at
 from patchq.ops.apply import ident_date, load_patch
 from patchq.ops.session import Context
 from patchq.ops.targets import active_entries, choose_base
@@ -23,17 +24,21 @@ def _items(ctx: Context) -> list[exporters.Outgoing]:
     return out
 
 
-def _base_date(ctx: Context) -> tuple[int, str]:
-    """The committer date of the base `push` would apply the series to (the stack's, else
-    the lock's, the upstream branch or HEAD): `push` dates header-less patches with it, so
-    `git am` gives them the same author date. The epoch when there is no target to ask."""
+def _fallbacks(ctx: Context) -> tuple[int, str, tuple[str, str] | None]:
+    """The date and author `push` gives a patch whose header has none, so `git am` gives
+    it the same: the committer date of the base `push` would apply the series to (the
+    stack's, else the lock's, the upstream branch or HEAD) and the user's git identity in
+    the target. Without a target to ask: the epoch, and the identity git has here."""
     try:
         g = ctx.git()
+    except BadInputError:
+        return 0, "+0000", user_identity_at(ctx.repo().root)
+    try:
         stack = load(g.state_dir(), ctx.repo().config.queue)
         base = stack.base if stack is not None else choose_base(ctx, None)
     except BadInputError:
-        return 0, "+0000"
-    return ident_date(g.commit_info(base)["committer"])
+        return 0, "+0000", g.user_identity()
+    return (*ident_date(g.commit_info(base)["committer"]), g.user_identity())
 
 
 def export_mbox(ctx: Context, path: Path) -> int:
@@ -47,7 +52,7 @@ def export_mbox(ctx: Context, path: Path) -> int:
                 ctx.repo().display(it.name),
                 "refresh it, or delete it",
             )
-    atomic_write(path, exporters.mbox(items, *_base_date(ctx)))
+    atomic_write(path, exporters.mbox(items, *_fallbacks(ctx)))
     return len(items)
 
 

@@ -54,7 +54,7 @@ def new(ctx: Context, name: str, message: str | None) -> NewOutcome:
         info_tree = g.commit_info(stack.head)["tree"].decode()
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
         # The same identity and message `push` gives the patch, so both make one commit.
-        ident, text = identity(name, Patch(header, ()), when, tz)
+        ident, text = identity(name, Patch(header, ()), when, tz, g.user_identity())
         commit = GitRepo.commit_object(w, info_tree, [stack.head], text, ident, ident)
         w.flush()
         new_stack = stack.extended((name,), (commit,))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from patchq.core.errors import BadInputError
+from patchq.core.errors import BadInputError, PatchqError
 from patchq.core.series import Entry
 from patchq.ops import journal
 from patchq.ops import stack as stack_ops
@@ -15,6 +15,7 @@ from patchq.ops.apply import load_patch
 from patchq.ops.session import Context
 from patchq.ops.targets import active_entries
 from patchq.store.stack import load
+from patchq.store.statedir import lock_holder
 
 
 def series(ctx: Context) -> tuple[str, ...]:
@@ -123,7 +124,11 @@ def status(ctx: Context) -> Status:
     op = "rebase" if stack_ops.rebase_in_progress(ctx) else None
     interrupted = journal.pending(g, repo.root)
     if interrupted is not None:
-        op = f"interrupted {interrupted.get('op', 'command')}"
+        # The journal exists while a command changes the target: interrupted only when no
+        # patchq holds the run lock any more (what `recover` goes by too).
+        holder = lock_holder(g.state_dir())
+        state = "interrupted" if holder is None else "running"
+        op = f"{state} {interrupted.get('op', 'command')}"
     return Status(
         stack.branch if stack else None,
         stack.base if stack else None,
@@ -134,3 +139,23 @@ def status(ctx: Context) -> Status:
         stack is not None and g.current_branch() == stack.branch,
         op,
     )
+
+
+# What each kind of argument completes to (`completions`).
+SERIES, APPLIED, UNAPPLIED, REFS = "series", "applied", "unapplied", "refs"
+
+
+def completions(ctx: Context, kind: str) -> tuple[str, ...]:
+    """The words a shell may complete an argument of `kind` to: the series' patch names,
+    the applied or the unapplied ones, or the target's refs. Where the target cannot be
+    read, the whole series stands in for applied/unapplied, and refs complete to nothing."""
+    if kind == REFS:
+        g = ctx.git()
+        return ("HEAD", *g.ref_names())
+    names = tuple(e.name or "" for e in ctx.repo().series.patches)
+    if kind == SERIES:
+        return names
+    try:
+        return applied(ctx) if kind == APPLIED else unapplied(ctx)
+    except PatchqError:
+        return names

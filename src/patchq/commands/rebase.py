@@ -252,7 +252,7 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
         commit = None
         if outcome != "upstreamed":
             _, patch = load_patch(repo, entry)
-            author, message = identity(entry.name, patch, when, tz)
+            author, message = identity(entry.name, patch, when, tz, g.user_identity())
             commit = GitRepo.commit_object(w, res.tree, [st.head], message, author, author)
         st = st.with_done(
             DonePatch(
@@ -381,7 +381,7 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
             )
         _, patch = load_patch(repo, entry)
         when, tz = ident_date(g.commit_info(st.onto)["committer"])
-        author, message = identity(cur.name, patch, when, tz)
+        author, message = identity(cur.name, patch, when, tz, g.user_identity())
         w = g.writer()
         commit = GitRepo.commit_object(w, wt, [st.head], message, author, author)
         w.flush()

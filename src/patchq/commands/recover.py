@@ -8,6 +8,7 @@ from patchq.core.errors import BadInputError
 from patchq.git.repo import GitRepo
 from patchq.ops import journal
 from patchq.ops.session import Context
+from patchq.ops.stack import rebase_in_progress
 from patchq.store.statedir import repo_lock, run_lock
 
 
@@ -37,5 +38,14 @@ def recover(ctx: Context, mode: str) -> RecoverOutcome:
             op, saved = journal.recover(None, repo.root, mode)
     else:
         with run_lock(g.state_dir(), repo.root, recovering=True):
+            if journal.pending(g, repo.root) is None and rebase_in_progress(ctx):
+                # What `status` calls "in progress: rebase" is a rebase's own state, not
+                # a killed command's journal: say which command owns it.
+                raise BadInputError(
+                    "nothing to recover: no command was interrupted, but a rebase is in progress",
+                    str(g.state_dir()),
+                    f"`patchq rebase --{mode}` to "
+                    f"{'go on with' if mode == 'continue' else 'undo'} it",
+                )
             op, saved = journal.recover(g, repo.root, mode)
     return RecoverOutcome(op, mode, saved)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from patchq.core.patch import Hunk, Split, split_lines
 from patchq.core.status import AMBIGUOUS, EXACT, FAILED, FUZZ, MERGE, OFFSET, RANK
+from patchq.core.words import plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +243,7 @@ def _locate(
             if lo <= stated <= n:
                 return HunkResult(i, EXACT, 0, 0, candidates=1), (stated, 0, 0)
             return HunkResult(
-                i, FAILED, reason=f"line {stated} is past the end of the file ({n} lines)"
+                i, FAILED, reason=f"line {stated} is past the end of the file ({plural(n, 'line')})"
             ), None
         begin, end = False, no_eol
     else:

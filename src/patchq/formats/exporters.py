@@ -44,17 +44,24 @@ def _mail_date(when: int, tz: str | None) -> str:
 
 
 def to_mail(
-    item: Outgoing, n: int, total: int, fallback_date: int, fallback_tz: str = "+0000"
+    item: Outgoing,
+    n: int,
+    total: int,
+    fallback_date: int,
+    fallback_tz: str = "+0000",
+    who: tuple[str, str] | None = None,
 ) -> bytes:
-    """One patch as a mail message `git am` takes; a mail-format patch keeps its bytes."""
+    """One patch as a mail message `git am` takes; a mail-format patch keeps its bytes.
+
+    A patch without an author is sent from `who` (the user's git identity, as `push`
+    commits it), else from `patchq <patchq@invalid>`."""
     if item.data.startswith(b"From ") and item.strip == 1:
         data = item.data
         return data if data.endswith(b"\n") else data + b"\n"
     info = header_info(item.patch.header)
     subject = info.subject or fallback_subject(item.name)
-    author = email.utils.formataddr(
-        (info.author_name or "patchq", info.author_email or "patchq@invalid")
-    )
+    name, address = who or ("patchq", "patchq@invalid")
+    author = email.utils.formataddr((info.author_name or name, info.author_email or address))
     when = info.date if info.date is not None else fallback_date
     date = _mail_date(when, info.tz if info.date is not None else fallback_tz)
     head = f"From: {author}\nDate: {date}\nSubject: {_subject_line(subject, n, total)}\n\n"
@@ -71,11 +78,17 @@ def to_mail(
     return out + sections + b"\n"
 
 
-def mbox(items: Sequence[Outgoing], fallback_date: int, fallback_tz: str = "+0000") -> bytes:
+def mbox(
+    items: Sequence[Outgoing],
+    fallback_date: int,
+    fallback_tz: str = "+0000",
+    who: tuple[str, str] | None = None,
+) -> bytes:
     """The whole active series as one mbox, in series order; a patch whose header has no
-    date is dated `fallback_date` (patchq passes the base's, as `push` dates its commit)."""
+    date is dated `fallback_date` (patchq passes the base's, as `push` dates its commit)
+    and one without an author is sent from `who`."""
     return b"".join(
-        to_mail(it, i, len(items), fallback_date, fallback_tz) for i, it in enumerate(items, 1)
+        to_mail(it, i, len(items), fallback_date, fallback_tz, who) for i, it in enumerate(items, 1)
     )
 
 

@@ -4,7 +4,12 @@ Reviewers drown in diff-of-diffs, so for each patch the report first says whethe
 change is *cosmetic* (only positions, context or hunk headers moved: the added and
 removed lines are the same) or *substantive*, shows for substantive ones only the added
 and removed lines that differ between the old and new patch, and names the upstream
-commits behind every moved hunk. Rendered as text, GitHub-flavoured Markdown or JSON.
+commits behind every moved hunk. Every hunk whose change differs, or that was placed
+by anything but an exact or offset match (a merge, fuzz, a person's resolution), is
+shown as its new hunk — in the HTML page side by side with the old one, with the
+upstream commits that drifted it. Rendered as text, GitHub-flavoured Markdown (for the
+pull request), one self-contained HTML page (no scripts, no external assets, every
+text escaped) or JSON.
 Pure: takes the rebase record, returns strings. The record's type lives in the store
 (`store/rebasestate.LastRebase`), a peer this layer does not import, so what the report
 reads of it is spelled here as protocols that the record's values satisfy.
@@ -13,13 +18,15 @@ reads of it is spelled here as protocols that the record's values satisfy.
 from __future__ import annotations
 
 import difflib
+import html
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from patchq.core.errors import BadInputError
-from patchq.core.patch import Patch, parse
+from patchq.core.patch import FilePatch, Hunk, Patch, parse
+from patchq.core.words import plural
 
 
 class RecordedHunk(Protocol):
@@ -76,6 +83,18 @@ class RebaseRecord(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class HunkView:
+    """A hunk a reviewer should read: its text in the old patch and in the new one (None
+    where it has no counterpart), and the upstream commits that drifted it."""
+
+    file: str
+    old: str | None
+    new: str | None
+    status: str  # the recorded placement of the old hunk, or "changed"
+    drift: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PatchReview:
     name: str
     outcome: str
@@ -85,6 +104,7 @@ class PatchReview:
     hunks: tuple[RecordedHunk, ...]
     interdiff: tuple[str, ...]  # lines of the change-only interdiff (substantive)
     anchored: int
+    views: tuple[HunkView, ...] = ()  # the new hunks to read (substantive or not exact)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +163,76 @@ def _file_before(lines: Sequence[str], k: int) -> str | None:
     return None
 
 
+# Placements a reviewer need not read again: the change itself is as it was.
+_PLAIN = ("clean", "offset", "upstreamed")
+
+
+def _hunk_text(h: Hunk) -> str:
+    """A hunk as its patch file has it (`@@` line included), one string, LF-ended."""
+    if h.raw is not None:
+        text = h.raw.decode("utf-8", "replace")
+    else:
+        head = f"@@ -{h.old_start},{h.old_len} +{h.new_start},{h.new_len} @@"
+        body = "".join(t + c.decode("utf-8", "replace") for t, c in h.lines)
+        text = head + "\n" + body
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _changed(h: Hunk) -> list[tuple[str, bytes]]:
+    return [(t, c) for t, c in h.lines if t != " "]
+
+
+def _views(old: Patch, new: Patch, hunks: Sequence[RecordedHunk]) -> tuple[HunkView, ...]:
+    """The new patch's hunks a reviewer should read, each beside its old hunk: those whose
+    added/removed lines differ, and those the rebase placed other than exactly or by an
+    offset. Old and new hunks pair up by file and order (by likeness where the count of
+    a file's hunks changed)."""
+    record = {(h.file, h.index): h for h in hunks}
+    old_by: dict[str, FilePatch] = {s.path: s for s in old.sections}
+    out: list[HunkView] = []
+    for s in new.sections:
+        before = old_by.get(s.path) or old_by.get(s.old_path or "")
+        olds = list(before.hunks) if before is not None else []
+        used: set[int] = set()
+        for j, h in enumerate(s.hunks):
+            k = j if len(olds) == len(s.hunks) else _likest(olds, h, used)
+            if k is not None:
+                used.add(k)
+            o = olds[k] if k is not None else None
+            rec = record.get((before.path if before else s.path, k)) if k is not None else None
+            status = rec.status if rec is not None else "clean"
+            if o is not None and _changed(o) == _changed(h) and status in _PLAIN:
+                continue
+            out.append(
+                HunkView(
+                    s.path,
+                    _hunk_text(o) if o is not None else None,
+                    _hunk_text(h),
+                    status if o is not None and status not in _PLAIN else "changed",
+                    tuple(rec.drift) if rec is not None else (),
+                )
+            )
+        for k, o in enumerate(olds):
+            if k not in used and len(olds) != len(s.hunks):
+                rec = record.get((s.path, k))
+                drift = tuple(rec.drift) if rec is not None else ()
+                out.append(HunkView(s.path, _hunk_text(o), None, "changed", drift))
+    return tuple(out)
+
+
+def _likest(olds: Sequence[Hunk], h: Hunk, used: set[int]) -> int | None:
+    best, score = None, 0.0
+    mine = [t + c.decode("utf-8", "replace") for t, c in h.lines]
+    for k, o in enumerate(olds):
+        if k in used:
+            continue
+        theirs = [t + c.decode("utf-8", "replace") for t, c in o.lines]
+        ratio = difflib.SequenceMatcher(None, theirs, mine, autojunk=False).ratio()
+        if ratio > score:
+            best, score = k, ratio
+    return best
+
+
 def review(record: RebaseRecord) -> Review:
     """Build the review from the record `rebase` leaves in .git/patchq/."""
     old, new = dict(record.old), dict(record.new)
@@ -154,18 +244,20 @@ def review(record: RebaseRecord) -> Review:
         anchored = sum(1 for h in hunks if h.anchored)
         kind = "unchanged"
         inter: tuple[str, ...] = ()
+        views: tuple[HunkView, ...] = ()
         if outcome in ("upstreamed", "dropped"):
             kind = "removed"
         elif name in old and name in new:
-            before = _changes(parse(old[name], name))
-            after = _changes(parse(new[name], name))
+            old_patch, new_patch = parse(old[name], name), parse(new[name], name)
+            before, after = _changes(old_patch), _changes(new_patch)
             if before == after:
                 kind = "cosmetic"
             else:
                 kind = "substantive"
                 inter = interdiff(before, after)
+            views = _views(old_patch, new_patch, hunks)
         reviews.append(
-            PatchReview(name, outcome, kind, moved, tuple(p.drift), hunks, inter, anchored)
+            PatchReview(name, outcome, kind, moved, tuple(p.drift), hunks, inter, anchored, views)
         )
     return Review(record.base, record.onto, record.onto_ref, tuple(reviews), dict(record.subjects))
 
@@ -194,7 +286,7 @@ def _commit(c: str, subjects: Mapping[str, str]) -> str:
 def _hunk_line(h: RecordedHunk, subjects: Mapping[str, str], outcome: str = "") -> str:
     status = h.status
     what = {
-        "offset": f"moved {h.offset:+d} lines",
+        "offset": f"moved {plural(h.offset, 'line', signed=True)}",
         "fuzz": f"fuzz {h.fuzz}",
         "merge": "3-way merged" + (", placed by its anchor line — check it" if h.anchored else ""),
         "upstreamed": "already upstream, dropped",
@@ -220,9 +312,27 @@ def to_text(r: Review) -> str:
             lines.append(f"            drift: {_commit(c, r.subjects)}")
         for line in p.interdiff:
             lines.append(f"            {line}")
+        for v in p.views:
+            if v.new is None:
+                continue
+            lines.append(f"            new hunk in {v.file} ({_view_word(v)}):")
+            # `|` keeps an empty context line (" ") from becoming a blank-looking line.
+            lines += [
+                f"            | {x}" if x.strip() else "            |" for x in v.new.splitlines()
+            ]
     counts = _counts(r)
     lines += ["", "summary: " + ", ".join(f"{n} {k}" for k, n in counts.items())]
     return "\n".join(lines) + "\n"
+
+
+def _view_word(v: HunkView) -> str:
+    return {
+        "changed": "its change differs",
+        "merge": "3-way merged",
+        "conflict": "resolved by hand",
+        "fuzz": "placed with fuzz",
+        "missing": "its file moved upstream",
+    }.get(v.status, v.status)
 
 
 def _counts(r: Review) -> dict[str, int]:
@@ -250,7 +360,7 @@ def to_markdown(r: Review) -> str:
         if p.kind == "substantive" or p.anchored or p.outcome in ("resolved", "dropped")
     ]
     if review_needed:
-        out.append("  \nNeeds a reviewer's eye: " + ", ".join(f"`{p.name}`" for p in review_needed))
+        out += ["", "Needs a reviewer's eye: " + ", ".join(f"`{p.name}`" for p in review_needed)]
     out += [
         "",
         "| patch | outcome | change | hunks moved | upstream commits |",
@@ -282,6 +392,19 @@ def to_markdown(r: Review) -> str:
                 *p.interdiff,
                 "```",
             ]
+        for v in p.views:
+            if v.new is None:
+                continue
+            fence = "````" if "```" in v.new else "```"
+            out += [
+                "",
+                f"New hunk in `{v.file}` ({_view_word(v)}):",
+                "",
+                fence + "diff",
+                # An empty context line is written empty, never as a lone space.
+                *(x if x.strip() else "" for x in v.new.splitlines()),
+                fence,
+            ]
     return "\n".join(out) + "\n"
 
 
@@ -300,6 +423,16 @@ def to_json(r: Review) -> str:
                 "hunks": [_hunk_doc(h) for h in p.hunks],
                 "interdiff": list(p.interdiff),
                 "anchored": p.anchored,
+                "new_hunks": [
+                    {
+                        "file": v.file,
+                        "status": v.status,
+                        "old": v.old,
+                        "new": v.new,
+                        "drift": list(v.drift),
+                    }
+                    for v in p.views
+                ],
             }
             for p in r.patches
         ],
@@ -322,5 +455,119 @@ def _hunk_doc(h: RecordedHunk) -> dict[str, Any]:
     }
 
 
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+_CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:80em;padding:0 1em;color:#1f2328}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #d0d7de}
+table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #d0d7de;padding:.2em .5em;
+text-align:left;vertical-align:top}code,pre,.sbs td{font:12px/1.4 ui-monospace,monospace}
+.sbs{width:100%;table-layout:fixed}.sbs td{white-space:pre-wrap;word-break:break-all;border:0;
+border-right:1px solid #d0d7de}.sbs .ln{width:1.2em;color:#656d76}.del{background:#ffebe9}
+.add{background:#dafbe1}.chg{background:#fff8c5}.none{background:#f6f8fa}
+.outcome{font-weight:600}.substantive{color:#9a6700}.removed{color:#656d76}
+ul.drift{margin:.3em 0 1em;padding-left:1.4em}
+""".strip()
+
+
+def _side_by_side(v: HunkView) -> list[str]:
+    """Old and new hunk in two columns, lines aligned; changed lines marked."""
+    old = (v.old or "").splitlines()
+    new = (v.new or "").splitlines()
+    rows: list[tuple[str, str, str]] = []  # (old line, new line, class)
+    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            rows += [(a, a, "") for a in old[i1:i2]]
+            continue
+        left, right = old[i1:i2], new[j1:j2]
+        for k in range(max(len(left), len(right))):
+            a = left[k] if k < len(left) else None
+            b = right[k] if k < len(right) else None
+            rows.append(
+                (
+                    "" if a is None else a,
+                    "" if b is None else b,
+                    "del" if b is None else "add" if a is None else "chg",
+                )
+            )
+    out = [
+        '<table class="sbs"><colgroup><col><col></colgroup>',
+        f"<thead><tr><th>old patch{'' if v.old is not None else ' (no such hunk)'}</th>"
+        f"<th>new patch{'' if v.new is not None else ' (hunk removed)'}</th></tr></thead><tbody>",
+    ]
+    for a, b, cls in rows:
+        left_cls = "none" if v.old is None else ("del" if cls in ("del", "chg") else "")
+        right_cls = "none" if v.new is None else ("add" if cls in ("add", "chg") else "")
+        out.append(
+            f'<tr class="{cls or "same"}"><td class="{left_cls}">{_e(a)}</td>'
+            f'<td class="{right_cls}">{_e(b)}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    return out
+
+
+def to_html(r: Review) -> str:
+    """One self-contained page: inline style, no scripts, no links to fetch, every text
+    from a patch, a name or an upstream subject escaped (and a Content-Security-Policy
+    that forbids scripts and loads, should any markup ever slip through)."""
+    title = f"patchq rebase {r.base[:12]} → {r.onto[:12]}" + (
+        f" ({r.onto_ref})" if r.onto_ref else ""
+    )
+    counts = _counts(r)
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta http-equiv="Content-Security-Policy" '
+        "content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p id="summary">{_e(", ".join(f"{n} {k}" for k, n in counts.items()))}</p>',
+        '<table id="patches"><thead><tr><th>patch</th><th>outcome</th><th>change</th>'
+        "<th>hunks moved</th><th>upstream commits</th></tr></thead><tbody>",
+    ]
+    for p in r.patches:
+        drift = "<br>".join(_e(_commit(c, r.subjects)) for c in p.drift)
+        out.append(
+            f'<tr><td><a href="#{_e(_anchor(p.name))}"><code>{_e(p.name)}</code></a></td>'
+            f'<td class="outcome">{_e(p.outcome)}</td><td class="{_e(p.kind)}">{_e(p.kind)}</td>'
+            f"<td>{p.moved}</td><td>{drift}</td></tr>"
+        )
+    out.append("</tbody></table>")
+    for p in r.patches:
+        if p.kind in ("unchanged", "unknown"):
+            continue
+        out.append(
+            f'<section class="patch" id="{_e(_anchor(p.name))}">'
+            f"<h2><code>{_e(p.name)}</code> — {_e(p.outcome)}, "
+            f'<span class="{_e(p.kind)}">{_e(p.kind)}</span></h2>'
+        )
+        notes = [_hunk_line(h, r.subjects, p.outcome) for h in p.hunks if h.status != "clean"]
+        if p.kind == "removed":
+            notes.append(f"removed from the active series ({p.outcome})")
+        if notes:
+            out.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
+        for v in p.views:
+            out.append(f'<div class="hunk"><h3><code>{_e(v.file)}</code>: {_e(_view_word(v))}</h3>')
+            if v.drift:
+                out.append(
+                    '<p>upstream commits that moved it:</p><ul class="drift">'
+                    + "".join(f"<li>{_e(_commit(c, r.subjects))}</li>" for c in v.drift)
+                    + "</ul>"
+                )
+            out += _side_by_side(v)
+            out.append("</div>")
+        out.append("</section>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _anchor(name: str) -> str:
+    return "patch-" + "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
+
+
 def render(r: Review, fmt: str) -> str:
-    return {"text": to_text, "md": to_markdown, "json": to_json}[fmt](r)
+    return {"text": to_text, "md": to_markdown, "json": to_json, "html": to_html}[fmt](r)

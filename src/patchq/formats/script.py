@@ -174,7 +174,9 @@ def main(argv):
         os.replace(tmp, full)
         print("patched  %s" % f["path"])
     if not plan:
-        print("nothing to do: all %d files already patched" % done)
+        # (stdlib only, so not patchq's `plural`: the same rule, spelled out)
+        print("nothing to do: %s already patched"
+              % ("the 1 file is" if done == 1 else "all %d files are" % done))
     return 0
 
 

@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -149,6 +150,46 @@ def child_environment(
     return env
 
 
+def user_identity(
+    config: dict[str, str], environ: dict[str, str] | None = None
+) -> tuple[str, str] | None:
+    """The author name and email git would use, from `config` (lower-cased keys, the
+    effective values: the repository's over the global ones) and the environment, in
+    git's order: GIT_AUTHOR_NAME, author.name, user.name; GIT_AUTHOR_EMAIL, author.email,
+    user.email, EMAIL. None unless both are known: git's guess from the host name is
+    not an identity worth writing into a commit."""
+    env = os.environ if environ is None else environ
+
+    def first(*values: str | None) -> str:
+        return next((v.strip() for v in values if v and v.strip()), "")
+
+    name = first(env.get("GIT_AUTHOR_NAME"), config.get("author.name"), config.get("user.name"))
+    email = first(
+        env.get("GIT_AUTHOR_EMAIL"),
+        config.get("author.email"),
+        config.get("user.email"),
+        env.get("EMAIL"),
+    )
+    return (name, email) if name and email else None
+
+
+def user_identity_at(cwd: Path) -> tuple[str, str] | None:
+    """`user_identity` where there is no target: the config git reads in `cwd` (the
+    patch repo's own, if it is a checkout, then the global and system ones)."""
+    proc = subprocess.run(
+        ["git", "config", "-z", "--list"],
+        cwd=cwd,
+        capture_output=True,
+        env=child_environment(PINNED_CONFIG),
+    )
+    values: dict[str, str] = {}
+    if proc.returncode == 0:
+        for entry in proc.stdout.split(b"\0"):
+            key, _, value = entry.decode("utf-8", "surrogateescape").partition("\n")
+            values[key.lower()] = value
+    return user_identity(values)
+
+
 def _patch_diff(context: int) -> tuple[str, ...]:
     """The diff options of every patch patchq writes: renames detected, 12-digit index ids
     (stable across machines), no colour, no external tools, a/ and b/ prefixes."""
@@ -165,6 +206,14 @@ def _patch_diff(context: int) -> tuple[str, ...]:
         "--dst-prefix=b/",
         "--no-relative",
     )
+
+
+def _check_interrupt(proc: subprocess.CompletedProcess[bytes]) -> None:
+    """A git child that died of SIGINT was stopped by Ctrl-C (a terminal signals the whole
+    process group): that is the user's interrupt, not git failing, so it is raised as one
+    and the command rolls back and exits 130 rather than reporting a broken git."""
+    if proc.returncode == -signal.SIGINT:
+        raise KeyboardInterrupt
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -637,6 +686,7 @@ class GitRepo:
             env=self.env(),
         )
         self.processes += 1
+        _check_interrupt(proc)
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise BadInputError(
@@ -666,12 +716,17 @@ class GitRepo:
                 in_tree = in_tree or self._in_work_tree(target)
         self._config_in_tree = in_tree
         self._pins = list(PINNED_CONFIG) + neutralised(values)
+        self._user = user_identity(values)
         self._config_stale = False
         return {
             k: v.strip().lower()
             for k, v in values.items()
             if k in ("core.bare", "extensions.objectformat")
         }
+
+    def user_identity(self) -> tuple[str, str] | None:
+        """The user's name and email as git resolves an author here (see `user_identity`)."""
+        return self._user
 
     def _in_work_tree(self, path: Path) -> bool:
         real = Path(os.path.realpath(path))
@@ -812,6 +867,7 @@ class GitRepo:
             env=self.env(**(env or {})),
         )
         self._config_stale = self._config_in_tree
+        _check_interrupt(proc)
         if check and proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise GitError(
@@ -965,6 +1021,13 @@ class GitRepo:
                 env={"GIT_LITERAL_PATHSPECS": "1"},
             )
 
+    def ref_names(self) -> list[str]:
+        """The short names of the branches, tags and remote branches (shell completion)."""
+        out = self._run(
+            "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/tags", "refs/remotes"
+        )
+        return [n for n in out.decode("utf-8", "surrogateescape").splitlines() if n]
+
     def current_branch(self) -> str | None:
         head = (self.git_dir / "HEAD").read_bytes().strip()
         prefix = b"ref: refs/heads/"
@@ -1075,6 +1138,7 @@ class GitRepo:
                 capture_output=True,
                 env=self.env(),
             )
+        _check_interrupt(proc)
         if proc.returncode < 0 or proc.returncode > 127:
             raise GitError(
                 f"git merge-file failed: {proc.stderr.decode(errors='replace')}", str(self.root)

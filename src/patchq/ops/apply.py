@@ -4,8 +4,9 @@ This is where the patch model, the hunk engine and the git layer meet. Each sect
 each patch is checked (paths confined, no writing through symlinks or into submodules),
 its hunks are placed by the engine, and the resulting blobs and trees are hashed into an
 `ObjectWriter` that the caller flushes once — or never, for `verify` and dry runs.
-Commits are reproducible: identity and date come from the patch header, with fixed
-fallbacks (the base commit's committer date), and the committer equals the author.
+Commits are reproducible: identity and date come from the patch header, with fallbacks
+(the user's git identity, then `patchq <patchq@invalid>`; the base commit's committer
+date), and the committer equals the author.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from patchq.core.status import CONFLICT, FAILED, MERGE
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import TREE_MODE, GitRepo, Ident, ObjectWriter
 from patchq.store.patchrepo import PatchRepo
+from patchq.store.statedir import crashpoint
 
 DEFAULT_MODE = "100644"
 FALLBACK_NAME, FALLBACK_EMAIL = "patchq", "patchq@invalid"
@@ -235,12 +237,22 @@ def load_patch(repo: PatchRepo, entry: Entry) -> tuple[bytes, Patch]:
     return data, patch
 
 
-def identity(name: str, patch: Patch, fallback_when: int, fallback_tz: str) -> tuple[Ident, str]:
-    """The author (also used as committer) and the message for a patch's commit."""
+def identity(
+    name: str,
+    patch: Patch,
+    fallback_when: int,
+    fallback_tz: str,
+    who: tuple[str, str] | None,
+) -> tuple[Ident, str]:
+    """The author (also used as committer) and the message for a patch's commit.
+
+    A header without an author gives `who` (the user's git identity, `GitRepo.user_identity`),
+    else `patchq <patchq@invalid>`; the date policy does not depend on it."""
     info = header_info(patch.header)
+    fallback_name, fallback_email = who or (FALLBACK_NAME, FALLBACK_EMAIL)
     ident = Ident(
-        info.author_name or FALLBACK_NAME,
-        info.author_email or FALLBACK_EMAIL,
+        info.author_name or fallback_name,
+        info.author_email or fallback_email,
         info.date if info.date is not None else fallback_when,
         info.tz or fallback_tz,
     )
@@ -331,11 +343,12 @@ def apply_series(
         tree = state.tree.write(w)
         commit = None
         if commits:
-            author, message = identity(entry.name, patch, when, tz)
+            author, message = identity(entry.name, patch, when, tz, g.user_identity())
             commit = GitRepo.commit_object(w, tree, [head], message, author, author)
             head = commit
         results.append(PatchResult(entry.name, tuple(sections), tree, commit, tuple(notes)))
         w.maybe_flush()
+        crashpoint("apply:patch")
     files = {}
     for path, before in state.base.items():
         after = state.tree.get(path, "")

@@ -4,7 +4,9 @@ Errors (exit 4) make the series unusable: a missing or unparsable patch, a dupli
 malformed guard or strip level, an unsafe name. Warnings (exit 1) are worth a look: a
 patch without a header, a patch that needed a normalisation to be read as GNU patch
 reads it (whitespace damage, a lone `+++` line, …), a lock whose hashes no longer
-match, a file in patches/ that no series line names. Pure over the files it is given.
+match, a file in patches/ that no series line names. The lock's records of patches the
+last rebase upstreamed or dropped are expected, not findings, so `patchq lint && git
+commit` works right after a rebase. Pure over the files it is given.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from patchq.core.errors import BadInputError, PatchqError
 from patchq.core.lock import Lock, sha256
 from patchq.core.patch import parse
 from patchq.core.series import Series
+from patchq.core.status import GONE
 from patchq.store.patchrepo import LOCK, PATCHES, SERIES, Config, PatchRepo
 
 ERROR, WARNING = "error", "warning"
@@ -104,7 +107,9 @@ def lint(root: Path) -> list[Finding]:
         else:
             for rec in lock.patches:
                 if rec.name not in hashes:
-                    if series.find(rec.name) is None:
+                    # A patch the last rebase found upstream or a person dropped keeps its
+                    # record in the lock on purpose: the review of that rebase names it.
+                    if series.find(rec.name) is None and rec.rebase not in GONE:
                         out.append(
                             Finding(WARNING, LOCK, f"{rec.name} is locked but not in the series")
                         )

@@ -48,6 +48,7 @@ from patchq.ops.apply import Preimage, SectionState, fit_section, load_patch
 from patchq.ops.drift import Attribution, Change, attribute
 from patchq.ops.drift import histories as histories_for
 from patchq.store.patchrepo import PatchRepo
+from patchq.store.statedir import crashpoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +160,7 @@ class Replay:
     def step(self, entry: Entry) -> PatchCheck:
         """Replay one patch on the current tree; a conflict leaves the tree without it."""
         assert entry.name is not None
+        crashpoint("replay:patch")
         _, patch = load_patch(self.repo, entry)
         display = self.repo.display(entry.name)
         before = self.tree()

@@ -16,6 +16,7 @@ from patchq.core.errors import BadInputError, ConflictError, PatchqError, Unsafe
 from patchq.core.patch import Patch
 from patchq.core.progress import Progress
 from patchq.core.series import Entry, Series
+from patchq.core.words import plural
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo, ObjectWriter
 from patchq.ops import journal
@@ -56,8 +57,7 @@ class MoveOutcome:
             return None
         if f.tree is not None:
             return ConflictError(
-                f"{f.conflicts} conflict{'s' if f.conflicts != 1 else ''} in "
-                f"{f.path} left in the working tree",
+                f"{plural(f.conflicts, 'conflict')} in {f.path} left in the working tree",
                 f.display,
                 "resolve them, then `patchq refresh`",
             )
@@ -172,6 +172,9 @@ def push_patches(
         stack = open_stack(ctx, create=True)
         names, entries = series_state(ctx, stack)
         n = len(stack.applied)
+        if all_ and n >= len(names):
+            # The requested state holds: every active patch is applied (DESIGN §3, exit 0).
+            return MoveOutcome(stack)
         want = len(names) if all_ else _resolve_target(names, n, target)
         if want <= n or n >= len(names):
             raise BadInputError(
@@ -205,7 +208,7 @@ def push_patches(
             # unchanged in the commit and the merge (with markers) in the working tree;
             # `patchq refresh` after resolving records the resolution.
             when, tz = ident_date(g.commit_info(stack.base)["committer"])
-            author, message = identity(f.name, f.patch, when, tz)
+            author, message = identity(f.name, f.patch, when, tz, g.user_identity())
             tree = g.commit_info(new.head, w)["tree"].decode()
             commit = GitRepo.commit_object(w, tree, [new.head], message, author, author)
             new = new.extended((f.name,), (commit,))
@@ -228,7 +231,7 @@ def push_patches(
                 repo.config.queue,
                 overlay=overlay,
                 intent_to_add=added,
-                reason=f"{len(new.applied) - n} patches",
+                reason=plural(len(new.applied) - n, "patch"),
             ),
         )
     return MoveOutcome(new, result.patches, failure=f, saved=saved)
@@ -281,7 +284,7 @@ def pop_patches(
             g,
             repo.root,
             journal.Plan(
-                verb, new.branch, new.head, new, repo.config.queue, reason=f"{n - keep} patches"
+                verb, new.branch, new.head, new, repo.config.queue, reason=plural(n - keep, "patch")
             ),
         )
     return MoveOutcome(new, popped=stack.applied[keep:][::-1], saved=saved)
@@ -341,7 +344,7 @@ def rewrite_messages(
     k = stack.applied.index(name)
     w = g.writer()
     when, tz = ident_date(g.commit_info(stack.base)["committer"])
-    author, message = identity(name, patch, when, tz)
+    author, message = identity(name, patch, when, tz, g.user_identity())
     tree = g.commit_info(stack.commits[k])["tree"].decode()
     commit = GitRepo.commit_object(w, tree, [stack.commit_below(k)], message, author, author)
     commits = list(stack.commits[:k]) + [commit]

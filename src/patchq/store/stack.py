@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from patchq.core.words import plural
 from patchq.store import jsonrecord as jr
 from patchq.store.files import atomic_write
 
@@ -66,7 +67,8 @@ def from_doc(doc: dict[str, Any]) -> Stack:
     )
     if len(stack.applied) != len(stack.commits):
         raise jr.StateFormatError(
-            f"{len(stack.applied)} patches applied but {len(stack.commits)} commits"
+            f"{plural(len(stack.applied), 'patch')} applied "
+            f"but {plural(len(stack.commits), 'commit')}"
         )
     return stack
 

@@ -21,11 +21,16 @@ from patchq.core.errors import UnsafeStateError
 def crashpoint(label: str) -> None:
     """Fault injection for the interruption tests: PATCHQ_CRASH_AT=<label> kills this
     process with SIGKILL here (PATCHQ_CRASH_SIGNAL=INT raises Ctrl-C instead, ERR an
-    OSError). Never set outside tests; costs one dict lookup."""
+    OSError, and PAUSE says `paused at <label>` on stderr and waits for a real signal
+    from the test). Never set outside tests; costs one dict lookup."""
     if os.environ.get("PATCHQ_CRASH_AT") != label:
         return
     if os.environ.get("PATCHQ_CRASH_SIGNAL") == "INT":
         raise KeyboardInterrupt
+    if os.environ.get("PATCHQ_CRASH_SIGNAL") == "PAUSE":
+        os.write(2, f"paused at {label}\n".encode())
+        time.sleep(60)
+        return
     if os.environ.get("PATCHQ_CRASH_SIGNAL") == "ERR":
         raise OSError(f"injected failure at {label}")
     os.kill(os.getpid(), signal.SIGKILL)
@@ -128,6 +133,27 @@ def run_lock(
         yield
     finally:
         path.unlink(missing_ok=True)  # before the close: nobody can lock this inode after
+        os.close(fd)
+
+
+def lock_holder(state_dir: Path) -> int | None:
+    """The pid of the patchq that holds the target's run lock now (0 if it wrote none),
+    or None when no command is running: a journal with a live holder is a command at
+    work, not one that was interrupted. Tested with a shared lock taken and released at
+    once, so no file is created."""
+    try:
+        fd = os.open(state_dir / "lock", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            return int(pid) if pid.isdigit() else 0
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
         os.close(fd)
 
 

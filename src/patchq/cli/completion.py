@@ -1,0 +1,55 @@
+"""Shell completion of patch names and refs, through click's own machinery.
+
+`eval "$(_PATCHQ_COMPLETE=bash_source patchq)"` (or zsh_source, fish_source) installs it;
+the shell then runs patchq with `_PATCHQ_COMPLETE=bash_complete`, and the callbacks here
+answer. They run before any command callback, so they open the patch repo and target
+from the global options themselves, and they never fail: a shell prints nothing rather
+than an error while someone types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+from click.shell_completion import CompletionItem
+
+from patchq.commands import queries
+from patchq.ops.session import Context
+
+Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
+
+
+def _context(ctx: click.Context) -> Context:
+    params = ctx.find_root().params
+    dir_, target = params.get("dir_"), params.get("target")
+    return Context(
+        dir=Path(dir_) if dir_ is not None else None,
+        target=Path(target) if target is not None else None,
+    )
+
+
+def words(kind: str) -> Completer:
+    """A click `shell_complete` callback offering the `kind` words of `queries.completions`
+    that start with what has been typed."""
+
+    def complete(
+        ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        session = _context(ctx)
+        try:
+            found = queries.completions(session, kind)
+        except Exception:  # noqa: BLE001 - a completion never shows an error
+            return []
+        finally:
+            session.close()
+        return [CompletionItem(w) for w in found if w.startswith(incomplete)]
+
+    return complete
+
+
+SERIES = words(queries.SERIES)
+APPLIED = words(queries.APPLIED)
+UNAPPLIED = words(queries.UNAPPLIED)
+REFS = words(queries.REFS)

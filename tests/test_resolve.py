@@ -92,11 +92,37 @@ def test_delete_wins_is_refused_when_the_patch_rewrites_the_edited_line() -> Non
 
 
 def test_delete_wins_never_discards_a_line_upstream_moved_in() -> None:
-    # The region is the block the patch deletes; upstream moved `a` (which the base has
-    # elsewhere) into it. Without knowing that, delete-wins would take it.
-    taken = resolve(L("b", "c"), L("b", "a", "c"), [])
+    # The region is the block the patch deletes; upstream rewrote its last line into `a`,
+    # which the base has elsewhere: a move, not an edit, and discarding it would lose it.
+    taken = resolve(L("b", "c"), L("b", "a"), [])
     assert taken is not None and taken.method == "delete-wins" and taken.discarded == (b"a\n",)
-    assert resolve(L("b", "c"), L("b", "a", "c"), [], frozenset(L("a"))) is None
+    assert resolve(L("b", "c"), L("b", "a"), [], frozenset(L("a"))) is None
+
+
+def test_delete_wins_never_discards_lines_upstream_inserted_or_a_rewrite() -> None:
+    # New lines upstream put into the deleted block (a new include, a new flag) are kept
+    # for a person to judge; so is a block the patch rewrites rather than deletes.
+    assert resolve(L("b", "c"), L("b", "new", "c"), []) is None
+    assert resolve(L("x y z w"), L("x y Z w"), L("totally different")) is None
+
+
+def test_an_insertion_next_to_a_line_upstream_rewrote_is_a_conflict() -> None:
+    base = L("free(name);", "break;")
+    up = L("if (parse(m) != 0) goto out;", "break;")
+    mine = L("free(name);", "name = NULL;", "break;")
+    assert resolve(base, up, mine) is None
+
+
+def test_a_new_word_upstream_also_wrote_elsewhere_stops_the_finer_methods() -> None:
+    # The patch adds `-no-undefined` to a line upstream also edited; upstream added that
+    # flag elsewhere in the file: maybe the same fix, its own way.
+    base = L("LDFLAGS = -module $(LIBS)")
+    up = L("LDFLAGS = -module $(LIBS) -shared")
+    mine = L("LDFLAGS = -module -no-undefined $(LIBS)")
+    assert resolve(base, up, mine) is not None
+    base_words = {b"LDFLAGS", b"module", b"LIBS"}
+    wrote = {b"shared", b"undefined", b"WIN32"}
+    assert resolve(base, up, mine, frozenset(), base_words.__contains__, wrote.__contains__) is None
 
 
 # --- properties ------------------------------------------------------------------------

@@ -17,6 +17,7 @@ would take too long (a diff past BUDGET steps), and the caller then asks git its
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from itertools import compress
@@ -35,6 +36,7 @@ _SIMSCAN_WINDOW = 100
 _KPDIS_RUN = 4
 _LINE_MAX = 1 << 62
 _MARKER = 7
+_WORDS = re.compile(rb"\w{4,}", re.ASCII)  # resolve's telling words
 
 T = TypeVar("T")
 
@@ -509,17 +511,26 @@ def merge(
     i = 0
     conflicts = 0
     names = [x.encode("utf-8", "surrogateescape") for x in labels]
-    everywhere = (
-        Counter(x if x.endswith(b"\n") else x + b"\n" for x in l0)
-        if resolved is not None
-        else Counter()
-    )
+    everywhere: Counter[bytes] = Counter()
+    base_words: set[bytes] = set()
+    up_words: set[bytes] = set()
+    if resolved is not None:
+        everywhere = Counter(x if x.endswith(b"\n") else x + b"\n" for x in l0)
+        base_words = set(_WORDS.findall(base))
+        up_words = set(_WORDS.findall(ours)) - base_words
     for mode, i0, chg0, i1, chg1, i2, chg2 in changes:
         fixed = None
         if mode == 0 and resolved is not None:
             region = Counter(x if x.endswith(b"\n") else x + b"\n" for x in l0[i0 : i0 + chg0])
             elsewhere = frozenset(everywhere - region)
-            fixed = resolve(l0[i0 : i0 + chg0], l1[i1 : i1 + chg1], l2[i2 : i2 + chg2], elsewhere)
+            fixed = resolve(
+                l0[i0 : i0 + chg0],
+                l1[i1 : i1 + chg1],
+                l2[i2 : i2 + chg2],
+                elsewhere,
+                base_words.__contains__,
+                up_words.__contains__,
+            )
         if fixed is not None:
             assert resolved is not None
             resolved.append(fixed)

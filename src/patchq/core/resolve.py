@@ -22,7 +22,7 @@ Pure: lines (bytes, with their newlines) in, lines out.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -35,6 +35,8 @@ SIMILAR = 0.5
 MAX_LINES = 200
 
 _TOKEN = re.compile(rb"\w+|\s+|[^\w\s]", re.ASCII)
+# Words long enough to tell: a patch's new identifier or flag, not `if` or `i`.
+_TELLING = re.compile(rb"\w{4,}", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +60,20 @@ def edits(base: Sequence[bytes], side: Sequence[bytes]) -> list[Edit]:
     ]
 
 
-def compose(base: Sequence[bytes], a: list[Edit], b: list[Edit]) -> list[bytes] | None:
+def compose(
+    base: Sequence[bytes], a: list[Edit], b: list[Edit], lines: bool = True
+) -> list[bytes] | None:
     """Both edit lists applied to `base`, or None where they collide: overlapping ranges
     (unless the very same edit), two insertions at one point, or an insertion strictly
-    inside a range the other side replaces. Edits that only touch compose."""
+    inside a range the other side replaces. Edits that only touch compose — except, for
+    `lines`, an insertion next to lines the other side replaced (see `_collide`); between
+    tokens of one line that is how an argument is appended to a renamed call."""
     merged: list[Edit] = []
     for x in a:
         for y in b:
             if x == y:
                 continue
-            if _collide(x, y):
+            if _collide(x, y, lines):
                 return None
     seen = set()
     for e in sorted(a + b, key=lambda e: (e[0], e[1])):
@@ -87,14 +93,18 @@ def compose(base: Sequence[bytes], a: list[Edit], b: list[Edit]) -> list[bytes] 
     return out
 
 
-def _collide(x: Edit, y: Edit) -> bool:
+def _collide(x: Edit, y: Edit, lines: bool = True) -> bool:
+    """Whether two edits of one base cannot both be made blindly. Replacements that only
+    touch compose; an insertion next to lines the other side replaced does not: the line
+    it hangs from changed (upstream rewrote `free(x);` where the patch adds `x = NULL;`
+    after it), so where it belongs is a person's call."""
     (s1, e1, _), (s2, e2, _) = x, y
     if s1 == e1 and s2 == e2:
         return s1 == s2  # insert/insert at one point
     if s1 == e1:
-        return s2 < s1 < e2
+        return s2 <= s1 <= e2 if lines else s2 < s1 < e2
     if s2 == e2:
-        return s1 < s2 < e1
+        return s1 <= s2 <= e1 if lines else s1 < s2 < e1
     return s1 < e2 and s2 < e1
 
 
@@ -103,13 +113,24 @@ def resolve(
     ours: Sequence[bytes],
     theirs: Sequence[bytes],
     elsewhere: frozenset[bytes] = frozenset(),
+    known: Callable[[bytes], bool] | None = None,
+    upstream_wrote: Callable[[bytes], bool] | None = None,
 ) -> Resolution | None:
     """A conflict region resolved by the first method that is sure (ours: upstream's
     lines, theirs: the patch's), or None: it stays a conflict. `elsewhere`: the base
     file's lines outside the region — a line upstream wrote into the region that the
-    base had elsewhere was moved there, and a delete-wins must not discard it."""
+    base had elsewhere was moved there, and a delete-wins must not discard it.
+
+    `known(word)` says whether the base file has a word, `upstream_wrote(word)` whether
+    upstream's new lines anywhere in the file have it: a new word the patch writes that
+    upstream wrote too means upstream may have made the patch's change its own way (a
+    flag added in another place), and no finer method decides that."""
     if max(len(base), len(ours), len(theirs)) > MAX_LINES:
         return None
+    if known is not None and upstream_wrote is not None:
+        added = {w for line in theirs for w in _TELLING.findall(line) if not known(w)}
+        if any(upstream_wrote(w) for w in added):
+            return None
     up, mine = edits(base, ours), edits(base, theirs)
     together = compose(base, up, mine)
     if together is not None:
@@ -130,9 +151,11 @@ def _delete_wins(
     mine: list[Edit],
     elsewhere: frozenset[bytes],
 ) -> Resolution | None:
-    removed = [(s, e) for s, e, _ in mine if e > s]
-    if not removed or not up:
-        return None
+    # Only what the patch deletes outright wins: a block it rewrites is a merge a person
+    # makes, however unlike the old lines its new ones look.
+    removed = [(s, e) for s, e, new in mine if e > s and not new]
+    if not removed or not up or any(s == e for s, e, _ in up):
+        return None  # (upstream's new lines inserted into the block are never discarded)
     for s, e, _ in up:
         inside = any(rs <= s and e <= re_ and (s < e or rs < s < re_) for rs, re_ in removed)
         if not inside:
@@ -236,5 +259,5 @@ def _merge_tokens(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     b, o, t = (_TOKEN.findall(x) for x in (base, ours, theirs))
     if b"".join(b) != base or b"".join(o) != ours or b"".join(t) != theirs:
         return None  # tokens must cover the line exactly
-    merged = compose(b, edits(b, o), edits(b, t))
+    merged = compose(b, edits(b, o), edits(b, t), lines=False)
     return None if merged is None else b"".join(merged)

@@ -250,7 +250,7 @@ def test_a_rebase_stopped_at_a_conflict_reports_it_as_its_problem() -> None:
     assert finished.problem is None and finished.exit_code == 0
     assert texts(render.rebased(finished))[-1] == (
         "err",
-        f"rebased 1 patches onto {ONTO[:12]}; see `patchq report`",
+        f"rebased 1 patch onto {ONTO[:12]}; see `patchq report`",
     )
     (doc,) = render.rebased(out, as_json=True)
     assert isinstance(doc, Doc) and doc.value["conflict"] == "0003-fp4.patch"

@@ -103,7 +103,7 @@ def test_text_report(rebased: dict[str, str], patchq: Callable[..., Result]) -> 
         "|  line 17",
         "|  line 18",
         "|  line 19",
-        "| -line twenty",
+        "| -Line twenty",
         "| +SUB twenty",
         "| +  keep one",
         "| +  keep two",
@@ -152,7 +152,7 @@ def test_markdown_report(
     fence = md[md.index("```diff\n") + 8 :]
     assert fence[: fence.index("```")].splitlines() == INTERDIFF
     assert "New hunk in `sub.txt` (resolved by hand):\n\n```diff\n@@ -17," in md
-    assert "\n-line twenty\n+SUB twenty\n+  keep one\n" in md
+    assert "\n-Line twenty\n+SUB twenty\n+  keep one\n" in md
     cos = md[md.index("### `cos.patch`") : md.index("### `sub.patch`")]
     assert "```" not in cos and "moved +1 line" in cos
 

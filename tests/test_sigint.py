@@ -84,7 +84,7 @@ def test_recover_and_status_agree_on_a_stopped_rebase(tmp_path: Path) -> None:
     up, q, base = build(tmp_path)
     applied_all(up, q, base)
     git(up, "checkout", "-q", "main")
-    (up / "f.txt").write_text((up / "f.txt").read_text().replace("line 20", "line twenty"))
+    (up / "f.txt").write_text((up / "f.txt").read_text().replace("line 20", "Line twenty"))
     git(up, "commit", "-q", "-am", "upstream edits line 20")
     git(up, "checkout", "-q", "patchq/main")
     assert run(q, "rebase", "--onto", "main").returncode == 3

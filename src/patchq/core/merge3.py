@@ -511,16 +511,19 @@ def merge(
     i = 0
     conflicts = 0
     names = [x.encode("utf-8", "surrogateescape") for x in labels]
-    everywhere: Counter[bytes] = Counter()
-    base_words: set[bytes] = set()
-    up_words: set[bytes] = set()
-    if resolved is not None:
-        everywhere = Counter(x if x.endswith(b"\n") else x + b"\n" for x in l0)
-        base_words = set(_WORDS.findall(base))
-        up_words = set(_WORDS.findall(ours)) - base_words
+    # What the finer methods need of the whole file, worked out at the first conflict.
+    context: tuple[Counter[bytes], set[bytes], set[bytes]] | None = None
     for mode, i0, chg0, i1, chg1, i2, chg2 in changes:
         fixed = None
         if mode == 0 and resolved is not None:
+            if context is None:
+                base_words = set(_WORDS.findall(base))
+                context = (
+                    Counter(x if x.endswith(b"\n") else x + b"\n" for x in l0),
+                    base_words,
+                    set(_WORDS.findall(ours)) - base_words,
+                )
+            everywhere, base_words, up_words = context
             region = Counter(x if x.endswith(b"\n") else x + b"\n" for x in l0[i0 : i0 + chg0])
             elsewhere = frozenset(everywhere - region)
             fixed = resolve(

@@ -33,6 +33,8 @@ from patchq.core.status import DELETE_WINS, WORD, ZEALOUS
 SIMILAR = 0.5
 # Regions larger than this are left to a person: pairing is quadratic in the lines.
 MAX_LINES = 200
+# Word-level pairing is tried only on regions this small (lines a side).
+WORD_LINES = 40
 
 _TOKEN = re.compile(rb"\w+|\s+|[^\w\s]", re.ASCII)
 # Words long enough to tell: a patch's new identifier or flag, not `if` or `i`.
@@ -219,7 +221,10 @@ def _ratio(a: bytes, b: bytes) -> float:
     wa, wb = _words(a), _words(b)
     if not wa or not wb:
         return 0.0
-    return SequenceMatcher(None, wa, wb, autojunk=False).ratio()
+    sm = SequenceMatcher(None, wa, wb, autojunk=False)
+    if sm.real_quick_ratio() < SIMILAR or sm.quick_ratio() < SIMILAR:
+        return 0.0  # an upper bound already below the bar: not similar, and cheap
+    return sm.ratio()
 
 
 def _by_words(
@@ -228,6 +233,8 @@ def _by_words(
     """Merge line pairs token by token; None unless every base line pairs on both sides,
     the lines each side adds between pairs do not meet at one point, and every pair's
     token edits compose."""
+    if max(len(base), len(ours), len(theirs)) > WORD_LINES:
+        return None
     po, pt = _pairs(base, ours), _pairs(base, theirs)
     if po is None or pt is None or None in po or None in pt:
         return None

@@ -249,3 +249,87 @@ def test_modes_are_normalised_and_harmless_links_work(
     )
     assert fsck.returncode == 0 and fsck.stderr == b"" and fsck.stdout == b"", fsck
     assert patchq("verify").code == 0
+
+
+# --- the patch repo stays inside itself ------------------------------------------------
+
+
+def snapshot_dir(root: Path) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for dirpath, dirs, names in os.walk(root):
+        for n in names + dirs:
+            p = os.path.join(dirpath, n)
+            if os.path.islink(p):
+                out[p] = os.readlink(p)
+            elif os.path.isfile(p):
+                out[p] = Path(p).read_bytes()
+    return out
+
+
+@pytest.mark.parametrize("what", ["patches", "series", "series.lock"])
+def test_a_symlink_out_of_the_patch_repo_is_refused_for_writing(
+    target: tuple[Upstream, str, Path], queue: Queue, patchq: Run, tmp_path: Path, what: str
+) -> None:
+    up, base, _ = target
+    queue.add("one.patch", "One\n\n---\n" + new_file("one.txt", "one"))
+    assert patchq("apply", "--onto", base).code == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    real = queue.path / what
+    moved = elsewhere / what
+    os.rename(real, moved)
+    os.symlink(moved, real)
+    (tmp_path / "two.diff").write_text("Two\n\n---\n" + new_file("two.txt", "two"))
+    before = snapshot_dir(elsewhere), snapshot_dir(queue.path), up.git("rev-parse", "HEAD")
+    for cmd in (("import", str(tmp_path / "two.diff")), ("new", "three.patch")):
+        r = patchq(*cmd)
+        assert r.code == 5, (cmd, r.err)
+        assert len(r.err.strip().splitlines()) == 1, r.err
+        assert f"{what} is a symlink out of the patch repo" in r.err, r.err
+        assert (snapshot_dir(elsewhere), snapshot_dir(queue.path)) == before[:2]
+        assert up.git("rev-parse", "HEAD") == before[2]
+    # Reading through it is fine.
+    assert patchq("series").code == 0
+
+
+def test_a_symlink_inside_the_patch_repo_is_fine(
+    target: tuple[Upstream, str, Path], queue: Queue, patchq: Run, tmp_path: Path
+) -> None:
+    (queue.path / "debian").mkdir()
+    os.rename(queue.path / "patches", queue.path / "debian" / "patches")
+    os.symlink("debian/patches", queue.path / "patches")
+    (tmp_path / "two.diff").write_text("Two\n\n---\n" + new_file("two.txt", "two"))
+    r = patchq("import", str(tmp_path / "two.diff"))
+    assert r.code == 0, r.err
+    assert os.listdir(queue.path / "debian" / "patches") == ["two.diff"]
+
+
+def test_skip_never_deletes_through_a_folder_made_a_symlink_during_the_stop(
+    target: tuple[Upstream, str, Path], queue: Queue, patchq: Run
+) -> None:
+    # At the stop the patch's new file `newdir/x` is in the working tree; the person
+    # replaces `newdir` with a link to a folder outside holding an `x` of its own.
+    up, base, outside = target
+    up.write("c.txt", "one\n")
+    base = up.commit("c")
+    queue.add(
+        "two.patch",
+        "Two\n\n---\n"
+        + new_file("newdir/x", "mine")
+        + "diff --git a/c.txt b/c.txt\n--- a/c.txt\n+++ b/c.txt\n@@ -1 +1 @@\n-one\n+ONE\n",
+    )
+    assert patchq("apply", "--onto", base).code == 0
+    up.git("checkout", "-q", "main")
+    up.write("c.txt", "uno\n").commit("upstream edits c")
+    up.git("checkout", "-q", "patchq/main")
+    r = patchq("rebase", "--onto", "main")
+    assert r.code == 3, r.err
+    assert (up.path / "newdir" / "x").read_text() == "mine\n"
+    (outside / "x").write_text("keep me\n")
+    (up.path / "newdir" / "x").unlink()
+    (up.path / "newdir").rmdir()
+    os.symlink(outside, up.path / "newdir")
+    r = patchq("rebase", "--skip")
+    assert (outside / "x").read_text() == "keep me\n"
+    assert r.code == 0, r.err
+    assert os.readlink(up.path / "newdir") == str(outside)

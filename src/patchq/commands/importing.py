@@ -115,6 +115,7 @@ def commit(ctx: Context, incoming: Sequence[Incoming], after: str | None) -> lis
         _refuse_target_journal(ctx)
         # Read the series again under the lock: another import may have just written it.
         repo = PatchRepo.open(ctx.repo().root)
+        repo.check_writable()
         entries = [make_entry(i.name, i.strip, i.guards) for i in incoming]
         new_series = repo.series.with_appended(entries, after)
         files: dict[str, bytes | None] = {}

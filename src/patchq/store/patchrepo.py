@@ -15,7 +15,7 @@ from patchq.core.errors import BadInputError
 from patchq.core.lock import Lock
 from patchq.core.paths import check_name
 from patchq.core.series import Series
-from patchq.store.files import atomic_write
+from patchq.store.files import atomic_write, confine
 
 CONFIG, SERIES, PATCHES, LOCK = "patchq.toml", "series", "patches", "series.lock"
 
@@ -187,11 +187,24 @@ class PatchRepo:
             return None
         return Lock.from_json(data, str(self.lock_path))
 
+    def check_writable(self) -> None:
+        """Refuse (exit 5), before anything is written, a patch repo whose `patches/`,
+        `series`, `series.lock` or `patchq.toml` is a symlink out of it."""
+        check_writable(self.root)
+
     def write_lock(self, lock: Lock) -> None:
-        atomic_write(self.lock_path, lock.to_json())
+        atomic_write(self.lock_path, lock.to_json(), self.root)
 
     def write_series(self, series: Series) -> None:
-        atomic_write(self.root / SERIES, series.format().encode("utf-8", "surrogateescape"))
+        atomic_write(
+            self.root / SERIES, series.format().encode("utf-8", "surrogateescape"), self.root
+        )
 
     def write_patch(self, name: str, data: bytes) -> None:
-        atomic_write(self.patch_path(name), data)
+        atomic_write(self.patch_path(name), data, self.root)
+
+
+def check_writable(root: Path) -> None:
+    """`PatchRepo.check_writable` for a patch repo folder."""
+    for name in (PATCHES, SERIES, LOCK, CONFIG):
+        confine(root, root / name)

@@ -4,10 +4,66 @@ the folder they belong to."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
-from patchq.core.errors import UnsafeStateError
+from patchq.core.errors import BadInputError, UnsafeStateError
+
+_KINDS = {
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def special_kind(mode: int) -> str | None:
+    """What a file that is neither a regular file nor a folder is, or None."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return _KINDS.get(stat.S_IFMT(mode), "no regular file")
+
+
+def read_regular(path: Path, allow_pipe: bool = False) -> bytes:
+    """The bytes of the regular file at `path` (through symlinks). A FIFO, a device or a
+    socket is refused (exit 4) from its `stat`, without being opened: opening a FIFO
+    waits for a writer, reading a device may never end. `allow_pipe`: a pipe the user
+    named (`import <(curl …)`) is read to its end. A missing file raises
+    FileNotFoundError and a folder IsADirectoryError, for the caller to word."""
+    kind = special_kind(os.stat(path).st_mode)
+    pipe = kind == _KINDS[stat.S_IFIFO] and allow_pipe
+    if kind is not None and not pipe:
+        raise BadInputError(
+            f"{path.name} is {kind}, not a file; patchq does not open it", str(path)
+        )
+    flags = os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC | (0 if pipe else os.O_NONBLOCK)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(str(path))
+        kind = special_kind(mode)
+        if kind is not None and not pipe:  # swapped in since the stat
+            raise BadInputError(
+                f"{path.name} is {kind}, not a file; patchq does not open it", str(path)
+            )
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_optional(path: Path) -> bytes | None:
+    """`read_regular` for a file that may be absent (None); a folder is refused."""
+    try:
+        return read_regular(path)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise BadInputError("is a folder, not a file", str(path)) from None
 
 
 def escaping_link(root: Path, path: Path) -> Path | None:

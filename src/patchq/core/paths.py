@@ -189,6 +189,10 @@ def name_problem(name: str) -> str | None:
         problem = "contains a control character or NUL"
     elif any(part in ("", ".", "..") for part in name.split("/")):
         problem = "has an empty, `.` or `..` component"
+    elif any(len(p.encode("utf-8", "surrogateescape")) > NAME_MAX for p in name.split("/")):
+        problem = f"has a name longer than {NAME_MAX} bytes, more than file systems hold"
+    elif len(name.encode("utf-8", "surrogateescape")) > PATH_MAX // 2:
+        problem = f"is longer than {PATH_MAX // 2} bytes"
     return problem
 
 

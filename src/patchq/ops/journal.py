@@ -109,7 +109,11 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
     check_writable(patch_root)
     for rel in plan.files:
         confine(patch_root, patch_root / rel)
-    doc = _record(g, patch_root, plan)
+    try:
+        doc = _record(g, patch_root, plan)
+    except BaseException:
+        _clear(g, patch_root, {})  # nothing was changed yet: no half-written journal either
+        raise
     try:
         crashpoint("journal:recorded")
         saved = _forward(g, patch_root, doc, recovering=False)

@@ -7,8 +7,9 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
-from patchq.core.errors import BadInputError, UnsafeStateError
+from patchq.core.errors import BadInputError, FaultError, UnsafeStateError
 
 _KINDS = {
     stat.S_IFIFO: "a named pipe (FIFO)",
@@ -109,20 +110,31 @@ def inside(root: Path, rel: str) -> bool:
 
 def atomic_write(path: Path, data: bytes, root: Path | None = None) -> None:
     """Write `data` to `path` through a temporary file and a rename: all or nothing.
-    With `root`, refused if the way to `path` leaves `root` through a symlink."""
+    With `root`, refused if the way to `path` leaves `root` through a symlink. A fault
+    of the file system (full, read-only, forbidden, a name too long) is a FaultError
+    (exit 5) naming `path`, and leaves no temporary file behind."""
     if root is not None:
         confine(root, path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp: str | None = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            _write(f, data)
         if path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o7777)
         else:
             os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+        tmp = None
+    except OSError as e:
+        raise FaultError.from_os(e, "write", str(path)) from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        raise
+
+
+def _write(f: BinaryIO, data: bytes) -> None:
+    """The one place bytes go to a file patchq owns (tests inject faults here)."""
+    f.write(data)
+    f.flush()

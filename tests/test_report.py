@@ -137,14 +137,14 @@ def test_markdown_report(
     assert md.startswith("## patchq rebase: ")
     assert "| patch | outcome | change | hunks moved | upstream commits |\n| --- |" in md
     assert (
-        f"| `cos.patch` | refreshed | cosmetic | 1 | {rebased['move'][:12]} "
-        "Insert a license header |"
+        f"| `cos.patch` | refreshed | cosmetic | 1 | `{rebased['move'][:12]} "
+        "Insert a license header` |"
     ) in md
     assert (
-        f"| `sub.patch` | resolved | substantive | 1 | {rebased['edit'][:12]} "
-        "Rename line 20 \\| with a pipe |"
+        f"| `sub.patch` | resolved | substantive | 1 | `{rebased['edit'][:12]} "
+        "Rename line 20 \\| with a pipe` |"
     ) in md
-    assert f"| `up.patch` | upstreamed | removed | 1 | {rebased['take'][:12]} Take UP 5 |" in md
+    assert f"| `up.patch` | upstreamed | removed | 1 | `{rebased['take'][:12]} Take UP 5` |" in md
     assert "Needs a reviewer's eye: `sub.patch`" in md and "`cos.patch`," not in md
     # For the substantive patch only: a fenced interdiff with only the changed lines,
     # then its new hunk.

@@ -34,7 +34,7 @@ from patchq.commands import refresh as refresh_cmd
 from patchq.commands import rename as rename_cmd
 from patchq.commands import report as report_cmd
 from patchq.commands import verify as verify_cmd
-from patchq.core.errors import PatchqError
+from patchq.core.errors import FaultError, PatchqError
 from patchq.ops.session import Context
 
 pass_ctx = click.make_pass_decorator(Context)
@@ -838,6 +838,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:  # the environment's fault (full disk, read-only): not a bug
+        fault = FaultError.from_os(e)
+        output.show(render.error(fault))
+        return fault.exit_code
     except SystemExit as e:
         return int(e.code) if isinstance(e.code, int) else 0
     except Exception as e:  # noqa: BLE001 - the one place that reports the unexpected

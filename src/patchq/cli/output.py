@@ -1,14 +1,26 @@
-"""All terminal output: data to stdout, diagnostics to stderr, colour decided once."""
+"""All terminal output: data to stdout, diagnostics to stderr, colour decided once.
+
+Every line goes out through `_inert`: whatever a patch put in a name, subject or path
+(ESC, CR, C1, bidi overrides, bytes that are not UTF-8) is written as a visible escape
+(`core/text.shown`). patchq's own colours survive because `paint` marks them with a
+token made fresh for each run, which no patch text can contain, and only `_inert` turns
+the token into an escape sequence, after the escaping.
+"""
 
 from __future__ import annotations
 
-import json
 import os
+import secrets
 import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
 
 from patchq.cli.render import Doc, Item, Line
+from patchq.core.text import json_text, shown
+
+# Private-use code points drawn at random: a patch cannot spell the colour token.
+_TOKEN = "".join(chr(0xF0000 + secrets.randbelow(0xFFFD)) for _ in range(6))
+_OPEN, _CLOSE = _TOKEN + "[", _TOKEN + "m"
 
 
 def _colour(stream: TextIO) -> bool:
@@ -21,16 +33,25 @@ _CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
 
 def paint(text: str, colour: str, stream: TextIO | None = None) -> str:
     on = _colour(stream) if stream is not None else COLOUR_ERR
-    return f"\x1b[{_CODES[colour]}m{text}\x1b[0m" if on else text
+    return f"{_OPEN}{_CODES[colour]}{_CLOSE}{text}{_OPEN}0{_CLOSE}" if on else text
+
+
+def _inert(text: str, lines: bool = False) -> str:
+    """`text` escaped for a terminal (see the module), with patchq's own colours."""
+    out = shown(text, lines)
+    if _TOKEN in out:
+        out = out.replace(_OPEN, "\x1b[").replace(_CLOSE, "m")
+    return out
 
 
 def data(line: str = "") -> None:
     """A line of data for scripts (stdout)."""
-    sys.stdout.write(line + "\n")
+    sys.stdout.write(_inert(line) + "\n")
 
 
 def emit_json(doc: Any) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    """A JSON document (stdout): valid UTF-8 for any name (`core/text.json_text`)."""
+    sys.stdout.write(json_text(doc) + "\n")
 
 
 _counter_shown = False  # a Progress line is on the terminal, without its newline
@@ -44,7 +65,7 @@ def info(line: str) -> None:
     if _counter_shown:
         sys.stderr.write("\r\x1b[K")
         _counter_shown = False
-    sys.stderr.write(line + "\n")
+    sys.stderr.write(_inert(line, lines=True) + "\n")
     sys.stderr.flush()
 
 
@@ -64,7 +85,9 @@ def show(items: Iterable[Item]) -> None:
             sys.stdout.flush()
             sys.stdout.buffer.write(item.data)
         else:
-            sys.stdout.write(item.data)
+            # Text (a header, a report) is escaped like every line, newlines kept; only
+            # bytes (a diff) go out exactly.
+            sys.stdout.write(_inert(item.data, lines=True))
 
 
 class Progress:
@@ -83,7 +106,7 @@ class Progress:
         if total < 20 or not sys.stderr.isatty():
             return
         if done % 10 == 0 or done == total - 1:
-            sys.stderr.write(f"\r\x1b[K{self.label} {done + 1}/{total} {name[:50]}")
+            sys.stderr.write(f"\r\x1b[K{self.label} {done + 1}/{total} {shown(name[:50])}")
             sys.stderr.flush()
             self.shown = True
             _counter_shown = True

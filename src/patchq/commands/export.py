@@ -67,6 +67,6 @@ def export_quilt(ctx: Context, folder: Path) -> int:
                 f"{dest} exists with other content", str(folder), "export into an empty folder"
             )
     for it in items:
-        atomic_write(folder / it.name, it.data)
+        atomic_write(folder / it.name, it.data, folder)
     atomic_write(folder / "series", series)
     return len(items)

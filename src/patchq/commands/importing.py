@@ -17,6 +17,7 @@ from patchq.formats import importers
 from patchq.formats.importers import Incoming
 from patchq.ops import journal
 from patchq.ops.session import Context
+from patchq.store.files import read_regular
 from patchq.store.patchrepo import PATCHES, SERIES, PatchRepo
 from patchq.store.statedir import recovery_verb, repo_lock
 
@@ -35,7 +36,7 @@ def _existing(ctx: Context) -> list[str]:
 
 def _read(path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        return read_regular(path, allow_pipe=True)
     except FileNotFoundError:
         raise BadInputError("no such file", str(path)) from None
     except IsADirectoryError:
@@ -81,9 +82,9 @@ def from_quilt(ctx: Context, folder: Path) -> list[Incoming]:
         p = (folder / name).resolve()
         if base not in p.parents:
             raise BadInputError(f"quilt patch {name!r} is outside the series folder", str(series))
-        return p.read_bytes()  # OSError: from_quilt names the series line
+        return read_regular(p)  # OSError: from_quilt names the series line
 
-    text = series.read_text(encoding="utf-8", errors="surrogateescape")
+    text = read_regular(series).decode("utf-8", "surrogateescape")
     return importers.from_quilt(text, read, str(series), _existing(ctx))
 
 
@@ -115,6 +116,7 @@ def commit(ctx: Context, incoming: Sequence[Incoming], after: str | None) -> lis
         _refuse_target_journal(ctx)
         # Read the series again under the lock: another import may have just written it.
         repo = PatchRepo.open(ctx.repo().root)
+        repo.check_writable()
         entries = [make_entry(i.name, i.strip, i.guards) for i in incoming]
         new_series = repo.series.with_appended(entries, after)
         files: dict[str, bytes | None] = {}

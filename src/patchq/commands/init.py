@@ -27,6 +27,6 @@ def init(root: Path, upstream: str | None, branch: str | None, target: str | Non
     lines += ["strip = 1", "fuzz = 0", "guards = []", ""]
     root.mkdir(parents=True, exist_ok=True)
     (root / PATCHES).mkdir(exist_ok=True)
-    atomic_write(root / SERIES, b"")
-    atomic_write(root / CONFIG, "\n".join(lines).encode())
+    atomic_write(root / SERIES, b"", root)
+    atomic_write(root / CONFIG, "\n".join(lines).encode(), root)
     return root

@@ -38,6 +38,7 @@ from patchq.ops.replay import (
 from patchq.ops.session import Context
 from patchq.ops.targets import branch_name, default_onto, old_base
 from patchq.store import rebasestate
+from patchq.store.files import inside
 from patchq.store.patchrepo import LOCK, PATCHES, SERIES
 from patchq.store.rebasestate import (
     DonePatch,
@@ -146,6 +147,7 @@ def start(
                 str(_state_path(ctx)),
                 "`patchq rebase --continue`, `--skip` or `--abort`",
             )
+        repo.check_writable()
         g.require_clean(ctx.own_paths())
         ref, onto_id = default_onto(ctx, g, onto)
         base, guards = old_base(ctx, g)
@@ -310,7 +312,9 @@ def _clear_conflict(ctx: Context, st: RebaseState) -> None:
     if tree:
         for name in g.added_paths("HEAD", tree):
             path = g.root / name
-            if path.is_file() and not path.is_symlink():
+            # Only a file really in the target: a folder on the way that became a symlink
+            # during the stop would lead this unlink out of it.
+            if inside(g.root, name) and path.is_file() and not path.is_symlink():
                 path.unlink()
 
 

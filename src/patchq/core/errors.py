@@ -54,6 +54,23 @@ class UnsafeStateError(PatchqError):
     exit_code = 5
 
 
+class FaultError(UnsafeStateError):
+    """The environment refused an operation: a full disk, a read-only or forbidden
+    file or folder, a name longer than the file system allows, a file where a folder
+    must be. Exit 5, one line naming the path; the command rolled back what it did."""
+
+    @classmethod
+    def from_os(cls, err: OSError, doing: str = "", where: str | None = None) -> FaultError:
+        path = where if where is not None else err.filename
+        what = err.strerror.lower() if err.strerror else str(err) or type(err).__name__
+        head = f"cannot {doing}: " if doing else ""
+        return cls(
+            f"{head}{what}",
+            str(path) if path is not None else None,
+            "nothing was left half-written; fix the cause and run the command again",
+        )
+
+
 class GitError(PatchqError):
     """git itself failed; carries the command and its stderr. Not bad input (4): the
     patch and series may be fine while the target's git refuses (a stale index.lock, a

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from patchq.core.errors import BadInputError, UnsafePathError
+from patchq.core.paths import file_mode
 
 NO_EOL = b"\\ No newline at end of file\n"
 
@@ -233,6 +234,15 @@ class Hunk:
 
 def _ordered_block(block: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
     return [x for x in block if x[0] == "-"] + [x for x in block if x[0] == "+"]
+
+
+def _git_mode(mode: str, cur: _Lines, n: int) -> str:
+    """A mode line's mode as git stores it: `100777` is `100755`, `120755` a symlink's
+    `120000` (`paths.file_mode`). A directory's or submodule's mode is kept, for the
+    applier to refuse by name; any other is malformed."""
+    if not re.fullmatch(r"1[02]0[0-7]{3}|160000|40000|040000", mode):
+        raise cur.error(f"unknown file mode {mode!r}", n)
+    return mode if mode in ("160000", "40000", "040000") else file_mode(mode, "")
 
 
 def _range(start: int, length: int) -> bytes:
@@ -817,9 +827,7 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
             if text.startswith(
                 (b"new file mode ", b"deleted file mode ", b"old mode ", b"new mode ")
             ):
-                mode = text.rsplit(b" ", 1)[1].decode("ascii", "replace")
-                if not re.fullmatch(r"1[02]0[0-7]{3}|160000|40000|040000", mode):
-                    raise cur.error(f"unknown file mode {mode!r}", n)
+                mode = _git_mode(text.rsplit(b" ", 1)[1].decode("ascii", "replace"), cur, n)
                 if text.startswith(b"new file"):
                     fields["new_mode"], old_path = mode, None
                 elif text.startswith(b"deleted"):
@@ -843,7 +851,8 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
                     raise cur.error("malformed `index` line", n)
                 fields["old_id"], fields["new_id"] = m.group(1).decode(), m.group(2).decode()
                 if m.group(3):
-                    fields["old_mode"] = fields["new_mode"] = m.group(3).decode()
+                    mode = _git_mode(m.group(3).decode(), cur, n)
+                    fields["old_mode"] = fields["new_mode"] = mode
         line = cur.peek()
         if line is not None and (
             line.startswith(b"GIT binary patch") or line.startswith(b"Binary files ")

@@ -2,15 +2,20 @@
 names a patch may have in the patch repo.
 
 A target path stays inside the target: no absolute path, no `.`/`..`/empty component,
-no `.git` in any spelling that means `.git` on some file system, no NUL, and within the
-usual file-system limits. A patch name stays inside `patches/`: relative, no backslash,
-no control character, no `.`/`..`/empty component. Whether a path passes through a
+no `.git` in any spelling that means `.git` on some file system git protects (git's
+`verify_path`, `is_ntfs_dotgit`, `is_hfs_dotgit`: case, trailing dots and spaces, 8.3
+short names, alternate data streams, backslashes, HFS+-ignored code points), no NUL,
+and within the usual file-system limits. A file mode is one git stores (`file_mode`).
+A patch name stays inside `patches/`: relative, no backslash, no control character,
+no `.`/`..`/empty component. Whether a path passes through a
 symlink, a file or a submodule depends on the tree, and is checked where the tree is
 (`git/memtree.py`); whether a name passes through a symlink out of `patches/`, where
 the files are (`store/patchrepo.py`).
 """
 
 from __future__ import annotations
+
+import re
 
 from patchq.core.errors import BadInputError, UnsafePathError
 
@@ -52,12 +57,123 @@ def check_path(path: str, where: str) -> list[bytes]:
             )
         if is_git_name(p):
             raise UnsafePathError(f"path {path!r} goes into .git", where)
+        if b"\\" in p and any(q in (b".", b"..") for q in p.split(b"\\")):
+            raise UnsafePathError(
+                f"path {path!r} has a '..' component between backslashes",
+                where,
+                "Windows reads a backslash as a folder separator",
+            )
     return parts
 
 
+def check_link_path(path: str, where: str) -> None:
+    """A symlink's own path: git refuses `.gitmodules` (and fsck `.gitattributes`,
+    `.gitignore`, `.mailmap`) as a symlink, since git follows them out of the tree."""
+    name = path.encode("utf-8", "surrogateescape").rsplit(b"/", 1)[-1]
+    if is_refused_link_name(name):
+        raise UnsafePathError(
+            f"symlink {path!r} has a name git reads as its own file",
+            where,
+            "git refuses .gitmodules, .gitattributes, .gitignore and .mailmap as symlinks",
+        )
+
+
+# The code points HFS+ and APFS ignore when they compare names, as git's `is_hfs_dotgit`
+# lists them: `.g\u200cit` is `.git` on a Mac.
+HFS_IGNORED = frozenset(
+    chr(c)
+    for c in (
+        0x200C,
+        0x200D,
+        0x200E,
+        0x200F,
+        *range(0x202A, 0x202F),
+        *range(0x206A, 0x2070),
+        0xFEFF,
+    )
+)
+# Names git refuses as symlinks (`.gitmodules` in `verify_path`; the others in fsck),
+# each with the stem and hash of its NTFS 8.3 short names (`GITMOD~1`, `GI7EBA~1`).
+_LINK_REFUSED = (
+    (b"gitmodules", b"gitmod", b"gi7eba"),
+    (b"gitattributes", b"gitatt", b"gi7d29"),
+    (b"gitignore", b"gitign", b"gi250a"),
+    (b"mailmap", b"mailma", b"maba30"),
+)
+
+
+def _ntfs_rest_empty(rest: bytes) -> bool:
+    """What NTFS drops after a name: trailing dots and spaces, an alternate data stream
+    (`::$INDEX_ALLOCATION`)."""
+    return rest.split(b":", 1)[0].strip(b". ") == b""
+
+
+def _hfs_fold(name: bytes) -> str | None:
+    """`name` as HFS+/APFS compares it (ignored code points dropped, ASCII case folded);
+    None when it is not UTF-8 (git: then it cannot be `.git` there)."""
+    try:
+        text = name.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    folded = "".join(c for c in text if c not in HFS_IGNORED)
+    return folded.lower() if folded.isascii() else None
+
+
+def is_ntfs_git(piece: bytes) -> bool:
+    """git's `is_ntfs_dotgit`: `.git` or `git~1` in any case, then only dots, spaces or an
+    alternate data stream."""
+    low = piece.lower()
+    return (low.startswith(b".git") and _ntfs_rest_empty(low[4:])) or (
+        low.startswith(b"git~1") and _ntfs_rest_empty(low[5:])
+    )
+
+
 def is_git_name(name: bytes) -> bool:
-    """.git, and the spellings that mean .git on case-insensitive or NTFS/HFS+ disks."""
-    return name.rstrip(b". ").lower() == b".git" or name.lower() == b"git~1"
+    """One path component that means `.git` on some file system git protects: any case,
+    trailing dots and spaces, NTFS 8.3 (`GIT~1`) and alternate data streams, a backslash
+    that Windows reads as a separator (`x\\.git`), HFS+/APFS-ignored code points."""
+    if any(is_ntfs_git(piece) for piece in name.split(b"\\")):
+        return True
+    return _hfs_fold(name) == ".git"
+
+
+def is_refused_link_name(name: bytes) -> bool:
+    """A symlink git would refuse for its name: `.gitmodules`, `.gitattributes`,
+    `.gitignore`, `.mailmap` in any spelling those file systems fold together."""
+    low = name.lower()
+    folded = _hfs_fold(name)
+    for full, stem, hashed in _LINK_REFUSED:
+        if folded == "." + full.decode():
+            return True
+        for piece in low.split(b"\\"):
+            if piece.startswith(b"." + full) and _ntfs_rest_empty(piece[len(full) + 1 :]):
+                return True
+            m = re.match(rb"(?:%s~[1-4]|%s~[1-9])" % (stem, hashed), piece)
+            if m and _ntfs_rest_empty(piece[m.end() :]):
+                return True
+    return False
+
+
+def file_mode(mode: str, where: str) -> str:
+    """A patch's file mode as git stores it (`canon_mode`): a regular file is `100644`, or
+    `100755` when the owner may execute it (`100777` → `100755`); every `12xxxx` is a
+    symlink, `120000`. Directories (`040000`) and submodules (`160000`) are no files a
+    patch can write, and anything else is no mode at all: both are refused."""
+    try:
+        value = int(mode, 8)
+    except ValueError:
+        value = -1
+    kind = value & 0o170000 if 0 <= value <= 0o177777 else -1
+    if kind == 0o100000:
+        return "100755" if value & 0o100 else "100644"
+    if kind == 0o120000:
+        return "120000"
+    if kind in (0o040000, 0o160000):
+        what = "a directory" if kind == 0o040000 else "a submodule"
+        raise BadInputError(
+            f"file mode {mode} is {what}", where, "patchq only writes files and symlinks"
+        )
+    raise BadInputError(f"unknown file mode {mode!r}", where)
 
 
 def name_problem(name: str) -> str | None:
@@ -73,6 +189,10 @@ def name_problem(name: str) -> str | None:
         problem = "contains a control character or NUL"
     elif any(part in ("", ".", "..") for part in name.split("/")):
         problem = "has an empty, `.` or `..` component"
+    elif any(len(p.encode("utf-8", "surrogateescape")) > NAME_MAX for p in name.split("/")):
+        problem = f"has a name longer than {NAME_MAX} bytes, more than file systems hold"
+    elif len(name.encode("utf-8", "surrogateescape")) > PATH_MAX // 2:
+        problem = f"is longer than {PATH_MAX // 2} bytes"
     return problem
 
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import difflib
 import html
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from patchq.core.errors import BadInputError
 from patchq.core.patch import FilePatch, Hunk, Patch, parse
+from patchq.core.text import json_text, md_code, md_fence, shown
 from patchq.core.words import plural
 
 
@@ -299,26 +299,27 @@ def _hunk_line(h: RecordedHunk, subjects: Mapping[str, str], outcome: str = "") 
 
 
 def to_text(r: Review) -> str:
-    lines = [
-        f"rebase {r.base[:12]} -> {r.onto[:12]}" + (f" ({r.onto_ref})" if r.onto_ref else ""),
-        "",
-    ]
+    """The report for a terminal or a text file: every name, path, subject and line
+    from a patch or an upstream escaped (`core/text.shown`)."""
+    ref = f" ({shown(r.onto_ref)})" if r.onto_ref else ""
+    lines = [f"rebase {r.base[:12]} -> {r.onto[:12]}{ref}", ""]
     for p in r.patches:
-        lines.append(f"{p.outcome:>10}  {p.name}  [{p.kind}]")
+        lines.append(f"{p.outcome:>10}  {shown(p.name)}  [{p.kind}]")
         for h in p.hunks:
             if h.status != "clean":
-                lines.append(f"            {_hunk_line(h, r.subjects, p.outcome)}")
+                lines.append(f"            {shown(_hunk_line(h, r.subjects, p.outcome))}")
         for c in p.drift if not p.hunks else ():
-            lines.append(f"            drift: {_commit(c, r.subjects)}")
+            lines.append(f"            drift: {shown(_commit(c, r.subjects))}")
         for line in p.interdiff:
-            lines.append(f"            {line}")
+            lines.append(f"            {shown(line)}")
         for v in p.views:
             if v.new is None:
                 continue
-            lines.append(f"            new hunk in {v.file} ({_view_word(v)}):")
+            lines.append(f"            new hunk in {shown(v.file)} ({_view_word(v)}):")
             # `|` keeps an empty context line (" ") from becoming a blank-looking line.
             lines += [
-                f"            | {x}" if x.strip() else "            |" for x in v.new.splitlines()
+                f"            | {shown(x)}" if x.strip() else "            |"
+                for x in v.new.splitlines()
             ]
     counts = _counts(r)
     lines += ["", "summary: " + ", ".join(f"{n} {k}" for k, n in counts.items())]
@@ -342,14 +343,14 @@ def _counts(r: Review) -> dict[str, int]:
     return counts
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;")
-
-
 def to_markdown(r: Review) -> str:
+    """The report for a pull request. What a patch or an upstream wrote (names, paths,
+    subjects, interdiff lines) is inert: in code spans and fences nothing in it can
+    close (`core/text.md_code`, `md_fence`), so it cannot end a table cell, start a
+    heading, embed HTML or make a live link or a remote image."""
     out = [
         f"## patchq rebase: `{r.base[:12]}` → `{r.onto[:12]}`"
-        + (f" ({_md_escape(r.onto_ref)})" if r.onto_ref else ""),
+        + (f" ({md_code(r.onto_ref)})" if r.onto_ref else ""),
         "",
     ]
     counts = _counts(r)
@@ -360,24 +361,24 @@ def to_markdown(r: Review) -> str:
         if p.kind == "substantive" or p.anchored or p.outcome in ("resolved", "dropped")
     ]
     if review_needed:
-        out += ["", "Needs a reviewer's eye: " + ", ".join(f"`{p.name}`" for p in review_needed)]
+        out += ["", "Needs a reviewer's eye: " + ", ".join(md_code(p.name) for p in review_needed)]
     out += [
         "",
         "| patch | outcome | change | hunks moved | upstream commits |",
         "| --- | --- | --- | --- | --- |",
     ]
     for p in r.patches:
-        drift = "<br>".join(_md_escape(_commit(c, r.subjects)) for c in p.drift[:4])
+        drift = "<br>".join(md_code(_commit(c, r.subjects)) for c in p.drift[:4])
         if len(p.drift) > 4:
             drift += f"<br>… {len(p.drift) - 4} more"
-        out.append(f"| `{p.name}` | {p.outcome} | {p.kind} | {p.moved} | {drift} |")
+        out.append(f"| {md_code(p.name)} | {p.outcome} | {p.kind} | {p.moved} | {drift} |")
     for p in r.patches:
         if p.kind in ("unchanged", "unknown"):
             continue
-        out += ["", f"### `{p.name}` — {p.outcome}, {p.kind}", ""]
+        out += ["", f"### {md_code(p.name)} — {p.outcome}, {p.kind}", ""]
         for h in p.hunks:
             if h.status != "clean":
-                out.append(f"- {_md_escape(_hunk_line(h, r.subjects, p.outcome))}")
+                out.append(f"- {md_code(_hunk_line(h, r.subjects, p.outcome))}")
         if p.kind == "removed":
             out.append(
                 f"- removed from the active series ({p.outcome}); its line in `series`"
@@ -388,22 +389,17 @@ def to_markdown(r: Review) -> str:
                 "",
                 "Only the added/removed lines that changed (old patch → new patch):",
                 "",
-                "```diff",
-                *p.interdiff,
-                "```",
+                *md_fence(list(p.interdiff), "diff"),
             ]
         for v in p.views:
             if v.new is None:
                 continue
-            fence = "````" if "```" in v.new else "```"
             out += [
                 "",
-                f"New hunk in `{v.file}` ({_view_word(v)}):",
+                f"New hunk in {md_code(v.file)} ({_view_word(v)}):",
                 "",
-                fence + "diff",
                 # An empty context line is written empty, never as a lone space.
-                *(x if x.strip() else "" for x in v.new.splitlines()),
-                fence,
+                *md_fence([x if x.strip() else "" for x in v.new.splitlines()], "diff"),
             ]
     return "\n".join(out) + "\n"
 
@@ -438,7 +434,7 @@ def to_json(r: Review) -> str:
         ],
         "subjects": dict(r.subjects),
     }
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json_text(doc) + "\n"
 
 
 def _hunk_doc(h: RecordedHunk) -> dict[str, Any]:
@@ -456,7 +452,7 @@ def _hunk_doc(h: RecordedHunk) -> dict[str, Any]:
 
 
 def _e(text: str) -> str:
-    return html.escape(text, quote=True)
+    return html.escape(shown(text), quote=True)
 
 
 _CSS = """

@@ -923,6 +923,16 @@ class GitRepo:
         """Throw away every change to tracked files, in the working tree and the index."""
         self._run("reset", "-q", "--hard", "HEAD")
 
+    def symlinks(self, tree: str) -> list[tuple[str, str]]:
+        """Every symlink of `tree`, at any depth, as (path, blob id)."""
+        out = self._run("ls-tree", "-r", "-z", "--full-tree", tree)
+        links = []
+        for rec in out.split(b"\0"):
+            meta, _, name = rec.partition(b"\t")
+            if meta.startswith(b"120000 "):
+                links.append((name.decode("utf-8", "surrogateescape"), meta.split()[2].decode()))
+        return links
+
     def added_paths(self, a: str, b: str) -> list[str]:
         """The files tree (or commit) `b` has and `a` has not."""
         out = self._run("diff-tree", "-r", "--name-only", "-z", "--diff-filter=A", a, b)

@@ -20,7 +20,7 @@ from patchq.core import hunks as engine
 from patchq.core.errors import ApplyError, BadInputError, UnsafePathError
 from patchq.core.header import commit_message, fallback_subject, header_info
 from patchq.core.patch import FilePatch, Normalisation, Patch, parse, resolve_section
-from patchq.core.paths import is_git_name
+from patchq.core.paths import check_link_path, file_mode, is_git_name
 from patchq.core.progress import Progress
 from patchq.core.series import Entry
 from patchq.core.status import CONFLICT, FAILED, MERGE
@@ -121,6 +121,8 @@ class SectionState:
         self.g = g
         self.w = w
         self.tree = MemTree(lambda oid: g.read_tree(oid, w), base_tree)
+        self.base_tree = base_tree
+        self._links: dict[str, bool] | None = None
         # Recently used file contents; everything can be read again (from the writer or
         # git), so the cache is bounded — a thousand-patch replay would otherwise hold
         # every file it touched, twice (old and new series).
@@ -130,6 +132,22 @@ class SectionState:
         # While not None: what each path held before the first change since it was set,
         # so a replay can take back a patch that conflicted (`undo`).
         self.changed: dict[str, tuple[str, str] | None] | None = None
+
+    def watched_links(self) -> dict[str, bool]:
+        """The links that must keep pointing inside: the base's that do (read once, when
+        the first link is written) and every link written since."""
+        if self._links is None:
+            base = MemTree(lambda oid: self.g.read_tree(oid, self.w), self.base_tree)
+            self._links = {
+                path: True
+                for path, _ in self.g.symlinks(self.base_tree)
+                if _link_problem(base.peek, self.content, path, self._target(base, path)) is None
+            }
+        return self._links
+
+    def _target(self, tree: MemTree, path: str) -> bytes:
+        entry = tree.peek(path)
+        return self.content(entry[1]) if entry and entry[1] else b""
 
     def get(self, path: str, where: str) -> tuple[str, str] | None:
         entry = self.tree.get(path, where)
@@ -168,7 +186,13 @@ class SectionState:
         """Write a file; a symlink's target is checked (`markers`: conflict text for a
         person, not a target anyone will follow)."""
         before = self.tree.get(path, where)
-        if mode == SYMLINK and not markers:
+        if mode == SYMLINK and markers:
+            # Conflict text is no target to follow: the person gets it as a file.
+            try:
+                _check_link(self, path, data, where)
+            except UnsafePathError:
+                mode = DEFAULT_MODE
+        elif mode == SYMLINK:
             # Here, not in apply_section alone: rebase and check write trees through
             # this too.
             _check_link(self, path, data, where)
@@ -292,7 +316,7 @@ def apply_series(
         assert entry.name is not None
         if progress is not None:
             progress(n, entry.name, len(entries))
-        _, patch = load_patch(repo, entry)
+        _, patch = load_applicable(repo, entry)
         display = repo.display(entry.name)
         sections: list[SectionResult] = []
         notes = list(patch.normalisations)
@@ -358,6 +382,25 @@ def apply_series(
     return SeriesResult(base, base_tree, tuple(results), tree, head, files, failure)
 
 
+def load_applicable(repo: PatchRepo, entry: Entry) -> tuple[bytes, Patch]:
+    """`load_patch`, refusing a patch that would write what is no file before any of it
+    is applied: a directory's or submodule's mode (a file's mode is already git's own,
+    `core.patch` normalises it)."""
+    data, patch = load_patch(repo, entry)
+    assert entry.name is not None
+    display = repo.display(entry.name)
+    for s in patch.sections:
+        check_modes(s, f"{display}:{s.lineno}")
+    return data, patch
+
+
+def check_modes(s: FilePatch, where: str) -> None:
+    """A section's modes must be files' (`paths.file_mode` raises for the others)."""
+    for mode in (s.old_mode, s.new_mode):
+        if mode is not None:
+            file_mode(mode, where)
+
+
 def ident_date(raw: bytes) -> tuple[int, str]:
     """The date of a raw `Name <email> 1700000000 +0100` identity line."""
     parts = raw.rsplit(b" ", 2)
@@ -410,6 +453,7 @@ def apply_section(
 ) -> SectionResult:
     """Apply one file section to the tree; bad input raises, a hunk that fails is reported."""
     where = f"{display}:{s.lineno}"
+    check_modes(s, where)
     if s.binary:
         raise BadInputError(
             f"binary patch for {s.path!r} cannot be applied by patchq",
@@ -547,7 +591,7 @@ class OldStack:
             self.state = SectionState(self.g, self.w, tree)
         entry = self.entries[self.done]
         assert entry.name is not None
-        _, patch = load_patch(self.repo, entry)
+        _, patch = load_applicable(self.repo, entry)
         display = self.repo.display(entry.name)
         for section in patch.sections:
             section, _ = fit_section(self.state, section)
@@ -577,18 +621,65 @@ def _conflict(s: FilePatch, why: str, hunks: tuple[engine.HunkResult, ...] = ())
 
 
 def _check_link(state: SectionState, path: str, target: bytes, where: str) -> None:
-    """A symlink a patch writes must point inside the target, and not into .git.
+    """A symlink a patch writes must point inside the target, and not into .git; nor
+    may it make a link that pointed inside point outside (`l -> s/..` is the root while
+    `s` is nothing, and outside once a later patch makes `s -> .`). So every link the
+    series made, and every link of the base that pointed inside, is checked again
+    against the tree with this one in it."""
+    check_link_path(path, where)
+    problem = _link_problem(state.tree.peek, state.content, path, target, new=True)
+    if problem is not None:
+        raise UnsafePathError(*problem, where)
+    links = state.watched_links()
+    links[path] = True
+    for other in list(links):
+        if other == path:
+            continue
+        entry = state.tree.peek(other)
+        if entry is None or entry[0] != SYMLINK or entry[1] is None:
+            continue  # gone, or no longer a link: it makes nothing escape
+        peek, read = _with(state, path, target)
+        problem = _link_problem(peek, read, other, state.content(entry[1]))
+        if problem is not None:
+            raise UnsafePathError(
+                f"symlink {path!r} makes symlink {other!r} point outside the target",
+                where,
+                "a symlink may only point inside the target, through every other link",
+            )
+
+
+_NEW = "new link"  # the id `_with` gives the link being written
+
+
+def _with(state: SectionState, path: str, target: bytes) -> tuple[Peek, Callable[[str], bytes]]:
+    """The tree's lookups, with the link being written at `path` in it already."""
+
+    def peek(p: str) -> tuple[str, str | None] | None:
+        return (SYMLINK, _NEW) if p == path else state.tree.peek(p)
+
+    def read(oid: str) -> bytes:
+        return target if oid == _NEW else state.content(oid)
+
+    return peek, read
+
+
+Peek = Callable[[str], "tuple[str, str | None] | None"]
+
+
+def _link_problem(
+    peek: Peek, read: Callable[[str], bytes], path: str, target: bytes, new: bool = False
+) -> tuple[str, str | None] | None:
+    """Why the link at `path` to `target` leaves the tree or enters .git, or None.
 
     The target is resolved the way the kernel will, through the symlinks the tree holds:
     with `dot -> .` in the tree, `dot/dot/..` leaves it though it reads as inside, and
     `out/x` leaves it when `out` points outside. A name that does not exist (yet) is
-    taken as a folder, so a later patch can only make such a link point at itself."""
+    taken as a folder; a link made later is checked against this one again."""
     text = target.decode("utf-8", "surrogateescape")
     if text.startswith("/") or "\0" in text:
-        raise UnsafePathError(f"symlink {path!r} points to absolute path {text!r}", where)
-    outside = UnsafePathError(
+        return f"symlink {path!r} points to absolute path {text!r}", None
+    outside = (
         f"symlink {path!r} points outside the target ({text!r})",
-        where,
         "a symlink may only point inside the target",
     )
     at = path.split("/")[:-1]  # where resolution stands: the link's folder, then on
@@ -600,28 +691,28 @@ def _check_link(state: SectionState, path: str, target: bytes, where: str) -> No
             continue
         if name == "..":
             if not at:
-                raise outside
+                return outside
             at.pop()
             continue
         at.append(name)
         if is_git_name(name.encode("utf-8", "surrogateescape")):
-            raise UnsafePathError(f"symlink {path!r} points into .git ({text!r})", where)
+            return f"symlink {path!r} points into .git ({text!r})", None
         here = "/".join(at)
-        entry = (SYMLINK, None) if here == path else state.tree.peek(here)
+        entry = (SYMLINK, None) if new and here == path else peek(here)
         if entry is None or entry[0] != SYMLINK:
             continue
         hops += 1
         if hops > 40:  # the kernel's own limit (ELOOP)
-            raise UnsafePathError(f"symlink {path!r} goes through too many symlinks", where)
-        link = (
-            text
-            if here == path
-            else state.content(entry[1] or "").decode("utf-8", "surrogateescape")
-        )
+            return f"symlink {path!r} goes through too many symlinks", None
+        if here == path or entry[1] is None:
+            link = text
+        else:
+            link = read(entry[1]).decode("utf-8", "surrogateescape")
         if link.startswith("/"):
-            raise outside
+            return outside
         at.pop()
         todo = link.split("/") + todo
+    return None
 
 
 def failure_error(f: Failure) -> ApplyError:

@@ -31,8 +31,8 @@ from typing import Any
 from patchq.core.errors import BadInputError
 from patchq.git.repo import GitRepo
 from patchq.store import stack as stackfile
-from patchq.store.files import atomic_write
-from patchq.store.patchrepo import own_paths
+from patchq.store.files import atomic_write, confine
+from patchq.store.patchrepo import check_writable, own_paths
 from patchq.store.stack import Stack, save, stack_path
 from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint
 
@@ -106,7 +106,14 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
     kill, or a rollback that fails too, leaves the journal for --continue/--abort."""
     if g is None and (plan.head is not None or plan.state):
         raise ValueError("a plan that changes the target needs the target")
-    doc = _record(g, patch_root, plan)
+    check_writable(patch_root)
+    for rel in plan.files:
+        confine(patch_root, patch_root / rel)
+    try:
+        doc = _record(g, patch_root, plan)
+    except BaseException:
+        _clear(g, patch_root, {})  # nothing was changed yet: no half-written journal either
+        raise
     try:
         crashpoint("journal:recorded")
         saved = _forward(g, patch_root, doc, recovering=False)
@@ -319,15 +326,19 @@ def _backward(
 
 
 def _put_files(g: GitRepo | None, patch_root: Path, doc: dict[str, Any], side: str) -> None:
-    """Give the journaled files (patch repo, then state) their `before` or `after` bytes."""
+    """Give the journaled files (patch repo, then state) their `before` or `after` bytes;
+    none through a symlink out of the patch repo."""
     d = _copies(g, patch_root, doc)
     roots = _roots(g, patch_root)
     for kind in (FILES, STATE):
+        root = roots[kind] if kind == FILES else None
         for rel, f in doc.get(kind, {}).items():
             dest = roots[kind] / rel
             if f[side]:
-                atomic_write(dest, (d / kind / side / rel).read_bytes())
+                atomic_write(dest, (d / kind / side / rel).read_bytes(), root)
             else:
+                if root is not None:
+                    confine(root, dest)
                 dest.unlink(missing_ok=True)
             if side == "after":
                 crashpoint(f"journal:{'file' if kind == FILES else 'state'}-written")

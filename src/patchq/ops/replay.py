@@ -44,7 +44,14 @@ from patchq.core.status import (
 )
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo, ObjectWriter
-from patchq.ops.apply import Preimage, SectionState, fit_section, load_patch
+from patchq.ops.apply import (
+    Preimage,
+    SectionState,
+    check_modes,
+    fit_section,
+    load_applicable,
+    load_patch,
+)
 from patchq.ops.drift import Attribution, Change, attribute
 from patchq.ops.drift import histories as histories_for
 from patchq.store.patchrepo import PatchRepo
@@ -161,7 +168,7 @@ class Replay:
         """Replay one patch on the current tree; a conflict leaves the tree without it."""
         assert entry.name is not None
         crashpoint("replay:patch")
-        _, patch = load_patch(self.repo, entry)
+        _, patch = load_applicable(self.repo, entry)
         display = self.repo.display(entry.name)
         before = self.tree()
         hunks: list[HunkCheck] = []
@@ -227,6 +234,7 @@ class Replay:
         st = self.state
         path = s.path
         n = max(len(s.hunks), 1)
+        check_modes(s, where)
         if s.binary:
             return [HunkCheck(path, 0, CONFLICT, reason="binary patch")], None
         current = st.get(s.old_path, where) if s.old_path is not None else st.get(s.path, where)

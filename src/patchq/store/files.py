@@ -1,25 +1,140 @@
-"""Atomic writes for the files patchq owns (series, patches, lock, state)."""
+"""Atomic writes for the files patchq owns (series, patches, lock, state), confined to
+the folder they belong to."""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
+
+from patchq.core.errors import BadInputError, FaultError, UnsafeStateError
+
+_KINDS = {
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file and a rename: all or nothing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def special_kind(mode: int) -> str | None:
+    """What a file that is neither a regular file nor a folder is, or None."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return _KINDS.get(stat.S_IFMT(mode), "no regular file")
+
+
+def read_regular(path: Path, allow_pipe: bool = False) -> bytes:
+    """The bytes of the regular file at `path` (through symlinks). A FIFO, a device or a
+    socket is refused (exit 4) from its `stat`, without being opened: opening a FIFO
+    waits for a writer, reading a device may never end. `allow_pipe`: a pipe the user
+    named (`import <(curl …)`) is read to its end. A missing file raises
+    FileNotFoundError and a folder IsADirectoryError, for the caller to word."""
+    kind = special_kind(os.stat(path).st_mode)
+    pipe = kind == _KINDS[stat.S_IFIFO] and allow_pipe
+    if kind is not None and not pipe:
+        raise BadInputError(
+            f"{path.name} is {kind}, not a file; patchq does not open it", str(path)
+        )
+    flags = os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC | (0 if pipe else os.O_NONBLOCK)
+    fd = os.open(path, flags)
     try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(str(path))
+        kind = special_kind(mode)
+        if kind is not None and not pipe:  # swapped in since the stat
+            raise BadInputError(
+                f"{path.name} is {kind}, not a file; patchq does not open it", str(path)
+            )
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_optional(path: Path) -> bytes | None:
+    """`read_regular` for a file that may be absent (None); a folder is refused."""
+    try:
+        return read_regular(path)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise BadInputError("is a folder, not a file", str(path)) from None
+
+
+def escaping_link(root: Path, path: Path) -> Path | None:
+    """The first of `path` and the folders from `root` down to it that is a symlink
+    leading out of `root`, or None. A link that stays inside (`patches -> debian/patches`)
+    is no escape."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return None
+    real_root = root.resolve()
+    cur = root
+    for part in rel.parts:
+        cur = cur / part
+        if cur.is_symlink():
+            real = cur.resolve()
+            if real != real_root and real_root not in real.parents:
+                return cur
+    return None
+
+
+def confine(root: Path, path: Path, what: str = "the patch repo") -> None:
+    """Refuse to write `path` through a symlink that leaves `root` (exit 5)."""
+    link = escaping_link(root, path)
+    if link is not None:
+        raise UnsafeStateError(
+            f"{link.name} is a symlink out of {what} (to {os.readlink(link)})",
+            str(link),
+            "patchq does not write through it; make it a file or folder inside",
+        )
+
+
+def inside(root: Path, rel: str) -> bool:
+    """Whether `root/rel` is reached without following any symlink on the way (the last
+    name may be one): a file there is really in `root`."""
+    cur = root
+    for part in rel.split("/")[:-1]:
+        cur = cur / part
+        if cur.is_symlink() or not cur.is_dir():
+            return False
+    return True
+
+
+def atomic_write(path: Path, data: bytes, root: Path | None = None) -> None:
+    """Write `data` to `path` through a temporary file and a rename: all or nothing.
+    With `root`, refused if the way to `path` leaves `root` through a symlink. A fault
+    of the file system (full, read-only, forbidden, a name too long) is a FaultError
+    (exit 5) naming `path`, and leaves no temporary file behind."""
+    if root is not None:
+        confine(root, path)
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            _write(f, data)
         if path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o7777)
         else:
             os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+        tmp = None
+    except OSError as e:
+        raise FaultError.from_os(e, "write", str(path)) from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        raise
+
+
+def _write(f: BinaryIO, data: bytes) -> None:
+    """The one place bytes go to a file patchq owns (tests inject faults here)."""
+    f.write(data)
+    f.flush()

@@ -15,7 +15,7 @@ from patchq.core.errors import BadInputError
 from patchq.core.lock import Lock
 from patchq.core.paths import check_name
 from patchq.core.series import Series
-from patchq.store.files import atomic_write
+from patchq.store.files import atomic_write, confine, read_optional, read_regular
 
 CONFIG, SERIES, PATCHES, LOCK = "patchq.toml", "series", "patches", "series.lock"
 
@@ -86,6 +86,13 @@ class Config:
         return cls(guards=tuple(guards), extra=extra, **kwargs)  # type: ignore[arg-type]
 
 
+def _utf8(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadInputError(f"the configuration is not UTF-8 ({e.reason})", where) from None
+
+
 def _valid_queue(name: str) -> bool:
     return (
         bool(name)
@@ -136,17 +143,11 @@ class PatchRepo:
         if not root.is_dir():
             raise BadInputError("patch repo folder does not exist", str(root))
         cfg_path = root / CONFIG
-        config = (
-            Config.parse(cfg_path.read_text(encoding="utf-8"), str(cfg_path))
-            if cfg_path.is_file()
-            else Config()
-        )
+        cfg = read_optional(cfg_path)
+        config = Config.parse(_utf8(cfg, str(cfg_path)), str(cfg_path)) if cfg else Config()
         series_path = root / SERIES
-        text = (
-            series_path.read_text(encoding="utf-8", errors="surrogateescape")
-            if series_path.is_file()
-            else ""
-        )
+        data = read_optional(series_path)
+        text = data.decode("utf-8", "surrogateescape") if data else ""
         return cls(root, config, Series.parse(text, str(series_path)))
 
     def patch_path(self, name: str) -> Path:
@@ -168,7 +169,7 @@ class PatchRepo:
             return self.staged[name]
         path = self.patch_path(name)
         try:
-            return path.read_bytes()
+            return read_regular(path)
         except FileNotFoundError:
             raise BadInputError(
                 f"patch {name!r} is in the series but its file is missing", str(path)
@@ -181,17 +182,29 @@ class PatchRepo:
         return f"{PATCHES}/{name}"
 
     def read_lock(self) -> Lock | None:
-        try:
-            data = self.lock_path.read_bytes()
-        except FileNotFoundError:
+        data = read_optional(self.lock_path)
+        if data is None:
             return None
         return Lock.from_json(data, str(self.lock_path))
 
+    def check_writable(self) -> None:
+        """Refuse (exit 5), before anything is written, a patch repo whose `patches/`,
+        `series`, `series.lock` or `patchq.toml` is a symlink out of it."""
+        check_writable(self.root)
+
     def write_lock(self, lock: Lock) -> None:
-        atomic_write(self.lock_path, lock.to_json())
+        atomic_write(self.lock_path, lock.to_json(), self.root)
 
     def write_series(self, series: Series) -> None:
-        atomic_write(self.root / SERIES, series.format().encode("utf-8", "surrogateescape"))
+        atomic_write(
+            self.root / SERIES, series.format().encode("utf-8", "surrogateescape"), self.root
+        )
 
     def write_patch(self, name: str, data: bytes) -> None:
-        atomic_write(self.patch_path(name), data)
+        atomic_write(self.patch_path(name), data, self.root)
+
+
+def check_writable(root: Path) -> None:
+    """`PatchRepo.check_writable` for a patch repo folder."""
+    for name in (PATCHES, SERIES, LOCK, CONFIG):
+        confine(root, root / name)

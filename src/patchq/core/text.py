@@ -1,0 +1,98 @@
+"""Text that reaches a reader, made inert: one escape for terminals, one for Markdown,
+one JSON encoding, for every name, subject and path a patch or an upstream brings.
+
+A patch name, subject or path is anyone's text: left raw, an ESC or C1 sequence drives
+the terminal (moves the cursor, rewrites the line above, sets the title, makes an OSC 8
+link), a CR overwrites what was printed, a bidi override shows `txt.exe` as `exe.txt`.
+`shown` writes each of those as a visible escape:
+
+- a byte that is not UTF-8 (held as the surrogate `\\udcXX`, Python's surrogateescape):
+  `\\xNN`, the byte;
+- C0 controls and DEL: `\\r`, `\\x1b`, … (`\\n` too, unless the text is several lines);
+- C1 controls, bidi embeddings, overrides, isolates and marks, line and paragraph
+  separators: `\\uNNNN`.
+
+Tab, backslash and every printable character are kept. JSON (`json_text`) keeps its
+own escapes (`\\u001b`), writes those code points as `\\uNNNN` too, and a non-UTF-8 byte
+as `\\udcNN` — the escape `series.lock` uses, which `json.loads` turns back into the
+same surrogate, so a name round-trips exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# Code points that reorder or break lines on screen without being seen.
+_INVISIBLE = "\u061c\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_C0 = "".join(chr(c) for c in range(32) if chr(c) not in "\t\n") + "\x7f"
+_C1 = "".join(chr(c) for c in range(0x80, 0xA0))
+_SURROGATES = "\udc80-\udcff"
+_UNSAFE = re.compile(f"[{re.escape(_C0 + _C1 + _INVISIBLE)}{_SURROGATES}\n]")
+_UNSAFE_KEEP_LINES = re.compile(f"[{re.escape(_C0 + _C1 + _INVISIBLE)}{_SURROGATES}]")
+_JSON_UNSAFE = re.compile(f"[{re.escape(_C1 + _INVISIBLE)}]")
+_NAMED = {"\r": "\\r", "\n": "\\n", "\x1b": "\\x1b"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    n = ord(c)
+    if c in _NAMED:
+        return _NAMED[c]
+    if 0xDC80 <= n <= 0xDCFF:
+        return f"\\x{n - 0xDC00:02x}"
+    if n < 0x80:
+        return f"\\x{n:02x}"
+    return f"\\u{n:04x}"
+
+
+def shown(text: str, lines: bool = False) -> str:
+    """`text` with nothing that can drive a terminal (see the module); `lines`: keep
+    newlines (a block of several lines, such as a patch header)."""
+    pattern = _UNSAFE_KEEP_LINES if lines else _UNSAFE
+    return pattern.sub(_escape, text)
+
+
+def shown_bytes(data: bytes) -> str:
+    """Bytes (a name git gave us) as `shown` text."""
+    return shown(data.decode("utf-8", "surrogateescape"))
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+
+
+def md_text(text: str) -> str:
+    """Inline Markdown that shows `text` as it is: no table cell ends at its `|`, no
+    heading begins at a leading `#`, no code span, emphasis or raw HTML begins in it.
+    (A bare address may still be linked by GitHub: text from strangers goes in
+    `md_code`, which nothing in it can make live.)"""
+    out = _MD_SPECIAL.sub(r"\\\1", shown(text))
+    return out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def md_code(text: str) -> str:
+    """`text` as an inline code span that no backtick in it can close, safe in a table
+    cell (`|` escaped, as GitHub's tables need even inside code)."""
+    body = shown(text).replace("|", "\\|")
+    longest = max((len(r) for r in re.findall(r"`+", body)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") or not body.strip() else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def md_fence(lines: list[str], info: str = "") -> list[str]:
+    """A fenced code block around `lines` that no line of them can close."""
+    body = [shown(line) for line in lines]
+    longest = max((len(r) for line in body for r in re.findall(r"`{3,}", line)), default=2)
+    fence = "`" * (longest + 1)
+    return [fence + info, *body, fence]
+
+
+def json_text(doc: Any, indent: int | None = 2) -> str:
+    """`doc` as JSON text that is valid UTF-8 for any name and inert on a terminal: a
+    non-UTF-8 byte as `\\udcNN` (as in `series.lock`), C1, bidi and separator code
+    points as `\\uNNNN` (C0 controls JSON escapes itself)."""
+    text = json.dumps(doc, indent=indent, sort_keys=True, ensure_ascii=False)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -1139,3 +1139,39 @@ def test_finer_merges_are_recorded_and_reviewable(
     lock = json.loads((queue.path / "series.lock").read_text())
     assert lock["patches"][0]["methods"] == [method]
     assert patchq("verify").code == 0
+
+
+def test_a_block_upstream_rewrote_around_the_patch_change_is_upstreamed_by_content(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    """Upstream took the change in its own rewrite of the block: reverse-applying fails
+    (the context changed), but within the block the alignment maps the hunk to, the
+    added line is there and the removed one gone. The same line far away proves nothing."""
+    upstream.write("f.txt", BASE)
+    base = upstream.commit("base")
+    fix = sub(BASE, "line 20\n", "LINE 20 fixed\n")
+    pin(upstream, queue, patchq, [("p.patch", make_patch(upstream, "", {"f.txt": fix}))], base)
+    rewritten = sub(BASE, "line 19\nline 20\nline 21\n", "line 19!\nLINE 20 fixed\nline 21!\n")
+    advance(upstream, "rewrite the block, with the fix", {"f.txt": rewritten})
+    code, doc = check_json(patchq)
+    (h,) = doc["patches"][0]["hunks"]
+    assert (h["status"], h["method"]) == ("upstreamed", "upstreamed"), doc
+    assert "already holds its change" in h["reason"]
+    r = patchq("rebase", "--onto", "main")
+    assert r.code == 0, r.err
+    assert outcomes(queue) == {"p.patch": "upstreamed"}
+    assert upstream.read("f.txt").decode() == rewritten
+
+
+def test_the_patch_line_elsewhere_in_the_file_is_not_upstreamed(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    upstream.write("f.txt", BASE)
+    base = upstream.commit("base")
+    fix = sub(BASE, "line 20\n", "LINE 20 fixed\n")
+    pin(upstream, queue, patchq, [("p.patch", make_patch(upstream, "", {"f.txt": fix}))], base)
+    far = sub(BASE, "line 19\nline 20\nline 21\n", "x 19\ny 20\nz 21\n") + "LINE 20 fixed\n"
+    advance(upstream, "rewrite the block; the line appears at the end", {"f.txt": far})
+    code, doc = check_json(patchq)
+    assert code == 3, doc
+    assert doc["patches"][0]["hunks"][0]["status"] == "conflict"

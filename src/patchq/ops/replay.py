@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
 
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
@@ -350,6 +351,19 @@ class Replay:
                 ):
                     checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
                     failing.remove(i)
+            if failing and pre_lines is not None:
+                # Upstream rewrote the block and it now holds the patch's change: found
+                # by content, within the block the alignment maps the hunk to.
+                up_lines = self.g.lines.split(content)
+                align = _Alignment(pre_lines, up_lines)
+                for i in list(failing):
+                    if _held(s.hunks[i], pre_lines, up_lines, align):
+                        checks[i] = replace(
+                            checks[i],
+                            status=UPSTREAMED,
+                            reason="upstream's block already holds its change",
+                        )
+                        failing.remove(i)
             if failing:
                 final, markers = self._merge(s, content, cur, pre, theirs, failing, checks, name)
         if markers is not None:
@@ -517,6 +531,44 @@ def anchored(
                 return None
             lines[anchor_hit:anchor_hit] = added
     return b"".join(lines)
+
+
+class _Alignment:
+    """Where the pinned base's lines went in upstream's file (a line diff, made once)."""
+
+    def __init__(self, pre: Sequence[bytes], up: Sequence[bytes]) -> None:
+        self.ops = SequenceMatcher(None, list(pre), list(up)).get_opcodes()
+
+    def at(self, x: int, end: bool = False) -> int:
+        """Upstream's line for base line `x` (a changed block maps to its edges)."""
+        for tag, i1, i2, j1, j2 in self.ops:
+            if i1 <= x < i2 or (x == i2 and end):
+                if tag == "equal":
+                    return j1 + (x - i1)
+                return j2 if end else j1
+        return self.ops[-1][4] if self.ops else 0
+
+
+# Lines around the mapped block that still count as inside it.
+_SLACK = 3
+
+
+def _held(h: Hunk, pre: Sequence[bytes], up: Sequence[bytes], align: _Alignment) -> bool:
+    """Whether upstream's file holds the hunk's change where the alignment maps the
+    hunk's block: every telling line it adds is there, none it removes (and does not
+    add back) is — judged within that block only, never anywhere in the file."""
+    adds = [x for _, _, added, _ in _change_blocks(h) for x in _ended(added) if not _trivial(x)]
+    if not adds:
+        return False  # a pure deletion proves nothing by absence
+    rems = {x for _, removed, _, _ in _change_blocks(h) for x in _ended(removed)}
+    rems = {x for x in rems if not _trivial(x)} - set(adds)
+    start = engine.locate(list(pre), h)
+    start = h.old_pos if start is None else start
+    lo = align.at(start)
+    hi = align.at(start + len(h.old_lines), end=True)
+    block = Counter(_ended(up[max(lo - _SLACK - len(adds), 0) : hi + _SLACK + len(adds)]))
+    need = Counter(adds)
+    return all(block[x] >= n for x, n in need.items()) and not any(block[x] for x in rems)
 
 
 def _removed(

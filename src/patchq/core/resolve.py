@@ -33,7 +33,8 @@ from patchq.core.status import DELETE_WINS, WORD, ZEALOUS
 SIMILAR = 0.5
 # Regions larger than this are left to a person: pairing is quadratic in the lines.
 MAX_LINES = 200
-# Word-level pairing is tried only on regions this small (lines a side).
+# Word-level pairing is tried only where the base side of the region is this small:
+# its cost is the base's lines times each side's.
 WORD_LINES = 40
 
 _TOKEN = re.compile(rb"\w+|\s+|[^\w\s]", re.ASCII)
@@ -233,7 +234,7 @@ def _by_words(
     """Merge line pairs token by token; None unless every base line pairs on both sides,
     the lines each side adds between pairs do not meet at one point, and every pair's
     token edits compose."""
-    if max(len(base), len(ours), len(theirs)) > WORD_LINES:
+    if len(base) > WORD_LINES:
         return None
     po, pt = _pairs(base, ours), _pairs(base, theirs)
     if po is None or pt is None or None in po or None in pt:

@@ -1139,6 +1139,10 @@ def test_finer_merges_are_recorded_and_reviewable(
     lock = json.loads((queue.path / "series.lock").read_text())
     assert lock["patches"][0]["methods"] == [method]
     assert patchq("verify").code == 0
+    # The review says how, in text and JSON, so a reviewer reads these hunks.
+    assert f"3-way merged, by {method} — check it" in patchq("report").out
+    review = json.loads(patchq("report", "--format", "json").out)
+    assert [h["method"] for h in review["patches"][0]["hunks"]] == [method]
 
 
 def test_a_block_upstream_rewrote_around_the_patch_change_is_upstreamed_by_content(

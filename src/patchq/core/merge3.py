@@ -25,7 +25,7 @@ from operator import not_
 from typing import TypeVar
 
 from patchq.core.patch import Split, split_lines
-from patchq.core.resolve import Resolution, resolve
+from patchq.core.resolve import Resolution, ended, resolve
 
 _MAX_COST_MIN = 256
 _HEUR_MIN_COST = 256
@@ -519,12 +519,12 @@ def merge(
             if context is None:
                 base_words = set(_WORDS.findall(base))
                 context = (
-                    Counter(x if x.endswith(b"\n") else x + b"\n" for x in l0),
+                    Counter(map(ended, l0)),
                     base_words,
                     set(_WORDS.findall(ours)) - base_words,
                 )
             everywhere, base_words, up_words = context
-            region = Counter(x if x.endswith(b"\n") else x + b"\n" for x in l0[i0 : i0 + chg0])
+            region = Counter(map(ended, l0[i0 : i0 + chg0]))
             elsewhere = frozenset(everywhere - region)
             fixed = resolve(
                 l0[i0 : i0 + chg0],

@@ -169,14 +169,16 @@ def _delete_wins(
     if any(_similar(a, b) for a in added for b in edited):
         return None  # the patch rewrote what upstream edited: a person must merge them
     wrote = [line for _, _, new in up for line in new]
-    if any(_ended(x) in elsewhere for x in wrote if x.strip()):
+    if any(ended(x) in elsewhere for x in wrote if x.strip()):
         return None  # upstream moved a line here: discarding it would lose it
     result = compose(base, [], mine)
     assert result is not None
     return Resolution(tuple(result), DELETE_WINS, tuple(line for _, _, new in up for line in new))
 
 
-def _ended(line: bytes) -> bytes:
+def ended(line: bytes) -> bytes:
+    """A line with its newline (a file's last line may lack one): how `elsewhere`
+    counts lines, so a line moved up from the end is still the same line."""
     return line if line.endswith(b"\n") else line + b"\n"
 
 

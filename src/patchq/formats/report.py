@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from patchq.core.errors import BadInputError
 from patchq.core.patch import FilePatch, Hunk, Patch, parse
+from patchq.core.status import REVIEWABLE
 from patchq.core.text import json_text, md_code, md_fence, shown
 from patchq.core.words import plural
 
@@ -48,6 +49,8 @@ class RecordedHunk(Protocol):
     def drift(self) -> Sequence[str]: ...
     @property
     def reason(self) -> str: ...
+    @property
+    def method(self) -> str: ...
 
 
 class RecordedPatch(Protocol):
@@ -288,7 +291,14 @@ def _hunk_line(h: RecordedHunk, subjects: Mapping[str, str], outcome: str = "") 
     what = {
         "offset": f"moved {plural(h.offset, 'line', signed=True)}",
         "fuzz": f"fuzz {h.fuzz}",
-        "merge": "3-way merged" + (", placed by its anchor line — check it" if h.anchored else ""),
+        "merge": "3-way merged"
+        + (
+            ", placed by its anchor line — check it"
+            if h.anchored
+            else f", by {h.method} — check it"
+            if h.method in REVIEWABLE
+            else ""
+        ),
         "upstreamed": "already upstream, dropped",
         "conflict": "conflict, "
         + ("the patch was skipped" if outcome == "dropped" else "resolved by hand"),
@@ -448,6 +458,7 @@ def _hunk_doc(h: RecordedHunk) -> dict[str, Any]:
         "anchored": h.anchored,
         "drift": list(h.drift),
         "reason": h.reason,
+        "method": h.method,
     }
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import hashlib
+import io
 import json
 import os
 import platform
@@ -35,11 +36,12 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -415,6 +417,7 @@ class Ctx:
     patchq: list[str]
     quilt: str | None
     shim: GitShim | None = None  # set during the check pass: count patchq's git processes
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for patchq
 
 
 STATUS_ORDER = ("clean", "offset", "fuzz", "merge", "conflict", "upstreamed", "missing")
@@ -427,7 +430,7 @@ def describe(counts: Counter[str] | dict[str, int], order: tuple[str, ...]) -> s
 
 
 def patchq(s: Setup, cx: Ctx, *args: str, counted: bool = False) -> Proc:
-    env = base_env(**PATCHQ_ENV)
+    env = base_env(**{**PATCHQ_ENV, **cx.env})
     if counted and cx.shim is not None:
         env = cx.shim.env(env)
     return run(
@@ -753,7 +756,9 @@ ROW_KEYS = [r.key for r in ROWS]
 DRIFT_KEYS = {r.key for r in ROWS if r.onto == "DRIFT"}
 # Ratio columns: patchq/peer for each patchq row (peer = one of these rows).
 RATIO_PEERS = ["am", "am3-skip", "loop", "quilt", "floor", "apply"]
+BASELINE = "@baseline"  # key suffix of a --baseline twin row
 RATIO_LABELS = {
+    "baseline": "same command, --baseline build",
     "am": "git am",
     "am3-skip": "git am -3 (all)",
     "loop": "apply loop",
@@ -860,6 +865,9 @@ def bench_series(s: Setup, cx: Ctx, rows: list[Row], runs: int) -> dict[str, dic
                 for p in RATIO_PEERS
                 if p in results and results[p]["status"] == "ok" and p != r["key"]
             }
+            twin = results.get(r["key"] + BASELINE)
+            if twin and twin["status"] == "ok":
+                r["ratios"]["baseline"] = round(r["median_s"] / twin["median_s"], 3)
     return results
 
 
@@ -870,6 +878,48 @@ def s_shim(s: Setup) -> GitShim:
     if s.tmp not in _SHIMS:
         _SHIMS[s.tmp] = GitShim(s.tmp)
     return _SHIMS[s.tmp]
+
+
+def snapshot_rev(rev: str, dest: Path) -> tuple[str, Path]:
+    """src/patchq of this project as of `rev`, byte-compiled in `dest`: (its description,
+    the folder to put on PYTHONPATH)."""
+    sha = git(PROJECT, "rev-parse", "--verify", f"{rev}^{{commit}}")
+    dest.mkdir(parents=True)
+    archive = run(["git", "-C", str(PROJECT), "archive", "--format=tar", sha, "src/patchq"])
+    if archive.rc != 0:
+        raise BenchError(f"git archive {rev}: {first_line(archive.err)}")
+    with tarfile.open(fileobj=io.BytesIO(archive.out)) as tar:
+        tar.extractall(dest, filter="data")
+    compileall.compile_dir(str(dest / "src" / "patchq"), quiet=1)
+    subject = git(PROJECT, "log", "-1", "--format=%h %s", sha)
+    return subject, dest / "src"
+
+
+def with_baseline(rows: list[Row], pythonpath: Path) -> list[Row]:
+    """Each patchq row followed by its twin that runs the baseline build."""
+
+    def twin(row: Row) -> Row:
+        def on(cx: Ctx) -> Ctx:
+            return replace(
+                cx, patchq=[sys.executable, "-m", "patchq"], env={"PYTHONPATH": str(pythonpath)}
+            )
+
+        return Row(
+            row.key + BASELINE,
+            row.label + " [baseline]",
+            row.onto,
+            True,
+            lambda s, cx: row.setup(s, on(cx)),
+            lambda s, cx: row.fn(s, on(cx)),
+            row.tree,
+        )
+
+    out: list[Row] = []
+    for row in rows:
+        out.append(row)
+        if row.patchq:
+            out.append(twin(row))
+    return out
 
 
 # --- machine and reporting -----------------------------------------------------------------
@@ -998,9 +1048,11 @@ def table_rows(results: dict[str, dict]) -> list[list[str]]:
 
 def ratio_rows(results: dict[str, dict]) -> tuple[list[str], list[list[str]]]:
     cols = [p for p in RATIO_PEERS if p in results and results[p]["status"] == "ok"]
+    if any(k.endswith(BASELINE) for k in results):
+        cols.insert(0, "baseline")
     rows = []
     for r in results.values():
-        if r["status"] != "ok" or not r["patchq"]:
+        if r["status"] != "ok" or not r["patchq"] or r["key"].endswith(BASELINE):
             continue
         cells = []
         for p in cols:
@@ -1130,6 +1182,11 @@ def md_report(report: dict) -> str:
     out.append(f"- command: `{report['command']}`")
     out.append(f"- repository: `{report['repository']}` (window ends at `{report['end']}`)")
     out.append(f"- patchq {report['patchq_commit']}; patchq run as `{report['patchq_cmd']}`")
+    if report.get("baseline"):
+        out.append(
+            f"- baseline: src/patchq as of {report['baseline']}, each patchq row timed "
+            "beside its `[baseline]` twin in the same rounds"
+        )
     out.append(f"- runs: {report['runs']} per row, round-robin; median reported")
     out.append(
         f"- machine: {m['nproc']} CPUs, {m['cpu']}; Python {m['python']}; "
@@ -1257,6 +1314,13 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         "(python -m patchq), so edits to src/ during the run do not leak in",
     )
     ap.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also time src/patchq as of git revision REV of this project, each patchq row "
+        "beside its twin in the same round-robin, and report new/baseline ratios (the "
+        "before/after check of a change, in one run)",
+    )
+    ap.add_argument(
         "--install-peers", action="store_true", help="apt-get install -y quilt if it is missing"
     )
     ap.add_argument(
@@ -1333,6 +1397,15 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             )
             return 2
     cx = Ctx(patchq_cmd, found["quilt"])
+    baseline = None
+    if a.baseline:
+        try:
+            baseline = snapshot_rev(a.baseline, tmp / "baseline")
+        except BenchError as e:
+            print(f"bench: --baseline: {e}", file=sys.stderr)
+            shutil.rmtree(tmp, ignore_errors=True)
+            return 2
+        rows = with_baseline(rows, baseline[1])
     report: dict = {
         "date": time.strftime("%Y-%m-%d"),
         "command": command,
@@ -1343,6 +1416,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         "patchq_commit": patchq_commit(snapshot),
         "patchq_cmd": " ".join(shlex.quote(x) for x in patchq_cmd)
         + (f" (PYTHONPATH={snapshot.parent})" if snapshot else ""),
+        "baseline": baseline[0] if baseline else None,
         "machine": machine(),
         "tmpdir": str(tmp.parent),
         "tmpdir_fs": fs_type(tmp.parent),

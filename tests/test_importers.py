@@ -845,6 +845,7 @@ def test_quilt_series_keeps_names_strip_and_guards() -> None:
             None,
             (),
             "up/debian/patches/fixes/0001-p1.patch",
+            before=("# Patches for the frobnicator\n",),
         ),
         Incoming("0002-p0.patch", files["0002-p0.patch"], 0, (), "up/debian/patches/0002-p0.patch"),
         Incoming(
@@ -855,7 +856,12 @@ def test_quilt_series_keeps_names_strip_and_guards() -> None:
             "up/debian/patches/0003-guarded.patch",
         ),
         Incoming(
-            "0005-plain.patch", GIT_DIFF, None, ("+sm120",), "up/debian/patches/0005-plain.patch"
+            "0005-plain.patch",
+            GIT_DIFF,
+            None,
+            ("+sm120",),
+            "up/debian/patches/0005-plain.patch",
+            before=("# 0004-disabled.patch\n", "\n"),
         ),
     ]
 

@@ -207,13 +207,17 @@ def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...]) -> None:
 @click.option(
     "--quilt",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Import a quilt series folder (its series and patches).",
+    help="Import a series folder: quilt's, Debian's (debian/patches/series), or a "
+    "folder of *.patch/*.diff files without a series, in sorted name order.",
 )
 @click.option(
     "--after",
     metavar="NAME",
     shell_complete=completion.SERIES,
     help="Insert after this patch instead of at the end.",
+)
+@click.option(
+    "--force", is_flag=True, help="Import a patch even if the series already makes its change."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print what was imported as JSON.")
 @pass_ctx
@@ -224,12 +228,18 @@ def import_cmd(
     mbox: Path | None,
     quilt: Path | None,
     after: str | None,
+    force: bool,
     as_json: bool,
 ) -> None:
-    """Bring patches into the series: diff files, an mbox, a quilt series or git commits.
+    """Bring patches into the series: diff files, an mbox, a series folder or git commits.
 
     Patch files get stable names and are appended to series (or inserted after --after).
-    An existing patch file is never overwritten; on any error nothing is written.
+    A folder (given alone, or with --quilt) is read as the build reads it: its `series`
+    file (with -pN, guards and comments), `patches/series` or `debian/patches/series`
+    under it, else its *.patch and *.diff files in sorted name order (OpenWrt,
+    Buildroot), other files skipped and named. A patch whose change the series already
+    makes is refused (exit 4) unless --force. An existing patch file is never
+    overwritten; on any error nothing is written.
 
     \b
     Examples:
@@ -237,10 +247,11 @@ def import_cmd(
       patchq import --git v1.0..my-branch
       patchq import --mbox series.mbox
       patchq import --quilt ../debian/patches
+      patchq import ../openwrt/package/foo/patches
     """
     if [bool(files), bool(git_range), bool(mbox), bool(quilt)].count(True) != 1:
         raise click.UsageError("give exactly one of FILE…, --git A..B, --mbox F or --quilt DIR")
-    out = importing.import_patches(ctx, files, git_range, mbox, quilt, after)
+    out = importing.import_patches(ctx, files, git_range, mbox, quilt, after, force)
     output.show(render.imported(out, as_json))
 
 

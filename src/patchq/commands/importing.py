@@ -7,12 +7,15 @@ undone by `patchq recover`), and an existing patch file is never overwritten.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from patchq.core.errors import BadInputError, UnsafeStateError
-from patchq.core.series import make_entry
+from patchq.core.patch import parse
+from patchq.core.sameness import Key, change_key
+from patchq.core.series import Entry, make_entry
 from patchq.formats import importers
 from patchq.formats.importers import Incoming
 from patchq.ops import journal
@@ -41,7 +44,8 @@ def _read(path: Path) -> bytes:
         raise BadInputError("no such file", str(path)) from None
     except IsADirectoryError:
         raise BadInputError(
-            "is a directory (use --quilt DIR for a quilt series)", str(path)
+            "is a folder: import a series folder alone (`import DIR` or `--quilt DIR`)",
+            str(path),
         ) from None
 
 
@@ -65,27 +69,51 @@ def from_git(ctx: Context, revision_range: str) -> importers.MboxImport:
     )
 
 
-def from_quilt(ctx: Context, folder: Path) -> list[Incoming]:
-    series = folder / "series"
-    if not series.is_file() and (folder / "patches" / "series").is_file():
-        folder = folder / "patches"
-        series = folder / "series"
-    if not series.is_file():
-        raise BadInputError(
-            "no quilt series file here",
-            str(folder),
-            "give the folder holding `series` (or its parent)",
-        )
+def _series_folder(folder: Path) -> tuple[Path, bool]:
+    """Where the patches of `folder` are, and whether a `series` file orders them: the
+    folder's own `series`, a quilt tree's `patches/series`, a Debian package's
+    `debian/patches/series` (given the package or its `debian/`); else a folder of
+    `*.patch`/`*.diff` files without a series (OpenWrt, Buildroot), itself or its
+    `patches/`."""
+    if not folder.is_dir():
+        raise BadInputError("no such folder", str(folder))
+    for cand in (folder, folder / "patches", folder / "debian" / "patches"):
+        if (cand / "series").is_file():
+            return cand, True
+    for cand in (folder, folder / "patches"):
+        if cand.is_dir() and any(
+            p.name.endswith(importers.PATCH_SUFFIXES) and p.is_file() for p in cand.iterdir()
+        ):
+            return cand, False
+    raise BadInputError(
+        "no series file and no *.patch or *.diff files here",
+        str(folder),
+        "give a quilt or Debian series folder (or its parent), or a folder of patches",
+    )
+
+
+def from_quilt(ctx: Context, folder: Path) -> tuple[list[Incoming], list[importers.Skipped]]:
+    """The patches of a series folder in the order its build applies them: the `series`
+    file's, or sorted name order where there is none (see `_series_folder`)."""
+    folder, has_series = _series_folder(folder)
     base = folder.resolve()
+    series = folder / "series"
 
     def read(name: str) -> bytes:
         p = (folder / name).resolve()
         if base not in p.parents:
-            raise BadInputError(f"quilt patch {name!r} is outside the series folder", str(series))
-        return read_regular(p)  # OSError: from_quilt names the series line
+            where = str(series) if has_series else str(folder / name)
+            raise BadInputError(f"quilt patch {name!r} is outside the series folder", where)
+        return read_regular(p)  # OSError: the importer names the series line
 
+    if not has_series:
+        kinds = [
+            (e.name, "folder" if e.is_dir() else "file" if e.is_file() else "other")
+            for e in os.scandir(folder)
+        ]
+        return importers.from_folder(kinds, read, str(folder), _existing(ctx))
     text = read_regular(series).decode("utf-8", "surrogateescape")
-    return importers.from_quilt(text, read, str(series), _existing(ctx))
+    return importers.from_quilt(text, read, str(series), _existing(ctx)), []
 
 
 def _refuse_target_journal(ctx: Context) -> None:
@@ -104,9 +132,47 @@ def _refuse_target_journal(ctx: Context) -> None:
         )
 
 
-def commit(ctx: Context, incoming: Sequence[Incoming], after: str | None) -> list[Incoming]:
+def _key(data: bytes, strip: int) -> Key | None:
+    try:
+        return change_key(parse(data, "", strip))
+    except BadInputError:
+        return None  # an unreadable patch already in the series is lint's to report
+
+
+def _refuse_duplicates(repo: PatchRepo, incoming: Sequence[Incoming]) -> None:
+    """Refuse a patch that makes the same change as one in the series, or as one imported
+    before it: applied twice, the second copy fails or lands somewhere else."""
+    seen: dict[Key, str] = {}
+    for e in repo.series.patches:
+        assert e.name is not None
+        try:
+            data = repo.read_patch(e.name)
+        except BadInputError:
+            continue
+        key = _key(data, e.strip_level(repo.config.strip))
+        if key is not None:
+            seen.setdefault(key, e.name)
+    for item in incoming:
+        key = _key(item.data, repo.config.strip if item.strip is None else item.strip)
+        if key is None:
+            continue
+        other = seen.get(key)
+        if other is not None:
+            where = "already in the series" if repo.series.find(other) else "imported with it"
+            raise BadInputError(
+                f"{item.name} makes the same change as {other}, {where}",
+                item.source or item.name,
+                "nothing was imported; `--force` imports it anyway",
+            )
+        seen[key] = item.name
+
+
+def commit(
+    ctx: Context, incoming: Sequence[Incoming], after: str | None, force: bool = False
+) -> list[Incoming]:
     """Write the patch files and the series as one journal transaction (kept in the
-    patch repo: an import needs no target)."""
+    patch repo: an import needs no target). A patch whose change the series already
+    makes is refused unless `force`."""
     repo = ctx.repo()
     if not incoming:
         return []
@@ -117,7 +183,17 @@ def commit(ctx: Context, incoming: Sequence[Incoming], after: str | None) -> lis
         # Read the series again under the lock: another import may have just written it.
         repo = PatchRepo.open(ctx.repo().root)
         repo.check_writable()
-        entries = [make_entry(i.name, i.strip, i.guards) for i in incoming]
+        if not force:
+            _refuse_duplicates(repo, incoming)
+        entries = [
+            e
+            for i in incoming
+            for e in (
+                *(Entry(raw=line) for line in i.before),
+                make_entry(i.name, i.strip, i.guards),
+                *(Entry(raw=line) for line in i.trailer),
+            )
+        ]
         new_series = repo.series.with_appended(entries, after)
         files: dict[str, bytes | None] = {}
         for item in incoming:
@@ -156,14 +232,19 @@ def import_patches(
     mbox: Path | None,
     quilt: Path | None,
     after: str | None,
+    force: bool = False,
 ) -> ImportOutcome:
-    """Read the one source given (files, a git range, an mbox or a quilt folder) and
-    write what it holds as one transaction."""
+    """Read the one source given (files, a git range, an mbox or a series folder) and
+    write what it holds as one transaction. A folder given as the only FILE is a series
+    folder, as with `--quilt`."""
     skipped: tuple[importers.Skipped, ...] = ()
+    if len(files) == 1 and quilt is None and files[0].is_dir():
+        quilt, files = files[0], []
     if files:
         incoming = from_files(ctx, files)
     elif quilt is not None:
-        incoming = from_quilt(ctx, quilt)
+        incoming, folder_skipped = from_quilt(ctx, quilt)
+        skipped = tuple(folder_skipped)
     else:
         if git_range:
             res = from_git(ctx, git_range)
@@ -174,4 +255,4 @@ def import_patches(
                 "nothing to import", "import", "give FILE…, --git, --mbox or --quilt"
             )
         incoming, skipped = list(res.patches), tuple(res.skipped)
-    return ImportOutcome(tuple(commit(ctx, incoming, after)), skipped)
+    return ImportOutcome(tuple(commit(ctx, incoming, after, force)), skipped)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from patchq.core import patch as patchmod
 from patchq.core.errors import BadInputError
@@ -51,6 +51,10 @@ class Incoming:
     strip: int | None = None
     guards: tuple[str, ...] = ()
     source: str = ""
+    # A quilt series' comment and blank lines, kept verbatim: those above this patch,
+    # and (for its last patch) those below it.
+    before: tuple[str, ...] = ()
+    trailer: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,15 +288,19 @@ def _top_block(message: bytes) -> bytes:
 def from_quilt(
     series_text: str, read: Callable[[str], bytes], where: str, existing: Sequence[str]
 ) -> list[Incoming]:
-    """The patches of a quilt series, in order, keeping names, `-pN` and guards.
+    """The patches of a quilt series, in order, keeping names, `-pN`, guards and comments.
 
     `where` is the series file as the user named it (`../debian/patches/series`); errors
     say `<where>:<line>`, or `<its folder>/<patch>:<line>` for a malformed patch, which is
     also each patch's `source`. `read(name)` returns a patch file's bytes and raises
     OSError (or KeyError) when it is missing, so the error can name the series line.
-    Names keep their subfolders (the caller creates them); a name in use is an error
-    naming both. Patches without a `-pN` are parsed at quilt's default, -p1, and keep
-    `strip=None`. Header-only patches are kept, as quilt keeps them.
+    Names keep their subfolders (`fixes/0001-x.patch`, as gbp pq's topics write them; the
+    caller creates the folders); a name in use is an error naming both. Patches without a
+    `-pN` are parsed at quilt's default, -p1, and keep `strip=None`. Header-only patches
+    are kept, as quilt keeps them. The series' comment and blank lines come along
+    verbatim (a Debian series says why a patch is there, or holds one commented out):
+    each patch carries those just above it in `before`, the last one those below it in
+    `trailer`; blank lines at either end are left out.
     """
     series_where = where
     folder = posixpath.dirname(where)
@@ -300,33 +308,130 @@ def from_quilt(
     taken = _Taken(existing)
     lines: dict[str, int] = {}  # names imported so far, with their series lines
     out: list[Incoming] = []
-    for entry in series.patches:
+    pending: list[str] = []
+    for entry in series.entries:
+        if entry.name is None:
+            if out or entry.raw.strip():
+                pending.append(entry.raw if entry.raw.endswith("\n") else entry.raw + "\n")
+            continue
         name = entry.name
-        assert name is not None
         line_where = f"{series_where}:{entry.lineno}"
-        check_name(name, line_where, new=True)
-        other = taken.clash(name)
-        if other is not None:
-            if other in lines:
-                what = f"clashes with {other!r} on line {lines[other]} of this series"
-            elif other == name:
-                what = "is already in the patch repo"
-            else:
-                what = f"clashes with {other!r} already in the patch repo"
-            raise BadInputError(
-                f"patch {name!r} {what}", line_where, "rename or delete one of them first"
+        data = _take(name, line_where, entry.lineno, taken, lines, read, folder)
+        _parse(data, posixpath.join(folder, name), entry.strip_level(1))
+        out.append(
+            Incoming(
+                name,
+                data,
+                entry.strip,
+                entry.guards,
+                posixpath.join(folder, name),
+                before=tuple(pending),
             )
-        file_where = posixpath.join(folder, name)
-        try:
-            data = read(name)
-        except (OSError, KeyError):
-            raise BadInputError(
-                f"patch file {name!r} listed here is missing",
-                line_where,
-                f"expected it at {file_where}",
-            ) from None
-        _parse(data, file_where, entry.strip_level(1))
-        taken.add(name)
-        lines[name] = entry.lineno
-        out.append(Incoming(name, data, entry.strip, entry.guards, file_where))
+        )
+        pending = []
+    while pending and not pending[-1].strip():
+        pending.pop()
+    if out and pending:
+        out[-1] = replace(out[-1], trailer=tuple(pending))
     return out
+
+
+def _take(
+    name: str,
+    line_where: str,
+    lineno: int,
+    taken: _Taken,
+    lines: dict[str, int],
+    read: Callable[[str], bytes],
+    folder: str,
+) -> bytes:
+    """Check that `name` can be written and is free, read its bytes, and take the name."""
+    check_name(name, line_where, new=True)
+    other = taken.clash(name)
+    if other is not None:
+        if other in lines:
+            what = f"clashes with {other!r} on line {lines[other]} of this series"
+        elif other == name:
+            what = "is already in the patch repo"
+        else:
+            what = f"clashes with {other!r} already in the patch repo"
+        raise BadInputError(
+            f"patch {name!r} {what}", line_where, "rename or delete one of them first"
+        )
+    try:
+        data = read(name)
+    except (OSError, KeyError):
+        raise BadInputError(
+            f"patch file {name!r} listed here is missing",
+            line_where,
+            f"expected it at {posixpath.join(folder, name)}",
+        ) from None
+    taken.add(name)
+    lines[name] = lineno
+    return data
+
+
+# --- a folder of patches without a series (OpenWrt, Buildroot) ---------------------------
+
+# What a build that applies "every patch in the folder" picks up: OpenWrt's and
+# Buildroot's `*.patch`, and the `*.diff` some packages use.
+PATCH_SUFFIXES = (".patch", ".diff")
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz", ".Z")
+
+
+def folder_order(names: Sequence[str]) -> list[str]:
+    """Names in the order the builds apply them: sorted byte by byte, as `ls` and the
+    shell's glob sort under `LC_ALL=C` (Buildroot and OpenWrt both set it)."""
+    return sorted(names, key=lambda n: n.encode("utf-8", "surrogateescape"))
+
+
+def from_folder(
+    entries: Sequence[tuple[str, str]],
+    read: Callable[[str], bytes],
+    where: str,
+    existing: Sequence[str],
+) -> tuple[list[Incoming], list[Skipped]]:
+    """The patches of a folder that has no `series` file, in sorted name order.
+
+    `entries` are the folder's (name, kind) pairs, kind being `file`, `folder` or
+    `other`; `where` is the folder as the user named it. Files ending in `.patch` or
+    `.diff` are patches, read at -p1 (as OpenWrt and Buildroot apply them) and kept under
+    their own names, since the names are the order; everything else is skipped and named
+    with why (a README, a compressed patch, a sub-folder that no such build descends
+    into). A name in use, or one a series line cannot hold, is an error naming it.
+    """
+    taken = _Taken(existing)
+    lines: dict[str, int] = {}
+    out: list[Incoming] = []
+    skipped: list[Skipped] = []
+    kinds = dict(entries)
+    for name in folder_order(list(kinds)):
+        kind = kinds[name]
+        source = posixpath.join(where, name)
+        reason = _not_a_patch(name, kind)
+        if reason is not None:
+            skipped.append(Skipped(source, None, reason))
+            continue
+        if any(c in " \t" for c in name) or name.startswith("#"):
+            raise BadInputError(
+                f"patch file {name!r} cannot be named in a series line",
+                source,
+                "rename it (no spaces, no leading #)",
+            )
+        data = _take(name, source, len(out) + 1, taken, lines, read, where)
+        _parse(data, source, 1)
+        out.append(Incoming(name, data, None, (), source))
+    return out, skipped
+
+
+def _not_a_patch(name: str, kind: str) -> str | None:
+    """Why a folder entry is not taken as a patch, or None when it is one."""
+    if kind == "folder":
+        return "a folder: only the files directly in the patch folder are applied"
+    if kind != "file":
+        return "not a regular file"
+    if name.endswith(PATCH_SUFFIXES):
+        return None
+    if name.endswith(_COMPRESSED) and name.rsplit(".", 1)[0].endswith(PATCH_SUFFIXES):
+        return "a compressed patch: decompress it and import it as a file"
+    return "not a patch (only *.patch and *.diff are)"

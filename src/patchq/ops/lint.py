@@ -4,7 +4,8 @@ Errors (exit 4) make the series unusable: a missing or unparsable patch, a dupli
 malformed guard or strip level, an unsafe name. Warnings (exit 1) are worth a look: a
 patch without a header, a patch that needed a normalisation to be read as GNU patch
 reads it (whitespace damage, a lone `+++` line, …), a lock whose hashes no longer
-match, a file in patches/ that no series line names. The lock's records of patches the
+match, a file in patches/ that no series line names, two patches that make the same
+change (core.sameness: applied in order, the second fails). The lock's records of patches the
 last rebase upstreamed or dropped are expected, not findings, so `patchq lint && git
 commit` works right after a rebase. Pure over the files it is given.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from patchq.core.errors import BadInputError, PatchqError
 from patchq.core.lock import Lock, sha256
 from patchq.core.patch import parse
+from patchq.core.sameness import Key, change_key
 from patchq.core.series import Series
 from patchq.core.status import GONE
 from patchq.store.patchrepo import LOCK, PATCHES, SERIES, Config, PatchRepo
@@ -59,6 +61,7 @@ def lint(root: Path) -> list[Finding]:
         return out + [Finding(ERROR, err.where or SERIES, err.what)]
     repo = PatchRepo(root, config, series)
     hashes: dict[str, str] = {}
+    changes: dict[Key, str] = {}  # what each patch changes: the first patch making it
     for e in series.patches:
         assert e.name is not None
         where = f"{PATCHES}/{e.name}"
@@ -75,6 +78,18 @@ def lint(root: Path) -> list[Finding]:
             continue
         if not patch.sections:
             out.append(Finding(WARNING, where, "contains no diff"))
+        key = change_key(patch)
+        if key is not None and key in changes:
+            out.append(
+                Finding(
+                    WARNING,
+                    where,
+                    f"makes the same change as {PATCHES}/{changes[key]} "
+                    "(applied in order, the second copy fails): delete one",
+                )
+            )
+        elif key is not None:
+            changes[key] = e.name
         if not patch.header.strip():
             out.append(
                 Finding(

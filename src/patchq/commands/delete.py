@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from patchq.core.errors import UnsafeStateError
 from patchq.core.series import Series
+from patchq.core.status import GONE
 from patchq.ops import journal
 from patchq.ops import stack as stack_ops
 from patchq.ops.session import Context
@@ -25,8 +26,12 @@ class DeleteOutcome:
 
 
 def delete(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
-    """Remove an unapplied (or the top) patch from the series; its file is kept unless -r."""
+    """Remove an unapplied (or the top) patch from the series; its file is kept unless -r.
+    A patch only commented out (`# upstreamed in …: NAME`, `#NAME`) loses its comment
+    lines, and with -r its file and any copy a rebase moved aside."""
     repo, g = ctx.repo(), ctx.git()
+    if repo.series.find(name) is None and repo.series.commented(name):
+        return _delete_commented(ctx, name, remove_file)
     stack_ops.entry(repo, name)  # refuse an unknown name before anything else
     stack_ops.refuse_during_rebase(ctx)
     with run_lock(g.state_dir(), repo.root):
@@ -64,3 +69,27 @@ def delete(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
                 journal.Plan("delete", "", None, None, repo.config.queue, files=files, reason=name),
             )
     return DeleteOutcome(name, popped, remove_file)
+
+
+def _delete_commented(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
+    """Drop the comment lines standing for `name` (and with `remove_file` its files)."""
+    repo, g = ctx.repo(), ctx.git()
+    stack_ops.refuse_during_rebase(ctx)
+    with run_lock(g.state_dir(), repo.root):
+        lines = set(repo.series.commented(name))
+        files: dict[str, bytes | None] = {
+            SERIES: stack_ops.series_bytes(
+                Series(tuple(e for e in repo.series.entries if e not in lines))
+            )
+        }
+        if remove_file:
+            for rel in (name, *(f".{o}/{name}" for o in GONE)):
+                path = repo.patches_dir / rel
+                if path.is_file() or path.is_symlink():
+                    files[f"{PATCHES}/{rel}"] = None
+        journal.run(
+            g,
+            repo.root,
+            journal.Plan("delete", "", None, None, repo.config.queue, files=files, reason=name),
+        )
+    return DeleteOutcome(name, False, remove_file)

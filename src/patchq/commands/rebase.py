@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
-from patchq.core.lock import Lock, PatchRecord, sha256
+from patchq.core.lock import Lock, PatchRecord, records_for, sha256
 from patchq.core.patch import parse
 from patchq.core.progress import Progress
 from patchq.core.series import Entry, Series
@@ -91,6 +91,9 @@ class RebaseOutcome:
     onto: str = ""
     where: str = ""  # the conflicting patch's file, as errors name it
     aborted: bool = False  # --continue found an interrupted --abort and finished it
+    # Already on onto and every patch applied unchanged: the last real rebase's review
+    # (its record and the lock's outcomes) was kept.
+    nothing_to_do: bool = False
 
     @property
     def problem(self) -> ConflictError | None:
@@ -472,10 +475,12 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
             patch, diffs[name], repo.display(name), entry.strip_level(repo.config.strip)
         )
         old_bytes[name] = data
-    gone = {r.name: r.outcome for r in done if r.outcome in GONE}
+    gone = {r.name: r for r in done if r.outcome in GONE}
     series = Series(
         tuple(
-            _commented(e.raw, gone[e.name], st.onto) if e.name in gone else e
+            _commented(e.raw, gone[e.name].outcome, _taken_in(gone[e.name], st.onto))
+            if e.name in gone
+            else e
             for e in repo.series.entries
         )
     )
@@ -498,6 +503,12 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
         data = new_bytes.get(r.name) or repo.read_patch(r.name)
         methods = tuple(h.method for h in r.hunks)
         records.append(PatchRecord(r.name, sha256(data), r.outcome, r.drift, methods))
+    nothing = _nothing_to_do(st)
+    previous = repo.read_lock() if nothing else None
+    if nothing:
+        # A rebase with nothing to do keeps what the last real one recorded (issue 16.5).
+        datas = [(r.name, repo.read_patch(r.name)) for r in done]
+        records = list(records_for(datas, previous, [e.raw for e in repo.series.entries]))
     top_tree = g.commit_info(st.head)["tree"].decode()
     # `files` must list what `verify` will see the series touch: re-apply the series about
     # to be written onto the new base, in memory, exactly as `apply` and `verify` do.
@@ -515,12 +526,16 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
         files,
         st.guards,
         tuple(records),
-        {"from": st.old_base, "onto": st.onto, "onto_ref": st.onto_ref},
+        (previous.last_rebase if previous is not None else None)
+        if nothing
+        else {"from": st.old_base, "onto": st.onto, "onto_ref": st.onto_ref},
     )
     stack = Stack(
         st.onto, st.branch, tuple(r.name for r in kept), tuple(_commit_of(r) for r in kept)
     )
     writes: dict[str, bytes | None] = {f"{PATCHES}/{n}": b for n, b in new_bytes.items()}
+    for r in gone.values():
+        writes.update(repo.retire(r.name, r.outcome))
     writes[SERIES] = series.format().encode("utf-8", "surrogateescape")
     writes[LOCK] = lock.to_json()
     queue = repo.config.queue
@@ -534,14 +549,23 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
             stack,
             queue,
             files=writes,
-            state={
-                last_rebase_path(g.state_dir(), queue).name: rebasestate.last_bytes(last),
-                _state_name(ctx): None,
-            },
+            state={_state_name(ctx): None}
+            | (
+                {}
+                if nothing
+                else {last_rebase_path(g.state_dir(), queue).name: rebasestate.last_bytes(last)}
+            ),
             reason=f"onto {st.onto[:12]}",
         ),
     )
-    return RebaseOutcome(st.done, True, None, dict(st.subjects), st.old_base, st.onto)
+    return RebaseOutcome(
+        st.done, True, None, dict(st.subjects), st.old_base, st.onto, nothing_to_do=nothing
+    )
+
+
+def _nothing_to_do(st: RebaseState) -> bool:
+    """Whether the rebase was onto the base it started from and changed no patch."""
+    return st.old_base == st.onto and all(d.patch.outcome == "unchanged" for d in st.done)
 
 
 def _commit_of(p: PatchOutcome) -> str:
@@ -550,9 +574,18 @@ def _commit_of(p: PatchOutcome) -> str:
     return p.commit
 
 
-def _commented(raw: str, outcome: str, onto: str) -> Entry:
+def _commented(raw: str, outcome: str, commit: str) -> Entry:
     """The series line of a patch leaving the active series, kept as a comment."""
-    return Entry(raw=f"# {outcome} in {onto[:12]}: {raw.rstrip()}\n")
+    return Entry(raw=f"# {outcome} in {commit[:12]}: {raw.rstrip()}\n")
+
+
+def _taken_in(p: PatchOutcome, onto: str) -> str:
+    """The commit a gone patch's series comment names: for an upstreamed patch, the
+    upstream commit that took it — the one `check` names for it, the first upstream
+    commit behind its hunks — else (dropped, or nothing to name) the rebase's onto."""
+    if p.outcome == "upstreamed" and p.drift:
+        return p.drift[0]
+    return onto
 
 
 def dry_run(

@@ -16,6 +16,8 @@ from patchq.core.errors import BadInputError
 
 _GUARD = re.compile(r"#([+-])([^\s#+-][^\s#]*)$")
 _STRIP = re.compile(r"-p(\d+)$")
+# The comment a rebase writes for a patch that left the series (docs/formats.md).
+_GONE = re.compile(r"#[ \t]*(?:upstreamed|dropped) in [^ \t:]+:[ \t]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +157,25 @@ class Series:
             if e.name == name:
                 return e
         return None
+
+    def commented(self, name: str) -> tuple[Entry, ...]:
+        """The comment lines that stand for patch `name` commented out: what a rebase
+        leaves (`# upstreamed in <commit>: name`, `# dropped in <commit>: name`) and a
+        person's `#name` or `# name -p1 #+guard`; not free text that mentions it."""
+        out = []
+        for e in self.entries:
+            body = e.raw.rstrip("\r\n").strip(_BLANKS)
+            if e.name is not None or not body.startswith("#"):
+                continue
+            m = _GONE.match(body)
+            rest = body[m.end() :] if m else body[1:].lstrip(_BLANKS)
+            try:
+                entry = _parse_line(rest, 0, "series")
+            except BadInputError:
+                continue  # prose, not a commented-out line
+            if entry.name == name:
+                out.append(e)
+        return tuple(out)
 
     def with_appended(self, new: Sequence[Entry], after: str | None = None) -> Series:
         """A new Series with `new` entries appended, or inserted after patch `after`."""

@@ -18,6 +18,7 @@ from patchq.core.series import Series
 from patchq.store.files import atomic_write, confine, read_optional, read_regular
 
 CONFIG, SERIES, PATCHES, LOCK = "patchq.toml", "series", "patches", "series.lock"
+RETIRED = ("remove", "move")  # the values of `retired` in patchq.toml
 
 
 def own_paths(patch_root: Path, target_root: Path) -> list[str]:
@@ -44,6 +45,9 @@ class Config:
     guards: tuple[str, ...] = ()
     context: int = 3
     queue: str = "main"
+    # What happens to the file of a patch a rebase upstreams or a person drops: "remove"
+    # it from patches/, or "move" it aside to patches/.upstreamed/ or patches/.dropped/.
+    retired: str = "remove"
     extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod
@@ -62,6 +66,7 @@ class Config:
             "guards": list,
             "context": int,
             "queue": str,
+            "retired": str,
         }
         kwargs: dict[str, object] = {}
         extra: dict[str, object] = {}
@@ -80,6 +85,8 @@ class Config:
             v = kwargs.get(key)
             if isinstance(v, int) and v < 0:
                 raise BadInputError(f"`{key}` must not be negative", where)
+        if kwargs.get("retired", "remove") not in RETIRED:
+            raise BadInputError('`retired` must be "remove" or "move"', where)
         queue = kwargs.get("queue")
         if isinstance(queue, str) and not _valid_queue(queue):
             raise BadInputError(f"invalid queue name {queue!r}", where)
@@ -176,6 +183,20 @@ class PatchRepo:
             ) from None
         except IsADirectoryError:
             raise BadInputError(f"patch {name!r} is a directory", str(path)) from None
+
+    def retire(self, name: str, outcome: str) -> dict[str, bytes | None]:
+        """The writes that take the file of a patch that left the series (`outcome`:
+        upstreamed or dropped) out of patches/, so a build applying every file there
+        does not pick it up: removed, or with `retired = "move"` moved to
+        `patches/.<outcome>/<name>` (a hidden folder no `*.patch` glob enters)."""
+        try:
+            data = self.read_patch(name)
+        except BadInputError:
+            return {}  # already gone
+        writes: dict[str, bytes | None] = {f"{PATCHES}/{name}": None}
+        if self.config.retired == "move":
+            writes[f"{PATCHES}/.{outcome}/{name}"] = data
+        return writes
 
     def display(self, name: str) -> str:
         """How messages name a patch: `patches/<name>`, as the series file would."""

@@ -228,7 +228,12 @@ def imported(out: ImportOutcome, as_json: bool = False) -> Rendered:
     n = len(out.imported)
     return (
         *(data(i.name) for i in out.imported),
-        *(info(f"skipped {s.source}: {s.subject or ''} ({s.reason})") for s in out.skipped),
+        *(
+            info(f"skipped {s.source}: {s.subject} ({s.reason})")
+            if s.subject
+            else info(f"skipped {s.source}: {s.reason}")
+            for s in out.skipped
+        ),
         info(f"imported {plural(n, 'patch')}"),
     )
 
@@ -282,6 +287,7 @@ def verified(out: VerifyOutcome, as_json: bool = False) -> Rendered:
     return (
         *(info(p) for p in out.problems),
         info(f"verified: the series reproduces {what}" if out.ok else "differs from series.lock"),
+        *((info(out.hint),) if out.hint else ()),
     )
 
 
@@ -332,6 +338,10 @@ def refreshed(out: RefreshOutcome) -> Rendered:
                 )
             )
         )
+    if out.relocked:
+        lines.append(info("series.lock (and the last rebase's review) brought up to date"))
+    if out.lock_note:
+        lines.append(info(out.lock_note))
     return tuple(lines)
 
 
@@ -537,7 +547,14 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
             ),
         )
     lines = [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
-    if out.problem is None:
+    if out.nothing_to_do:
+        lines.append(
+            info(
+                f"nothing changed: the series already applies exactly on {out.onto[:12]}; "
+                "`patchq report` still shows the last rebase"
+            )
+        )
+    elif out.problem is None:
         lines.append(
             info(
                 f"rebased {plural(len(out.records), 'patch')} onto {out.onto[:12]}; "

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from patchq.core.errors import BadInputError, ConflictError
 from patchq.core.patch import parse
 from patchq.git.repo import ObjectWriter
-from patchq.ops import journal
+from patchq.ops import journal, relock
 from patchq.ops import stack as stack_ops
 from patchq.ops.apply import SectionState, apply_section, apply_series, load_patch
 from patchq.ops.refresh import render_refreshed
@@ -28,6 +28,10 @@ class RefreshOutcome:
     name: str
     changed: bool
     untracked: tuple[str, ...]
+    # Whether series.lock (and the last rebase's review) were brought up to date, or why
+    # not (ops/relock.py).
+    relocked: bool = False
+    lock_note: str | None = None
 
 
 def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
@@ -80,6 +84,13 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
             commits += [p.commit or "" for p in res.patches]
         new = replace(stack, commits=tuple(commits))
         w.flush()
+        lock = (
+            relock.after_edit(g, repo, stack.base, name, old_data, data)
+            if data != old_data
+            else relock.Relock()
+        )
+        files: dict[str, bytes | None] = {f"{PATCHES}/{name}": data} if data != old_data else {}
+        files.update(lock.files)
         journal.run(
             g,
             repo.root,
@@ -90,7 +101,8 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
                 new,
                 repo.config.queue,
                 worktree=journal.INDEX,
-                files={f"{PATCHES}/{name}": data} if data != old_data else {},
+                files=files,
+                state=dict(lock.state),
                 reason=name,
             ),
         )
@@ -101,6 +113,8 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
             tuple(
                 p for p in g.untracked() if not any(p == o or p.startswith(o + "/") for o in own)
             ),
+            lock.updated,
+            lock.note,
         )
 
 

@@ -31,6 +31,9 @@ class VerifyOutcome:
     tree: str | None
     problems: tuple[str, ...]
     mode: str = "tree"  # "tree": re-applied on the base commit; "files": on the locked files
+    # The command that brings series.lock up to date with patches edited since it was
+    # written (None where no patch was).
+    hint: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -53,6 +56,12 @@ def verify(ctx: Context, files_only: bool = False) -> VerifyOutcome:
         )
     entries = repo.series.active(lock.guards)
     problems = _hash_problems(ctx, lock, entries)
+    hint = (
+        f"the patches changed since series.lock was written: `patchq apply` pins them on "
+        f"{lock.base[:12]} again (`patchq refresh` records an edit as it makes it)"
+        if problems
+        else None
+    )
     w = g.writer(dry_run=True)
     mode = "tree"
     base = lock.base
@@ -61,7 +70,7 @@ def verify(ctx: Context, files_only: bool = False) -> VerifyOutcome:
         base_or_problems = _sparse_base(g, lock, w)
         if isinstance(base_or_problems, list):
             return VerifyOutcome(
-                False, lock.result_tree, None, tuple(problems + base_or_problems), mode
+                False, lock.result_tree, None, tuple(problems + base_or_problems), mode, hint
             )
         base = base_or_problems
     result = apply_series(g, repo, base, entries, w, fuzz=0, commits=False)
@@ -70,7 +79,7 @@ def verify(ctx: Context, files_only: bool = False) -> VerifyOutcome:
             f"{result.failure.display}: does not apply exactly on the base: "
             f"{result.failure.message()}"
         )
-        return VerifyOutcome(False, lock.result_tree, None, tuple(problems), mode)
+        return VerifyOutcome(False, lock.result_tree, None, tuple(problems), mode, hint)
     if mode == "tree" and lock.result_tree is not None and result.tree != lock.result_tree:
         problems.append(
             f"result tree {result.tree[:12]} differs from the lock's {lock.result_tree[:12]}"
@@ -90,6 +99,7 @@ def verify(ctx: Context, files_only: bool = False) -> VerifyOutcome:
         result.tree if mode == "tree" else None,
         tuple(problems),
         mode,
+        hint,
     )
 
 

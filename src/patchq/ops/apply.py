@@ -239,9 +239,13 @@ def load_patch(repo: PatchRepo, entry: Entry) -> tuple[bytes, Patch]:
 
     check and rebase read each patch three times (old series, new series, drift); the
     last few parses are kept, keyed by the file's path, size and mtime, so an edit in
-    between is always seen."""
+    between is always seen. Bytes staged in `repo` (about to be written) are parsed
+    afresh: the file on disk is not what they are."""
     assert entry.name is not None
     strip = entry.strip_level(repo.config.strip)
+    if entry.name in repo.staged:
+        data = repo.staged[entry.name]
+        return data, parse(data, repo.display(entry.name), strip)
     path = repo.patch_path(entry.name)
     try:
         st = path.stat()

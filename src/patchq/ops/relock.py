@@ -1,0 +1,101 @@
+"""Keeping `series.lock` and the last rebase's review true after a patch is edited.
+
+The common end of a rebase is a person fixing what it got wrong — a build error, a merge
+that went the wrong way — with `refresh`. Left alone, `verify` would then call the
+reviewed series "different from series.lock" and `report` would show the rebase's
+version of the patch, not the one committed. So `refresh` asks `relock` for the new
+lock and the new review record and writes them in its own transaction: the lock's hash
+of the patch, its result tree and files (the whole series re-applied on the lock's base,
+in memory, as `verify` will), and, when the lock is the last rebase's, that patch marked
+`resolved` in the review, its interdiff running from before the rebase to the fix.
+
+Nothing is brought up to date where that would be a lie: a stack not on the lock's base
+(left to `verify`, which names the command), or a series that no longer applies exactly
+on it (then `note` says so, and what to do).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from patchq.core.lock import Lock, records_for
+from patchq.git.repo import GitRepo
+from patchq.ops.apply import apply_series
+from patchq.store import rebasestate
+from patchq.store.patchrepo import LOCK, PatchRepo
+from patchq.store.statedir import last_rebase_path
+
+# The lock's outcomes a person's edit after the rebase turns into `resolved`.
+_BY_THE_REBASE = ("unchanged", "refreshed", "merged", "new")
+
+
+@dataclass(frozen=True, slots=True)
+class Relock:
+    """What to write with the edited patch: the patch-repo files (the lock) and patchq's
+    state files (the review record), by name; or why the lock stays as it was."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    state: dict[str, bytes] = field(default_factory=dict)
+    note: str | None = None
+
+    @property
+    def updated(self) -> bool:
+        return bool(self.files)
+
+
+def after_edit(
+    g: GitRepo, repo: PatchRepo, stack_base: str, name: str, before: bytes, data: bytes
+) -> Relock:
+    """The lock and review record once patch `name` holds `data` instead of `before`
+    (the stack on `stack_base`); nothing to write where there is no lock."""
+    lock = repo.read_lock()
+    if lock is None:
+        return Relock()
+    if lock.base != stack_base:
+        # The stack is being worked on another base (`push --merge` onto a newer
+        # upstream): the lock is not this stack's to update; `verify` says what to run.
+        return Relock()
+    edited = replace(repo, staged={**repo.staged, name: data})
+    entries = edited.series.active(lock.guards)
+    res = apply_series(g, edited, lock.base, entries, g.writer(dry_run=True), commits=False)
+    if res.failure is not None:
+        return Relock(
+            note=f"series.lock not updated: {res.failure.display} no longer applies exactly "
+            f"on its base {lock.base[:12]} (refresh the patches above, then `patchq apply`)"
+        )
+    datas = [(e.name or "", edited.read_patch(e.name or "")) for e in entries]
+    records = records_for(datas, lock, [e.raw for e in repo.series.entries])
+    last_path = last_rebase_path(g.state_dir(), repo.config.queue)
+    last = rebasestate.read_last(last_path)
+    state: dict[str, bytes] = {}
+    rebased = (
+        last is not None
+        and lock.last_rebase is not None
+        and last.onto == lock.base == lock.last_rebase.get("onto")
+        and any(p.name == name for p in last.patches)
+    )
+    if rebased and last is not None:
+        records = tuple(
+            replace(r, rebase="resolved") if r.name == name and r.rebase in _BY_THE_REBASE else r
+            for r in records
+        )
+        state[last_path.name] = rebasestate.last_bytes(_edited_review(last, name, before, data))
+    new = Lock(lock.base, res.tree, res.files, lock.guards, records, lock.last_rebase)
+    return Relock({LOCK: new.to_json()}, state)
+
+
+def _edited_review(
+    last: rebasestate.LastRebase, name: str, before: bytes, data: bytes
+) -> rebasestate.LastRebase:
+    """The review with `name` resolved by hand: its new bytes `data`; its old bytes
+    those from before the rebase (kept where the rebase already rewrote it)."""
+    old = dict(last.old)
+    if name not in old:
+        # The rebase left the file as it was: the file before this edit is its old self.
+        old[name] = before
+    new = dict(last.new) | {name: data}
+    patches = tuple(
+        replace(p, outcome="resolved") if p.name == name and p.outcome in _BY_THE_REBASE else p
+        for p in last.patches
+    )
+    return replace(last, patches=patches, old=tuple(old.items()), new=tuple(new.items()))

@@ -105,3 +105,20 @@ def test_verify_names_the_command_that_brings_the_lock_up_to_date(
     assert f"`patchq apply` pins them on {onto[:12]} again" in r.err
     assert patchq("apply").code == 0
     assert patchq("verify").code == 0
+
+
+def test_refresh_leaves_the_lock_alone_when_the_series_would_no_longer_apply(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    rebased(upstream, queue, patchq)
+    assert patchq("pop").code == 0  # q.patch unapplied; p.patch is the top
+    locked = queue.lock()
+    text = upstream.read("f.txt").decode()
+    # An edit to p.patch that changes q.patch's context: q would not apply after it.
+    upstream.write("f.txt", sub(text, "line 33\n", "line 33 moved\n"))
+    r = patchq("refresh")
+    assert r.code == 0, r.err
+    assert "series.lock not updated: patches/q.patch no longer applies exactly" in r.err
+    assert queue.lock() == locked
+    r = patchq("verify")
+    assert r.code == 1 and "`patchq apply` pins them on" in r.err

@@ -1057,15 +1057,14 @@ def test_a_quilt_made_series_is_used_unchanged(
     assert patchq("series", "-v").out == "+ first.patch\n= second.patch\n"
     assert patchq("pop", "-a").code == 0 and patchq("push", "-a").code == 0
     assert (queue.path / "series").read_bytes() == series
-    # Refreshing the -p0 patch keeps it a -p0 patch; the -p1 one is untouched.
+    # Refreshing the -p0 patch keeps it a -p0 quilt patch (its Index: line, `b.txt.orig`
+    # name, timestamps, no function context); the -p1 one is untouched.
     upstream.write("b.txt", B.replace("b 5\n", "B 5\n").replace("b 9\n", "B 9\n"))
     r = patchq("refresh")
     assert (r.code, r.err) == (0, "refreshed second.patch\n")
-    assert (queue.path / "patches" / "second.patch").read_text() == (
-        "diff --git b.txt b.txt\n"
-        f"index {blob(upstream, f'{base}:b.txt')}..{blob(upstream, 'HEAD:b.txt')} 100644\n"
-        "--- b.txt\n+++ b.txt\n@@ -2,9 +2,9 @@ b 1\n b 2\n b 3\n b 4\n-b 5\n+B 5\n b 6\n b 7\n"
-        " b 8\n-b 9\n+B 9\n b 10\n"
+    quilt_header = second[: second.index(b"@@ ")]
+    assert (queue.path / "patches" / "second.patch").read_bytes() == quilt_header + (
+        b"@@ -2,9 +2,9 @@\n b 2\n b 3\n b 4\n-b 5\n+B 5\n b 6\n b 7\n b 8\n-b 9\n+B 9\n b 10\n"
     )
     assert (queue.path / "patches" / "first.patch").read_bytes() == first
     assert (queue.path / "series").read_bytes() == series

@@ -9,7 +9,7 @@ from patchq.core.series import Series
 from patchq.ops import journal
 from patchq.ops import stack as stack_ops
 from patchq.ops.apply import apply_series, load_patch, raise_failure
-from patchq.ops.refresh import render_refreshed
+from patchq.ops.refresh import files_of, render_refreshed
 from patchq.ops.session import Context
 from patchq.store.patchrepo import PATCHES, SERIES
 from patchq.store.statedir import run_lock
@@ -52,6 +52,8 @@ def fold(ctx: Context, name: str) -> FoldOutcome:
             g.diff_trees(parent_tree, res.tree, repo.config.context),
             repo.display(top),
             top_entry.strip_level(repo.config.strip),
+            style=repo.config.style,
+            old_file=files_of(g, parent_tree),
         )
         commit = stack_ops.recommit(w, g.commit_info(stack.head), res.tree, stack.commit_below(k))
         new = replace(stack, commits=stack.commits[:-1] + (commit,))

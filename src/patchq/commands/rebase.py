@@ -27,7 +27,7 @@ from patchq.ops.apply import apply_series, ident_date, identity, load_patch, pre
 from patchq.ops.check import CheckOutcome, check
 from patchq.ops.drift import Change
 from patchq.ops.drift import histories as histories_for
-from patchq.ops.refresh import render_refreshed
+from patchq.ops.refresh import files_of, render_refreshed
 from patchq.ops.replay import (
     HunkCheck,
     PatchCheck,
@@ -466,13 +466,19 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
             strict=True,
         )
     )
-    for name in (d.patch.name for d in changed):
+    for d in changed:
+        name = d.patch.name
         entry = repo.series.find(name)
         assert entry is not None
         data = repo.read_patch(name)
         patch = parse(data, repo.display(name), entry.strip_level(repo.config.strip))
         new_bytes[name] = render_refreshed(
-            patch, diffs[name], repo.display(name), entry.strip_level(repo.config.strip)
+            patch,
+            diffs[name],
+            repo.display(name),
+            entry.strip_level(repo.config.strip),
+            style=repo.config.style,
+            old_file=files_of(g, d.tree_before),
         )
         old_bytes[name] = data
     gone = {r.name: r for r in done if r.outcome in GONE}

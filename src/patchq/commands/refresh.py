@@ -14,7 +14,7 @@ from patchq.git.repo import ObjectWriter
 from patchq.ops import journal, relock
 from patchq.ops import stack as stack_ops
 from patchq.ops.apply import SectionState, apply_section, apply_series, load_patch
-from patchq.ops.refresh import render_refreshed
+from patchq.ops.refresh import files_of, render_refreshed
 from patchq.ops.session import Context
 from patchq.store.patchrepo import PATCHES
 from patchq.store.stack import Stack
@@ -60,7 +60,12 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
         diff = g.diff_trees(parent_tree, new_tree, repo.config.context)
         _refuse_conflict_markers(diff, repo.display(name), name, str(g.root))
         data = render_refreshed(
-            old_patch, diff, repo.display(name), entry.strip_level(repo.config.strip)
+            old_patch,
+            diff,
+            repo.display(name),
+            entry.strip_level(repo.config.strip),
+            style=repo.config.style,
+            old_file=files_of(g, parent_tree),
         )
         info = g.commit_info(stack.commits[k])
         commit = stack_ops.recommit(w, info, new_tree, parent)

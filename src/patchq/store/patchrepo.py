@@ -13,6 +13,7 @@ from pathlib import Path
 
 from patchq.core.errors import BadInputError
 from patchq.core.lock import Lock
+from patchq.core.patchstyle import STYLES
 from patchq.core.paths import check_name
 from patchq.core.series import Series
 from patchq.store.files import atomic_write, confine, read_optional, read_regular
@@ -48,6 +49,7 @@ class Config:
     # What happens to the file of a patch a rebase upstreams or a person drops: "remove"
     # it from patches/, or "move" it aside to patches/.upstreamed/ or patches/.dropped/.
     retired: str = "remove"
+    style: str = "keep"  # how refreshed patches are spelled: keep, git, quilt
     extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod
@@ -67,6 +69,7 @@ class Config:
             "context": int,
             "queue": str,
             "retired": str,
+            "style": str,
         }
         kwargs: dict[str, object] = {}
         extra: dict[str, object] = {}
@@ -87,6 +90,13 @@ class Config:
                 raise BadInputError(f"`{key}` must not be negative", where)
         if kwargs.get("retired", "remove") not in RETIRED:
             raise BadInputError('`retired` must be "remove" or "move"', where)
+        style = kwargs.get("style")
+        if isinstance(style, str) and style not in STYLES:
+            raise BadInputError(
+                f'`style` must be "keep", "git" or "quilt", not {style!r}',
+                where,
+                "keep writes each patch in its own style",
+            )
         queue = kwargs.get("queue")
         if isinstance(queue, str) and not _valid_queue(queue):
             raise BadInputError(f"invalid queue name {queue!r}", where)

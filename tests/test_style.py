@@ -239,6 +239,27 @@ def test_quilt_style_new_and_deleted_files(
     assert patchq("pop", "-a").code == 0 and patchq("push", "-a").code == 0
 
 
+def test_a_repaired_header_is_written_clean_in_the_patch_style(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    upstream.write("main.c", MAIN_C)
+    base = upstream.commit("base")
+    spaced = (  # timestamps after spaces, as an old editor wrote them (issue 13)
+        "--- pkg-1.16/main.c.orig   2010-05-13 04:57:46.878010140 +0100\n"
+        "+++ pkg-1.16/main.c   2010-05-13 05:01:02.000000000 +0100\n"
+    )
+    queue.add("fix.patch", HEADER + spaced + hunks(FUNC_NONE))
+    assert patchq("apply", "--onto", base).code == 0
+    upstream.write("main.c", patched(42))
+    assert patchq("refresh").code == 0
+    assert patch_file(queue).decode() == HEADER + (
+        "--- pkg-1.16/main.c.orig\t2010-05-13 04:57:46.878010140 +0100\n"
+        "+++ pkg-1.16/main.c\t2010-05-13 05:01:02.000000000 +0100\n"
+    ) + hunks(FUNC_NONE, 42)
+    r = patchq("lint")
+    assert "timestamp-after-spaces" not in r.out + r.err
+
+
 def test_style_git_forces_git_style(
     upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
 ) -> None:

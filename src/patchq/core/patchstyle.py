@@ -40,6 +40,7 @@ QUILT_RULE = b"=" * 67 + b"\n"  # the line quilt (and CVS, svn) write under `Ind
 _DIFF_P_WIDTH = 40  # GNU diff (context.c print_context_function) keeps 40 bytes
 _FUNCTION_LINE = re.compile(rb"[A-Za-z_$]")  # diff -p: `^[[:alpha:]$_]`, C locale
 _NEW_FILE = re.compile(rb" (-[a-zA-Z]*N|--new-file|--unidirectional-new-file)")
+_SPACED = re.compile(rb"(\S+) +(\d{4}-\d\d-\d\d[ T]\d\d:\d\d\S* ?\S*)$")
 _ISO_STAMP = re.compile(rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?( [+-]\d{4})?$")
 
 # Parser repairs of a section's `---`/`+++` lines: such a header is rewritten, not kept.
@@ -96,7 +97,8 @@ def detect(patch: Patch, strip: int) -> Style:
         return Style(GIT, _function(patch, plain=False), index=False)
     function = _function(patch, plain=True)
     out = Style(PLAIN, function, False, *default_prefixes(strip))
-    clean = [s for s in plains if clean_header(patch, s)]
+    # A timestamp after spaces is read as one, and written after a tab.
+    clean = [s for s in plains if clean_header(patch, s, but=(SPACED_STAMP,))]
     for s in clean:
         if not s.is_new and not s.is_delete:
             got = _names(s)
@@ -126,11 +128,13 @@ def prefix_depth(prefix: str) -> int:
     return len([p for p in prefix.split("/")[:-1] if p])
 
 
-def clean_header(patch: Patch, s: FilePatch) -> bool:
-    """Whether the parser read the section's header without repairing it."""
+def clean_header(patch: Patch, s: FilePatch, but: tuple[str, ...] = ()) -> bool:
+    """Whether the parser read the section's header without repairing it (repairs of
+    the kinds in `but` aside)."""
     first = s.hunks[0].lineno if s.hunks else s.lineno + 1
     return not any(
-        n.kind in _HEADER_REPAIRS and s.lineno <= n.line < first for n in patch.normalisations
+        n.kind in _HEADER_REPAIRS and n.kind not in but and s.lineno <= n.line < first
+        for n in patch.normalisations
     )
 
 
@@ -159,11 +163,19 @@ def _names(s: FilePatch) -> _Names | None:
     plus = next((ln for ln in lines if ln.startswith(b"+++ ")), None)
     if minus is None or plus is None or minus.endswith(b"\r\n") or plus.endswith(b"\r\n"):
         return None
-    (a, a_rest), (b, b_rest) = split_name(minus[4:]), split_name(plus[4:])
+    (a, a_rest), (b, b_rest) = _split_stamp(minus[4:]), _split_stamp(plus[4:])
     if a.startswith(b'"') or b.startswith(b'"'):
         return None
     before = lines[: lines.index(minus)]
     return a, _stamp(a_rest), b, _stamp(b_rest), before
+
+
+def _split_stamp(raw: bytes) -> tuple[bytes, bytes]:
+    """A `---`/`+++` name and its timestamp, after a tab or (GNU patch reads it) spaces."""
+    name, rest = split_name(raw)
+    if not rest and (m := _SPACED.match(raw.rstrip(b"\n"))) is not None:
+        return m.group(1), m.group(2)
+    return name, rest
 
 
 def _stamp(rest: bytes) -> bytes:

@@ -202,6 +202,18 @@ def test_rebase_onto_drift_keeps_the_patch_style(
     assert patchq("verify").code == 0
 
 
+def test_diff_shows_the_top_patch_as_refresh_would_write_it(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    setup(upstream, queue, "quilt-default", patchq)
+    upstream.write("main.c", patched(42))
+    r = patchq("diff")
+    assert (r.code, r.err) == (0, "")
+    assert r.out == STYLES["quilt-default"][0] + hunks(FUNC_DIFF, 42)
+    assert patchq("refresh").code == 0
+    assert patch_file(queue).decode() == HEADER + r.out
+
+
 def test_a_new_file_follows_the_patch_style(
     upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
 ) -> None:

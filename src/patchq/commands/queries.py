@@ -12,6 +12,7 @@ from patchq.core.series import Entry
 from patchq.ops import journal
 from patchq.ops import stack as stack_ops
 from patchq.ops.apply import load_patch
+from patchq.ops.refresh import files_of, refreshed
 from patchq.ops.session import Context
 from patchq.ops.targets import active_entries
 from patchq.store.stack import load
@@ -74,7 +75,21 @@ def diff(ctx: Context, name: str | None) -> bytes:
         w = g.writer()
         wt = stack_ops.worktree(ctx, w, g.commit_info(stack.head)["tree"].decode())
         w.flush()
-        return g.diff_trees(parent, wt, repo.config.context)
+        entry = stack_ops.entry(repo, stack.applied[-1])
+        _, old = load_patch(repo, entry)
+        diff = g.diff_trees(parent, wt, repo.config.context)
+        try:
+            new = refreshed(
+                old,
+                diff,
+                repo.display(stack.applied[-1]),
+                entry.strip_level(repo.config.strip),
+                style=repo.config.style,
+                old_file=files_of(g, parent),
+            )
+        except BadInputError:
+            return diff  # a strip level refresh cannot write (it says so): git's diff
+        return b"".join(s.render() for s in new.sections)
     if stack is not None and name in stack.applied:
         k = stack.applied.index(name)
         a = g.commit_info(stack.commit_below(k))["tree"].decode()

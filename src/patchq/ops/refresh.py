@@ -169,7 +169,7 @@ class _Writer:
         return replace(s, hunks=tuple(hunks), raw_header=header, raw_tail=tail)
 
 
-def render_refreshed(
+def refreshed(
     old: Patch,
     diff: bytes,
     where: str,
@@ -177,9 +177,9 @@ def render_refreshed(
     *,
     style: str = "keep",
     old_file: OldFile | None = None,
-) -> bytes:
-    """The patch file after refresh: old header and trailer, git's diff in the patch's
-    style (or the one `style` forces), unchanged hunks and sections kept byte for byte.
+) -> Patch:
+    """The patch after refresh: old header and trailer, git's diff in the patch's style
+    (or the one `style` forces), unchanged hunks and sections kept byte for byte.
 
     `old_file` reads the files before the change, for GNU diff's `-p` function context;
     without it that context is cut from git's."""
@@ -190,4 +190,17 @@ def render_refreshed(
     header = old.header
     if sections and header and not header.endswith(b"\n"):
         header += b"\n"
-    return Patch(header, sections, old.trailer if sections else b"").render()
+    return Patch(header, sections, old.trailer if sections else b"")
+
+
+def render_refreshed(
+    old: Patch,
+    diff: bytes,
+    where: str,
+    strip: int = 1,
+    *,
+    style: str = "keep",
+    old_file: OldFile | None = None,
+) -> bytes:
+    """The patch file after refresh (`refreshed`, rendered)."""
+    return refreshed(old, diff, where, strip, style=style, old_file=old_file).render()

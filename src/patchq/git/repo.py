@@ -1162,7 +1162,10 @@ class GitRepo:
             index = Path(tmp) / "index"
             real = self.git_dir / "index"
             if real.exists():
-                shutil.copyfile(real, index)
+                # copy2 keeps the index mtime: git trusts an entry whose stat matches only
+                # when the file is older than the index (racy-git), and a fresh mtime
+                # would make an edit in the same timestamp tick as the checkout unseen.
+                shutil.copy2(real, index)
             env = {"GIT_INDEX_FILE": str(index)}
             if not real.exists():
                 self._run("read-tree", "HEAD", env=env)

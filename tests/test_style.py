@@ -387,6 +387,9 @@ def test_detect_reads_names_stamps_and_function_context() -> None:
     assert quilt.function == FUNC_DIFF
     git = detect(parse(b"diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n"), 1)
     assert git.kind == "git" and git.index and git.function == FUNC_GIT
+    hg = b"# HG changeset patch\n# User Ann\n\ndiff --git a/f b/f\n--- a/f\n+++ b/f\n"
+    hg_style = detect(parse(hg + b"@@ -1 +1 @@\n-a\n+b\n"), 1)
+    assert hg_style.kind == "git" and not hg_style.index and hg_style.function == FUNC_NONE
 
 
 def test_diff_p_heading_is_gnu_diffs() -> None:

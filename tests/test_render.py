@@ -206,7 +206,10 @@ def test_check_json_has_every_hunk_key() -> None:
         "anchored": False,
         "method": "fuzz",
         "reason": "",
+        "moved_to": None,
     }
+    assert doc.value["patches"][1]["evidence"] is None
+    assert doc.value["patches"][1]["hints"] == []
 
 
 def test_dry_run_reads_the_replay_as_outcomes_and_decides_its_exit_code() -> None:

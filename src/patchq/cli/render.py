@@ -434,6 +434,9 @@ def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
     clean with how it moved and the (first five) upstream commits behind it."""
     lines: list[Item] = notes_lines(p.normalisations, False)
     lines += [data(f"    {old}: renamed upstream to {new}") for old, new in p.renames]
+    if p.evidence is not None:
+        lines.append(data(f"    evidence: {p.evidence.said()}"))
+    lines += [data(f"    hint: {x}") for x in p.hints]
     for h in p.hunks:
         if h.status == "clean":
             continue
@@ -445,6 +448,8 @@ def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
             detail = "placed by its anchor line; review it"
         else:
             detail = h.reason
+        if h.moved_to is not None and h.moved_to[2]:
+            detail += f"; moved by {h.moved_to[2][:12]} {subjects.get(h.moved_to[2], '')}".rstrip()
         # (anchored says so in its detail)
         how = f" by {h.method}" if h.method in REVIEWABLE and not h.anchored else ""
         lines.append(
@@ -457,6 +462,13 @@ def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
         if len(h.drift) > 5:
             lines.append(data(f"        … and {plural(len(h.drift) - 5, 'more commit')}"))
     return lines
+
+
+def moved_doc(moved: tuple[str, int, str] | None) -> dict[str, object] | None:
+    """A hunk's `moved_to` as check --json shows it (DESIGN §3)."""
+    if moved is None:
+        return None
+    return {"file": moved[0], "line": moved[1], "commit": moved[2]}
 
 
 def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
@@ -481,10 +493,13 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
                                     "anchored": h.anchored,
                                     "method": h.method,
                                     "reason": h.reason,
+                                    "moved_to": moved_doc(h.moved_to),
                                 }
                                 for h in p.hunks
                             ],
                             "normalisations": notes_json(p.normalisations),
+                            "evidence": None if p.evidence is None else p.evidence.doc(),
+                            "hints": list(p.hints),
                         }
                         for p in out.patches
                     ],

@@ -437,3 +437,38 @@ def is_cover(raw_subject: str | None) -> bool:
             return True
         pos = m.end()
     return False
+
+
+# Where a patch says which upstream commit it came from (DESIGN §4, provenance). Each
+# pattern's group is a commit id or a text holding one.
+_ORIGIN_RES = (
+    re.compile(r"^From ([0-9a-f]{40}) ", re.M),  # git format-patch's mbox line
+    re.compile(r"\(cherry[ -]picked from commit ([0-9a-f]{7,40})\)", re.I),
+    re.compile(r"\bcommit ([0-9a-f]{7,40}) upstream\b", re.I),  # stable kernels
+    re.compile(r"\[ ?Upstream commit ([0-9a-f]{7,40}) ?\]", re.I),
+    re.compile(r"^Origin:[ \t]*(?:upstream|backport)\b[, \t]*(.*)$", re.M | re.I),
+    re.compile(r"^Applied-Upstream:[ \t]*(.*)$", re.M | re.I),
+    re.compile(r"^Upstream-Status:[ \t]*Backport[ \t]*\[([^\]]*)\]", re.M | re.I),
+)
+_SHA_IN_TEXT = re.compile(
+    r"(?:/commit/|/commits/|/-/commit/|[?;&]id=|[?;&]h=|commit[: ]|\b)([0-9a-f]{7,40})\b"
+)
+
+
+def origins(header: bytes) -> tuple[str, ...]:
+    """The upstream commit ids a patch header names as its origin, in the order of the
+    evidence they are (DESIGN §4): an mbox `From <sha>` line, `(cherry picked from commit
+    …)`, `commit <sha> upstream.`, DEP-3 `Origin: upstream, <url>/commit/<sha>`,
+    `Applied-Upstream: <url or sha>`, `Upstream-Status: Backport [<sha or url>]`. A
+    version (`Applied-Upstream: 2.4`) names no commit and is left out."""
+    text = _decode(header)
+    out: list[str] = []
+    for pattern in _ORIGIN_RES:
+        for m in pattern.finditer(text):
+            value = m.group(1)
+            if re.fullmatch(r"[0-9a-f]{7,40}", value):
+                found = [value]
+            else:
+                found = [s for s in _SHA_IN_TEXT.findall(value) if not s.isdigit()]
+            out.extend(x for x in found if x not in out)
+    return tuple(out)

@@ -1031,6 +1031,99 @@ class GitRepo:
                 env={"GIT_LITERAL_PATHSPECS": "1"},
             )
 
+    def ancestors(self, candidates: Sequence[str], tip: str) -> dict[str, str]:
+        """Those of `candidates` (full or abbreviated commit ids) that name a commit which
+        is an ancestor of `tip` (or `tip` itself), each → its full id: one `rev-list`."""
+        full: dict[str, str] = {}
+        for c in candidates:
+            if c and all(x in "0123456789abcdef" for x in c.lower()):
+                oid = self.try_resolve(c)
+                if oid is not None:
+                    full[c] = oid
+        if not full:
+            return {}
+        # `--no-walk` lists just the commits given that `tip` cannot reach.
+        out = self._run("rev-list", "--no-walk", *sorted(set(full.values())), f"^{tip}")
+        unreachable = set(out.decode().split())
+        return {c: oid for c, oid in full.items() if oid not in unreachable}
+
+    def patch_ids(self, diffs: Sequence[bytes]) -> list[str | None]:
+        """git's stable patch-id of each diff (None where git finds no change in it): one
+        `git patch-id` over them all."""
+        if not diffs:
+            return []
+        data = b"".join(b"commit %040x\n" % (i + 1) + d for i, d in enumerate(diffs))
+        out: list[str | None] = [None] * len(diffs)
+        for line in self._run("patch-id", "--stable", input=data).decode().splitlines():
+            pid, _, which = line.partition(" ")
+            i = int(which, 16) - 1
+            if 0 <= i < len(out):
+                out[i] = pid
+        return out
+
+    def range_patch_ids(self, old: str, new: str, paths: Sequence[str]) -> dict[str, list[str]]:
+        """patch-id → the commits of `old..new` (no merges) with that patch-id, their diffs
+        limited to `paths`: one `log -p` piped through one `patch-id`, not a process per
+        commit."""
+        log = self._run(
+            "log",
+            "-p",
+            "--no-merges",
+            "--no-renames",
+            "--no-color",
+            "--format=commit %H",
+            f"{old}..{new}",
+            "--",
+            *(f":(literal){p}" for p in paths),
+        )
+        out: dict[str, list[str]] = {}
+        if not log.strip():
+            return out
+        for line in self._run("patch-id", "--stable", input=log).decode().splitlines():
+            pid, _, commit = line.partition(" ")
+            out.setdefault(pid, []).append(commit)
+        return out
+
+    def range_commits(
+        self, old: str, new: str, paths: Sequence[str]
+    ) -> list[tuple[str, str, tuple[str, ...]]]:
+        """(commit, subject, files it changed) for each commit of `old..new` (no merges)
+        that changed one of `paths`, newest first: one `git log`."""
+        raw = self._run(
+            "log",
+            "--no-merges",
+            "--no-renames",
+            "--name-only",
+            "-z",
+            "--format=%x01%H %s",
+            f"{old}..{new}",
+            "--",
+            *(f":(literal){p}" for p in paths),
+        )
+        out = []
+        for rec in raw.split(b"\x01")[1:]:
+            head, _, rest = rec.partition(b"\n")
+            commit, _, subject = head.decode("utf-8", "replace").partition(" ")
+            files = tuple(
+                f.decode("utf-8", "surrogateescape") for f in rest.split(b"\0") if f.strip()
+            )
+            out.append((commit, subject, tuple(f.strip("\n") for f in files)))
+        return out
+
+    def commit_diff(self, commit: str) -> bytes:
+        """The -U0 diff of one commit against its first parent (no renames)."""
+        return self._run(
+            "diff-tree",
+            "-p",
+            "-U0",
+            "--no-renames",
+            "--no-color",
+            "--root",
+            "-m",
+            "--first-parent",
+            commit,
+        )
+
     def ref_names(self) -> list[str]:
         """The short names of the branches, tags and remote branches (shell completion)."""
         out = self._run(

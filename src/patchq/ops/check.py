@@ -33,8 +33,10 @@ class CheckOutcome:
         statuses = {p.status for p in self.patches}
         if statuses & {CONFLICT, MISSING}:
             return 3
-        # A file renamed upstream leaves the hunks clean, but the patch must be rewritten.
-        return 0 if statuses <= {CLEAN} and not any(p.renames for p in self.patches) else 1
+        # A file renamed upstream leaves the hunks clean, but the patch must be rewritten;
+        # a review hint is for a person to read, whatever the hunks did.
+        quiet = not any(p.renames or p.hints for p in self.patches)
+        return 0 if statuses <= {CLEAN} and quiet else 1
 
 
 def replay_series(

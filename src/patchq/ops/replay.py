@@ -24,7 +24,10 @@ from difflib import SequenceMatcher
 
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
-from patchq.core.patch import FilePatch, Hunk, Normalisation, Split, split_lines
+from patchq.core.header import origins
+from patchq.core.hints import hunk_hints
+from patchq.core.moved import Found, find_block
+from patchq.core.patch import FilePatch, Hunk, Normalisation, Patch, Split, split_lines
 from patchq.core.resolve import Resolution
 from patchq.core.series import Entry
 from patchq.core.status import (
@@ -34,6 +37,7 @@ from patchq.core.status import (
     FUZZ,
     MERGE,
     MISSING,
+    MOVED,
     OFFSET,
     RANK,
     UPSTREAMED,
@@ -55,6 +59,7 @@ from patchq.ops.apply import (
 )
 from patchq.ops.drift import Attribution, Change, attribute
 from patchq.ops.drift import histories as histories_for
+from patchq.ops.evidence import CONTENT, Evidence, Provenance
 from patchq.store.patchrepo import PatchRepo
 from patchq.store.statedir import crashpoint
 
@@ -72,6 +77,9 @@ class HunkCheck:
     reason: str = ""
     drift: tuple[str, ...] = ()
     via: str = ""  # a finer method than the status says (zealous, word, delete-wins, …)
+    # Where upstream moved the hunk's block (file, 1-based line, the commit that moved
+    # it, "" until drift attribution names it): applied there (`moved`) or a conflict.
+    moved_to: tuple[str, int, str] | None = None
 
     @property
     def method(self) -> str:
@@ -91,6 +99,10 @@ class PatchCheck:
     renames: tuple[tuple[str, str], ...] = ()
     # What the patch needed to be read and applied as GNU patch would (core.patch).
     normalisations: tuple[Normalisation, ...] = ()
+    # Why the patch is, or may be, upstream (DESIGN §4); shown with a stop it caused.
+    evidence: Evidence | None = None
+    # What a person should look at that no tool decides (DESIGN §5).
+    hints: tuple[str, ...] = ()
 
     @property
     def status(self) -> str:
@@ -134,6 +146,10 @@ class Replay:
     # Whether a conflict gets a tree with its markers for a person to resolve (rebase);
     # check and rebase --dry-run only report.
     conflict_trees: bool = True
+    provenance: Provenance | None = None
+    # The files upstream changed in old base..onto (where a moved block is looked for).
+    _upstream_changed: frozenset[str] | None = None
+    _hints: list[str] = field(default_factory=list)
 
     @classmethod
     def start(
@@ -160,6 +176,7 @@ class Replay:
             upstream_renames(g, old_base, onto),
             SectionState(g, w, onto_tree),
             conflict_trees=conflict_trees,
+            provenance=Provenance(g, old_base, onto) if old_base != onto else None,
         )
 
     def tree(self) -> str:
@@ -178,17 +195,24 @@ class Replay:
         st = self.state
         st.changed = {}
         notes = list(patch.normalisations)
+        self._hints = []
+        placed: list[tuple[FilePatch, FilePatch]] = []
         for s in patch.sections:
             s, fixed = fit_section(st, s)
             notes.extend(fixed)
             s2 = self._follow_rename(s)
             if s2 is not s:
                 renames.append((s.path, s2.path))
+            placed.append((s, s2))
             # The pinned preimage is filed under the patch's own path, not upstream's new one.
             checks, merged = self._section(s2, display, entry.name, s.old_path)
             hunks.extend(checks)
             if merged is not None:
                 markers[s2.path] = merged
+        hunks, evidence = self._judge(patch, placed, hunks)
+        if evidence is not None and all(h.status == UPSTREAMED for h in hunks):
+            st.undo(before)  # upstream holds all of it: nothing of the patch stays
+            st.changed = {}
         conflict_tree = None
         if any(h.status in (CONFLICT, MISSING) for h in hunks):
             # What a person resolves goes to a side tree: the patch's sections that applied,
@@ -213,11 +237,68 @@ class Replay:
             tuple(markers),
             tuple(renames),
             tuple(notes),
+            evidence,
+            tuple(dict.fromkeys(self._hints)),
         )
         self.results.append(res)
         if any(h.status != CLEAN for h in hunks):
             self.sections[entry.name] = _drifted(patch.sections, renames, hunks)
         return res
+
+    def _judge(
+        self,
+        patch: Patch,
+        placed: Sequence[tuple[FilePatch, FilePatch]],
+        hunks: list[HunkCheck],
+    ) -> tuple[list[HunkCheck], Evidence | None]:
+        """Provenance (DESIGN §4): the evidence that the patch is upstream, and what it
+        decides. A patch whose every hunk upstream holds is upstreamed, with the strongest
+        evidence found (else `content`). Evidence for a patch upstream does not wholly
+        hold makes it upstreamed only if the named commit's own diff holds the rest (a
+        trimmed backport) and the engine placed none of it; otherwise it is a stop, the
+        evidence shown — never a patch applied a second time, never one silently dropped."""
+        if not hunks:
+            return hunks, None
+        prov = self.provenance
+        failed = any(h.status not in (CLEAN, OFFSET, FUZZ) for h in hunks)
+        everything = all(h.status == UPSTREAMED for h in hunks)
+        ev: Evidence | None = None
+        if prov is not None and (failed or origins(patch.header)):
+            paths = sorted(
+                {p for s, s2 in placed for p in (*s.paths, *s2.paths)}
+                | {h.moved_to[0] for h in hunks if h.moved_to is not None}
+            )
+            ev = prov.find(patch, paths, weak=failed)
+        if everything:
+            return hunks, ev or Evidence(CONTENT, "")
+        if ev is None:
+            return hunks, None
+        assert prov is not None
+        by_path = {s2.path: (tuple(dict.fromkeys((*s.paths, *s2.paths))), s2) for s, s2 in placed}
+        rest = [h for h in hunks if h.status != UPSTREAMED]
+        held = all(h.status in (MERGE, CONFLICT, MISSING) for h in rest) and prov.holds(
+            ev.commit,
+            [
+                (by_path[h.file][0], by_path[h.file][1].hunks[h.index])
+                for h in rest
+                if h.file in by_path and h.index < len(by_path[h.file][1].hunks)
+            ],
+        )
+        if held:
+            why = f"{ev.commit[:12]}'s own diff holds its change"
+            return [
+                h
+                if h.status == UPSTREAMED
+                else HunkCheck(h.file, h.index, UPSTREAMED, reason=why, drift=h.drift)
+                for h in hunks
+            ], ev
+        why = f"{ev.said()} names it, but the new upstream does not hold this change"
+        return [
+            h
+            if h.status in (UPSTREAMED, CONFLICT, MISSING)
+            else replace(h, status=CONFLICT, reason=why, offset=0, fuzz=0, anchored=False, via="")
+            for h in hunks
+        ], ev
 
     def _follow_rename(self, s: FilePatch) -> FilePatch:
         old = s.old_path
@@ -256,6 +337,11 @@ class Replay:
         if current is None:
             if s.is_delete:
                 return [HunkCheck(path, i, UPSTREAMED) for i in range(n)], None
+            if s.hunks:
+                # Upstream deleted the file: its blocks may live on in another file.
+                relocated = self._relocate(s, list(range(len(s.hunks))), None, None, None, where)
+                if relocated is not None:
+                    return [relocated[0][i] for i in range(len(s.hunks))], None
             return [
                 HunkCheck(path, i, MISSING, reason=f"{s.old_path} is gone upstream")
                 for i in range(n)
@@ -283,6 +369,8 @@ class Replay:
                 for i in range(n)
             ], None
         content = st.content(current[1])
+        if s.old_path in self.upstream_changed():
+            self._hint(s, content, self._preimage(s, name, pin_path))
         res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
         # A hunk the engine could not place has no offset or fuzz, whatever it tried.
         checks = [
@@ -384,6 +472,151 @@ class Replay:
             st.put(path, mode, final, self.w, where)
         return checks, None
 
+    def upstream_changed(self) -> frozenset[str]:
+        """The files upstream changed in old base..onto (one `diff-tree`, made once)."""
+        if self._upstream_changed is None:
+            self._upstream_changed = frozenset(
+                self.g.changed_paths(self.old_base, self.onto) if self.old_base != self.onto else ()
+            )
+        return self._upstream_changed
+
+    def _hint(self, s: FilePatch, content: bytes, pre: bytes | None) -> None:
+        """DESIGN §5's review hints for a section whose file upstream changed."""
+        if pre is None or pre == content or not s.hunks:
+            return
+        pre_lines, up_lines = self.g.lines.split(pre), self.g.lines.split(content)
+        if len(pre_lines) > _HINT_LINES or len(up_lines) > _HINT_LINES:
+            return
+        align = _Alignment(pre_lines, up_lines)
+        for i, h in enumerate(s.hunks):
+            start = engine.locate(list(pre_lines), h)
+            start = h.old_pos if start is None else start
+            self._hints.extend(hunk_hints(s.path, i, h, start, up_lines, align.ops))
+
+    def _relocate(
+        self,
+        s: FilePatch,
+        failing: Sequence[int],
+        cur: bytes | None,
+        pre: bytes | None,
+        up: bytes | None,
+        where: str,
+    ) -> tuple[dict[int, HunkCheck], bytes | None] | None:
+        """DESIGN §4 step 6: the failing hunks whose pre-image block is gone from its
+        place, looked for among the files upstream changed (and elsewhere in their own
+        file, `cur`). Applied only when every one is found unchanged at one place; a
+        block found edited is a conflict that says where it went; two places, a refusal.
+        Returns the hunks' checks and the section's own file as changed (None where it
+        did not change or a hunk did not land), or None when no block was found at all."""
+        path = s.path
+        split = self.g.lines.split
+        cur_lines = split(cur) if cur is not None else None
+        up_lines = split(up) if up is not None else None
+        align = (
+            _Alignment(split(pre), up_lines)
+            if pre is not None and up_lines is not None and cur is not None
+            else None
+        )
+        files: dict[str, list[bytes]] = {}
+        blocks = {i: s.hunks[i].old_lines for i in failing}
+        firsts = [x for b in blocks.values() for x in b if _telling_line(x)]
+        if not firsts:
+            return None
+        for p in sorted(self.upstream_changed()):
+            if p == path:
+                continue
+            got = self.state.tree.peek(p)
+            if got is None or got[0] not in ("100644", "100755") or got[1] is None:
+                continue
+            data = self.state.content(got[1])
+            if len(data) > _MOVED_BYTES or not any(x.rstrip(b"\n") in data for x in firsts):
+                continue
+            files[p] = split(data)
+        if cur_lines is not None:
+            files[path] = cur_lines
+        if not files:
+            return None
+        out: dict[int, HunkCheck] = {}
+        plans: list[tuple[int, Found]] = []
+        for i in failing:
+            h = s.hunks[i]
+            skip = None
+            if align is not None and pre is not None:
+                start = engine.locate(split(pre), h)
+                start = h.old_pos if start is None else start
+                lo = align.at(start)
+                hi = align.at(start + len(h.old_lines), end=True)
+                if up_lines is not None and _alike_block(h.old_lines, up_lines[lo:hi]):
+                    continue  # the block is still where it was: not moved
+                span = (lo - len(h.old_lines), hi + len(h.old_lines))
+
+                def skip(p: str, line: int, span: tuple[int, int] = span) -> bool:
+                    return p == path and span[0] <= line <= span[1]
+
+            found = find_block(h.old_lines, files, skip)
+            if not found:
+                continue
+            if len(found) > 1:
+                places = ", ".join(f"{f.path}:{f.line + 1}" for f in found[:4])
+                out[i] = HunkCheck(
+                    path,
+                    i,
+                    CONFLICT,
+                    reason=f"its block moved upstream, but to more than one place ({places})",
+                )
+                continue
+            f = found[0]
+            if f.exact:
+                plans.append((i, f))
+                out[i] = HunkCheck(
+                    path,
+                    i,
+                    MERGE,
+                    via=MOVED,
+                    moved_to=(f.path, f.line + 1, ""),
+                    reason=f"its block moved to {f.path}:{f.line + 1}",
+                )
+            else:
+                out[i] = HunkCheck(
+                    path,
+                    i,
+                    CONFLICT,
+                    moved_to=(f.path, f.line + 1, ""),
+                    reason=f"its block moved to {f.path}:{f.line + 1} and was edited there",
+                )
+        if not out:
+            return None
+        if len(plans) != len(failing):
+            # Not every failing hunk can land: none does (what was found is still said).
+            for i in failing:
+                if i in out and out[i].status != CONFLICT:
+                    c = out[i]
+                    out[i] = replace(c, status=CONFLICT, via="")
+                elif i not in out:
+                    out[i] = HunkCheck(path, i, CONFLICT if cur is not None else MISSING)
+            return out, None
+        own = cur
+        edits: dict[str, list[bytes]] = {}
+        for i, f in sorted(plans, key=lambda x: -x[1].line):
+            lines = edits.setdefault(f.path, list(files[f.path]))
+            h = s.hunks[i]
+            new = list(h.new_lines)
+            end = f.line + len(h.old_lines)
+            if new and end == len(lines) and not lines[-1].endswith(b"\n"):
+                new[-1] = new[-1].rstrip(b"\n")
+            elif new and not new[-1].endswith(b"\n") and end < len(lines):
+                new[-1] += b"\n"
+            lines[f.line : end] = new
+        for p, lines in edits.items():
+            data = b"".join(lines)
+            if p == path:
+                own = data
+                continue
+            got = self.state.tree.peek(p)
+            assert got is not None
+            self.state.put(p, got[0], data, self.w, where)
+        return out, own if cur is not None else b""
+
     def _preimage(self, s: FilePatch, name: str, pin_path: str | None = None) -> bytes | None:
         """The file this section was made against: from the pinned base, else `index`."""
         if s.old_path is None:
@@ -437,6 +670,17 @@ class Replay:
             for i in failing:
                 checks[i] = replace(checks[i], status=MERGE, anchored=True, reason="")
             return placed, None
+        moved = self._relocate(s, failing, cur, pre, content, f"{name}:{s.lineno}")
+        if moved is not None:
+            found, moved_cur = moved
+            for i in failing:
+                checks[i] = (
+                    replace(found[i], drift=checks[i].drift, offset=0, fuzz=0)
+                    if i in found
+                    else replace(checks[i], status=CONFLICT)
+                )
+            if moved_cur is not None:
+                return moved_cur, None
         for i in failing:
             checks[i] = replace(checks[i], status=CONFLICT)
         if merged is None:
@@ -551,6 +795,21 @@ class _Alignment:
 
 # Lines around the mapped block that still count as inside it.
 _SLACK = 3
+# Files longer than this get no review hints (the alignment is a line diff); files
+# bigger than this are not searched for a moved block.
+_HINT_LINES = 20000
+_MOVED_BYTES = 4 << 20
+
+
+def _telling_line(line: bytes) -> bool:
+    return len(line.strip().strip(b"{}()[];,").strip()) >= 4
+
+
+def _alike_block(block: Sequence[bytes], lines: Sequence[bytes]) -> bool:
+    """Whether `lines` (where the alignment maps a hunk's block) still look like it."""
+    if not lines:
+        return False
+    return SequenceMatcher(None, _ended(block), _ended(lines), autojunk=False).ratio() >= 0.6
 
 
 def _held(h: Hunk, pre: Sequence[bytes], up: Sequence[bytes], align: _Alignment) -> bool:
@@ -780,6 +1039,7 @@ def attribute_drift(
     histories = {} if histories is None else histories
     texts: dict[str, list[bytes] | None] = {}  # old base's files, read and split once
     drifted = {h.file for r in results for h in r.hunks if h.status != CLEAN}
+    drifted |= {h.moved_to[0] for r in results for h in r.hunks if h.moved_to is not None}
     missing = drifted - set(histories)
     if missing:
         if renames is None:
@@ -812,9 +1072,28 @@ def attribute_drift(
                 continue
             start, length = _region(g, w, base_tree, sec.old_path, sec.hunks[h.index], texts)
             att: Attribution = attribute(histories[h.file], start, length)
-            new_hunks.append(replace(h, drift=att.for_status(h.status)))
-        out.append(replace(r, hunks=tuple(new_hunks)))
+            new_hunks.append(_moved_by(replace(h, drift=att.for_status(h.status)), histories))
+        done = replace(r, hunks=tuple(new_hunks))
+        if done.evidence is not None and not done.evidence.commit:
+            # Upstreamed by content: the newest upstream commit behind its hunks made it so.
+            behind = done.drift
+            if behind:
+                done = replace(done, evidence=Evidence(done.evidence.kind, behind[-1]))
+        out.append(done)
     return out, subjects
+
+
+def _moved_by(h: HunkCheck, histories: dict[str, list[Change]]) -> HunkCheck:
+    """A moved hunk with the upstream commit that moved its block: one that changed both
+    its old file and the file it went to (else the newest that touched its old place)."""
+    if h.moved_to is None or h.moved_to[2]:
+        return h
+    there = {c.commit for c in histories.get(h.moved_to[0], [])}
+    both = [c for c in h.drift if c in there] or [
+        c.commit for c in histories.get(h.file, []) if c.commit in there
+    ]
+    by = both[-1] if both else (h.drift[-1] if h.drift else "")
+    return replace(h, moved_to=(h.moved_to[0], h.moved_to[1], by))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,181 @@
+"""Provenance (DESIGN §4): why a patch may already be upstream, and whether it is.
+
+Evidence, strongest first: the patch's own origin (core.header.origins) is an ancestor
+of the new upstream; its patch-id equals an upstream commit's in `old base..onto`; its
+subject and the files it touches match such a commit. Evidence is never proof on its
+own: the replay takes a patch as upstreamed only when the new upstream holds its change
+(the region-bounded content test) or the named commit's own diff holds it (a trimmed
+backport, `holds`). Each lookup is one batched git call for the whole range, made the
+first time a patch needs it and kept for the rest of the replay.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from patchq.core.header import header_info, origins
+from patchq.core.patch import FilePatch, Hunk, Patch
+from patchq.git.repo import GitRepo
+
+ORIGIN, PATCH_ID, SUBJECT, CONTENT = "origin", "patch-id", "subject", "content"
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Why a patch is (or may be) upstream: its kind and the upstream commit it names
+    ("" for content evidence whose commit is not known yet)."""
+
+    kind: str
+    commit: str
+
+    def doc(self) -> dict[str, str]:
+        return {"kind": self.kind, "commit": self.commit}
+
+    def said(self) -> str:
+        what = {
+            ORIGIN: "its origin",
+            PATCH_ID: "the same patch-id",
+            SUBJECT: "the same subject and files",
+            CONTENT: "its change, by content",
+        }.get(self.kind, self.kind)
+        return f"upstream {self.commit[:12]} ({what})" if self.commit else f"upstream ({what})"
+
+
+_PREFIX = re.compile(r"^(\s*\[[^\]]*\]\s*)+")
+
+
+def _subject_key(subject: str | None) -> str | None:
+    """A subject as compared: no `[PATCH …]` prefix, case, blanks or final period."""
+    if not subject:
+        return None
+    s = _PREFIX.sub("", subject)
+    s = " ".join(s.split()).rstrip(".").strip().lower()
+    return s if len(s) >= 10 else None  # "fix build" names too many commits
+
+
+def diff_text(sections: Sequence[FilePatch]) -> bytes:
+    """The patch as a git diff that `git patch-id` reads (names and hunks only)."""
+    out = []
+    for s in sections:
+        if s.binary or not s.hunks:
+            continue
+        old = s.old_path or s.new_path or ""
+        new = s.new_path or s.old_path or ""
+        out.append(f"diff --git a/{old} b/{new}\n".encode("utf-8", "surrogateescape"))
+        out.append(
+            (f"--- a/{old}\n" if s.old_path else "--- /dev/null\n").encode(
+                "utf-8", "surrogateescape"
+            )
+        )
+        out.append(
+            (f"+++ b/{new}\n" if s.new_path else "+++ /dev/null\n").encode(
+                "utf-8", "surrogateescape"
+            )
+        )
+        out.extend(h.render() for h in s.hunks)
+    return b"".join(out)
+
+
+def _ended(x: bytes) -> bytes:
+    return x if x.endswith(b"\n") else x + b"\n"
+
+
+@dataclass(slots=True)
+class Provenance:
+    """The range's patch-ids, subjects and commit diffs, fetched once as needed."""
+
+    g: GitRepo
+    old: str
+    onto: str
+    _paths: set[str] = field(default_factory=set)
+    _ids: dict[str, list[str]] = field(default_factory=dict)
+    _commits: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
+    _diffs: dict[str, dict[str, tuple[Counter[bytes], Counter[bytes]]]] = field(
+        default_factory=dict
+    )
+
+    def _cover(self, paths: Iterable[str]) -> None:
+        """Know every commit of the range that touched one of `paths` (whole diffs)."""
+        new = sorted(set(paths) - self._paths)
+        if not new or self.old == self.onto:
+            return
+        self._paths.update(new)
+        for pid, commits in self.g.range_patch_ids(self.old, self.onto, new).items():
+            known = self._ids.setdefault(pid, [])
+            known.extend(c for c in commits if c not in known)
+        for commit, subject, files in self.g.range_commits(self.old, self.onto, new):
+            self._commits.setdefault(commit, (subject, frozenset(files)))
+
+    def find(self, patch: Patch, paths: Sequence[str], weak: bool = True) -> Evidence | None:
+        """The strongest evidence that `patch` is upstream, or None; `weak`: also look
+        by patch-id and subject (else only the patch's own origin)."""
+        named = origins(patch.header)
+        if named:
+            found = self.g.ancestors(named, self.onto)
+            for c in named:
+                if c in found:
+                    return Evidence(ORIGIN, found[c])
+        if not weak or self.old == self.onto:
+            return None
+        self._cover(paths)
+        (pid,) = self.g.patch_ids([diff_text(patch.sections)])
+        if pid is not None and self._ids.get(pid):
+            return Evidence(PATCH_ID, self._ids[pid][0])
+        key = _subject_key(header_info(patch.header).subject)
+        if key is not None:
+            mine = set(paths)
+            for commit, (subject, files) in self._commits.items():
+                if _subject_key(subject) == key and mine & files:
+                    return Evidence(SUBJECT, commit)
+        return None
+
+    def holds(self, commit: str, hunks: Sequence[tuple[Sequence[str], Hunk]]) -> bool:
+        """Whether `commit`'s own diff holds every hunk's change: each hunk's removed and
+        added lines among that commit's removed and added lines of one of the hunk's
+        paths (a trimmed backport holds a part of the commit)."""
+        if commit not in self._diffs:
+            self._diffs[commit] = _lines_by_file(self.g.commit_diff(commit))
+        per_file = self._diffs[commit]
+        for paths, h in hunks:
+            rem = Counter(_ended(c) for t, c in h.lines if t == "-")
+            add = Counter(_ended(c) for t, c in h.lines if t == "+")
+            if not rem and not add:
+                continue
+            if not any(
+                p in per_file and rem <= per_file[p][0] and add <= per_file[p][1] for p in paths
+            ):
+                return False
+        return True
+
+
+def _lines_by_file(diff: bytes) -> dict[str, tuple[Counter[bytes], Counter[bytes]]]:
+    """A -U0 diff's removed and added lines per file (by its new name, and its old)."""
+    out: dict[str, tuple[Counter[bytes], Counter[bytes]]] = {}
+    names: list[str] = []
+    cur: tuple[Counter[bytes], Counter[bytes]] | None = None
+    in_hunk = False
+    for line in diff.splitlines(keepends=True):
+        if line.startswith(b"diff --git "):
+            cur, names, in_hunk = (Counter(), Counter()), [], False
+            continue
+        if cur is None:
+            continue
+        if not in_hunk and line.startswith((b"--- ", b"+++ ")):
+            name = line[4:].rstrip(b"\r\n").decode("utf-8", "surrogateescape")
+            if name != "/dev/null":
+                name = name[2:] if name[:2] in ("a/", "b/") else name
+                names.append(name)
+                out.setdefault(name, cur)
+                cur = out[name]
+            continue
+        if line.startswith(b"@@"):
+            in_hunk = True
+            continue
+        if in_hunk and line[:1] == b"-":
+            cur[0][_ended(line[1:])] += 1
+        elif in_hunk and line[:1] == b"+":
+            cur[1][_ended(line[1:])] += 1
+    return out

@@ -34,6 +34,7 @@ from patchq.ops.replay import (
     Replay,
     attribute_drift,
     lock_outcome,
+    stop_notes,
 )
 from patchq.ops.session import Context
 from patchq.ops.targets import branch_name, default_onto, old_base
@@ -109,7 +110,8 @@ class RebaseOutcome:
         why = "; ".join(f"{x[:12]} {subjects.get(x, '')}".strip() for x in drift[:3])
         return ConflictError(
             f"{c.name} does not apply to {self.onto[:12]}: conflict in {', '.join(files)}"
-            + (f" (upstream: {why})" if why else ""),
+            + (f" (upstream: {why})" if why else "")
+            + "".join(f"; {x}" for x in stop_notes(c, subjects)),
             self.where,
             "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)",
         )
@@ -240,6 +242,8 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
                 res.conflict_tree,
                 res.conflict_files,
                 True,  # recorded with the markers shown, in one transaction
+                _evidence(res),
+                res.hints,
             )
             st = replace(st, current=stopped)
             crashpoint("rebase:stopped")
@@ -261,7 +265,17 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
             commit = GitRepo.commit_object(w, res.tree, [st.head], message, author, author)
         st = st.with_done(
             DonePatch(
-                PatchOutcome(entry.name, res.status, outcome, res.drift, hunks, commit),
+                PatchOutcome(
+                    entry.name,
+                    res.status,
+                    outcome,
+                    res.drift,
+                    hunks,
+                    commit,
+                    None,
+                    _evidence(res),
+                    res.hints,
+                ),
                 res.tree_before,
                 res.tree,
             ),
@@ -273,8 +287,21 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
 
 def _hunk_record(h: HunkCheck) -> HunkRecord:
     return HunkRecord(
-        h.file, h.index, h.status, h.offset, h.fuzz, h.anchored, h.drift, h.reason, h.method
+        h.file,
+        h.index,
+        h.status,
+        h.offset,
+        h.fuzz,
+        h.anchored,
+        h.drift,
+        h.reason,
+        h.method,
+        h.moved_to,
     )
+
+
+def _evidence(p: PatchCheck) -> tuple[tuple[str, str], ...] | None:
+    return None if p.evidence is None else tuple(p.evidence.doc().items())
 
 
 def _state_name(ctx: Context) -> str:
@@ -508,7 +535,17 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
     for r in done:
         data = new_bytes.get(r.name) or repo.read_patch(r.name)
         methods = tuple(h.method for h in r.hunks)
-        records.append(PatchRecord(r.name, sha256(data), r.outcome, r.drift, methods))
+        records.append(
+            PatchRecord(
+                r.name,
+                sha256(data),
+                r.outcome,
+                r.drift,
+                methods,
+                dict(r.evidence) if r.evidence is not None else None,
+                r.hints,
+            )
+        )
     nothing = _nothing_to_do(st)
     previous = repo.read_lock() if nothing else None
     if nothing:

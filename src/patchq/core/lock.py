@@ -31,6 +31,8 @@ class PatchRecord:
     methods: tuple[str, ...] = ()
     # Why the last rebase took the patch as upstreamed: {"kind": …, "commit": …}.
     evidence: Mapping[str, str] | None = None
+    # The review hints of the last rebase (DESIGN §5): text for a person.
+    hints: tuple[str, ...] = ()
 
     def to_doc(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -43,6 +45,8 @@ class PatchRecord:
             doc["methods"] = list(self.methods)
         if self.evidence is not None:
             doc["evidence"] = dict(self.evidence)
+        if self.hints:
+            doc["hints"] = list(self.hints)
         return doc
 
 
@@ -96,6 +100,7 @@ class Lock:
                     {str(k): str(v) for k, v in p["evidence"].items()}
                     if p.get("evidence")
                     else None,
+                    tuple(str(x) for x in p.get("hints", [])),
                 )
                 for p in doc["patches"]
             )

@@ -51,6 +51,8 @@ class RecordedHunk(Protocol):
     def reason(self) -> str: ...
     @property
     def method(self) -> str: ...
+    @property
+    def moved_to(self) -> tuple[str, int, str] | None: ...
 
 
 class RecordedPatch(Protocol):
@@ -64,6 +66,10 @@ class RecordedPatch(Protocol):
     def drift(self) -> Sequence[str]: ...
     @property
     def hunks(self) -> Sequence[RecordedHunk]: ...
+    @property
+    def evidence(self) -> Sequence[tuple[str, str]] | None: ...
+    @property
+    def hints(self) -> Sequence[str]: ...
 
 
 class RebaseRecord(Protocol):
@@ -108,6 +114,8 @@ class PatchReview:
     interdiff: tuple[str, ...]  # lines of the change-only interdiff (substantive)
     anchored: int
     views: tuple[HunkView, ...] = ()  # the new hunks to read (substantive or not exact)
+    evidence: tuple[tuple[str, str], ...] | None = None  # kind, commit (DESIGN §4)
+    hints: tuple[str, ...] = ()  # DESIGN §5
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,8 +267,21 @@ def review(record: RebaseRecord) -> Review:
                 kind = "substantive"
                 inter = interdiff(before, after)
             views = _views(old_patch, new_patch, hunks)
+        ev = tuple(p.evidence) if p.evidence is not None else None
         reviews.append(
-            PatchReview(name, outcome, kind, moved, tuple(p.drift), hunks, inter, anchored, views)
+            PatchReview(
+                name,
+                outcome,
+                kind,
+                moved,
+                tuple(p.drift),
+                hunks,
+                inter,
+                anchored,
+                views,
+                ev,
+                tuple(p.hints),
+            )
         )
     return Review(record.base, record.onto, record.onto_ref, tuple(reviews), dict(record.subjects))
 
@@ -275,7 +296,21 @@ def from_lock(lock_doc: Mapping[str, Any]) -> Review:
             "run `patchq rebase --onto REF` first",
         )
     patches = tuple(
-        PatchReview(p["name"], p["rebase"], "unknown", 0, tuple(p.get("drift", ())), (), (), 0)
+        PatchReview(
+            p["name"],
+            p["rebase"],
+            "unknown",
+            0,
+            tuple(p.get("drift", ())),
+            (),
+            (),
+            0,
+            (),
+            tuple((str(k), str(v)) for k, v in p["evidence"].items())
+            if p.get("evidence")
+            else None,
+            tuple(str(x) for x in p.get("hints", ())),
+        )
         for p in lock_doc.get("patches", ())
     )
     return Review(last["from"], last["onto"], last.get("onto_ref", ""), patches, {})
@@ -305,7 +340,24 @@ def _hunk_line(h: RecordedHunk, subjects: Mapping[str, str], outcome: str = "") 
         "missing": "file gone upstream",
     }.get(status, status)
     by = ", ".join(_commit(c, subjects) for c in h.drift[:3])
-    return f"{h.file} hunk #{h.index + 1}: {what}" + (f" (by {by})" if by else "")
+    where = ""
+    moved = h.moved_to
+    if moved is not None:
+        mover = f" by {_commit(moved[2], subjects)}" if moved[2] else ""
+        where = f", its block moved to {moved[0]}:{moved[1]}{mover}"
+    return f"{h.file} hunk #{h.index + 1}: {what}{where}" + (f" (by {by})" if by else "")
+
+
+def _notes(p: PatchReview, subjects: Mapping[str, str]) -> list[str]:
+    """A patch's evidence of being upstream and its review hints, one line each."""
+    out = []
+    if p.evidence is not None:
+        ev = dict(p.evidence)
+        commit = ev.get("commit", "")
+        named = f" {_commit(commit, subjects)}" if commit else ""
+        out.append(f"evidence: {ev.get('kind', '')}{named}")
+    out += [f"hint: {x}" for x in p.hints]
+    return out
 
 
 def to_text(r: Review) -> str:
@@ -318,6 +370,7 @@ def to_text(r: Review) -> str:
         for h in p.hunks:
             if h.status != "clean":
                 lines.append(f"            {shown(_hunk_line(h, r.subjects, p.outcome))}")
+        lines += [f"            {shown(x)}" for x in _notes(p, r.subjects)]
         for c in p.drift if not p.hunks else ():
             lines.append(f"            drift: {shown(_commit(c, r.subjects))}")
         for line in p.interdiff:
@@ -383,12 +436,13 @@ def to_markdown(r: Review) -> str:
             drift += f"<br>… {len(p.drift) - 4} more"
         out.append(f"| {md_code(p.name)} | {p.outcome} | {p.kind} | {p.moved} | {drift} |")
     for p in r.patches:
-        if p.kind in ("unchanged", "unknown"):
+        if p.kind in ("unchanged", "unknown") and not p.hints and p.evidence is None:
             continue
         out += ["", f"### {md_code(p.name)} — {p.outcome}, {p.kind}", ""]
         for h in p.hunks:
             if h.status != "clean":
                 out.append(f"- {md_code(_hunk_line(h, r.subjects, p.outcome))}")
+        out += [f"- {md_code(x)}" for x in _notes(p, r.subjects)]
         if p.kind == "removed":
             out.append(
                 f"- removed from the active series ({p.outcome}); its line in `series`"
@@ -429,6 +483,8 @@ def to_json(r: Review) -> str:
                 "hunks": [_hunk_doc(h) for h in p.hunks],
                 "interdiff": list(p.interdiff),
                 "anchored": p.anchored,
+                "evidence": None if p.evidence is None else dict(p.evidence),
+                "hints": list(p.hints),
                 "new_hunks": [
                     {
                         "file": v.file,
@@ -459,6 +515,9 @@ def _hunk_doc(h: RecordedHunk) -> dict[str, Any]:
         "drift": list(h.drift),
         "reason": h.reason,
         "method": h.method,
+        "moved_to": None
+        if h.moved_to is None
+        else {"file": h.moved_to[0], "line": h.moved_to[1], "commit": h.moved_to[2]},
     }
 
 
@@ -545,7 +604,7 @@ def to_html(r: Review) -> str:
         )
     out.append("</tbody></table>")
     for p in r.patches:
-        if p.kind in ("unchanged", "unknown"):
+        if p.kind in ("unchanged", "unknown") and not p.hints and p.evidence is None:
             continue
         out.append(
             f'<section class="patch" id="{_e(_anchor(p.name))}">'
@@ -555,6 +614,7 @@ def to_html(r: Review) -> str:
         notes = [_hunk_line(h, r.subjects, p.outcome) for h in p.hunks if h.status != "clean"]
         if p.kind == "removed":
             notes.append(f"removed from the active series ({p.outcome})")
+        notes += _notes(p, r.subjects)
         if notes:
             out.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
         for v in p.views:

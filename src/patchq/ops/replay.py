@@ -121,6 +121,23 @@ class PatchCheck:
         return tuple(dict.fromkeys(c for h in self.hunks for c in h.drift))
 
 
+def stop_notes(p: PatchCheck, subjects: dict[str, str]) -> list[str]:
+    """What a stop at `p` must say beyond its files: the evidence that it is upstream,
+    where upstream moved a block, and the review hints (the first three)."""
+    out = []
+    if p.evidence is not None and p.status != UPSTREAMED:
+        out.append(f"{p.evidence.said()} names it, but the new upstream does not hold it")
+    for h in p.hunks:
+        if h.moved_to is not None and h.status in (CONFLICT, MISSING):
+            f, line, by = h.moved_to
+            who = f" by {by[:12]} {subjects.get(by, '')}".rstrip() if by else ""
+            out.append(f"{h.file} hunk #{h.index + 1}: its block moved to {f}:{line}{who}")
+        elif h.status in (CONFLICT, MISSING) and "more than one place" in h.reason:
+            out.append(f"{h.file} hunk #{h.index + 1}: {h.reason}")
+    out += [f"hint: {x}" for x in p.hints[:3]]
+    return out
+
+
 def lock_outcome(p: PatchCheck) -> str:
     """The lock outcome of a replayed patch (see `core.status.outcome`)."""
     return outcome(p.status, (h.status for h in p.hunks), bool(p.renames))

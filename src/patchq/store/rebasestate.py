@@ -34,6 +34,8 @@ class HunkRecord:
     drift: tuple[str, ...] = ()
     reason: str = ""
     method: str = ""  # how it was placed (DESIGN §4); "" where it was not
+    # Where upstream moved its block: (file, 1-based line, the commit that moved it).
+    moved_to: tuple[str, int, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,10 @@ class PatchOutcome:
     # For a patch that stopped at a conflict: whether its markers had reached the
     # working tree (kept because `rebase --json` has always shown it).
     shown: bool | None = None
+    # Why it is (or may be) upstream, {"kind": …, "commit": …} (DESIGN §4), and the
+    # review hints of DESIGN §5.
+    evidence: tuple[tuple[str, str], ...] | None = None
+    hints: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +79,22 @@ class StoppedPatch:
     conflict_tree: str | None  # the sections that applied, markers in the rest
     files: tuple[str, ...]  # the files that hold markers
     shown: bool  # whether the markers reached the working tree yet
+    evidence: tuple[tuple[str, str], ...] | None = None
+    hints: tuple[str, ...] = ()
 
     def resolved(self, commit: str, tree: str) -> DonePatch:
         """This patch as the person resolved it, committed as `commit` with `tree`."""
         return DonePatch(
             PatchOutcome(
-                self.name, self.status, "resolved", self.drift, self.hunks, commit, self.shown
+                self.name,
+                self.status,
+                "resolved",
+                self.drift,
+                self.hunks,
+                commit,
+                self.shown,
+                self.evidence,
+                self.hints,
             ),
             self.tree_before,
             tree,
@@ -88,7 +104,15 @@ class StoppedPatch:
         """This patch skipped: it leaves the series."""
         return DonePatch(
             PatchOutcome(
-                self.name, self.status, "dropped", self.drift, self.hunks, None, self.shown
+                self.name,
+                self.status,
+                "dropped",
+                self.drift,
+                self.hunks,
+                None,
+                self.shown,
+                self.evidence,
+                self.hints,
             ),
             self.tree_before,
             self.tree_after,
@@ -157,7 +181,35 @@ def _hunk_doc(h: HunkRecord) -> dict[str, Any]:
         "drift": list(h.drift),
         "reason": h.reason,
         "method": h.method,
+        "moved_to": None
+        if h.moved_to is None
+        else {"file": h.moved_to[0], "line": h.moved_to[1], "commit": h.moved_to[2]},
     }
+
+
+def _moved(doc: dict[str, Any]) -> tuple[str, int, str] | None:
+    m = jr.obj_or_none(doc, "moved_to") if "moved_to" in doc else None
+    if m is None:
+        return None
+    return (jr.text(m, "file"), jr.integer(m, "line"), jr.text(m, "commit"))
+
+
+def _extras(p: PatchOutcome | StoppedPatch) -> dict[str, Any]:
+    """The optional keys of a patch record: evidence and hints, where there are some."""
+    doc: dict[str, Any] = {}
+    if p.evidence is not None:
+        doc["evidence"] = dict(p.evidence)
+    if p.hints:
+        doc["hints"] = list(p.hints)
+    return doc
+
+
+def _evidence(doc: dict[str, Any]) -> tuple[tuple[str, str], ...] | None:
+    return jr.pairs(doc, "evidence") if doc.get("evidence") is not None else None
+
+
+def _hints(doc: dict[str, Any]) -> tuple[str, ...]:
+    return jr.texts(doc, "hints") if "hints" in doc else ()
 
 
 def _hunk(doc: dict[str, Any]) -> HunkRecord:
@@ -171,6 +223,7 @@ def _hunk(doc: dict[str, Any]) -> HunkRecord:
         jr.texts(doc, "drift"),
         jr.text(doc, "reason"),
         jr.text_or_none(doc, "method", required=False) or "",
+        _moved(doc),
     )
 
 
@@ -188,7 +241,7 @@ def outcome_doc(p: PatchOutcome) -> dict[str, Any]:
         doc["commit"] = p.commit
     if p.shown is not None:
         doc["shown"] = p.shown
-    return doc
+    return doc | _extras(p)
 
 
 def _outcome(doc: dict[str, Any]) -> PatchOutcome:
@@ -200,6 +253,8 @@ def _outcome(doc: dict[str, Any]) -> PatchOutcome:
         tuple(_hunk(h) for h in jr.objects(doc, "hunks")),
         jr.text_or_none(doc, "commit", required=False),
         jr.flag_or_none(doc, "shown"),
+        _evidence(doc),
+        _hints(doc),
     )
 
 
@@ -214,7 +269,7 @@ def _stopped_doc(c: StoppedPatch) -> dict[str, Any]:
         "conflict_tree": c.conflict_tree,
         "files": list(c.files),
         "shown": c.shown,
-    }
+    } | _extras(c)
 
 
 def _stopped(doc: dict[str, Any]) -> StoppedPatch:
@@ -228,6 +283,8 @@ def _stopped(doc: dict[str, Any]) -> StoppedPatch:
         jr.text_or_none(doc, "conflict_tree"),
         jr.texts(doc, "files"),
         jr.flag(doc, "shown"),
+        _evidence(doc),
+        _hints(doc),
     )
 
 

@@ -107,7 +107,7 @@ def hunk_hints(
                     break
         if tag == "insert":
             for b0, b1, _ in blocks:
-                if b0 < i1 < b1 or (b0 == b1 and i1 == b0):
+                if b0 <= i1 <= b1:  # inside, or right at the edge of, what it changes
                     out.append(
                         f"{path} hunk #{index + 1}: upstream inserted {j2 - j1} "
                         f"line{'s' if j2 - j1 != 1 else ''} at the spot it edits (line "

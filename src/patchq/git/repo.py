@@ -1102,7 +1102,7 @@ class GitRepo:
         )
         out = []
         for rec in raw.split(b"\x01")[1:]:
-            head, _, rest = rec.partition(b"\n")
+            head, _, rest = rec.partition(b"\0")
             commit, _, subject = head.decode("utf-8", "replace").partition(" ")
             files = tuple(
                 f.decode("utf-8", "surrogateescape") for f in rest.split(b"\0") if f.strip()

@@ -466,7 +466,9 @@ def origins(header: bytes) -> tuple[str, ...]:
     for pattern in _ORIGIN_RES:
         for m in pattern.finditer(text):
             value = m.group(1)
-            if re.fullmatch(r"[0-9a-f]{7,40}", value):
+            if value.isdigit():
+                found = []  # a date or a version, not a commit
+            elif re.fullmatch(r"[0-9a-f]{7,40}", value):
                 found = [value]
             else:
                 found = [s for s in _SHA_IN_TEXT.findall(value) if not s.isdigit()]

@@ -92,6 +92,9 @@ def hunk_hints(
             continue
         for j in range(j1, j2):
             u = up[j]
+            # Beside the hunk: within NEAR lines of it in upstream's file too.
+            if (i1 >= end and j - j1 >= NEAR) or (i2 <= start and j2 - j > NEAR):
+                continue
             if not _telling(u):
                 continue
             for c in changed:

@@ -70,7 +70,7 @@ def find_block(
                 exact.append(Found(path, i, 1.0))
     if exact:
         return exact
-    need = max(2, len(anchors) // 3)
+    need = max(1, len(anchors) // 3)
     scored: list[Found] = []
     for (path, start), v in votes.items():
         if v < need:

@@ -1071,6 +1071,7 @@ class GitRepo:
             "--no-merges",
             "--no-renames",
             "--no-color",
+            "--full-diff",  # the whole commit, whichever of `paths` it touched
             "--format=commit %H",
             f"{old}..{new}",
             "--",
@@ -1093,6 +1094,7 @@ class GitRepo:
             "log",
             "--no-merges",
             "--no-renames",
+            "--full-diff",
             "--name-only",
             "-z",
             "--format=%x01%H %s",

@@ -168,7 +168,10 @@ def test_ancestors_and_patch_ids_in_one_process_each(upstream: Upstream) -> None
     got = g.ancestors([first[:10], side, "deadbeef00", second], second)
     assert got == {first[:10]: first, second: second}
     assert g.processes - before == 1  # abbreviations resolve through the object reader
-    diff = b"diff --git a/f.c b/f.c\n--- a/f.c\n+++ b/f.c\n@@ -1,2 +1,2 @@\n int a;\n-int b;\n+int c;\n"
+    diff = (
+        b"diff --git a/f.c b/f.c\n--- a/f.c\n+++ b/f.c\n"
+        b"@@ -1,2 +1,2 @@\n int a;\n-int b;\n+int c;\n"
+    )
     before = g.processes
     (pid, nothing) = g.patch_ids([diff, b"no diff here\n"])
     assert nothing is None and pid is not None

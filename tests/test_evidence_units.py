@@ -201,3 +201,13 @@ def test_a_commit_holds_a_trimmed_hunk_but_not_a_different_one(upstream: Upstrea
     assert not prov.holds(fix, [(("f.c",), o)])
     assert not prov.holds(fix, [(("g.c",), h)])  # the right lines, in another file
     assert diff_text(mine.sections).startswith(b"diff --git a/f.c b/f.c\n--- a/f.c\n")
+
+
+def test_in_an_exact_only_file_an_edited_look_alike_is_not_a_place() -> None:
+    edited = [BLOCK[0].replace(b"strlen(s)", b"s ? strlen(s) : 0"), *BLOCK[1:]]
+    files = {"own.c": [b"int a;\n", *edited], "other.c": [*edited, b"}\n"]}
+    assert [f.path for f in find_block(BLOCK, files, exact_only=frozenset({"own.c"}))] == [
+        "other.c"
+    ]
+    exact = {"own.c": [b"int a;\n", *BLOCK]}
+    assert [f.line for f in find_block(BLOCK, exact, exact_only=frozenset({"own.c"}))] == [1]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 # A window this similar to the block is the block, edited.
-SIMILAR = 0.6
+SIMILAR = 0.7
 # Two windows whose similarity differs by less than this are equally good: ambiguous.
 TIE = 0.05
 
@@ -44,11 +44,12 @@ def find_block(
     block: Sequence[bytes],
     files: Mapping[str, Sequence[bytes]],
     skip: Callable[[str, int], bool] | None = None,
+    exact_only: frozenset[str] = frozenset(),
 ) -> list[Found]:
     """Every exact place of `block` in `files` (none skipped by `skip(path, line)`); if
-    there is none, the most similar places (ratio ≥ SIMILAR), the best first, only those
-    within TIE of the best. A block with fewer than two telling lines is found nowhere:
-    it would match anything."""
+    there is none, the most similar places (ratio ≥ SIMILAR) outside the `exact_only`
+    files, the best first, only those within TIE of the best. A block with fewer than two
+    telling lines is found nowhere: it would match anything."""
     want = [_ended(x) for x in block]
     anchors = {x: k for k, x in reversed(list(enumerate(want))) if telling(x)}
     if len(anchors) < 2:
@@ -73,7 +74,7 @@ def find_block(
     need = max(1, len(anchors) // 3)
     scored: list[Found] = []
     for (path, start), v in votes.items():
-        if v < need:
+        if v < need or path in exact_only:
             continue
         lines = [_ended(x) for x in files[path]]
         lo = max(start, 0)

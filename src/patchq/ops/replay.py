@@ -255,7 +255,8 @@ class Replay:
             tuple(renames),
             tuple(notes),
             evidence,
-            tuple(dict.fromkeys(self._hints)),
+            # An upstreamed patch leaves the series: nothing of it is left to review.
+            () if all(h.status == UPSTREAMED for h in hunks) else tuple(dict.fromkeys(self._hints)),
         )
         self.results.append(res)
         if any(h.status != CLEAN for h in hunks):
@@ -570,7 +571,9 @@ class Replay:
                 def skip(p: str, line: int, span: tuple[int, int] = span) -> bool:
                     return p == path and span[0] <= line <= span[1]
 
-            found = find_block(h.old_lines, files, skip)
+            # In its own file only an exact copy counts: an edited look-alike there is
+            # far more often the block itself, edited in place, or one of its siblings.
+            found = find_block(h.old_lines, files, skip, frozenset({path}))
             if not found:
                 continue
             if len(found) > 1:

@@ -66,6 +66,15 @@ def _changed(h: Hunk) -> list[tuple[int, int, list[bytes]]]:
     return out
 
 
+def maybe_sibling(h: Hunk, near: Sequence[bytes]) -> bool:
+    """Whether any of the lines `near` a hunk (in upstream's file, outside the lines it
+    matched) looks like a line it changes: the cheap test before aligning anything."""
+    changed = {x.strip() for _, _, rem in _changed(h) for x in rem if _telling(x)}
+    if not changed:
+        return False
+    return any(_telling(u) and any(_alike(u, c) for c in changed) for u in near)
+
+
 def _text(line: bytes) -> str:
     return line.decode("utf-8", "replace").strip()
 

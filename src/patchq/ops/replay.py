@@ -25,7 +25,7 @@ from difflib import SequenceMatcher
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.header import origins
-from patchq.core.hints import hunk_hints
+from patchq.core.hints import NEAR, hunk_hints, maybe_sibling
 from patchq.core.moved import Found, find_block
 from patchq.core.patch import FilePatch, Hunk, Normalisation, Patch, Split, split_lines
 from patchq.core.resolve import Resolution
@@ -387,8 +387,6 @@ class Replay:
                 for i in range(n)
             ], None
         content = st.content(current[1])
-        if s.old_path in self.upstream_changed():
-            self._hint(s, content, self._preimage(s, name, pin_path))
         res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
         # A hunk the engine could not place has no offset or fuzz, whatever it tried.
         checks = [
@@ -438,6 +436,8 @@ class Replay:
                         else HunkCheck(path, r.index, CONFLICT, reason=r.reason)
                     )
                 failing = sorted(set(failing) | {r.index for r in res.failures})
+        if s.old_path in self.upstream_changed():
+            self._hint(s, content, res, failing, pre, name, pin_path)
         if failing:
             cur = res.content
             cur_lines = self.g.lines.split(cur)
@@ -498,18 +498,54 @@ class Replay:
             )
         return self._upstream_changed
 
-    def _hint(self, s: FilePatch, content: bytes, pre: bytes | None) -> None:
-        """DESIGN §5's review hints for a section whose file upstream changed."""
-        if pre is None or pre == content or not s.hunks:
+    def _hint(
+        self,
+        s: FilePatch,
+        content: bytes,
+        res: engine.FileResult,
+        failing: Sequence[int],
+        pre: bytes | None,
+        name: str,
+        pin_path: str | None,
+    ) -> None:
+        """DESIGN §5's review hints for a section whose file upstream changed. A hunk the
+        engine placed matched its context in one piece, so only a sibling beside it can
+        be hinted: the pinned base is read and aligned (a window around the hunk) only
+        where a line beside it looks like one it changes. A hunk that failed is judged
+        on the whole file's alignment."""
+        split = self.g.lines.split
+        up = split(content)
+        if not s.hunks or len(up) > _HINT_LINES:
             return
-        pre_lines, up_lines = self.g.lines.split(pre), self.g.lines.split(content)
-        if len(pre_lines) > _HINT_LINES or len(up_lines) > _HINT_LINES:
-            return
-        align = _Alignment(pre_lines, up_lines)
+        placed = _starts(s.hunks, res)
+        pre_lines: list[bytes] | None = None
+        align: _Alignment | None = None
         for i, h in enumerate(s.hunks):
-            start = engine.locate(list(pre_lines), h)
+            n = len(h.old_lines)
+            p = placed.get(i)
+            if i not in failing and p is not None:
+                beside = up[max(p - NEAR, 0) : p] + up[p + n : p + n + NEAR]
+                if not maybe_sibling(h, beside):
+                    continue
+            if pre_lines is None:
+                pre = pre if pre is not None else self._preimage(s, name, pin_path)
+                if pre is None or pre == content:
+                    return
+                pre_lines = split(pre)
+                if len(pre_lines) > _HINT_LINES:
+                    return
+            start = engine.locate(pre_lines, h)
             start = h.old_pos if start is None else start
-            self._hints.extend(hunk_hints(s.path, i, h, start, up_lines, align.ops))
+            if p is None or i in failing:
+                align = align or _Alignment(pre_lines, up)
+                p = align.at(start)
+            w = 2 * NEAR + 2
+            plo, ulo = max(start - w, 0), max(p - w, 0)
+            ops = SequenceMatcher(
+                None, pre_lines[plo : start + n + w], up[ulo : p + n + w], autojunk=False
+            ).get_opcodes()
+            shifted = [(t, a + plo, b + plo, c + ulo, d + ulo) for t, a, b, c, d in ops]
+            self._hints.extend(hunk_hints(s.path, i, h, start, up, shifted))
 
     def _relocate(
         self,

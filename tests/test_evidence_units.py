@@ -176,8 +176,11 @@ def test_ancestors_and_patch_ids_in_one_process_each(upstream: Upstream) -> None
     (pid, nothing) = g.patch_ids([diff, b"no diff here\n"])
     assert nothing is None and pid is not None
     assert g.processes - before == 1
-    assert g.range_patch_ids(first, second, ["f.c"]) == {pid: [second]}
-    assert g.range_commits(first, second, ["f.c"]) == [(second, "two", ("f.c",))]
+    before = g.processes
+    ids, commits, own = g.range_evidence(first, second, ["f.c"], [diff, b""])
+    assert g.processes - before == 2  # one log -p, one patch-id for the range and the series
+    assert ids == {pid: [second]} and own == [pid, None]
+    assert commits == [(second, "two", ("f.c",))]
 
 
 def test_a_commit_holds_a_trimmed_hunk_but_not_a_different_one(upstream: Upstream) -> None:

@@ -214,7 +214,10 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
     finished_names = {d.patch.name for d in st.done}
     todo = [e for e in all_entries if e.name not in finished_names]
     # Upstream's history of every file the remaining patches touch, in one `git log`.
-    touched = {rp.renames.get(p, p) for e in todo for p in load_patch(repo, e)[1].paths}
+    todo_patches = [load_patch(repo, e)[1] for e in todo]
+    touched = {rp.renames.get(p, p) for patch in todo_patches for p in patch.paths}
+    if rp.provenance is not None:
+        rp.provenance.expected = lambda: todo_patches
     histories: dict[str, list[Change]] = (
         histories_for(g, st.old_base, st.onto, touched, rp.renames)
         if touched and st.old_base != st.onto

@@ -29,7 +29,7 @@ import git
 
 from patchq.core import merge3
 from patchq.core.errors import BadInputError, GitError, UnsafeStateError
-from patchq.core.patch import LineCache
+from patchq.core.patch import LineCache, unquote
 from patchq.core.resolve import Resolution
 from patchq.git.diffserver import DiffServer
 
@@ -973,24 +973,31 @@ class GitRepo:
 
     def renames(self, a: str, b: str) -> dict[str, str]:
         """The files git sees renamed between two trees or commits (old path → new path)."""
+        return self.tree_changes(a, b)[0]
+
+    def tree_changes(self, a: str, b: str) -> tuple[dict[str, str], frozenset[str]]:
+        """The renames git sees between two trees or commits (old path → new path), and
+        every path that changed (both names of a rename): one `diff-tree`."""
         out = self._run("diff-tree", "-r", "-M", "--name-status", "-z", "--no-ext-diff", a, b)
         parts = out.split(b"\0")
         renames: dict[str, str] = {}
+        changed: set[str] = set()
         i = 0
         while i < len(parts):
             status = parts[i]
-            if status.startswith(b"R") and i + 2 < len(parts):
-                renames[parts[i + 1].decode("utf-8", "surrogateescape")] = parts[i + 2].decode(
-                    "utf-8", "surrogateescape"
-                )
+            if status.startswith((b"R", b"C")) and i + 2 < len(parts):
+                old = parts[i + 1].decode("utf-8", "surrogateescape")
+                new = parts[i + 2].decode("utf-8", "surrogateescape")
+                if status.startswith(b"R"):
+                    renames[old] = new
+                changed.update((old, new))
                 i += 3
-            elif status.startswith((b"C",)):
-                i += 3
-            elif status:
+            elif status and i + 1 < len(parts):
+                changed.add(parts[i + 1].decode("utf-8", "surrogateescape"))
                 i += 2
             else:
                 i += 1
-        return renames
+        return renames, frozenset(changed)
 
     def path_history(self, old: str, new: str, paths: Sequence[str]) -> Iterator[bytes]:
         """The `log -p -U0` of `old..new` for `paths`, oldest first: one output per git run."""
@@ -1061,56 +1068,63 @@ class GitRepo:
                 out[i] = pid
         return out
 
-    def range_patch_ids(self, old: str, new: str, paths: Sequence[str]) -> dict[str, list[str]]:
-        """patch-id → the commits of `old..new` (no merges) with that patch-id, their diffs
-        limited to `paths`: one `log -p` piped through one `patch-id`, not a process per
-        commit."""
-        log = self._run(
-            "log",
-            "-p",
-            "--no-merges",
-            "--no-renames",
-            "--no-color",
-            "--full-diff",  # the whole commit, whichever of `paths` it touched
-            "--format=commit %H",
-            f"{old}..{new}",
-            "--",
-            *(f":(literal){p}" for p in paths),
-        )
-        out: dict[str, list[str]] = {}
-        if not log.strip():
-            return out
-        for line in self._run("patch-id", "--stable", input=log).decode().splitlines():
-            pid, _, commit = line.partition(" ")
-            out.setdefault(pid, []).append(commit)
-        return out
-
-    def range_commits(
-        self, old: str, new: str, paths: Sequence[str]
-    ) -> list[tuple[str, str, tuple[str, ...]]]:
-        """(commit, subject, files it changed) for each commit of `old..new` (no merges)
-        that changed one of `paths`, newest first: one `git log`."""
-        raw = self._run(
-            "log",
-            "--no-merges",
-            "--no-renames",
-            "--full-diff",
-            "--name-only",
-            "-z",
-            "--format=%x01%H %s",
-            f"{old}..{new}",
-            "--",
-            *(f":(literal){p}" for p in paths),
-        )
-        out = []
-        for rec in raw.split(b"\x01")[1:]:
-            head, _, rest = rec.partition(b"\0")
-            commit, _, subject = head.decode("utf-8", "replace").partition(" ")
-            files = tuple(
-                f.decode("utf-8", "surrogateescape") for f in rest.split(b"\0") if f.strip()
+    def range_evidence(
+        self, old: str, new: str, paths: Sequence[str], diffs: Sequence[bytes] = ()
+    ) -> tuple[dict[str, list[str]], list[tuple[str, str, tuple[str, ...]]], list[str | None]]:
+        """What provenance needs of `old..new`, in one `git log -p` and one `git patch-id`:
+        patch-id → the commits (no merges) with it, whole diffs of those that touched
+        one of `paths`; (commit, subject, files it changed) for each of them, newest
+        first; and the patch-id of each of `diffs` (None where git finds no change)."""
+        log = b""
+        if paths:
+            log = self._run(
+                "log",
+                "-p",
+                "--no-merges",
+                "--no-renames",
+                "--no-color",
+                "--full-diff",  # the whole commit, whichever of `paths` it touched
+                "--format=commit %H%n\x01%s",
+                f"{old}..{new}",
+                "--stdin",
+                input=_paths_input(paths),
+                env={"GIT_LITERAL_PATHSPECS": "1"},
             )
-            out.append((commit, subject, tuple(f.strip("\n") for f in files)))
-        return out
+        commits: list[tuple[str, str, tuple[str, ...]]] = []
+        commit = subject = ""
+        files: list[str] = []
+
+        def close() -> None:
+            if commit:
+                commits.append((commit, subject, tuple(dict.fromkeys(files))))
+
+        for line in log.split(b"\n"):
+            if line.startswith(b"commit ") and len(line) == 47:
+                close()
+                commit, subject, files = line[7:].decode(), "", []
+            elif line.startswith(b"\x01") and not subject:
+                subject = line[1:].decode("utf-8", "replace")
+            elif line.startswith((b"--- a/", b"+++ b/")):
+                files.append(_diff_name(line[6:]))
+            elif line.startswith((b'--- "a/', b'+++ "b/')):
+                files.append(_diff_name(line[4:]))
+        close()
+        # The series' diffs ride in the same patch-id run, under ids no commit has.
+        fake = [f"{'f' * 32}{i:08x}" for i in range(len(diffs))]
+        fakes = set(fake)
+        data = log + b"".join(
+            f"commit {f}\n".encode() + d for f, d in zip(fake, diffs, strict=True)
+        )
+        ids: dict[str, list[str]] = {}
+        own: dict[str, str] = {}
+        if data.strip():
+            for row in self._run("patch-id", "--stable", input=data).decode().splitlines():
+                pid, _, which = row.partition(" ")
+                if which.startswith("f" * 32) and which in fakes:
+                    own[which] = pid
+                else:
+                    ids.setdefault(pid, []).append(which)
+        return ids, commits, [own.get(f) for f in fake]
 
     def commit_diff(self, commit: str) -> bytes:
         """The -U0 diff of one commit against its first parent (no renames)."""
@@ -1349,6 +1363,22 @@ class GitRepo:
             self._differ.close()
             self._differ = None
         self.cmd.clear_cache()
+
+
+def _diff_name(raw: bytes) -> str:
+    """A path from a `---`/`+++` line after its a/ or b/ (quoted as git quotes)."""
+    raw = raw.rstrip(b"\r")
+    if raw.startswith(b'"'):
+        raw = unquote(raw)[2:]
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _paths_input(paths: Iterable[str]) -> bytes:
+    """Paths for `git log --stdin` (after `--`, one a line): however many, one process.
+    A name git cannot read as one line (a newline in it, or a CR at its end) is left out:
+    such a file's commits are then simply not seen as evidence."""
+    ok = [p for p in paths if "\n" not in p and not p.endswith("\r")]
+    return b"--\n" + "".join(p + "\n" for p in ok).encode("utf-8", "surrogateescape")
 
 
 def init_repository(path: Path, branch: str = "main") -> GitRepo:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from patchq.core.progress import Progress
 from patchq.core.series import Entry
 from patchq.core.status import CLEAN, CONFLICT, MISSING
-from patchq.ops.apply import preimages
+from patchq.ops.apply import load_patch, preimages
 from patchq.ops.replay import PatchCheck, Replay, attribute_drift
 from patchq.ops.session import Context
 from patchq.ops.targets import default_onto, old_base
@@ -52,6 +52,9 @@ def replay_series(
     w = g.writer(dry_run=True)
     pre = preimages(g, repo, base, entries, w)
     rp = Replay.start(g, repo, base, onto, w, fuzz, pre, conflict_trees=False)
+    if rp.provenance is not None:
+        # Provenance reads the range once for every file of the series, if ever asked.
+        rp.provenance.expected = lambda: [load_patch(repo, e)[1] for e in entries]
     for i, e in enumerate(entries):
         if progress is not None:
             progress(i, e.name or "", len(entries))

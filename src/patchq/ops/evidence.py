@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from patchq.core.header import header_info, origins
@@ -90,7 +90,11 @@ class Provenance:
     g: GitRepo
     old: str
     onto: str
+    # The paths the whole replay will ask about, read the first time any is needed, so
+    # that the range is read in one pass rather than once per patch.
+    expected: Callable[[], Sequence[Patch]] | None = None
     _paths: set[str] = field(default_factory=set)
+    _own_ids: dict[bytes, str | None] = field(default_factory=dict)  # diff text → patch-id
     _ids: dict[str, list[str]] = field(default_factory=dict)
     _commits: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
     _diffs: dict[str, dict[str, tuple[Counter[bytes], Counter[bytes]]]] = field(
@@ -99,14 +103,23 @@ class Provenance:
 
     def _cover(self, paths: Iterable[str]) -> None:
         """Know every commit of the range that touched one of `paths` (whole diffs)."""
-        new = sorted(set(paths) - self._paths)
-        if not new or self.old == self.onto:
+        wanted = set(paths)
+        texts: list[bytes] = []
+        if self.expected is not None:
+            patches = self.expected()
+            self.expected = None
+            wanted |= {p for x in patches for s in x.sections for p in s.paths}
+            texts = list(dict.fromkeys(diff_text(x.sections) for x in patches))
+        new = sorted(wanted - self._paths)
+        if (not new and not texts) or self.old == self.onto:
             return
         self._paths.update(new)
-        for pid, commits in self.g.range_patch_ids(self.old, self.onto, new).items():
+        ids, commits, own = self.g.range_evidence(self.old, self.onto, new, texts)
+        self._own_ids.update(zip(texts, own, strict=True))
+        for pid, found in ids.items():
             known = self._ids.setdefault(pid, [])
-            known.extend(c for c in commits if c not in known)
-        for commit, subject, files in self.g.range_commits(self.old, self.onto, new):
+            known.extend(c for c in found if c not in known)
+        for commit, subject, files in commits:
             self._commits.setdefault(commit, (subject, frozenset(files)))
 
     def find(self, patch: Patch, paths: Sequence[str], weak: bool = True) -> Evidence | None:
@@ -121,14 +134,21 @@ class Provenance:
         if not weak or self.old == self.onto:
             return None
         self._cover(paths)
-        (pid,) = self.g.patch_ids([diff_text(patch.sections)])
-        if pid is not None and self._ids.get(pid):
-            return Evidence(PATCH_ID, self._ids[pid][0])
+        # A patch-id covers every file a commit touched: only a commit that changed the
+        # very files the patch changes can share it (one git process saved a patch).
+        mine = frozenset(p for s in patch.sections for p in s.paths)
+        if any(files == mine for _, files in self._commits.values()):
+            text = diff_text(patch.sections)
+            if text not in self._own_ids:
+                (self._own_ids[text],) = self.g.patch_ids([text])
+            pid = self._own_ids[text]
+            if pid is not None and self._ids.get(pid):
+                return Evidence(PATCH_ID, self._ids[pid][0])
         key = _subject_key(header_info(patch.header).subject)
         if key is not None:
-            mine = set(paths)
+            touched = set(paths)
             for commit, (subject, files) in self._commits.items():
-                if _subject_key(subject) == key and mine & files:
+                if _subject_key(subject) == key and touched & files:
                     return Evidence(SUBJECT, commit)
         return None
 

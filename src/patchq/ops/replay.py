@@ -182,6 +182,7 @@ class Replay:
         conflict_trees: bool = True,
     ) -> Replay:
         onto_tree = tree or g.commit_info(onto, w)["tree"].decode()
+        renames, changed = g.tree_changes(old_base, onto) if old_base != onto else ({}, frozenset())
         return cls(
             g,
             repo,
@@ -190,10 +191,11 @@ class Replay:
             w,
             fuzz,
             preimage,
-            upstream_renames(g, old_base, onto),
+            renames,
             SectionState(g, w, onto_tree),
             conflict_trees=conflict_trees,
             provenance=Provenance(g, old_base, onto) if old_base != onto else None,
+            _upstream_changed=changed,
         )
 
     def tree(self) -> str:
@@ -493,9 +495,7 @@ class Replay:
     def upstream_changed(self) -> frozenset[str]:
         """The files upstream changed in old base..onto (one `diff-tree`, made once)."""
         if self._upstream_changed is None:
-            self._upstream_changed = frozenset(
-                self.g.changed_paths(self.old_base, self.onto) if self.old_base != self.onto else ()
-            )
+            self._upstream_changed = self.g.tree_changes(self.old_base, self.onto)[1]
         return self._upstream_changed
 
     def _hint(

@@ -211,3 +211,27 @@ def test_an_insertion_at_the_end_of_a_file_anchors_on_the_end() -> None:
     now = b"long a;\nlong b;\n}\n"
     assert anchored(now, [h], pre) == now + b"/* added */\n"
     assert anchored(now + b"int c;\n}\n", [h], pre) is None  # upstream appended too
+
+
+def test_an_anchored_insertion_refuses_where_upstream_inserted_at_the_same_point() -> None:
+    """insert/insert at the anchor: the patch adds a field after `char *banner;`, upstream
+    added two fields there too. Which goes first is a person's call, so anchored placement
+    refuses; an upstream edit of the neighbouring line (no insertion) is still placed."""
+    from patchq.core.patch import parse
+    from patchq.ops.replay import anchored
+
+    pre = b"struct s {\n\tint port;\n\tchar *banner;\n\tint keepalive;\n\tint last;\n};\n"
+    patch = parse(
+        b"--- a/s.h\n+++ b/s.h\n@@ -2,3 +2,4 @@\n \tint port;\n \tchar *banner;\n"
+        b"+\tint debian_banner;\n \tint keepalive;\n",
+        "p.patch",
+    )
+    (h,) = patch.sections[0].hunks
+    inserted = pre.replace(b"\tchar *banner;\n", b"\tchar *banner;\n\tint a_new;\n\tint b_new;\n")
+    assert anchored(inserted.replace(b"int port", b"long port"), [h], pre) is None
+    edited = pre.replace(b"\tint keepalive;\n", b"\tlong keepalive_secs;\n").replace(
+        b"int port", b"long port"
+    )
+    assert anchored(edited, [h], pre) == edited.replace(
+        b"\tchar *banner;\n", b"\tchar *banner;\n\tint debian_banner;\n"
+    )

@@ -801,6 +801,8 @@ def anchored(
             if before is not None and not _trivial(before) and _count(old, [before]) == 1:
                 hits = _find(lines, [before], 2)
                 if len(hits) == 1:
+                    if _inserted_at(old, lines, _find(old, [before])[0], hits[0], 1):
+                        return None
                     anchor_hit = hits[0] + 1
             if (
                 anchor_hit is None
@@ -810,6 +812,8 @@ def anchored(
             ):
                 hits = _find(lines, [after], 2)
                 if len(hits) == 1:
+                    if _inserted_at(old, lines, _find(old, [after])[0], hits[0], -1):
+                        return None
                     anchor_hit = hits[0]
             if (
                 anchor_hit is None
@@ -831,6 +835,34 @@ def anchored(
                 return None
             lines[anchor_hit:anchor_hit] = added
     return b"".join(lines)
+
+
+# How far past the anchor a neighbour of the pinned base is looked for.
+_INSERT_WINDOW = 8
+
+
+def _inserted_at(
+    old: Sequence[bytes], lines: Sequence[bytes], at_old: int, at_new: int, step: int
+) -> bool:
+    """Whether upstream inserted lines right beside the anchor of a pure insertion: the
+    anchor's neighbour in the pinned base (the next line for step 1, the previous one for
+    step -1) is no longer next to it in the new file but a few lines further on. The patch
+    and upstream then both inserted at one point (insert/insert): which goes first is a
+    person's call. A neighbour that is gone (upstream edited it) is not an insertion."""
+    k = at_old + step
+    if not 0 <= k < len(old) or _trivial(old[k]):
+        return False
+    neighbour = old[k]
+    j = at_new + step
+    if 0 <= j < len(lines) and lines[j] == neighbour:
+        return False
+    for m in range(2, _INSERT_WINDOW + 1):
+        j = at_new + step * m
+        if not 0 <= j < len(lines):
+            return False
+        if lines[j] == neighbour:
+            return True
+    return False
 
 
 class _Alignment:

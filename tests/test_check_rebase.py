@@ -756,7 +756,12 @@ def test_abort_after_a_partial_rebase_restores_every_byte(
     six: tuple[str, dict[str, str]], upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
 ) -> None:
     def state() -> tuple[dict[str, str], str, str, str]:
-        files = {k: v for k, v in snapshot(queue.path, upstream.path).items() if "/.git/" not in k}
+        # What the person resolved is remembered (resolutions/): an abort keeps it.
+        files = {
+            k: v
+            for k, v in snapshot(queue.path, upstream.path).items()
+            if "/.git/" not in k and "/resolutions/" not in k
+        }
         stack = (upstream.path / ".git/patchq/main.json").read_text()
         return (
             files,
@@ -775,6 +780,7 @@ def test_abort_after_a_partial_rebase_restores_every_byte(
     r = patchq("rebase", "--abort")
     assert r.code == 0, r.err
     assert state() == before
+    assert len(list((queue.path / "resolutions").iterdir())) == 1
     assert upstream.git("ls-files", "-s") == index
     assert upstream.git("status", "--porcelain") == ""
     assert not (upstream.path / ".git/patchq/main.rebase.json").exists()

@@ -295,7 +295,7 @@ def _hunk_line(h: RecordedHunk, subjects: Mapping[str, str], outcome: str = "") 
         + (
             ", placed by its anchor line — check it"
             if h.anchored
-            else f", by {h.method} — check it"
+            else f", by {h.method} — check it" + (f" ({h.reason})" if h.reason else "")
             if h.method in REVIEWABLE
             else ""
         ),
@@ -368,7 +368,10 @@ def to_markdown(r: Review) -> str:
     review_needed = [
         p
         for p in r.patches
-        if p.kind == "substantive" or p.anchored or p.outcome in ("resolved", "dropped")
+        if p.kind == "substantive"
+        or p.anchored
+        or p.outcome in ("resolved", "dropped")
+        or any(h.method in REVIEWABLE for h in p.hunks)
     ]
     if review_needed:
         out += ["", "Needs a reviewer's eye: " + ", ".join(md_code(p.name) for p in review_needed)]

@@ -49,7 +49,9 @@ def replay_series(
     g, repo = ctx.git(), ctx.repo()
     w = g.writer(dry_run=True)
     pre = preimages(g, repo, base, entries, w)
-    rp = Replay.start(g, repo, base, onto, w, fuzz, pre, conflict_trees=False)
+    rp = Replay.start(
+        g, repo, base, onto, w, fuzz, pre, conflict_trees=False, resolutions=repo.resolutions()
+    )
     for i, e in enumerate(entries):
         if progress is not None:
             progress(i, e.name or "", len(entries))

@@ -25,20 +25,18 @@ from difflib import SequenceMatcher
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.patch import FilePatch, Hunk, Normalisation, Split, split_lines
-from patchq.core.resolve import Resolution
+from patchq.core.resolutions import Book
+from patchq.core.resolve import Region, by_hunk
 from patchq.core.series import Entry
 from patchq.core.status import (
     CLEAN,
     CONFLICT,
-    DELETE_WINS,
     FUZZ,
     MERGE,
     MISSING,
     OFFSET,
     RANK,
     UPSTREAMED,
-    WORD,
-    ZEALOUS,
     drift_of,
     method_of,
     outcome,
@@ -91,6 +89,9 @@ class PatchCheck:
     renames: tuple[tuple[str, str], ...] = ()
     # What the patch needed to be read and applied as GNU patch would (core.patch).
     normalisations: tuple[Normalisation, ...] = ()
+    # A conflict's regions left to a person, by file: `rebase --continue` remembers
+    # what they wrote for each (core.resolutions).
+    regions: tuple[tuple[str, Region], ...] = ()
 
     @property
     def status(self) -> str:
@@ -134,6 +135,10 @@ class Replay:
     # Whether a conflict gets a tree with its markers for a person to resolve (rebase);
     # check and rebase --dry-run only report.
     conflict_trees: bool = True
+    # The resolutions a person made before, reused for the same conflict (DESIGN §4.7).
+    resolutions: Book | None = None
+    # The current patch's conflict regions left to a person, by file.
+    open_regions: dict[str, tuple[Region, ...]] = field(default_factory=dict)
 
     @classmethod
     def start(
@@ -147,6 +152,7 @@ class Replay:
         preimage: Preimage | None,
         tree: str | None = None,
         conflict_trees: bool = True,
+        resolutions: Book | None = None,
     ) -> Replay:
         onto_tree = tree or g.commit_info(onto, w)["tree"].decode()
         return cls(
@@ -160,6 +166,7 @@ class Replay:
             upstream_renames(g, old_base, onto),
             SectionState(g, w, onto_tree),
             conflict_trees=conflict_trees,
+            resolutions=resolutions,
         )
 
     def tree(self) -> str:
@@ -177,6 +184,7 @@ class Replay:
         renames: list[tuple[str, str]] = []
         st = self.state
         st.changed = {}
+        self.open_regions = {}
         notes = list(patch.normalisations)
         for s in patch.sections:
             s, fixed = fit_section(st, s)
@@ -213,6 +221,7 @@ class Replay:
             tuple(markers),
             tuple(renames),
             tuple(notes),
+            tuple((f, r) for f, rs in self.open_regions.items() if f in markers for r in rs),
         )
         self.results.append(res)
         if any(h.status != CLEAN for h in hunks):
@@ -404,13 +413,16 @@ class Replay:
         checks: list[HunkCheck],
         name: str,
     ) -> tuple[bytes, bytes | None]:
-        """3-way merge, then anchored placement; fills `checks`, returns (content, markers)."""
+        """3-way merge, then anchored placement, then the resolutions a person made
+        before; fills `checks`, returns (content, markers)."""
         assert s.old_path is not None
         merged: bytes | None = None
+        regions: list[Region] = []
+        labels = ("upstream", "base", name)
         if pre is not None:
             if theirs is not None and theirs.ok:
-                merged, conflicts, fixes = self.g.merge_resolving(
-                    content, pre, theirs.content, ("upstream", "base", name)
+                merged, conflicts, _ = self.g.merge_resolving(
+                    content, pre, theirs.content, labels, None, regions
                 )
                 merged_lines, up_lines = self.g.lines.split(merged), self.g.lines.split(content)
                 # The merge holds every hunk's change, so the line balance counts them all.
@@ -421,10 +433,11 @@ class Replay:
                 ):
                     # Merging in the failing hunks changed nothing beyond the hunks that
                     # applied: upstream already made those changes.
-                    status = UPSTREAMED if merged == cur else MERGE
-                    via, note = _finest(fixes) if status == MERGE else ("", "")
-                    for i in failing:
-                        checks[i] = replace(checks[i], status=status, reason=note, via=via)
+                    if merged == cur:
+                        for i in failing:
+                            checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
+                    else:
+                        _settle(s.hunks, theirs, failing, checks, regions)
                     return merged, None
                 if conflicts == 0:
                     merged = None  # clean, but it kept what the patch removes: no markers
@@ -437,27 +450,79 @@ class Replay:
             for i in failing:
                 checks[i] = replace(checks[i], status=MERGE, anchored=True, reason="")
             return placed, None
-        for i in failing:
-            checks[i] = replace(checks[i], status=CONFLICT)
+        if merged is not None and pre is not None and theirs is not None and self.resolutions:
+            # DESIGN §4 step 7: the conflict regions a person resolved before, as they did.
+            regions = []
+            merged, conflicts, _ = self.g.merge_resolving(
+                content, pre, theirs.content, labels, self.resolutions.lookup, regions
+            )
+            if conflicts == 0:
+                _settle(s.hunks, theirs, failing, checks, regions)
+                return merged, None
         if merged is None:
+            for i in failing:
+                checks[i] = replace(checks[i], status=CONFLICT)
             merged = _conflict_blocks(cur, [s.hunks[i] for i in failing], name, self.g.lines.split)
+        else:
+            assert theirs is not None
+            _settle(s.hunks, theirs, failing, checks, regions)
+            self.open_regions[s.path] = tuple(r for r in regions if not r.settled)
         return content, merged
 
 
-def _finest(fixes: Sequence[Resolution]) -> tuple[str, str]:
-    """The method to record for hunks whose merge needed `fixes` (the most reviewable
-    one), and what the reviewer must know: the upstream lines a delete-wins discarded."""
-    if not fixes:
-        return "", ""
-    order = (DELETE_WINS, WORD, ZEALOUS)
-    via = min((f.method for f in fixes), key=order.index)
-    gone = [x for f in fixes for x in f.discarded]
-    note = ""
-    if gone:
-        shown = "; ".join(x.decode("utf-8", "replace").strip() for x in gone[:10])
-        more = f" and {len(gone) - 10} more" if len(gone) > 10 else ""
-        note = f"discards upstream's {shown}{more}"
-    return via, note
+def _settle(
+    hunks: Sequence[Hunk],
+    theirs: engine.FileResult,
+    failing: Sequence[int],
+    checks: list[HunkCheck],
+    regions: Sequence[Region],
+) -> None:
+    """Each failing hunk as the merge placed it (`core.resolve.by_hunk` decides): a
+    conflict where a region left to a person holds its change, else merged — by the
+    finer method or remembered resolution that settled its region, if one did. Only the
+    hunks in a conflict region are a person's to resolve; the others merged."""
+    starts = _starts(hunks, theirs)
+    spans = [_span(hunks[i], starts[i]) if i in starts else None for i in failing]
+    for i, (conflict, region) in zip(failing, by_hunk(spans, regions), strict=True):
+        if conflict:
+            checks[i] = replace(checks[i], status=CONFLICT)
+        elif region is None:
+            checks[i] = replace(checks[i], status=MERGE, reason="", via="")
+        else:
+            checks[i] = replace(checks[i], status=MERGE, reason=_note(region), via=region.method)
+
+
+def _span(h: Hunk, start: int) -> tuple[int, int]:
+    """The lines a hunk changes in the file it was made on, [start, end), 0-based (an
+    insertion: the empty span where it goes)."""
+    k = start
+    first = last = None
+    for tag, _ in h.lines:
+        if tag != " " and first is None:
+            first = k
+        if tag == "-":
+            k += 1
+            last = k
+        elif tag == "+":
+            last = k if last is None or last < k else last
+        else:
+            k += 1
+    if first is None or last is None:
+        return start, start
+    return first, max(first, last)
+
+
+def _note(region: Region) -> str:
+    """What a reviewer must know of a settled region: the upstream lines a delete-wins
+    discarded, the remembered resolution reused."""
+    if region.source:
+        return f"resolved as a person did before: {region.source}"
+    gone = region.discarded
+    if not gone:
+        return ""
+    shown = "; ".join(x.decode("utf-8", "replace").strip() for x in gone[:10])
+    more = f" and {len(gone) - 10} more" if len(gone) > 10 else ""
+    return f"discards upstream's {shown}{more}"
 
 
 def upstream_renames(g: GitRepo, old: str, new: str) -> dict[str, str]:

@@ -103,6 +103,21 @@ def by_hunk(
     return out
 
 
+def patch_side(marked: bytes, regions: Sequence[Region]) -> bytes:
+    """A merge's output (`marked`, with markers) with each region left to a person
+    taken as the patch has it: what a person who keeps the patch's change writes."""
+    lines = marked.split(b"\n")
+    lines = [x + b"\n" for x in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    out: list[bytes] = []
+    at = 0
+    for r in sorted((r for r in regions if not r.settled), key=lambda r: r.out):
+        out += lines[at : r.out]
+        out += r.theirs
+        at = r.out + r.out_len
+    out += lines[at:]
+    return b"".join(out)
+
+
 def _touches(a: tuple[int, int], b: tuple[int, int]) -> bool:
     """Whether two line ranges overlap, an empty one counting where it touches."""
     if a[0] == a[1] or b[0] == b[1]:

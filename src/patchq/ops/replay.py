@@ -26,7 +26,7 @@ from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.patch import FilePatch, Hunk, Normalisation, Split, split_lines
 from patchq.core.resolutions import Book
-from patchq.core.resolve import Region, by_hunk
+from patchq.core.resolve import Region, by_hunk, patch_side
 from patchq.core.series import Entry
 from patchq.core.status import (
     CLEAN,
@@ -82,7 +82,9 @@ class PatchCheck:
     name: str
     hunks: tuple[HunkCheck, ...]
     tree_before: str
-    tree: str  # after the patch (a conflict: `tree_before`, the replay goes on without it)
+    # After the patch. A conflict: in rebase `tree_before` (the replay stops there); in
+    # check the patch's side of each conflict, which the replay goes on with.
+    tree: str
     # A conflict's sections that applied, with markers in the files that did not (rebase).
     conflict_tree: str | None = None
     conflict_files: tuple[str, ...] = ()
@@ -201,14 +203,24 @@ class Replay:
         if any(h.status in (CONFLICT, MISSING) for h in hunks):
             # What a person resolves goes to a side tree: the patch's sections that applied,
             # and markers in the files that did not (a missing file's change is theirs to
-            # redo). The replay goes on without the patch.
+            # redo). A rebase stops there.
             if self.conflict_trees:
                 for path, data in markers.items():
                     cur = st.tree.get(path, display)
                     st.put(path, cur[0] if cur else "100644", data, self.w, display, markers=True)
                 conflict_tree = self.tree()
-            st.undo(before)
-            after = before
+                st.undo(before)
+                after = before
+            else:
+                # check forecasts what rebase will replay the next patches on: this one as
+                # resolved by a person who keeps its change — the sections that applied,
+                # and the patch's side of each conflict region (core.resolve.patch_side).
+                for path, data in markers.items():
+                    regions = self.open_regions.get(path)
+                    cur = st.tree.get(path, display)
+                    if regions and cur is not None:
+                        st.put(path, cur[0], patch_side(data, regions), self.w, display)
+                after = self.tree()
         else:
             after = self.tree()
         st.changed = None

@@ -1,7 +1,7 @@
 """`check`, `rebase` and `report` agree per hunk (issue 16 point 7).
 
 One series whose patches drift in every way a rebase meets — offset, a plain 3-way
-merge, zealous, word, anchored, a conflict a person resolves (in a file whose other
+merge, zealous, word, delete-wins, anchored, a conflict a person resolves (in a file whose other
 hunk merges by itself), upstreamed — replayed by `check --json`, by `rebase` (with
 `--continue` after the resolution) and read back by `report --format json`: each hunk
 has the same status and method in all three, and the lock's `methods` say the same.
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .conftest import Queue, Result, Upstream
-from .test_check_rebase import BLOCKS, advance, check_json, make_patch, pin, resolve, sub
+from .test_check_rebase import BLOCKS, DELETED, advance, check_json, make_patch, pin, resolve, sub
 
 LINES = "".join(f"line {i}\n" for i in range(1, 41))
 CALLS = "setup(\n  add_flags(-O2 -g)\n  run(ctx, old_name)\n)\n" + LINES
@@ -51,6 +51,13 @@ KINDS: list[Kind] = [
         sub(CALLS, "-O2 -g)", "-O2 -g -fPIC)"),
     ),
     (
+        "delete-wins.patch",
+        "h.txt",
+        DELETED,
+        sub(DELETED, "legacy_init(1);\nlegacy_init(2);\n", ""),
+        sub(DELETED, "legacy_init(2);", "legacy_init(2, FLAGS);"),
+    ),
+    (
         "anchored.patch",
         "e.c",
         ANCHOR,
@@ -74,10 +81,13 @@ KINDS: list[Kind] = [
 ]
 
 
-def _per_hunk(patches: list[dict[str, Any]]) -> dict[tuple[str, str, int], tuple[str, str]]:
-    """Each hunk's (status, method), by patch, file and index."""
+Hunks = dict[tuple[str, str, int], tuple[str, str, tuple[str, ...]]]
+
+
+def _per_hunk(patches: list[dict[str, Any]]) -> Hunks:
+    """Each hunk's (status, method, drift), by patch, file and index."""
     return {
-        (p["name"], h["file"], h["index"]): (h["status"], h["method"])
+        (p["name"], h["file"], h["index"]): (h["status"], h["method"], tuple(h["drift"]))
         for p in patches
         for h in p["hunks"]
     }
@@ -99,17 +109,20 @@ def test_check_rebase_and_report_agree_per_hunk(
         ],
         base,
     )
-    advance(upstream, "upstream moves on", {path: theirs for _, path, _, _, theirs in KINDS})
+    # Two upstream commits, so the drift each hunk names is telling too.
+    first = advance(upstream, "first half", {p: t for _, p, _, _, t in KINDS[:4]})
+    second = advance(upstream, "second half", {p: t for _, p, _, _, t in KINDS[4:]})
 
     code, doc = check_json(patchq)
     assert code == 3
     checked = _per_hunk(doc["patches"])
     # What each kind is, as check reports it.
-    assert checked == {
+    assert {k: v[:2] for k, v in checked.items()} == {
         ("offset.patch", "a.txt", 0): ("offset", "offset"),
         ("merge.patch", "b.txt", 0): ("merge", "merge"),
         ("zealous.patch", "c.txt", 0): ("merge", "zealous"),
         ("word.patch", "d.txt", 0): ("merge", "word"),
+        ("delete-wins.patch", "h.txt", 0): ("merge", "delete-wins"),
         ("anchored.patch", "e.c", 0): ("merge", "anchored"),
         # The file's other hunk is no conflict: it merges by itself.
         ("resolved.patch", "f.txt", 0): ("merge", "merge"),
@@ -126,6 +139,7 @@ def test_check_rebase_and_report_agree_per_hunk(
     assert r.code == 0, r.err
     rebased = _per_hunk(json.loads(r.out)["patches"])
     assert rebased == checked
+    assert {d for _, _, drift in checked.values() for d in drift} == {first, second}
 
     review = json.loads(patchq("report", "--format", "json").out)
     assert _per_hunk(review["patches"]) == checked
@@ -135,7 +149,7 @@ def test_check_rebase_and_report_agree_per_hunk(
     methods = {
         (p["name"], k): m for p in lock["patches"] for k, m in enumerate(p.get("methods", []))
     }
-    checked_methods = {(n, k): m for (n, _, k), (_, m) in checked.items()}
+    checked_methods = {(n, k): m for (n, _, k), (_, m, _) in checked.items()}
     assert methods == {k: m for k, m in checked_methods.items() if k[0] != "offset.patch"}
 
     # Only the hunk the person edited is a hand resolution in the review's words.

@@ -100,7 +100,8 @@ def test_a_resolution_is_remembered_readable_and_reused_on_a_second_branch(
     assert "by reused — check it" in review and f"resolutions/{f.name}" in review
     doc = json.loads(patchq("report", "--format", "json").out)
     assert [h["method"] for h in doc["patches"][0]["hunks"]] == ["reused"]
-    assert doc["patches"][0]["new_hunks"], "a reused hunk is shown for review"
+    assert [v["method"] for v in doc["patches"][0]["new_hunks"]] == ["reused"]
+    assert "(resolved as a person did before):" in review
     md = patchq("report", "--format", "md").out
     assert "Needs a reviewer's eye: `tune.patch`" in md
 

@@ -95,6 +95,7 @@ class HunkView:
     new: str | None
     status: str  # the recorded placement of the old hunk, or "changed"
     drift: tuple[str, ...]
+    method: str = ""  # how it was placed, where a person should read it (zealous, reused, …)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +214,7 @@ def _views(old: Patch, new: Patch, hunks: Sequence[RecordedHunk]) -> tuple[HunkV
                     _hunk_text(h),
                     status if o is not None and status not in _PLAIN else "changed",
                     tuple(rec.drift) if rec is not None else (),
+                    rec.method if rec is not None and rec.method in REVIEWABLE else "",
                 )
             )
         for k, o in enumerate(olds):
@@ -337,6 +339,12 @@ def to_text(r: Review) -> str:
 
 
 def _view_word(v: HunkView) -> str:
+    if v.status == "merge" and v.method == "reused":
+        return "resolved as a person did before"
+    if v.status == "merge" and v.method == "anchored":
+        return "placed by its anchor line"
+    if v.status == "merge" and v.method:
+        return f"3-way merged, by {v.method}"
     return {
         "changed": "its change differs",
         "merge": "3-way merged",
@@ -439,6 +447,7 @@ def to_json(r: Review) -> str:
                         "old": v.old,
                         "new": v.new,
                         "drift": list(v.drift),
+                        "method": v.method,
                     }
                     for v in p.views
                 ],

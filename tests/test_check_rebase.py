@@ -667,11 +667,12 @@ def test_the_second_patch_conflicts_with_what_upstream_did_to_the_first(
     pin(upstream, queue, patchq, [("1.patch", p1), ("2.patch", p2)], base)
     edit = advance(upstream, "line 20, our way", {"f.txt": sub(BASE, "line 20\n", "Line 20\n")})
     code, doc = check_json(patchq)
-    # check leaves the conflicting patch out and merges the next against the pinned base.
+    # check goes on with the conflicting patch as a person who keeps its change resolves
+    # it, so it says of the next what the rebase will do (issue 16 point 7).
     assert code == 3
     assert project(doc) == [
         ("1.patch", "conflict", [hunk("f.txt", "conflict", [edit])]),
-        ("2.patch", "merge", [hunk("f.txt", "merge", [edit])]),
+        ("2.patch", "clean", [hunk("f.txt", "clean", [])]),
     ]
     r = patchq("rebase", "--onto", "main")
     assert r.code == 3 and "1.patch" in r.err
@@ -756,7 +757,12 @@ def test_abort_after_a_partial_rebase_restores_every_byte(
     six: tuple[str, dict[str, str]], upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
 ) -> None:
     def state() -> tuple[dict[str, str], str, str, str]:
-        files = {k: v for k, v in snapshot(queue.path, upstream.path).items() if "/.git/" not in k}
+        # What the person resolved is remembered (resolutions/): an abort keeps it.
+        files = {
+            k: v
+            for k, v in snapshot(queue.path, upstream.path).items()
+            if "/.git/" not in k and "/resolutions/" not in k
+        }
         stack = (upstream.path / ".git/patchq/main.json").read_text()
         return (
             files,
@@ -775,6 +781,7 @@ def test_abort_after_a_partial_rebase_restores_every_byte(
     r = patchq("rebase", "--abort")
     assert r.code == 0, r.err
     assert state() == before
+    assert len(list((queue.path / "resolutions").iterdir())) == 1
     assert upstream.git("ls-files", "-s") == index
     assert upstream.git("status", "--porcelain") == ""
     assert not (upstream.path / ".git/patchq/main.rebase.json").exists()

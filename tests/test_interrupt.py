@@ -317,8 +317,15 @@ def test_rebase_killed_while_taking_a_resolution_or_aborting(tmp_path: Path) -> 
     _resolve(up)
     assert run(q, "rebase", "--continue").returncode == 0
     reference = snapshot(up, q)
+    # The resolution is remembered in the same transaction (resolutions/, issue 14.8).
+    assert any(k.startswith("queue/resolutions/") for k in reference)
     for i, point in enumerate(
-        ["journal:recorded", "journal:target-moved", "journal:state-written"]
+        [
+            "journal:recorded",
+            "journal:target-moved",
+            "journal:file-written",
+            "journal:state-written",
+        ]
     ):
         up, q, base = build(tmp_path / f"{i}")
         _conflicting(up, q, base)

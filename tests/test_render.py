@@ -199,6 +199,7 @@ def test_check_json_has_every_hunk_key() -> None:
     h = doc.value["patches"][1]["hunks"][1]
     assert h == {
         "file": "csrc/fp4.cu",
+        "index": 0,
         "status": "fuzz",
         "offset": 0,
         "fuzz": 2,

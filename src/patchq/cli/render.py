@@ -486,6 +486,7 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
                             "hunks": [
                                 {
                                     "file": h.file,
+                                    "index": h.index,
                                     "status": h.status,
                                     "offset": h.offset,
                                     "fuzz": h.fuzz,

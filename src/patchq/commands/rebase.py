@@ -19,8 +19,11 @@ from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
 from patchq.core.lock import Lock, PatchRecord, records_for, sha256
 from patchq.core.patch import parse
 from patchq.core.progress import Progress
+from patchq.core.resolutions import Remembered, resolved_regions
+from patchq.core.resolutions import render as render_resolution
 from patchq.core.series import Entry, Series
 from patchq.core.status import CONFLICT, GONE, MISSING
+from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo
 from patchq.ops import journal
 from patchq.ops.apply import apply_series, ident_date, identity, load_patch, preimages
@@ -40,7 +43,7 @@ from patchq.ops.session import Context
 from patchq.ops.targets import branch_name, default_onto, old_base
 from patchq.store import rebasestate
 from patchq.store.files import inside
-from patchq.store.patchrepo import LOCK, PATCHES, SERIES
+from patchq.store.patchrepo import LOCK, PATCHES, SERIES, resolution_path
 from patchq.store.rebasestate import (
     DonePatch,
     HunkRecord,
@@ -209,6 +212,7 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
         st.fuzz,
         pre,
         tree=g.commit_info(st.head, w)["tree"].decode(),
+        resolutions=repo.resolutions(),
     )
     when, tz = ident_date(g.commit_info(st.onto)["committer"])
     finished_names = {d.patch.name for d in st.done}
@@ -247,6 +251,7 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
                 True,  # recorded with the markers shown, in one transaction
                 _evidence(res),
                 res.hints,
+                res.regions,
             )
             st = replace(st, current=stopped)
             crashpoint("rebase:stopped")
@@ -424,7 +429,8 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
         w.flush()
         st = st.with_done(cur.resolved(commit, wt), head=commit)
         # The resolution becomes the branch's commit: the ref and the index move, the
-        # working tree (the person's files) stays.
+        # working tree (the person's files) stays; what they wrote for each conflict
+        # region is remembered in the patch repo, in the same transaction.
         journal.run(
             g,
             repo.root,
@@ -435,11 +441,36 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
                 None,
                 repo.config.queue,
                 worktree=journal.INDEX,
+                files=_remembered(ctx, cur, wt) if repo.config.rerere else {},
                 state={_state_name(ctx): rebasestate.state_bytes(st)},
                 reason=f"resolved {cur.name}",
             ),
         )
         return _run(ctx, st, progress)
+
+
+def _remembered(ctx: Context, cur: StoppedPatch, wt: str) -> dict[str, bytes | None]:
+    """The resolution files of what the person wrote for each conflict region of the
+    stopped patch (`core.resolutions`): the file as shown, with its markers, against the
+    file as they left it."""
+    repo, g = ctx.repo(), ctx.git()
+    if not cur.regions or cur.conflict_tree is None:
+        return {}
+    w = g.writer(dry_run=True)
+    shown, left = (MemTree(lambda oid: g.read_tree(oid, w), t) for t in (cur.conflict_tree, wt))
+    out: dict[str, bytes | None] = {}
+    for path in dict.fromkeys(f for f, _ in cur.regions):
+        was, now = shown.get(path), left.get(path)
+        if was is None or now is None:
+            continue  # the person deleted the file: no region-sized answer
+        regions = [r for f, r in cur.regions if f == path]
+        marked, resolved = g.read_blob(was[1], w), g.read_blob(now[1], w)
+        for region, lines in resolved_regions(marked, resolved, regions):
+            r = Remembered(
+                region.base, region.ours, region.theirs, lines, f"{repo.display(cur.name)}, {path}"
+            )
+            out[resolution_path(r)] = render_resolution(r)
+    return out
 
 
 def skip(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import compress
 from operator import not_
 from typing import TypeVar
 
 from patchq.core.patch import Split, split_lines
-from patchq.core.resolve import Resolution, ended, resolve
+from patchq.core.resolve import Region, Resolution, ended, resolve
 
 _MAX_COST_MIN = 256
 _HEUR_MIN_COST = 256
@@ -464,6 +464,8 @@ NEAR = 20_000
 
 # A diff's edit script: (start in a, start in b, lines in a, lines in b) per change.
 Script = list[tuple[int, int, int, int]]
+# A remembered resolution of a conflict region, asked by (base, ours, theirs) lines.
+Remembered = Callable[[Sequence[bytes], Sequence[bytes], Sequence[bytes]], Resolution | None]
 # Asks for a diff of two texts elsewhere; the function it returns waits for the answer.
 Far = Callable[[bytes, bytes], Callable[[], Script]]
 
@@ -476,12 +478,17 @@ def merge(
     far: Far | None = None,
     split: Split = split_lines,
     resolved: list[Resolution] | None = None,
+    regions: list[Region] | None = None,
+    remembered: Remembered | None = None,
 ) -> tuple[bytes, int] | None:
     """`git merge-file -p --diff3 -L ours -L base -L theirs`: (merged bytes, conflicts).
 
     With `resolved` (a list to fill), each conflict region is first offered to the finer
-    methods of `core.resolve` (zealous, word, delete-wins); the regions they settle are
-    written resolved, not as markers, and their resolutions appended to `resolved`.
+    methods of `core.resolve` (zealous, word, delete-wins), then to `remembered` (a
+    person's earlier resolution of the same region, `reused`); the regions they settle
+    are written resolved, not as markers, and their resolutions appended to `resolved`.
+    With `regions` (a list to fill), every conflict region — settled or left as markers —
+    is described there, with where it sits in the output (`core.resolve.Region`).
 
     `far(a, b)`, if given, asks git's own diff of two texts (diffserver) and returns a
     function that waits for the answer: long diffs go to it, and while git works on
@@ -508,6 +515,7 @@ def merge(
         return ours, 0
     changes = _do_merge(s1, s2, l1, l2, len(l0), len(l1), len(l2))
     out: list[bytes] = []
+    extra = 0  # newlines `_side` added as items of their own: `out` minus them is lines
     i = 0
     conflicts = 0
     names = [x.encode("utf-8", "surrogateescape") for x in labels]
@@ -534,23 +542,33 @@ def merge(
                 base_words.__contains__,
                 up_words.__contains__,
             )
+            if fixed is None and remembered is not None:
+                fixed = remembered(l0[i0 : i0 + chg0], l1[i1 : i1 + chg1], l2[i2 : i2 + chg2])
         if fixed is not None:
             assert resolved is not None
             resolved.append(fixed)
             out.extend(l1[i:i1])
+            if regions is not None:
+                regions.append(
+                    _region(l0, l1, l2, (i0, chg0, i1, chg1, i2, chg2), len(out) - extra, fixed)
+                )
             out.extend(fixed.lines)
         elif mode == 0:
             conflicts += 1
             out.extend(l1[i:i1])
+            if regions is not None:
+                regions.append(
+                    _region(l0, l1, l2, (i0, chg0, i1, chg1, i2, chg2), len(out) - extra, None)
+                )
             crlf = _eol_crlf(l1, i1 - 1 if i1 else 0)
             if crlf:
                 crlf = _eol_crlf(l2, i2 - 1 if i2 else 0)
             if crlf:
                 crlf = _eol_crlf(l0, 0)
             eol = b"\r\n" if crlf > 0 else b"\n"
-            _side(out, b"<" * _MARKER + b" " + names[0] + eol, l1[i1 : i1 + chg1], eol)
-            _side(out, b"|" * _MARKER + b" " + names[1] + eol, l0[i0 : i0 + chg0], eol)
-            _side(out, b"=" * _MARKER + eol, l2[i2 : i2 + chg2], eol)
+            extra += _side(out, b"<" * _MARKER + b" " + names[0] + eol, l1[i1 : i1 + chg1], eol)
+            extra += _side(out, b"|" * _MARKER + b" " + names[1] + eol, l0[i0 : i0 + chg0], eol)
+            extra += _side(out, b"=" * _MARKER + eol, l2[i2 : i2 + chg2], eol)
             out.append(b">" * _MARKER + b" " + names[2] + eol)
         elif mode == 1:
             out.extend(l1[i : i1 + chg1])
@@ -584,11 +602,38 @@ def _near(a: list[bytes], b: list[bytes], ta: bytes, tb: bytes, far: Far | None)
         return far(ta, tb)()
 
 
-def _side(out: list[bytes], marker: bytes, lines: list[bytes], eol: bytes) -> None:
+def _side(out: list[bytes], marker: bytes, lines: list[bytes], eol: bytes) -> int:
+    """One side of a conflict after its marker; 1 where it had to end its last line."""
     out.append(marker)
     out.extend(lines)
     if lines and not lines[-1].endswith(b"\n"):
         out.append(eol)
+        return 1
+    return 0
+
+
+def _region(
+    l0: list[bytes],
+    l1: list[bytes],
+    l2: list[bytes],
+    at: tuple[int, int, int, int, int, int],
+    out: int,
+    fixed: Resolution | None,
+) -> Region:
+    """A conflict region as `merge` describes it: settled by `fixed`, or left as the
+    markers' block (its four marker lines and the three sides)."""
+    i0, chg0, i1, chg1, i2, chg2 = at
+    return Region(
+        tuple(l0[i0 : i0 + chg0]),
+        tuple(l1[i1 : i1 + chg1]),
+        tuple(l2[i2 : i2 + chg2]),
+        i0,
+        out,
+        len(fixed.lines) if fixed is not None else 4 + chg0 + chg1 + chg2,
+        fixed.method if fixed is not None else "",
+        fixed.source if fixed is not None else "",
+        fixed.discarded if fixed is not None else (),
+    )
 
 
 def _do_merge(

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from patchq.core.status import DELETE_WINS, WORD, ZEALOUS
+from patchq.core.status import DELETE_WINS, REUSED, WORD, ZEALOUS
 
 # How alike two lines must be to count as the same line edited: difflib's ratio over
 # their words and punctuation, case folded (so `LINE 6` is `line 6` rewritten).
@@ -49,6 +49,80 @@ class Resolution:
     lines: tuple[bytes, ...]
     method: str
     discarded: tuple[bytes, ...] = ()
+    source: str = ""  # for `reused`: the remembered resolution's file
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """One conflict region of a 3-way merge, as the merge left it: its three sides, where
+    it starts in the base, the lines it takes in the merge's output (its markers, where
+    it is left to a person), and how it was settled ("" where it was not)."""
+
+    base: tuple[bytes, ...]
+    ours: tuple[bytes, ...]  # upstream's lines
+    theirs: tuple[bytes, ...]  # the patch's lines
+    start: int  # first base line, 0-based
+    out: int  # first line in the merged output
+    out_len: int
+    method: str = ""
+    source: str = ""  # a reused resolution's file
+    discarded: tuple[bytes, ...] = ()  # upstream lines a delete-wins dropped
+
+    @property
+    def settled(self) -> bool:
+        return bool(self.method)
+
+
+# The finer methods by how much a reviewer must read them, most first: a hunk whose
+# change several regions settled records the most reviewable one.
+_REVIEW_ORDER = (REUSED, DELETE_WINS, WORD, ZEALOUS)
+
+
+def by_hunk(
+    spans: Sequence[tuple[int, int] | None], regions: Sequence[Region]
+) -> list[tuple[bool, Region | None]]:
+    """The one answer to "how did the merge place this hunk?", per hunk: whether a
+    region left to a person holds its change (a conflict), else the most reviewable
+    settled region that does (None: merged as git merges, no conflict there).
+
+    `spans` are the hunks' changed lines in the base, [start, end) (None: not known,
+    counted as a conflict wherever the merge has one). A pure insertion's empty span
+    belongs to a region it touches, as git's merge makes touching changes conflict."""
+    open_ = [r for r in regions if not r.settled]
+    out: list[tuple[bool, Region | None]] = []
+    for span in spans:
+        if span is None:
+            out.append((bool(open_), None))
+            continue
+        mine = [r for r in regions if _touches(span, (r.start, r.start + len(r.base)))]
+        if any(not r.settled for r in mine):
+            out.append((True, None))
+            continue
+        settled = sorted(mine, key=lambda r: _REVIEW_ORDER.index(r.method))
+        out.append((False, settled[0] if settled else None))
+    return out
+
+
+def patch_side(marked: bytes, regions: Sequence[Region]) -> bytes:
+    """A merge's output (`marked`, with markers) with each region left to a person
+    taken as the patch has it: what a person who keeps the patch's change writes."""
+    lines = marked.split(b"\n")
+    lines = [x + b"\n" for x in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    out: list[bytes] = []
+    at = 0
+    for r in sorted((r for r in regions if not r.settled), key=lambda r: r.out):
+        out += lines[at : r.out]
+        out += r.theirs
+        at = r.out + r.out_len
+    out += lines[at:]
+    return b"".join(out)
+
+
+def _touches(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two line ranges overlap, an empty one counting where it touches."""
+    if a[0] == a[1] or b[0] == b[1]:
+        return b[0] <= a[0] <= b[1] or a[0] <= b[0] <= a[1]
+    return a[0] < b[1] and b[0] < a[1]
 
 
 # An edit of a base sequence: replace base[start:end] with `new` (end == start: insert).

@@ -101,6 +101,7 @@ class HunkView:
     new: str | None
     status: str  # the recorded placement of the old hunk, or "changed"
     drift: tuple[str, ...]
+    method: str = ""  # how it was placed, where a person should read it (zealous, reused, …)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +222,7 @@ def _views(old: Patch, new: Patch, hunks: Sequence[RecordedHunk]) -> tuple[HunkV
                     _hunk_text(h),
                     status if o is not None and status not in _PLAIN else "changed",
                     tuple(rec.drift) if rec is not None else (),
+                    rec.method if rec is not None and rec.method in REVIEWABLE else "",
                 )
             )
         for k, o in enumerate(olds):
@@ -330,7 +332,7 @@ def _hunk_line(h: RecordedHunk, subjects: Mapping[str, str], outcome: str = "") 
         + (
             ", placed by its anchor line — check it"
             if h.anchored
-            else f", by {h.method} — check it"
+            else f", by {h.method} — check it" + (f" ({h.reason})" if h.reason else "")
             if h.method in REVIEWABLE
             else ""
         ),
@@ -390,6 +392,12 @@ def to_text(r: Review) -> str:
 
 
 def _view_word(v: HunkView) -> str:
+    if v.status == "merge" and v.method == "reused":
+        return "resolved as a person did before"
+    if v.status == "merge" and v.method == "anchored":
+        return "placed by its anchor line"
+    if v.status == "merge" and v.method:
+        return f"3-way merged, by {v.method}"
     return {
         "changed": "its change differs",
         "merge": "3-way merged",
@@ -421,7 +429,10 @@ def to_markdown(r: Review) -> str:
     review_needed = [
         p
         for p in r.patches
-        if p.kind == "substantive" or p.anchored or p.outcome in ("resolved", "dropped")
+        if p.kind == "substantive"
+        or p.anchored
+        or p.outcome in ("resolved", "dropped")
+        or any(h.method in REVIEWABLE for h in p.hunks)
     ]
     if review_needed:
         out += ["", "Needs a reviewer's eye: " + ", ".join(md_code(p.name) for p in review_needed)]
@@ -492,6 +503,7 @@ def to_json(r: Review) -> str:
                         "old": v.old,
                         "new": v.new,
                         "drift": list(v.drift),
+                        "method": v.method,
                     }
                     for v in p.views
                 ],

@@ -30,7 +30,7 @@ import git
 from patchq.core import merge3
 from patchq.core.errors import BadInputError, GitError, UnsafeStateError
 from patchq.core.patch import LineCache, unquote
-from patchq.core.resolve import Resolution
+from patchq.core.resolve import Region, Resolution
 from patchq.git.diffserver import DiffServer
 
 # Variables that make git look at another repository, index or object store than ours,
@@ -1207,12 +1207,21 @@ class GitRepo:
         return result
 
     def merge_resolving(
-        self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
+        self,
+        ours: bytes,
+        base: bytes,
+        theirs: bytes,
+        labels: tuple[str, str, str],
+        remembered: merge3.Remembered | None = None,
+        regions: list[Region] | None = None,
     ) -> tuple[bytes, int, list[Resolution]]:
         """`merge_file`, with each conflict region first offered to the finer methods of
-        `core.resolve`: (merged bytes, conflicts left, the resolutions made)."""
+        `core.resolve` (then to `remembered`): (merged bytes, conflicts left, the
+        resolutions made); `regions`, if given, is filled with every conflict region."""
         resolved: list[Resolution] = []
-        result = merge3.merge(ours, base, theirs, labels, self._diff, self.lines.split, resolved)
+        result = merge3.merge(
+            ours, base, theirs, labels, self._diff, self.lines.split, resolved, regions, remembered
+        )
         if result is None:  # binary: nothing finer than git's answer
             return (*self.merge_file(ours, base, theirs, labels), [])
         return result[0], result[1], resolved

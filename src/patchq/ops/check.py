@@ -51,7 +51,9 @@ def replay_series(
     g, repo = ctx.git(), ctx.repo()
     w = g.writer(dry_run=True)
     pre = preimages(g, repo, base, entries, w)
-    rp = Replay.start(g, repo, base, onto, w, fuzz, pre, conflict_trees=False)
+    rp = Replay.start(
+        g, repo, base, onto, w, fuzz, pre, conflict_trees=False, resolutions=repo.resolutions()
+    )
     if rp.provenance is not None:
         # Provenance reads the range once for every file of the series, if ever asked.
         rp.provenance.expected = lambda: [load_patch(repo, e)[1] for e in entries]

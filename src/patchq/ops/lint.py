@@ -18,10 +18,11 @@ from pathlib import Path
 from patchq.core.errors import BadInputError, PatchqError
 from patchq.core.lock import Lock, sha256
 from patchq.core.patch import parse
+from patchq.core.resolutions import parse as parse_resolution
 from patchq.core.sameness import Key, change_key
 from patchq.core.series import Series
 from patchq.core.status import GONE
-from patchq.store.patchrepo import LOCK, PATCHES, SERIES, Config, PatchRepo
+from patchq.store.patchrepo import LOCK, PATCHES, SERIES, Config, PatchRepo, read_resolutions
 
 ERROR, WARNING = "error", "warning"
 
@@ -146,6 +147,33 @@ def lint(root: Path) -> list[Finding]:
                 commented = any(rel in (x.raw or "") for x in series.entries if x.name is None)
                 if not commented:
                     out.append(Finding(WARNING, f"{PATCHES}/{rel}", "not named in series"))
+    return out + _resolutions(root)
+
+
+def _resolutions(root: Path) -> list[Finding]:
+    """`resolutions/`: each file must parse (an error: rebase and check would refuse
+    it); one named otherwise than its conflict's key is worth a look (its sides were
+    edited, so it answers another conflict than its name says)."""
+    try:
+        files = read_resolutions(root)
+    except BadInputError as err:
+        return [Finding(ERROR, err.where or "resolutions", err.what)]
+    out = []
+    for name, where, data in files:
+        try:
+            r = parse_resolution(data, where)
+        except BadInputError as err:
+            out.append(Finding(ERROR, err.where or where, err.what))
+            continue
+        if r.filename != name:
+            out.append(
+                Finding(
+                    WARNING,
+                    where,
+                    f"its sides are those of {r.filename}: was a side edited? "
+                    "(only the resolution's lines are meant to be)",
+                )
+            )
     return out
 
 

@@ -28,12 +28,12 @@ from patchq.core.header import origins
 from patchq.core.hints import NEAR, hunk_hints, maybe_sibling
 from patchq.core.moved import Found, find_block
 from patchq.core.patch import FilePatch, Hunk, Normalisation, Patch, Split, split_lines
-from patchq.core.resolve import Resolution
+from patchq.core.resolutions import Book
+from patchq.core.resolve import Region, by_hunk, patch_side
 from patchq.core.series import Entry
 from patchq.core.status import (
     CLEAN,
     CONFLICT,
-    DELETE_WINS,
     FUZZ,
     MERGE,
     MISSING,
@@ -41,8 +41,6 @@ from patchq.core.status import (
     OFFSET,
     RANK,
     UPSTREAMED,
-    WORD,
-    ZEALOUS,
     drift_of,
     method_of,
     outcome,
@@ -92,7 +90,9 @@ class PatchCheck:
     name: str
     hunks: tuple[HunkCheck, ...]
     tree_before: str
-    tree: str  # after the patch (a conflict: `tree_before`, the replay goes on without it)
+    # After the patch. A conflict: in rebase `tree_before` (the replay stops there); in
+    # check the patch's side of each conflict, which the replay goes on with.
+    tree: str
     # A conflict's sections that applied, with markers in the files that did not (rebase).
     conflict_tree: str | None = None
     conflict_files: tuple[str, ...] = ()
@@ -103,6 +103,9 @@ class PatchCheck:
     evidence: Evidence | None = None
     # What a person should look at that no tool decides (DESIGN §5).
     hints: tuple[str, ...] = ()
+    # A conflict's regions left to a person, by file: `rebase --continue` remembers
+    # what they wrote for each (core.resolutions).
+    regions: tuple[tuple[str, Region], ...] = ()
 
     @property
     def status(self) -> str:
@@ -167,6 +170,10 @@ class Replay:
     # The files upstream changed in old base..onto (where a moved block is looked for).
     _upstream_changed: frozenset[str] | None = None
     _hints: list[str] = field(default_factory=list)
+    # The resolutions a person made before, reused for the same conflict (DESIGN §4.7).
+    resolutions: Book | None = None
+    # The current patch's conflict regions left to a person, by file.
+    open_regions: dict[str, tuple[Region, ...]] = field(default_factory=dict)
 
     @classmethod
     def start(
@@ -180,6 +187,7 @@ class Replay:
         preimage: Preimage | None,
         tree: str | None = None,
         conflict_trees: bool = True,
+        resolutions: Book | None = None,
     ) -> Replay:
         onto_tree = tree or g.commit_info(onto, w)["tree"].decode()
         renames, changed = g.tree_changes(old_base, onto) if old_base != onto else ({}, frozenset())
@@ -196,6 +204,7 @@ class Replay:
             conflict_trees=conflict_trees,
             provenance=Provenance(g, old_base, onto) if old_base != onto else None,
             _upstream_changed=changed,
+            resolutions=resolutions,
         )
 
     def tree(self) -> str:
@@ -213,6 +222,7 @@ class Replay:
         renames: list[tuple[str, str]] = []
         st = self.state
         st.changed = {}
+        self.open_regions = {}
         notes = list(patch.normalisations)
         self._hints = []
         placed: list[tuple[FilePatch, FilePatch]] = []
@@ -236,14 +246,24 @@ class Replay:
         if any(h.status in (CONFLICT, MISSING) for h in hunks):
             # What a person resolves goes to a side tree: the patch's sections that applied,
             # and markers in the files that did not (a missing file's change is theirs to
-            # redo). The replay goes on without the patch.
+            # redo). A rebase stops there.
             if self.conflict_trees:
                 for path, data in markers.items():
                     cur = st.tree.get(path, display)
                     st.put(path, cur[0] if cur else "100644", data, self.w, display, markers=True)
                 conflict_tree = self.tree()
-            st.undo(before)
-            after = before
+                st.undo(before)
+                after = before
+            else:
+                # check forecasts what rebase will replay the next patches on: this one as
+                # resolved by a person who keeps its change — the sections that applied,
+                # and the patch's side of each conflict region (core.resolve.patch_side).
+                for path, data in markers.items():
+                    regions = self.open_regions.get(path)
+                    cur = st.tree.get(path, display)
+                    if regions and cur is not None:
+                        st.put(path, cur[0], patch_side(data, regions), self.w, display)
+                after = self.tree()
         else:
             after = self.tree()
         st.changed = None
@@ -259,6 +279,7 @@ class Replay:
             evidence,
             # An upstreamed patch leaves the series: nothing of it is left to review.
             () if all(h.status == UPSTREAMED for h in hunks) else tuple(dict.fromkeys(self._hints)),
+            tuple((f, r) for f, rs in self.open_regions.items() if f in markers for r in rs),
         )
         self.results.append(res)
         if any(h.status != CLEAN for h in hunks):
@@ -693,13 +714,16 @@ class Replay:
         checks: list[HunkCheck],
         name: str,
     ) -> tuple[bytes, bytes | None]:
-        """3-way merge, then anchored placement; fills `checks`, returns (content, markers)."""
+        """3-way merge, then anchored placement, then the resolutions a person made
+        before; fills `checks`, returns (content, markers)."""
         assert s.old_path is not None
         merged: bytes | None = None
+        regions: list[Region] = []
+        labels = ("upstream", "base", name)
         if pre is not None:
             if theirs is not None and theirs.ok:
-                merged, conflicts, fixes = self.g.merge_resolving(
-                    content, pre, theirs.content, ("upstream", "base", name)
+                merged, conflicts, _ = self.g.merge_resolving(
+                    content, pre, theirs.content, labels, None, regions
                 )
                 merged_lines, up_lines = self.g.lines.split(merged), self.g.lines.split(content)
                 # The merge holds every hunk's change, so the line balance counts them all.
@@ -710,10 +734,11 @@ class Replay:
                 ):
                     # Merging in the failing hunks changed nothing beyond the hunks that
                     # applied: upstream already made those changes.
-                    status = UPSTREAMED if merged == cur else MERGE
-                    via, note = _finest(fixes) if status == MERGE else ("", "")
-                    for i in failing:
-                        checks[i] = replace(checks[i], status=status, reason=note, via=via)
+                    if merged == cur:
+                        for i in failing:
+                            checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
+                    else:
+                        _settle(s.hunks, theirs, failing, checks, regions)
                     return merged, None
                 if conflicts == 0:
                     merged = None  # clean, but it kept what the patch removes: no markers
@@ -737,27 +762,79 @@ class Replay:
                 )
             if moved_cur is not None:
                 return moved_cur, None
-        for i in failing:
-            checks[i] = replace(checks[i], status=CONFLICT)
+        if merged is not None and pre is not None and theirs is not None and self.resolutions:
+            # DESIGN §4 step 7: the conflict regions a person resolved before, as they did.
+            regions = []
+            merged, conflicts, _ = self.g.merge_resolving(
+                content, pre, theirs.content, labels, self.resolutions.lookup, regions
+            )
+            if conflicts == 0:
+                _settle(s.hunks, theirs, failing, checks, regions)
+                return merged, None
         if merged is None:
+            for i in failing:
+                checks[i] = replace(checks[i], status=CONFLICT)
             merged = _conflict_blocks(cur, [s.hunks[i] for i in failing], name, self.g.lines.split)
+        else:
+            assert theirs is not None
+            _settle(s.hunks, theirs, failing, checks, regions)
+            self.open_regions[s.path] = tuple(r for r in regions if not r.settled)
         return content, merged
 
 
-def _finest(fixes: Sequence[Resolution]) -> tuple[str, str]:
-    """The method to record for hunks whose merge needed `fixes` (the most reviewable
-    one), and what the reviewer must know: the upstream lines a delete-wins discarded."""
-    if not fixes:
-        return "", ""
-    order = (DELETE_WINS, WORD, ZEALOUS)
-    via = min((f.method for f in fixes), key=order.index)
-    gone = [x for f in fixes for x in f.discarded]
-    note = ""
-    if gone:
-        shown = "; ".join(x.decode("utf-8", "replace").strip() for x in gone[:10])
-        more = f" and {len(gone) - 10} more" if len(gone) > 10 else ""
-        note = f"discards upstream's {shown}{more}"
-    return via, note
+def _settle(
+    hunks: Sequence[Hunk],
+    theirs: engine.FileResult,
+    failing: Sequence[int],
+    checks: list[HunkCheck],
+    regions: Sequence[Region],
+) -> None:
+    """Each failing hunk as the merge placed it (`core.resolve.by_hunk` decides): a
+    conflict where a region left to a person holds its change, else merged — by the
+    finer method or remembered resolution that settled its region, if one did. Only the
+    hunks in a conflict region are a person's to resolve; the others merged."""
+    starts = _starts(hunks, theirs)
+    spans = [_span(hunks[i], starts[i]) if i in starts else None for i in failing]
+    for i, (conflict, region) in zip(failing, by_hunk(spans, regions), strict=True):
+        if conflict:
+            checks[i] = replace(checks[i], status=CONFLICT)
+        elif region is None:
+            checks[i] = replace(checks[i], status=MERGE, reason="", via="")
+        else:
+            checks[i] = replace(checks[i], status=MERGE, reason=_note(region), via=region.method)
+
+
+def _span(h: Hunk, start: int) -> tuple[int, int]:
+    """The lines a hunk changes in the file it was made on, [start, end), 0-based (an
+    insertion: the empty span where it goes)."""
+    k = start
+    first = last = None
+    for tag, _ in h.lines:
+        if tag != " " and first is None:
+            first = k
+        if tag == "-":
+            k += 1
+            last = k
+        elif tag == "+":
+            last = k if last is None or last < k else last
+        else:
+            k += 1
+    if first is None or last is None:
+        return start, start
+    return first, max(first, last)
+
+
+def _note(region: Region) -> str:
+    """What a reviewer must know of a settled region: the upstream lines a delete-wins
+    discarded, the remembered resolution reused."""
+    if region.source:
+        return f"resolved as a person did before: {region.source}"
+    gone = region.discarded
+    if not gone:
+        return ""
+    shown = "; ".join(x.decode("utf-8", "replace").strip() for x in gone[:10])
+    more = f" and {len(gone) - 10} more" if len(gone) > 10 else ""
+    return f"discards upstream's {shown}{more}"
 
 
 def upstream_renames(g: GitRepo, old: str, new: str) -> dict[str, str]:

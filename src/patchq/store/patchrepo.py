@@ -15,8 +15,11 @@ from patchq.core.errors import BadInputError
 from patchq.core.lock import Lock
 from patchq.core.patchstyle import STYLES
 from patchq.core.paths import check_name
+from patchq.core.resolutions import FOLDER as RESOLUTIONS
+from patchq.core.resolutions import SUFFIX, Book, Remembered
+from patchq.core.resolutions import parse as parse_resolution
 from patchq.core.series import Series
-from patchq.store.files import atomic_write, confine, read_optional, read_regular
+from patchq.store.files import atomic_write, confine, escaping_link, read_optional, read_regular
 
 CONFIG, SERIES, PATCHES, LOCK = "patchq.toml", "series", "patches", "series.lock"
 RETIRED = ("remove", "move")  # the values of `retired` in patchq.toml
@@ -30,7 +33,7 @@ def own_paths(patch_root: Path, target_root: Path) -> list[str]:
     except ValueError:
         return []
     prefix = "" if str(rel) == "." else rel.as_posix() + "/"
-    return [prefix + n for n in (CONFIG, SERIES, LOCK, PATCHES)]
+    return [prefix + n for n in (CONFIG, SERIES, LOCK, PATCHES, RESOLUTIONS)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,8 @@ class Config:
     # it from patches/, or "move" it aside to patches/.upstreamed/ or patches/.dropped/.
     retired: str = "remove"
     style: str = "keep"  # how refreshed patches are spelled: keep, git, quilt
+    # Remember conflict resolutions in `resolutions/` and reuse them (DESIGN §4.7).
+    rerere: bool = True
     extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod
@@ -70,6 +75,7 @@ class Config:
             "queue": str,
             "retired": str,
             "style": str,
+            "rerere": bool,
         }
         kwargs: dict[str, object] = {}
         extra: dict[str, object] = {}
@@ -77,8 +83,11 @@ class Config:
             if key not in known:
                 extra[key] = value  # tables other tools or later versions own
                 continue
-            if not isinstance(value, known[key]) or isinstance(value, bool):
-                raise BadInputError(f"`{key}` must be a {known[key].__name__}", where)
+            if not isinstance(value, known[key]) or (
+                isinstance(value, bool) and known[key] is not bool
+            ):
+                word = "true or false" if known[key] is bool else f"a {known[key].__name__}"
+                raise BadInputError(f"`{key}` must be {word}", where)
             kwargs[key] = value
         guards = kwargs.pop("guards", [])
         assert isinstance(guards, list)
@@ -218,6 +227,12 @@ class PatchRepo:
             return None
         return Lock.from_json(data, str(self.lock_path))
 
+    def resolutions(self) -> Book:
+        """The remembered resolutions a run may reuse (none where `rerere = false`)."""
+        if not self.config.rerere:
+            return Book(())
+        return Book((n, parse_resolution(d, w)) for n, w, d in read_resolutions(self.root))
+
     def check_writable(self) -> None:
         """Refuse (exit 5), before anything is written, a patch repo whose `patches/`,
         `series`, `series.lock` or `patchq.toml` is a symlink out of it."""
@@ -237,5 +252,34 @@ class PatchRepo:
 
 def check_writable(root: Path) -> None:
     """`PatchRepo.check_writable` for a patch repo folder."""
-    for name in (PATCHES, SERIES, LOCK, CONFIG):
+    for name in (PATCHES, SERIES, LOCK, CONFIG, RESOLUTIONS):
         confine(root, root / name)
+
+
+def read_resolutions(root: Path) -> list[tuple[str, str, bytes]]:
+    """Every file in the patch repo's `resolutions/`, as (name, where, bytes), by name.
+    Refused (exit 4): a folder that is a symlink out of the patch repo, and a resolution
+    that is a symlink or no regular file — a patch repo from a stranger must not make
+    patchq read elsewhere."""
+    folder = root / RESOLUTIONS
+    if not folder.is_dir():
+        return []
+    if escaping_link(root, folder) is not None:
+        raise BadInputError(f"{RESOLUTIONS}/ is a symlink out of the patch repo", str(folder))
+    out = []
+    for f in sorted(folder.iterdir()):
+        if not f.name.endswith(SUFFIX) or f.name.startswith("."):
+            continue
+        where = f"{RESOLUTIONS}/{f.name}"
+        if f.is_symlink():
+            raise BadInputError("is a symlink; a resolution must be a file", where)
+        try:
+            out.append((f.name, where, read_regular(f)))
+        except IsADirectoryError:
+            raise BadInputError("is a folder, not a file", where) from None
+    return out
+
+
+def resolution_path(r: Remembered) -> str:
+    """Where resolution `r` is written, relative to the patch repo."""
+    return f"{RESOLUTIONS}/{r.filename}"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from patchq.core.resolve import Region
 from patchq.store import jsonrecord as jr
 from patchq.store import stack as stack_record
 from patchq.store.files import atomic_write
@@ -81,6 +82,8 @@ class StoppedPatch:
     shown: bool  # whether the markers reached the working tree yet
     evidence: tuple[tuple[str, str], ...] | None = None
     hints: tuple[str, ...] = ()
+    # The conflict regions left to the person, by file: what `--continue` remembers.
+    regions: tuple[tuple[str, Region], ...] = ()
 
     def resolved(self, commit: str, tree: str) -> DonePatch:
         """This patch as the person resolved it, committed as `commit` with `tree`."""
@@ -269,7 +272,40 @@ def _stopped_doc(c: StoppedPatch) -> dict[str, Any]:
         "conflict_tree": c.conflict_tree,
         "files": list(c.files),
         "shown": c.shown,
+        "regions": [_region_doc(f, r) for f, r in c.regions],
     } | _extras(c)
+
+
+def _lines_doc(lines: tuple[bytes, ...]) -> list[str]:
+    # Lines are bytes; JSON holds text. surrogateescape carries any byte through.
+    return [x.decode("utf-8", "surrogateescape") for x in lines]
+
+
+def _lines(doc: dict[str, Any], key: str) -> tuple[bytes, ...]:
+    return tuple(x.encode("utf-8", "surrogateescape") for x in jr.texts(doc, key))
+
+
+def _region_doc(file: str, r: Region) -> dict[str, Any]:
+    return {
+        "file": file,
+        "base": _lines_doc(r.base),
+        "ours": _lines_doc(r.ours),
+        "theirs": _lines_doc(r.theirs),
+        "start": r.start,
+        "out": r.out,
+        "out_len": r.out_len,
+    }
+
+
+def _region(doc: dict[str, Any]) -> tuple[str, Region]:
+    return jr.text(doc, "file"), Region(
+        _lines(doc, "base"),
+        _lines(doc, "ours"),
+        _lines(doc, "theirs"),
+        jr.integer(doc, "start"),
+        jr.integer(doc, "out"),
+        jr.integer(doc, "out_len"),
+    )
 
 
 def _stopped(doc: dict[str, Any]) -> StoppedPatch:
@@ -285,6 +321,8 @@ def _stopped(doc: dict[str, Any]) -> StoppedPatch:
         jr.flag(doc, "shown"),
         _evidence(doc),
         _hints(doc),
+        # A state written before resolutions were remembered has none to remember.
+        tuple(_region(r) for r in jr.objects(doc, "regions")) if "regions" in doc else (),
     )
 
 

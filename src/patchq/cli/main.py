@@ -182,16 +182,20 @@ def init(ctx: Context, upstream: str | None, branch: str | None, init_target: st
     help="Mark patches as in quilt: = top, + applied, # guarded out.",
 )
 @click.option("--guard", "guards", multiple=True, help="Treat this guard as active (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print each patch's state as JSON.")
 @pass_ctx
-def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...]) -> None:
+def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...], as_json: bool) -> None:
     """List the patches of the series, one a line.
+
+    During a rebase, -v tells the rebase: + replayed onto the new base, - upstreamed or
+    dropped, ! the patch it stopped at, blank still to come.
 
     \b
     Example:
       patchq series -v
     """
-    if verbose:
-        output.show(render.series_marks(queries.series_marks(ctx, guards)))
+    if verbose or as_json:
+        output.show(render.series_view(queries.series_view(ctx, guards), as_json, verbose))
     else:
         output.show(render.names(queries.series(ctx)))
 

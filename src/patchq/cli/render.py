@@ -25,7 +25,7 @@ from patchq.commands.header import HeaderOutcome
 from patchq.commands.importing import ImportOutcome
 from patchq.commands.lint import LintOutcome
 from patchq.commands.new import NewOutcome
-from patchq.commands.queries import Status
+from patchq.commands.queries import MARK_STATES, REBASE_STATES, RebaseView, SeriesView, Status
 from patchq.commands.rebase import DryRunOutcome, RebaseOutcome
 from patchq.commands.recover import RecoverOutcome
 from patchq.commands.refresh import RefreshOutcome
@@ -197,6 +197,73 @@ def series_marks(marks: Sequence[tuple[str, Entry]]) -> Rendered:
         guard_text = (" " + " ".join(f"#{g}" for g in e.guards)) if e.guards else ""
         out.append(data(f"{mark} {e.name}{guard_text}"))
     return tuple(out)
+
+
+def rebase_json(v: RebaseView | None) -> dict[str, Any] | None:
+    """A rebase in progress: where from and onto, what was replayed, where it stopped."""
+    if v is None:
+        return None
+    return {
+        "branch": v.branch,
+        "from": v.old_base,
+        "onto": v.onto,
+        "onto_ref": v.onto_ref,
+        "replayed": [{"name": n, "outcome": o} for n, o in v.replayed],
+        "stopped": None if v.stopped is None else {"name": v.stopped, "files": list(v.files)},
+        "todo": list(v.todo),
+    }
+
+
+def series_view(out: SeriesView, as_json: bool = False, verbose: bool = False) -> Rendered:
+    """`series -v` (marks; during a rebase, a note on stderr saying what they mean) and
+    `series --json` (each patch's state and guards, and the rebase in progress)."""
+    if as_json:
+        outcomes = dict(out.rebase.replayed) if out.rebase else {}
+        states = REBASE_STATES if out.rebase else MARK_STATES
+        patches = []
+        for mark, e in out.marks:
+            doc: dict[str, Any] = {"name": e.name, "state": states[mark], "guards": list(e.guards)}
+            if e.name in outcomes:
+                doc["outcome"] = outcomes[e.name or ""]
+            patches.append(doc)
+        return (Doc({"patches": patches, "rebase": rebase_json(out.rebase)}),)
+    if not verbose:
+        return names(tuple(e.name or "" for _, e in out.marks))
+    note: tuple[Item, ...] = ()
+    if out.rebase is not None:
+        note = (
+            info(
+                f"rebase in progress onto {out.rebase.onto[:12]} ({out.rebase.onto_ref}): "
+                "+ replayed, - upstreamed or dropped, ! stopped at, blank still to come"
+            ),
+        )
+    return note + series_marks(out.marks)
+
+
+def _rebase_lines(v: RebaseView) -> list[Item]:
+    """The lines of `status` for a rebase in progress: onto what, how far, what is left."""
+    counts = _counts([o for _, o in v.replayed])
+    lines: list[Item] = [
+        data(
+            f"rebase of {v.branch} onto {v.onto[:12]} ({v.onto_ref}) from {v.old_base[:12]}: "
+            f"{len(v.replayed)} replayed, "
+            + (f"stopped at {v.stopped}, " if v.stopped else "")
+            + f"{len(v.todo)} to come"
+        )
+    ]
+    if v.replayed:
+        lines.append(data(f"replayed: {counts}; last {v.replayed[-1][0]}"))
+    if v.stopped:
+        files = ", ".join(v.files) or "its files"
+        lines.append(data(f"stopped at: {v.stopped} (conflict in {files})"))
+    if v.todo:
+        lines.append(
+            data(
+                f"to come: {v.todo[0]}"
+                + (f" and {len(v.todo) - 1} more" if len(v.todo) > 1 else "")
+            )
+        )
+    return lines
 
 
 def init(root: Path) -> Rendered:
@@ -381,11 +448,14 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                     "dirty": list(st.dirty),
                     "on_branch": st.on_branch,
                     "operation": st.operation,
+                    "rebase": rebase_json(st.rebase),
                 }
             ),
         )
     lines = []
-    if st.branch is None:
+    if st.rebase is not None:
+        lines += _rebase_lines(st.rebase)
+    elif st.branch is None:
         lines.append(data("no patches applied in this target"))
     else:
         where = "" if st.on_branch else " (not checked out)"
@@ -400,7 +470,8 @@ def status(st: Status, as_json: bool = False) -> Rendered:
     lines.append(data(f"guards: {' '.join(st.guards) or '(none)'}"))
     if st.dirty:
         more = f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""
-        lines.append(data(f"unrefreshed changes: {', '.join(st.dirty[:5])}{more}"))
+        what = "changes in the working tree" if st.rebase else "unrefreshed changes"
+        lines.append(data(f"{what}: {', '.join(st.dirty[:5])}{more}"))
     if st.operation and st.operation.startswith("running "):
         lines.append(
             data(f"{st.operation}: another patchq is changing the target now; wait for it")

@@ -691,6 +691,20 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
 @click.option("--abort", is_flag=True, help="Restore target, series, patches and lock exactly.")
 @click.option("--dry-run", is_flag=True, help="Say what would happen; change nothing.")
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
+@click.option(
+    "--exec",
+    "exec_cmd",
+    metavar="CMD",
+    help="Run CMD (a shell command, in the target) once the rebased series is applied; "
+    "its failure makes the rebase exit 1 (default: `exec` in patchq.toml).",
+)
+@click.option(
+    "--exec-each",
+    metavar="CMD",
+    help="Run CMD with each rebased patch applied in turn, bottom first "
+    "(default: `exec-each` in patchq.toml).",
+)
+@click.option("--no-exec", is_flag=True, help="Run no command patchq.toml names.")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
 @pass_ctx
 def rebase(
@@ -701,6 +715,9 @@ def rebase(
     abort: bool,
     dry_run: bool,
     fuzz: int | None,
+    exec_cmd: str | None,
+    exec_each: str | None,
+    no_exec: bool,
     as_json: bool,
 ) -> None:
     """Rebase the series onto a new upstream, refresh it, and record it in series.lock.
@@ -710,15 +727,27 @@ def rebase(
     (exit 3) with markers in the target: edit the files, then --continue; or --skip the
     patch; or --abort to put everything back.
 
+    --exec CMD runs a build or test in the target when the rebase is done (after
+    --continue too), --exec-each CMD after each rebased patch (PATCHQ_PATCH names it);
+    each run is recorded in series.lock and the report, and a failure exits 1 with the
+    rebased series written. A stopped rebase runs the commands it was started with.
+
     \b
     Examples:
       patchq rebase --onto origin/main
+      patchq rebase --onto origin/main --exec "make -j8 && make check"
+      patchq rebase --onto v2.0 --exec-each "make -C build"
       patchq rebase --continue
       patchq report --format md -o review.md
     """
     modes = [continue_, skip, abort].count(True)
     if modes > 1 or (modes and (onto or dry_run)):
         raise click.UsageError("use one of --onto REF [--dry-run], --continue, --skip, --abort")
+    if (exec_cmd is not None or exec_each is not None or no_exec) and (modes or dry_run):
+        raise click.UsageError(
+            "--exec, --exec-each and --no-exec go with --onto; a stopped rebase runs the "
+            "commands it was started with"
+        )
     if abort:
         rebase_cmd.abort(ctx)
         output.show(render.rebase_aborted())
@@ -732,12 +761,18 @@ def rebase(
         raise click.UsageError("give --onto REF (or set `branch` in patchq.toml)")
     with output.Progress("rebasing") as bar:
         if continue_:
-            out = rebase_cmd.continue_(ctx, bar)
+            out = rebase_cmd.continue_(ctx, bar, _announce)
         elif skip:
-            out = rebase_cmd.skip(ctx, bar)
+            out = rebase_cmd.skip(ctx, bar, _announce)
         else:
-            out = rebase_cmd.start(ctx, onto or "", fuzz, bar)
+            execs = (exec_cmd, exec_each, no_exec)
+            out = rebase_cmd.start(ctx, onto or "", fuzz, bar, execs, _announce)
     _end(render.rebased(out, as_json), out.exit_code, out.problem)
+
+
+def _announce(command: str, patch: str | None) -> None:
+    """Say which run of the user's --exec command starts (its output follows)."""
+    output.show(render.exec_starting(command, patch))
 
 
 @cli.command("report")

@@ -449,6 +449,7 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                     "on_branch": st.on_branch,
                     "operation": st.operation,
                     "rebase": rebase_json(st.rebase),
+                    "exec": [rebasestate.exec_doc(x) for x in st.execs],
                 }
             ),
         )
@@ -472,6 +473,15 @@ def status(st: Status, as_json: bool = False) -> Rendered:
         more = f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""
         what = "changes in the working tree" if st.rebase else "unrefreshed changes"
         lines.append(data(f"{what}: {', '.join(st.dirty[:5])}{more}"))
+    if st.execs:
+        failed = [x for x in st.execs if not x.ok]
+        verdict = (
+            f"{plural(len(failed), 'run')} of {len(st.execs)} failed"
+            if failed
+            else f"{plural(len(st.execs), 'run')} passed"
+        )
+        lines.append(data(f"last rebase --exec: {verdict} (series.lock)"))
+        lines += exec_lines(failed[:5], err=False)
     if st.operation and st.operation.startswith("running "):
         lines.append(
             data(f"{st.operation}: another patchq is changing the target now; wait for it")
@@ -615,6 +625,30 @@ def dry_run(out: DryRunOutcome, as_json: bool = False) -> Rendered:
     return tuple(data(f"{outcome:>10} {p.name}") for p, outcome in out.outcomes)
 
 
+def exec_starting(command: str, patch: str | None) -> Rendered:
+    """The line before a run of the user's --exec command (its output goes to stderr)."""
+    where = f"with {patch} applied" if patch else "on the rebased series"
+    return (info(f"patchq: running `{command}` {where}"),)
+
+
+def exec_lines(runs: Sequence[rebasestate.ExecRun], err: bool = True) -> list[Item]:
+    """One line a run of the --exec command: passed or failed, the patch, the exit code."""
+    lines: list[Item] = []
+    for x in runs:
+        word = "passed" if x.ok else "FAILED"
+        where = f" with {x.patch}" if x.patch else " on the series"
+        why = f"; {x.note}" if x.note else ""
+        lines.append(
+            _word(
+                f"{word:>10}",
+                "green" if x.ok else "red",
+                f" `{x.command}`{where} (exit {x.code}{why})",
+                err,
+            )
+        )
+    return lines
+
+
 def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
     """`rebase` (start, --continue, --skip): each patch's outcome, then the last word —
     unless it stopped at a conflict, whose `problem` the CLI raises."""
@@ -629,10 +663,11 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                     "onto": out.onto,
                     "patches": [rebasestate.outcome_doc(r.patch) for r in out.records],
                     "conflict": None if out.conflict is None else out.conflict.name,
+                    "exec": [rebasestate.exec_doc(x) for x in out.exec_runs],
                 }
             ),
         )
-    lines = [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
+    lines: list[Item] = [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
     if out.nothing_to_do:
         lines.append(
             info(
@@ -640,13 +675,14 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                 "`patchq report` still shows the last rebase"
             )
         )
-    elif out.problem is None:
+    elif out.conflict is None:
         lines.append(
             info(
                 f"rebased {plural(len(out.records), 'patch')} onto {out.onto[:12]}; "
                 "see `patchq report`"
             )
         )
+    lines += exec_lines(out.exec_runs)
     return tuple(lines)
 
 

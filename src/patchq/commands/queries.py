@@ -16,7 +16,7 @@ from patchq.ops.refresh import files_of, refreshed
 from patchq.ops.session import Context
 from patchq.ops.targets import active_entries
 from patchq.store import rebasestate
-from patchq.store.rebasestate import RebaseState
+from patchq.store.rebasestate import ExecRun, RebaseState
 from patchq.store.stack import load
 from patchq.store.statedir import lock_holder, rebase_state_path
 
@@ -218,6 +218,27 @@ class Status:
     # The rebase in progress: then `base`, `applied` and `unapplied` are the rebase's (the
     # new base, the patches replayed onto it, the stopped one and those to come).
     rebase: RebaseView | None = None
+    # The runs of the last `rebase --exec`/`--exec-each` that series.lock records.
+    execs: tuple[ExecRun, ...] = ()
+
+
+def exec_runs(ctx: Context) -> tuple[ExecRun, ...]:
+    """The `--exec` runs series.lock records: per patch (`--exec-each`), then the series."""
+    try:
+        lock = ctx.repo().read_lock()
+    except PatchqError:  # a damaged lock is `lint`'s and `verify`'s to report
+        return ()
+    if lock is None:
+        return ()
+    runs = [
+        ExecRun(str(p.exec["command"]), bool(p.exec["ok"]), int(p.exec["code"]), p.name)
+        for p in lock.patches
+        if p.exec is not None
+    ]
+    if lock.exec is not None:
+        x = lock.exec
+        runs.append(ExecRun(str(x["command"]), bool(x["ok"]), int(x["code"])))
+    return tuple(runs)
 
 
 def status(ctx: Context) -> Status:
@@ -244,6 +265,7 @@ def status(ctx: Context) -> Status:
             g.current_branch() == view.branch,
             op,
             view,
+            exec_runs(ctx),
         )
     return Status(
         stack.branch if stack else None,
@@ -254,6 +276,8 @@ def status(ctx: Context) -> Status:
         tuple(g.dirty_paths(ctx.own_paths())),
         stack is not None and g.current_branch() == stack.branch,
         op,
+        None,
+        exec_runs(ctx),
     )
 
 

@@ -50,6 +50,10 @@ class Config:
     # it from patches/, or "move" it aside to patches/.upstreamed/ or patches/.dropped/.
     retired: str = "remove"
     style: str = "keep"  # how refreshed patches are spelled: keep, git, quilt
+    # The build/test command `rebase` runs in the target afterwards (`exec`), and after
+    # each replayed patch (`exec-each`); the person's own, never a patch's.
+    exec: str | None = None
+    exec_each: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod
@@ -70,6 +74,8 @@ class Config:
             "queue": str,
             "retired": str,
             "style": str,
+            "exec": str,
+            "exec-each": str,
         }
         kwargs: dict[str, object] = {}
         extra: dict[str, object] = {}
@@ -79,7 +85,7 @@ class Config:
                 continue
             if not isinstance(value, known[key]) or isinstance(value, bool):
                 raise BadInputError(f"`{key}` must be a {known[key].__name__}", where)
-            kwargs[key] = value
+            kwargs[key.replace("-", "_")] = value
         guards = kwargs.pop("guards", [])
         assert isinstance(guards, list)
         if not all(isinstance(g, str) and g and not g.startswith(("+", "-")) for g in guards):

@@ -19,6 +19,7 @@ from patchq.commands import apply as apply_cmd
 from patchq.commands import check as check_cmd
 from patchq.commands import delete as delete_cmd
 from patchq.commands import export as export_cmd
+from patchq.commands import floating as float_cmd
 from patchq.commands import fold as fold_cmd
 from patchq.commands import goto as goto_cmd
 from patchq.commands import header as header_cmd
@@ -33,6 +34,8 @@ from patchq.commands import recover as recover_cmd
 from patchq.commands import refresh as refresh_cmd
 from patchq.commands import rename as rename_cmd
 from patchq.commands import report as report_cmd
+from patchq.commands import sink as sink_cmd
+from patchq.commands import undo as undo_cmd
 from patchq.commands import verify as verify_cmd
 from patchq.core.errors import FaultError, PatchqError
 from patchq.ops.session import Context
@@ -59,6 +62,9 @@ TASKS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rename",
             "fold",
             "header",
+            "sink",
+            "float",
+            "undo",
         ),
     ),
     ("Inspect", ("status", "diff", "files", "patches")),
@@ -540,6 +546,59 @@ def fold(ctx: Context, name: str) -> None:
       patchq fold 0004-typo-fix.patch
     """
     output.show(render.folded(fold_cmd.fold(ctx, name)))
+
+
+@cli.command()
+@click.argument("name", shell_complete=completion.SERIES)
+@pass_ctx
+def sink(ctx: Context, name: str) -> None:
+    """Send a patch to the bottom of the stack: first in the series.
+
+    The patches it crosses are re-applied in memory with the rebase's merge ladder and
+    refreshed where their placement changed; where one would conflict, nothing changes
+    (exit 3, naming the patch and hunk). An unapplied patch sunk under applied ones is
+    applied. `patchq undo` puts it back.
+
+    \b
+    Example:
+      patchq sink 0007-fix-build-with-gcc-14.patch
+    """
+    output.show(render.reordered(sink_cmd.sink(ctx, name)))
+
+
+@cli.command("float")
+@click.argument("name", shell_complete=completion.SERIES)
+@pass_ctx
+def float_cmd_(ctx: Context, name: str) -> None:
+    """Bring a patch to the top of the stack: last in the series.
+
+    The patches it crosses are re-applied in memory with the rebase's merge ladder and
+    refreshed where their placement changed; where one would conflict, nothing changes
+    (exit 3, naming the patch and hunk). It stays applied when every patch before it is.
+    `patchq undo` puts it back.
+
+    \b
+    Example:
+      patchq float 0002-local-debug-logging.patch
+    """
+    output.show(render.reordered(float_cmd.float_(ctx, name)))
+
+
+@cli.command()
+@pass_ctx
+def undo(ctx: Context) -> None:
+    """Roll the last stack operation back (push, pop, goto, refresh, new, delete, rename,
+    fold, header, sink, float, apply).
+
+    The target, the stack and the patch files it wrote are put back as they were
+    before it. Refused (exit 5) when anything changed since: uncommitted edits, the
+    stack branch, the patch repo. One level deep; a rebase is undone with --abort.
+
+    \b
+    Example:
+      patchq refresh && patchq undo   # the refresh is undone, its edits unrefreshed again
+    """
+    output.show(render.undone(undo_cmd.undo(ctx)))
 
 
 @cli.command()

@@ -31,6 +31,7 @@ from patchq.commands.recover import RecoverOutcome
 from patchq.commands.refresh import RefreshOutcome
 from patchq.commands.rename import RenameOutcome
 from patchq.commands.report import ReportOutcome
+from patchq.commands.undo import UndoOutcome
 from patchq.commands.verify import VerifyOutcome
 from patchq.core.errors import PatchqError
 from patchq.core.series import Entry
@@ -38,6 +39,7 @@ from patchq.core.status import REVIEWABLE
 from patchq.core.words import plural
 from patchq.ops.apply import Failure, PatchResult
 from patchq.ops.check import CheckOutcome
+from patchq.ops.reorder import ReorderOutcome
 from patchq.ops.replay import PatchCheck
 from patchq.ops.stack import MoveOutcome
 from patchq.store import rebasestate
@@ -420,6 +422,36 @@ def deleted(out: DeleteOutcome) -> Rendered:
 
 def renamed(out: RenameOutcome) -> Rendered:
     return (info(f"renamed {out.old} to {out.new}"),)
+
+
+def reordered(out: ReorderOutcome) -> Rendered:
+    """`sink`/`float`: where the patch went, the patches refreshed, the stack now."""
+    end = "bottom" if out.verb == "sink" else "top"
+    if not out.moved:
+        return (info(f"{out.name} is already at the {end} of the series"),)
+    lines = [
+        info(f"{'sank' if out.verb == 'sink' else 'floated'} {out.name} to the {end} of the series")
+    ]
+    lines += [info(f" refreshed {n}") for n in out.refreshed]
+    if out.unapplied:
+        lines.append(
+            info(
+                f"{out.name} is unapplied now: patches before it are not applied (`patchq push -a`)"
+            )
+        )
+    top = out.stack.top
+    lines.append(info(f"now at {top}" if top else "no patches applied"))
+    return tuple(lines)
+
+
+def undone(out: UndoOutcome) -> Rendered:
+    """`undo`: what was undone, and where the stack is now."""
+    what = f"`patchq {out.op}`" + (f" ({out.reason})" if out.reason else "")
+    top = out.stack.top if out.stack else None
+    return (
+        info(f"undid {what}"),
+        info(f"now at {top}" if top else "no patches applied"),
+    )
 
 
 def folded(out: FoldOutcome) -> Rendered:

@@ -141,6 +141,7 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
         crashpoint("journal:recorded")
         saved = _forward(g, patch_root, doc, recovering=False)
         crashpoint("journal:done")
+        _keep_last(g, patch_root, doc)
     except BaseException:
         try:
             _backward(g, patch_root, doc, recovering=False)
@@ -149,7 +150,6 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
         else:
             _clear(g, patch_root, doc)
         raise  # the first error is the story
-    _keep_last(g, patch_root, doc)
     _clear(g, patch_root, doc)
     return saved
 
@@ -207,21 +207,39 @@ def _forget_last(g: GitRepo | None) -> None:
         shutil.rmtree(g.state_dir() / LAST, ignore_errors=True)
 
 
+def _noop(doc: dict[str, Any]) -> bool:
+    """Whether the journal `doc` changed nothing (a push that stopped at its first patch):
+    then the record of the last real operation stays what `undo` undoes."""
+    before, after = doc["before"], doc["after"]
+    moved = after["head"] is not None and (
+        before["branch_ref"] != after["head"] or before["head"] != after["head"]
+    )
+    same_stack = after["stack"] is None or (
+        before["stack"] is not None
+        and stackfile.from_doc(before["stack"]) == stackfile.from_doc(after["stack"])
+    )
+    return not (moved or not same_stack or doc.get(FILES) or doc.get(STATE) or after["overlay"])
+
+
 def _keep_last(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> None:
-    """Keep the journal just carried out (and its copies) as the last operation."""
-    if g is None:
+    """Keep the journal being carried out (and a copy of its copies) as the last
+    operation. Part of the transaction: a failure here rolls the operation back."""
+    if g is None or _noop(doc):
         return  # a patch-repo journal (`import`) changed no target: nothing of it is kept
-    # The operation is complete: its journal goes first, so a kill from here on leaves
-    # nothing to recover (at worst no record to undo), never a journal without its copies.
-    (home(g, patch_root) / JOURNAL).unlink(missing_ok=True)
-    _forget_last(g)
-    last = g.state_dir() / LAST
-    last.mkdir(parents=True)
+    new = g.state_dir() / f"{LAST}.new"
+    shutil.rmtree(new, ignore_errors=True)
     undoable = doc["op"] in UNDOABLE
-    if undoable and _copies(g, patch_root, doc).is_dir():
-        _copies(g, patch_root, doc).rename(last / "copies")
-    kept = dict(doc, undoable=undoable, fingerprint=_fingerprint(patch_root))
-    atomic_write(last / JOURNAL, (json.dumps(kept, indent=2, sort_keys=True) + "\n").encode())
+    try:
+        new.mkdir(parents=True)
+        if undoable and _copies(g, patch_root, doc).is_dir():
+            shutil.copytree(_copies(g, patch_root, doc), new / "copies")
+        kept = dict(doc, undoable=undoable, fingerprint=_fingerprint(patch_root))
+        atomic_write(new / JOURNAL, (json.dumps(kept, indent=2, sort_keys=True) + "\n").encode())
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    _forget_last(g)
+    new.rename(g.state_dir() / LAST)
 
 
 def last_op(g: GitRepo) -> dict[str, Any] | None:

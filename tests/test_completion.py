@@ -50,7 +50,7 @@ def test_patch_names_complete_by_what_the_command_takes(stacked: Path) -> None:
     assert complete(stacked, "patchq refresh 0002") == ["0002-fix-docs.patch"]
     assert complete(stacked, "patchq goto 0001-fix") == ["0001-fix-build.patch"]
     assert complete(stacked, "patchq fold ") == ["0003-sm120.patch"]
-    for verb in ("delete", "rename", "header", "diff", "files"):
+    for verb in ("delete", "rename", "header", "diff", "files", "sink", "float"):
         assert complete(stacked, f"patchq {verb} ") == everything, verb
     assert complete(stacked, "patchq delete 0002-") == ["0002-fix-docs.patch"]
     assert complete(stacked, "patchq import --after 0003") == ["0003-sm120.patch"]

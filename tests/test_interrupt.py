@@ -170,6 +170,18 @@ CASES: list[tuple[str, Setup, list[str], list[str]]] = [
         ["header", "-e", "p1.patch"],
         ["journal:recorded", "journal:file-written", "journal:done"],
     ),
+    (
+        "sink",
+        applied_all,
+        ["sink", "p3.patch"],
+        ["journal:recorded", "journal:target-moved", "journal:file-written", "journal:done"],
+    ),
+    (
+        "float",
+        applied_two,
+        ["float", "p1.patch"],
+        ["journal:recorded", "journal:file-written"],
+    ),
 ]
 # Ctrl-C and injected errors: every point for the first four verbs; the journal code that
 # rolls back is the same for the rest, so each of those is stopped at its first point.
@@ -408,3 +420,33 @@ def test_killed_import_is_undone_or_finished_without_a_target(tmp_path: Path) ->
         done = run(q, "recover", "--continue")
         assert done.returncode == 0, (point, done.stderr)
         assert files(q) == reference, point
+
+
+def test_killed_undo_is_finished_by_recover_and_ctrl_c_keeps_the_record(tmp_path: Path) -> None:
+    """`undo` is a back-only journal: a kill is finished by `recover --continue` and
+    `--abort` alike; Ctrl-C puts the operation's state back and keeps it undoable."""
+    up, q, base = build(tmp_path / "ref")
+    applied_all(up, q, base)
+    before_pop = snapshot(up, q)
+    assert run(q, "pop", "-a").returncode == 0
+    assert run(q, "undo").returncode == 0
+    assert snapshot(up, q) == before_pop
+    for i, mode in enumerate(("--continue", "--abort")):
+        up, q, base = build(tmp_path / f"{i}")
+        applied_all(up, q, base)
+        assert run(q, "pop", "-a").returncode == 0
+        assert run(q, "undo", crash="journal:recorded").returncode == -9
+        assert "interrupted undo pop" in run(q, "status").stdout
+        assert run(q, "recover", mode).returncode == 0, mode
+        assert snapshot(up, q) == before_pop, mode
+        assert run(q, "undo").returncode == 4  # done: nothing left to undo
+    up, q, base = build(tmp_path / "int")
+    applied_all(up, q, base)
+    assert run(q, "pop", "-a").returncode == 0
+    popped = snapshot(up, q)
+    r = run(q, "undo", crash="journal:recorded", signal="INT")
+    assert r.returncode == 130 and "interrupted" in r.stderr
+    assert snapshot(up, q) == popped
+    assert "interrupted" not in run(q, "status").stdout
+    assert run(q, "undo").returncode == 0
+    assert snapshot(up, q) == before_pop

@@ -19,6 +19,7 @@ from patchq.commands import apply as apply_cmd
 from patchq.commands import check as check_cmd
 from patchq.commands import delete as delete_cmd
 from patchq.commands import export as export_cmd
+from patchq.commands import floating as float_cmd
 from patchq.commands import fold as fold_cmd
 from patchq.commands import goto as goto_cmd
 from patchq.commands import header as header_cmd
@@ -33,6 +34,8 @@ from patchq.commands import recover as recover_cmd
 from patchq.commands import refresh as refresh_cmd
 from patchq.commands import rename as rename_cmd
 from patchq.commands import report as report_cmd
+from patchq.commands import sink as sink_cmd
+from patchq.commands import undo as undo_cmd
 from patchq.commands import verify as verify_cmd
 from patchq.core.errors import FaultError, PatchqError
 from patchq.ops.session import Context
@@ -59,6 +62,9 @@ TASKS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rename",
             "fold",
             "header",
+            "sink",
+            "float",
+            "undo",
         ),
     ),
     ("Inspect", ("status", "diff", "files", "patches")),
@@ -182,16 +188,20 @@ def init(ctx: Context, upstream: str | None, branch: str | None, init_target: st
     help="Mark patches as in quilt: = top, + applied, # guarded out.",
 )
 @click.option("--guard", "guards", multiple=True, help="Treat this guard as active (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print each patch's state as JSON.")
 @pass_ctx
-def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...]) -> None:
+def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...], as_json: bool) -> None:
     """List the patches of the series, one a line.
+
+    During a rebase, -v tells the rebase: + replayed onto the new base, - upstreamed or
+    dropped, ! the patch it stopped at, blank still to come.
 
     \b
     Example:
       patchq series -v
     """
-    if verbose:
-        output.show(render.series_marks(queries.series_marks(ctx, guards)))
+    if verbose or as_json:
+        output.show(render.series_view(queries.series_view(ctx, guards), as_json, verbose))
     else:
         output.show(render.names(queries.series(ctx)))
 
@@ -539,6 +549,59 @@ def fold(ctx: Context, name: str) -> None:
 
 
 @cli.command()
+@click.argument("name", shell_complete=completion.SERIES)
+@pass_ctx
+def sink(ctx: Context, name: str) -> None:
+    """Send a patch to the bottom of the stack: first in the series.
+
+    The patches it crosses are re-applied in memory with the rebase's merge ladder and
+    refreshed where their placement changed; where one would conflict, nothing changes
+    (exit 3, naming the patch and hunk). An unapplied patch sunk under applied ones is
+    applied. `patchq undo` puts it back.
+
+    \b
+    Example:
+      patchq sink 0007-fix-build-with-gcc-14.patch
+    """
+    output.show(render.reordered(sink_cmd.sink(ctx, name)))
+
+
+@cli.command("float")
+@click.argument("name", shell_complete=completion.SERIES)
+@pass_ctx
+def float_cmd_(ctx: Context, name: str) -> None:
+    """Bring a patch to the top of the stack: last in the series.
+
+    The patches it crosses are re-applied in memory with the rebase's merge ladder and
+    refreshed where their placement changed; where one would conflict, nothing changes
+    (exit 3, naming the patch and hunk). It stays applied when every patch before it is.
+    `patchq undo` puts it back.
+
+    \b
+    Example:
+      patchq float 0002-local-debug-logging.patch
+    """
+    output.show(render.reordered(float_cmd.float_(ctx, name)))
+
+
+@cli.command()
+@pass_ctx
+def undo(ctx: Context) -> None:
+    """Roll the last stack operation back (push, pop, goto, refresh, new, delete, rename,
+    fold, header, sink, float, apply).
+
+    The target, the stack and the patch files it wrote are put back as they were
+    before it. Refused (exit 5) when anything changed since: uncommitted edits, the
+    stack branch, the patch repo. One level deep; a rebase is undone with --abort.
+
+    \b
+    Example:
+      patchq refresh && patchq undo   # the refresh is undone, its edits unrefreshed again
+    """
+    output.show(render.undone(undo_cmd.undo(ctx)))
+
+
+@cli.command()
 @click.argument("name", required=False, shell_complete=completion.SERIES)
 @click.option("-e", "--edit", is_flag=True, help="Edit the header in $EDITOR.")
 @pass_ctx
@@ -687,6 +750,20 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
 @click.option("--abort", is_flag=True, help="Restore target, series, patches and lock exactly.")
 @click.option("--dry-run", is_flag=True, help="Say what would happen; change nothing.")
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
+@click.option(
+    "--exec",
+    "exec_cmd",
+    metavar="CMD",
+    help="Run CMD (a shell command, in the target) once the rebased series is applied; "
+    "its failure makes the rebase exit 1 (default: `exec` in patchq.toml).",
+)
+@click.option(
+    "--exec-each",
+    metavar="CMD",
+    help="Run CMD with each rebased patch applied in turn, bottom first "
+    "(default: `exec-each` in patchq.toml).",
+)
+@click.option("--no-exec", is_flag=True, help="Run no command patchq.toml names.")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
 @pass_ctx
 def rebase(
@@ -697,6 +774,9 @@ def rebase(
     abort: bool,
     dry_run: bool,
     fuzz: int | None,
+    exec_cmd: str | None,
+    exec_each: str | None,
+    no_exec: bool,
     as_json: bool,
 ) -> None:
     """Rebase the series onto a new upstream, refresh it, and record it in series.lock.
@@ -706,15 +786,27 @@ def rebase(
     (exit 3) with markers in the target: edit the files, then --continue; or --skip the
     patch; or --abort to put everything back.
 
+    --exec CMD runs a build or test in the target when the rebase is done (after
+    --continue too), --exec-each CMD after each rebased patch (PATCHQ_PATCH names it);
+    each run is recorded in series.lock and the report, and a failure exits 1 with the
+    rebased series written. A stopped rebase runs the commands it was started with.
+
     \b
     Examples:
       patchq rebase --onto origin/main
+      patchq rebase --onto origin/main --exec "make -j8 && make check"
+      patchq rebase --onto v2.0 --exec-each "make -C build"
       patchq rebase --continue
       patchq report --format md -o review.md
     """
     modes = [continue_, skip, abort].count(True)
     if modes > 1 or (modes and (onto or dry_run)):
         raise click.UsageError("use one of --onto REF [--dry-run], --continue, --skip, --abort")
+    if (exec_cmd is not None or exec_each is not None or no_exec) and (modes or dry_run):
+        raise click.UsageError(
+            "--exec, --exec-each and --no-exec go with --onto; a stopped rebase runs the "
+            "commands it was started with"
+        )
     if abort:
         rebase_cmd.abort(ctx)
         output.show(render.rebase_aborted())
@@ -728,12 +820,18 @@ def rebase(
         raise click.UsageError("give --onto REF (or set `branch` in patchq.toml)")
     with output.Progress("rebasing") as bar:
         if continue_:
-            out = rebase_cmd.continue_(ctx, bar)
+            out = rebase_cmd.continue_(ctx, bar, _announce)
         elif skip:
-            out = rebase_cmd.skip(ctx, bar)
+            out = rebase_cmd.skip(ctx, bar, _announce)
         else:
-            out = rebase_cmd.start(ctx, onto or "", fuzz, bar)
+            execs = (exec_cmd, exec_each, no_exec)
+            out = rebase_cmd.start(ctx, onto or "", fuzz, bar, execs, _announce)
     _end(render.rebased(out, as_json), out.exit_code, out.problem)
+
+
+def _announce(command: str, patch: str | None) -> None:
+    """Say which run of the user's --exec command starts (its output follows)."""
+    output.show(render.exec_starting(command, patch))
 
 
 @cli.command("report")

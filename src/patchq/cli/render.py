@@ -25,12 +25,13 @@ from patchq.commands.header import HeaderOutcome
 from patchq.commands.importing import ImportOutcome
 from patchq.commands.lint import LintOutcome
 from patchq.commands.new import NewOutcome
-from patchq.commands.queries import Status
+from patchq.commands.queries import MARK_STATES, REBASE_STATES, RebaseView, SeriesView, Status
 from patchq.commands.rebase import DryRunOutcome, RebaseOutcome
 from patchq.commands.recover import RecoverOutcome
 from patchq.commands.refresh import RefreshOutcome
 from patchq.commands.rename import RenameOutcome
 from patchq.commands.report import ReportOutcome
+from patchq.commands.undo import UndoOutcome
 from patchq.commands.verify import VerifyOutcome
 from patchq.core.errors import PatchqError
 from patchq.core.series import Entry
@@ -38,6 +39,7 @@ from patchq.core.status import REVIEWABLE
 from patchq.core.words import plural
 from patchq.ops.apply import Failure, PatchResult
 from patchq.ops.check import CheckOutcome
+from patchq.ops.reorder import ReorderOutcome
 from patchq.ops.replay import PatchCheck
 from patchq.ops.stack import MoveOutcome
 from patchq.store import rebasestate
@@ -199,6 +201,73 @@ def series_marks(marks: Sequence[tuple[str, Entry]]) -> Rendered:
     return tuple(out)
 
 
+def rebase_json(v: RebaseView | None) -> dict[str, Any] | None:
+    """A rebase in progress: where from and onto, what was replayed, where it stopped."""
+    if v is None:
+        return None
+    return {
+        "branch": v.branch,
+        "from": v.old_base,
+        "onto": v.onto,
+        "onto_ref": v.onto_ref,
+        "replayed": [{"name": n, "outcome": o} for n, o in v.replayed],
+        "stopped": None if v.stopped is None else {"name": v.stopped, "files": list(v.files)},
+        "todo": list(v.todo),
+    }
+
+
+def series_view(out: SeriesView, as_json: bool = False, verbose: bool = False) -> Rendered:
+    """`series -v` (marks; during a rebase, a note on stderr saying what they mean) and
+    `series --json` (each patch's state and guards, and the rebase in progress)."""
+    if as_json:
+        outcomes = dict(out.rebase.replayed) if out.rebase else {}
+        states = REBASE_STATES if out.rebase else MARK_STATES
+        patches = []
+        for mark, e in out.marks:
+            doc: dict[str, Any] = {"name": e.name, "state": states[mark], "guards": list(e.guards)}
+            if e.name in outcomes:
+                doc["outcome"] = outcomes[e.name or ""]
+            patches.append(doc)
+        return (Doc({"patches": patches, "rebase": rebase_json(out.rebase)}),)
+    if not verbose:
+        return names(tuple(e.name or "" for _, e in out.marks))
+    note: tuple[Item, ...] = ()
+    if out.rebase is not None:
+        note = (
+            info(
+                f"rebase in progress onto {out.rebase.onto[:12]} ({out.rebase.onto_ref}): "
+                "+ replayed, - upstreamed or dropped, ! stopped at, blank still to come"
+            ),
+        )
+    return note + series_marks(out.marks)
+
+
+def _rebase_lines(v: RebaseView) -> list[Item]:
+    """The lines of `status` for a rebase in progress: onto what, how far, what is left."""
+    counts = _counts([o for _, o in v.replayed])
+    lines: list[Item] = [
+        data(
+            f"rebase of {v.branch} onto {v.onto[:12]} ({v.onto_ref}) from {v.old_base[:12]}: "
+            f"{len(v.replayed)} replayed, "
+            + (f"stopped at {v.stopped}, " if v.stopped else "")
+            + f"{len(v.todo)} to come"
+        )
+    ]
+    if v.replayed:
+        lines.append(data(f"replayed: {counts}; last {v.replayed[-1][0]}"))
+    if v.stopped:
+        files = ", ".join(v.files) or "its files"
+        lines.append(data(f"stopped at: {v.stopped} (conflict in {files})"))
+    if v.todo:
+        lines.append(
+            data(
+                f"to come: {v.todo[0]}"
+                + (f" and {len(v.todo) - 1} more" if len(v.todo) > 1 else "")
+            )
+        )
+    return lines
+
+
 def init(root: Path) -> Rendered:
     return (info(f"initialised an empty patch queue in {root}"),)
 
@@ -355,6 +424,36 @@ def renamed(out: RenameOutcome) -> Rendered:
     return (info(f"renamed {out.old} to {out.new}"),)
 
 
+def reordered(out: ReorderOutcome) -> Rendered:
+    """`sink`/`float`: where the patch went, the patches refreshed, the stack now."""
+    end = "bottom" if out.verb == "sink" else "top"
+    if not out.moved:
+        return (info(f"{out.name} is already at the {end} of the series"),)
+    lines = [
+        info(f"{'sank' if out.verb == 'sink' else 'floated'} {out.name} to the {end} of the series")
+    ]
+    lines += [info(f" refreshed {n}") for n in out.refreshed]
+    if out.unapplied:
+        lines.append(
+            info(
+                f"{out.name} is unapplied now: patches before it are not applied (`patchq push -a`)"
+            )
+        )
+    top = out.stack.top
+    lines.append(info(f"now at {top}" if top else "no patches applied"))
+    return tuple(lines)
+
+
+def undone(out: UndoOutcome) -> Rendered:
+    """`undo`: what was undone, and where the stack is now."""
+    what = f"`patchq {out.op}`" + (f" ({out.reason})" if out.reason else "")
+    top = out.stack.top if out.stack else None
+    return (
+        info(f"undid {what}"),
+        info(f"now at {top}" if top else "no patches applied"),
+    )
+
+
 def folded(out: FoldOutcome) -> Rendered:
     return (info(f"folded {out.name} into {out.into}"),)
 
@@ -381,11 +480,15 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                     "dirty": list(st.dirty),
                     "on_branch": st.on_branch,
                     "operation": st.operation,
+                    "rebase": rebase_json(st.rebase),
+                    "exec": [rebasestate.exec_doc(x) for x in st.execs],
                 }
             ),
         )
     lines = []
-    if st.branch is None:
+    if st.rebase is not None:
+        lines += _rebase_lines(st.rebase)
+    elif st.branch is None:
         lines.append(data("no patches applied in this target"))
     else:
         where = "" if st.on_branch else " (not checked out)"
@@ -400,7 +503,17 @@ def status(st: Status, as_json: bool = False) -> Rendered:
     lines.append(data(f"guards: {' '.join(st.guards) or '(none)'}"))
     if st.dirty:
         more = f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""
-        lines.append(data(f"unrefreshed changes: {', '.join(st.dirty[:5])}{more}"))
+        what = "changes in the working tree" if st.rebase else "unrefreshed changes"
+        lines.append(data(f"{what}: {', '.join(st.dirty[:5])}{more}"))
+    if st.execs:
+        failed = [x for x in st.execs if not x.ok]
+        verdict = (
+            f"{plural(len(failed), 'run')} of {len(st.execs)} failed"
+            if failed
+            else f"{plural(len(st.execs), 'run')} passed"
+        )
+        lines.append(data(f"last rebase --exec: {verdict} (series.lock)"))
+        lines += exec_lines(failed[:5], err=False)
     if st.operation and st.operation.startswith("running "):
         lines.append(
             data(f"{st.operation}: another patchq is changing the target now; wait for it")
@@ -545,6 +658,30 @@ def dry_run(out: DryRunOutcome, as_json: bool = False) -> Rendered:
     return tuple(data(f"{outcome:>10} {p.name}") for p, outcome in out.outcomes)
 
 
+def exec_starting(command: str, patch: str | None) -> Rendered:
+    """The line before a run of the user's --exec command (its output goes to stderr)."""
+    where = f"with {patch} applied" if patch else "on the rebased series"
+    return (info(f"patchq: running `{command}` {where}"),)
+
+
+def exec_lines(runs: Sequence[rebasestate.ExecRun], err: bool = True) -> list[Item]:
+    """One line a run of the --exec command: passed or failed, the patch, the exit code."""
+    lines: list[Item] = []
+    for x in runs:
+        word = "passed" if x.ok else "FAILED"
+        where = f" with {x.patch}" if x.patch else " on the series"
+        why = f"; {x.note}" if x.note else ""
+        lines.append(
+            _word(
+                f"{word:>10}",
+                "green" if x.ok else "red",
+                f" `{x.command}`{where} (exit {x.code}{why})",
+                err,
+            )
+        )
+    return lines
+
+
 def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
     """`rebase` (start, --continue, --skip): each patch's outcome, then the last word —
     unless it stopped at a conflict, whose `problem` the CLI raises."""
@@ -559,10 +696,11 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                     "onto": out.onto,
                     "patches": [rebasestate.outcome_doc(r.patch) for r in out.records],
                     "conflict": None if out.conflict is None else out.conflict.name,
+                    "exec": [rebasestate.exec_doc(x) for x in out.exec_runs],
                 }
             ),
         )
-    lines = [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
+    lines: list[Item] = [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
     if out.nothing_to_do:
         lines.append(
             info(
@@ -570,13 +708,14 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                 "`patchq report` still shows the last rebase"
             )
         )
-    elif out.problem is None:
+    elif out.conflict is None:
         lines.append(
             info(
                 f"rebased {plural(len(out.records), 'patch')} onto {out.onto[:12]}; "
                 "see `patchq report`"
             )
         )
+    lines += exec_lines(out.exec_runs)
     return tuple(lines)
 
 

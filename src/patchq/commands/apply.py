@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from patchq.core.lock import Lock, records_for
+from patchq.core.lock import Lock, keeps_exec, records_for, without_exec
 from patchq.core.progress import Progress
 from patchq.core.words import plural
 from patchq.ops import journal
@@ -60,7 +60,11 @@ def apply(
             guards=active,
             patches=records_for(datas, previous, [e.raw for e in repo.series.entries]),
             last_rebase=previous.last_rebase if previous else None,
+            exec=previous.exec if previous else None,
         )
+        if previous is None or not keeps_exec(previous, lock):
+            # The recorded `rebase --exec` runs were of another tree: not this one's.
+            lock = without_exec(lock)
         w.flush()
         stack = Stack(
             base,

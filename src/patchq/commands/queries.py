@@ -15,8 +15,10 @@ from patchq.ops.apply import load_patch
 from patchq.ops.refresh import files_of, refreshed
 from patchq.ops.session import Context
 from patchq.ops.targets import active_entries
+from patchq.store import rebasestate
+from patchq.store.rebasestate import ExecRun, RebaseState
 from patchq.store.stack import load
-from patchq.store.statedir import lock_holder
+from patchq.store.statedir import lock_holder, rebase_state_path
 
 
 def series(ctx: Context) -> tuple[str, ...]:
@@ -24,15 +26,85 @@ def series(ctx: Context) -> tuple[str, ...]:
     return tuple(e.name or "" for e in ctx.repo().series.patches)
 
 
+@dataclass(frozen=True, slots=True)
+class RebaseView:
+    """A rebase stopped (or interrupted) half-way, as `status` and `series -v` tell it: the
+    new base, the patches replayed so far with their outcomes, the one it stopped at
+    (with the files that hold markers) and those still to come."""
+
+    branch: str
+    old_base: str
+    onto: str
+    onto_ref: str
+    replayed: tuple[tuple[str, str], ...]  # (name, outcome), in series order
+    stopped: str | None  # None: interrupted between patches (`--continue` goes on)
+    files: tuple[str, ...]
+    todo: tuple[str, ...]
+
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """The replayed patches that are on the rebased stack (not upstreamed/dropped)."""
+        return tuple(n for n, o in self.replayed if o not in ("upstreamed", "dropped"))
+
+
+def rebase_view(st: RebaseState) -> RebaseView:
+    """The view of a rebase state."""
+    done = tuple((d.patch.name, d.patch.outcome) for d in st.done)
+    seen = {n for n, _ in done} | ({st.current.name} if st.current else set())
+    return RebaseView(
+        st.branch,
+        st.old_base,
+        st.onto,
+        st.onto_ref,
+        done,
+        st.current.name if st.current else None,
+        st.current.files if st.current else (),
+        tuple(n for n in st.entries if n not in seen),
+    )
+
+
+def rebase_progress(ctx: Context) -> RebaseView | None:
+    """The rebase of this queue in progress in the target, or None (also with no target)."""
+    try:
+        path = rebase_state_path(ctx.git().state_dir(), ctx.repo().config.queue)
+    except BadInputError:
+        return None
+    try:
+        st = rebasestate.read_state(path)
+    except PatchqError:  # a damaged record: `status` still says a rebase is in progress
+        return None
+    return None if st is None else rebase_view(st)
+
+
+# The marks of `series -v` (quilt's, and those of a rebase in progress) and their words in
+# `series --json`.
+MARK_STATES = {"=": "top", "+": "applied", " ": "unapplied", "#": "guarded"}
+REBASE_STATES = {"+": "replayed", "-": "left", "!": "stopped", " ": "to-come", "#": "guarded"}
+
+
 def series_marks(
     ctx: Context, guards: Sequence[str] | None = None
 ) -> tuple[tuple[str, Entry], ...]:
     """Each patch of the series with quilt's `series -v` mark: `=` the top, `+` applied,
     ` ` unapplied, and `#` guarded out (not applied by push or apply) under `guards`
-    (default: the config's)."""
+    (default: the config's). During a rebase the marks tell the rebase, not the old
+    stack: `+` replayed onto the new base, `-` replayed and left the series (upstreamed
+    or dropped), `!` the patch it stopped at, ` ` still to come."""
     repo = ctx.repo()
     if not guards:
         guards = repo.config.guards
+    view = rebase_progress(ctx)
+    if view is not None:
+        outcomes = dict(view.replayed)
+        out = []
+        for e in repo.series.patches:
+            mark = "#" if not e.active(guards) else " "
+            if e.name in outcomes:
+                mark = "-" if outcomes[e.name] in ("upstreamed", "dropped") else "+"
+            elif e.name == view.stopped:
+                mark = "!"
+            out.append((mark, e))
+        return tuple(out)
     try:
         done = applied(ctx)
     except BadInputError:  # no target: a patch repo read on its own applies nothing
@@ -44,6 +116,19 @@ def series_marks(
             mark = "=" if e.name == done[-1] else "+"
         out.append((mark, e))
     return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesView:
+    """`series -v`: each patch with its mark, and the rebase in progress if one is."""
+
+    marks: tuple[tuple[str, Entry], ...]
+    rebase: RebaseView | None
+
+
+def series_view(ctx: Context, guards: Sequence[str] | None = None) -> SeriesView:
+    """The marked series and the rebase in progress (what `series -v` and `--json` show)."""
+    return SeriesView(series_marks(ctx, guards), rebase_progress(ctx))
 
 
 def applied(ctx: Context) -> tuple[str, ...]:
@@ -130,12 +215,37 @@ class Status:
     dirty: tuple[str, ...]
     on_branch: bool
     operation: str | None
+    # The rebase in progress: then `base`, `applied` and `unapplied` are the rebase's (the
+    # new base, the patches replayed onto it, the stopped one and those to come).
+    rebase: RebaseView | None = None
+    # The runs of the last `rebase --exec`/`--exec-each` that series.lock records.
+    execs: tuple[ExecRun, ...] = ()
+
+
+def exec_runs(ctx: Context) -> tuple[ExecRun, ...]:
+    """The `--exec` runs series.lock records: per patch (`--exec-each`), then the series."""
+    try:
+        lock = ctx.repo().read_lock()
+    except PatchqError:  # a damaged lock is `lint`'s and `verify`'s to report
+        return ()
+    if lock is None:
+        return ()
+    runs = [
+        ExecRun(str(p.exec["command"]), bool(p.exec["ok"]), int(p.exec["code"]), p.name)
+        for p in lock.patches
+        if p.exec is not None
+    ]
+    if lock.exec is not None:
+        x = lock.exec
+        runs.append(ExecRun(str(x["command"]), bool(x["ok"]), int(x["code"])))
+    return tuple(runs)
 
 
 def status(ctx: Context) -> Status:
     """The stack's branch, base, patches, guards, unrefreshed edits and operation."""
     repo, g = ctx.repo(), ctx.git()
     stack = load(g.state_dir(), repo.config.queue)
+    view = rebase_progress(ctx)
     op = "rebase" if stack_ops.rebase_in_progress(ctx) else None
     interrupted = journal.pending(g, repo.root)
     if interrupted is not None:
@@ -144,6 +254,19 @@ def status(ctx: Context) -> Status:
         holder = lock_holder(g.state_dir())
         state = "interrupted" if holder is None else "running"
         op = f"{state} {interrupted.get('op', 'command')}"
+    if view is not None:
+        return Status(
+            view.branch,
+            view.onto,
+            view.kept,
+            ((view.stopped,) if view.stopped else ()) + view.todo,
+            repo.config.guards,
+            tuple(g.dirty_paths(ctx.own_paths())),
+            g.current_branch() == view.branch,
+            op,
+            view,
+            exec_runs(ctx),
+        )
     return Status(
         stack.branch if stack else None,
         stack.base if stack else None,
@@ -153,6 +276,8 @@ def status(ctx: Context) -> Status:
         tuple(g.dirty_paths(ctx.own_paths())),
         stack is not None and g.current_branch() == stack.branch,
         op,
+        None,
+        exec_runs(ctx),
     )
 
 

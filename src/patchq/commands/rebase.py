@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
+from patchq.core.errors import BadInputError, ConflictError, ExecFailedError, UnsafeStateError
 from patchq.core.lock import Lock, PatchRecord, records_for, sha256
 from patchq.core.patch import parse
 from patchq.core.progress import Progress
@@ -23,9 +23,10 @@ from patchq.core.resolutions import Remembered, resolved_regions
 from patchq.core.resolutions import render as render_resolution
 from patchq.core.series import Entry, Series
 from patchq.core.status import CONFLICT, GONE, MISSING
+from patchq.core.words import plural
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo
-from patchq.ops import journal
+from patchq.ops import execute, journal
 from patchq.ops.apply import apply_series, ident_date, identity, load_patch, preimages
 from patchq.ops.check import CheckOutcome, check
 from patchq.ops.drift import Change
@@ -46,6 +47,7 @@ from patchq.store.files import inside
 from patchq.store.patchrepo import LOCK, PATCHES, SERIES, resolution_path
 from patchq.store.rebasestate import (
     DonePatch,
+    ExecRun,
     HunkRecord,
     LastRebase,
     PatchOutcome,
@@ -98,12 +100,32 @@ class RebaseOutcome:
     # Already on onto and every patch applied unchanged: the last real rebase's review
     # (its record and the lock's outcomes) was kept.
     nothing_to_do: bool = False
+    exec_runs: tuple[ExecRun, ...] = ()  # the --exec/--exec-each runs after it finished
+    target: str = ""  # where they ran, as errors name it
 
     @property
-    def problem(self) -> ConflictError | None:
+    def exec_failed(self) -> ExecRun | None:
+        """The first run of the --exec command that failed, if one did."""
+        return next((x for x in self.exec_runs if not x.ok), None)
+
+    @property
+    def problem(self) -> ConflictError | ExecFailedError | None:
         """The stop at a conflict, as the error to report: the patch, its conflicting
-        files and the upstream commits behind them; None when the rebase went on."""
+        files and the upstream commits behind them; or the --exec command failing on the
+        finished rebase; None when the rebase is done."""
         c = self.conflict
+        bad_run = self.exec_failed
+        if c is None and bad_run is not None:
+            with_what = f"with {bad_run.patch} applied" if bad_run.patch else "on the series"
+            why = bad_run.note or f"exit {bad_run.code}"
+            failed = sum(1 for x in self.exec_runs if not x.ok)
+            return ExecFailedError(
+                f"`{bad_run.command}` failed {with_what} ({why})"
+                + (f", {plural(failed - 1, 'more run')} failed" if failed > 1 else ""),
+                self.target or None,
+                "the rebased series is written; fix it (`patchq refresh`), "
+                "see `patchq status` and `patchq report`",
+            )
         if c is None:
             return None
         bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
@@ -121,7 +143,8 @@ class RebaseOutcome:
 
     @property
     def exit_code(self) -> int:
-        """0 when the run finished; 3 when it stopped at a conflict."""
+        """0 when the run finished; 3 when it stopped at a conflict; 1 when the --exec
+        command failed on the finished rebase."""
         problem = self.problem
         return 0 if problem is None else problem.exit_code
 
@@ -145,8 +168,14 @@ class DryRunOutcome:
 
 
 def start(
-    ctx: Context, onto: str, fuzz: int | None, progress: Progress | None = None
+    ctx: Context,
+    onto: str,
+    fuzz: int | None,
+    progress: Progress | None = None,
+    execs: tuple[str | None, str | None, bool] = (None, None, False),
+    announce: execute.Announce | None = None,
 ) -> RebaseOutcome:
+    """Rebase onto `onto`; `execs` is (--exec, --exec-each, --no-exec)."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
         if in_progress(ctx):
@@ -160,6 +189,7 @@ def start(
         ref, onto_id = default_onto(ctx, g, onto)
         base, guards = old_base(ctx, g)
         entries = repo.series.active(guards)
+        exec_cmd, exec_each = execute.commands(ctx, *execs, entries)
         stack = load(g.state_dir(), repo.config.queue)
         branch = stack.branch if stack else branch_name(ctx, None)
         tip = g.try_resolve(f"refs/heads/{stack.branch}") if stack else None
@@ -188,11 +218,18 @@ def start(
             head=onto_id,
             current=None,
             subjects=(),
+            exec_cmd=exec_cmd,
+            exec_each=exec_each,
         )
-        return _run(ctx, state, progress)
+        return _run(ctx, state, progress, announce)
 
 
-def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> RebaseOutcome:
+def _run(
+    ctx: Context,
+    st: RebaseState,
+    progress: Progress | None = None,
+    announce: execute.Announce | None = None,
+) -> RebaseOutcome:
     """Replay the remaining patches from the state's head; stop at a conflict or finish."""
     repo, g = ctx.repo(), ctx.git()
     entries = [repo.series.find(n) for n in st.entries]
@@ -290,7 +327,7 @@ def _run(ctx: Context, st: RebaseState, progress: Progress | None = None) -> Reb
             head=commit,
         )
     w.flush()
-    return _finish(ctx, st)
+    return _finish(ctx, st, announce)
 
 
 def _hunk_record(h: HunkCheck) -> HunkRecord:
@@ -372,7 +409,9 @@ def _recover(ctx: Context, mode: str) -> dict[str, object] | None:
     return doc
 
 
-def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
+def continue_(
+    ctx: Context, progress: Progress | None = None, announce: execute.Announce | None = None
+) -> RebaseOutcome:
     """Take the person's resolution of the conflicting patch (no `git add` needed)."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
@@ -384,12 +423,15 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
             if interrupted is not None and last is not None:
                 # The finishing writes were the rest: the record they wrote says what.
                 done = tuple(DonePatch(p, "", "") for p in last.patches)
-                return RebaseOutcome(done, True, None, dict(last.subjects), last.base, last.onto)
+                out = RebaseOutcome(done, True, None, dict(last.subjects), last.base, last.onto)
+                if (last.exec_cmd or last.exec_each) and not last.exec_runs:
+                    out = _executed(ctx, out, last.exec_cmd, last.exec_each, announce)
+                return out
             raise BadInputError("no rebase in progress", str(g.root))
         st = _read_state(ctx)
         cur = st.current
         if cur is None:
-            return _run(ctx, st, progress)
+            return _run(ctx, st, progress, announce)
         if interrupted is not None and str(interrupted.get("reason", "")).startswith("stopped"):
             # Killed while showing the conflict: it is in the working tree now.
             raise ConflictError(
@@ -446,7 +488,7 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
                 reason=f"resolved {cur.name}",
             ),
         )
-        return _run(ctx, st, progress)
+        return _run(ctx, st, progress, announce)
 
 
 def _remembered(ctx: Context, cur: StoppedPatch, wt: str) -> dict[str, bytes | None]:
@@ -473,7 +515,9 @@ def _remembered(ctx: Context, cur: StoppedPatch, wt: str) -> dict[str, bytes | N
     return out
 
 
-def skip(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
+def skip(
+    ctx: Context, progress: Progress | None = None, announce: execute.Announce | None = None
+) -> RebaseOutcome:
     """Drop the conflicting patch (recorded `dropped`) and go on."""
     g = ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
@@ -485,7 +529,7 @@ def skip(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
         # patch still stopped, and a second --skip does the same again.
         _clear_conflict(ctx, st)
         _write_state(ctx, st.with_done(cur.dropped()))
-        return _run(ctx, _read_state(ctx), progress)
+        return _run(ctx, _read_state(ctx), progress, announce)
 
 
 def abort(ctx: Context) -> None:
@@ -510,7 +554,9 @@ def abort(ctx: Context) -> None:
         )
 
 
-def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
+def _finish(
+    ctx: Context, st: RebaseState, announce: execute.Announce | None = None
+) -> RebaseOutcome:
     """Write the refreshed patches, series, lock, stack and the last rebase's record and
     check out the new stack: one journal transaction."""
     repo, g = ctx.repo(), ctx.git()
@@ -560,6 +606,8 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
         st.subjects,
         tuple(old_bytes.items()),
         tuple(new_bytes.items()),
+        st.exec_cmd,
+        st.exec_each,
     )
     crashpoint("rebase:finishing")
     kept = [r for r in done if r.outcome not in GONE]
@@ -635,14 +683,25 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
             reason=f"onto {st.onto[:12]}",
         ),
     )
-    return RebaseOutcome(
+    out = RebaseOutcome(
         st.done, True, None, dict(st.subjects), st.old_base, st.onto, nothing_to_do=nothing
     )
+    return _executed(ctx, out, st.exec_cmd, st.exec_each, announce)
 
 
 def _nothing_to_do(st: RebaseState) -> bool:
     """Whether the rebase was onto the base it started from and changed no patch."""
     return st.old_base == st.onto and all(d.patch.outcome == "unchanged" for d in st.done)
+
+
+def _executed(
+    ctx: Context, out: RebaseOutcome, cmd: str, each: str, announce: execute.Announce | None
+) -> RebaseOutcome:
+    """The finished rebase with its --exec/--exec-each commands run and recorded."""
+    if not (cmd or each):
+        return out
+    runs = execute.after_rebase(ctx, cmd, each, announce)
+    return replace(out, exec_runs=runs, target=str(ctx.git().root))
 
 
 def _commit_of(p: PatchOutcome) -> str:

@@ -32,6 +32,13 @@ class DriftError(PatchqError):
     exit_code = 1
 
 
+class ExecFailedError(PatchqError):
+    """The person's `rebase --exec` command failed on the rebased series: the rebase is
+    written, but not done (exit 1, as a failed check is)."""
+
+    exit_code = 1
+
+
 class ConflictError(PatchqError):
     """A conflict a person must resolve."""
 

@@ -33,6 +33,9 @@ class PatchRecord:
     evidence: Mapping[str, str] | None = None
     # The review hints of the last rebase (DESIGN §5): text for a person.
     hints: tuple[str, ...] = ()
+    # `rebase --exec-each`: the command's run with this patch (and those below) applied,
+    # {"command": …, "ok": bool, "code": N}.
+    exec: Mapping[str, Any] | None = None
 
     def to_doc(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -47,6 +50,8 @@ class PatchRecord:
             doc["evidence"] = dict(self.evidence)
         if self.hints:
             doc["hints"] = list(self.hints)
+        if self.exec is not None:
+            doc["exec"] = dict(self.exec)
         return doc
 
 
@@ -59,6 +64,8 @@ class Lock:
     guards: tuple[str, ...] = ()
     patches: tuple[PatchRecord, ...] = ()
     last_rebase: Mapping[str, str] | None = None
+    # `rebase --exec`: the command's run on the whole rebased series (`result_tree`).
+    exec: Mapping[str, Any] | None = None
 
     def record(self, name: str) -> PatchRecord | None:
         for p in self.patches:
@@ -76,6 +83,8 @@ class Lock:
             "patches": [p.to_doc() for p in self.patches],
             "last_rebase": dict(self.last_rebase) if self.last_rebase is not None else None,
         }
+        if self.exec is not None:
+            doc["exec"] = dict(self.exec)
         # A non-UTF-8 path (held as surrogates) is written as a JSON `\udcXX` escape, which
         # json.loads turns back into the same surrogate: the file stays UTF-8 and exact.
         text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -101,6 +110,7 @@ class Lock:
                     if p.get("evidence")
                     else None,
                     tuple(str(x) for x in p.get("hints", [])),
+                    _exec_record(p.get("exec")),
                 )
                 for p in doc["patches"]
             )
@@ -116,6 +126,7 @@ class Lock:
                 tuple(str(g) for g in doc.get("guards", [])),
                 patches,
                 {str(k): str(v) for k, v in last.items()} if last else None,
+                _exec_record(doc.get("exec")),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise BadInputError(
@@ -123,6 +134,40 @@ class Lock:
                 where,
                 "restore it from version control or re-run `patchq apply`",
             ) from None
+
+
+def _exec_record(doc: Any) -> dict[str, Any] | None:
+    """A recorded run of the `--exec` command: {"command": str, "ok": bool, "code": int}."""
+    if doc is None:
+        return None
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("command"), str)
+        or not isinstance(doc.get("ok"), bool)
+        or not isinstance(doc.get("code", 0), int)
+    ):
+        raise ValueError(f"malformed exec record {doc!r}")
+    return {"command": doc["command"], "ok": doc["ok"], "code": doc.get("code", 0)}
+
+
+def keeps_exec(previous: Lock, lock: Lock) -> bool:
+    """Whether `previous`'s records of `--exec` runs still hold for `lock`: the same base,
+    the same patches with the same bytes in the same order, the same result."""
+
+    def applied(k: Lock) -> list[tuple[str, str]]:
+        return [(p.name, p.sha256) for p in k.patches if p.rebase not in GONE]
+
+    return (previous.base, previous.result_tree, applied(previous)) == (
+        lock.base,
+        lock.result_tree,
+        applied(lock),
+    )
+
+
+def without_exec(lock: Lock) -> Lock:
+    """The lock with no record of `--exec` runs: what a new application of the series
+    onto another base or tree must write, since those runs were of another tree."""
+    return replace(lock, exec=None, patches=tuple(replace(p, exec=None) for p in lock.patches))
 
 
 def sha256(data: bytes) -> str:

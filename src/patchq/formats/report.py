@@ -72,6 +72,21 @@ class RecordedPatch(Protocol):
     def hints(self) -> Sequence[str]: ...
 
 
+class RecordedRun(Protocol):
+    """A run of the `--exec` command after the rebase (`rebasestate.ExecRun`)."""
+
+    @property
+    def command(self) -> str: ...
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def code(self) -> int: ...
+    @property
+    def patch(self) -> str | None: ...
+    @property
+    def note(self) -> str: ...
+
+
 class RebaseRecord(Protocol):
     """The record a finished rebase leaves (`rebasestate.LastRebase`)."""
 
@@ -89,6 +104,8 @@ class RebaseRecord(Protocol):
     def old(self) -> Sequence[tuple[str, bytes]]: ...
     @property
     def new(self) -> Sequence[tuple[str, bytes]]: ...
+    @property
+    def exec_runs(self) -> Sequence[RecordedRun]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +143,8 @@ class Review:
     onto_ref: str
     patches: tuple[PatchReview, ...]
     subjects: Mapping[str, str]
+    # The `rebase --exec`/`--exec-each` runs: (command, ok, exit code, patch, note).
+    execs: tuple[tuple[str, bool, int, str | None, str], ...] = ()
 
 
 def _changes(p: Patch) -> list[str]:
@@ -285,7 +304,18 @@ def review(record: RebaseRecord) -> Review:
                 tuple(p.hints),
             )
         )
-    return Review(record.base, record.onto, record.onto_ref, tuple(reviews), dict(record.subjects))
+    runs = tuple((x.command, x.ok, x.code, x.patch, x.note) for x in record.exec_runs)
+    return Review(
+        record.base, record.onto, record.onto_ref, tuple(reviews), dict(record.subjects), runs
+    )
+
+
+def _run_line(run: tuple[str, bool, int, str | None, str]) -> str:
+    """`passed: make check with 0002.patch (exit 0)`: one run of the --exec command."""
+    command, ok, code, patch, note = run
+    where = f" with {patch}" if patch else " on the series"
+    why = f"; {note}" if note else ""
+    return f"{'passed' if ok else 'FAILED'}: {command}{where} (exit {code}{why})"
 
 
 def from_lock(lock_doc: Mapping[str, Any]) -> Review:
@@ -388,6 +418,7 @@ def to_text(r: Review) -> str:
             ]
     counts = _counts(r)
     lines += ["", "summary: " + ", ".join(f"{n} {k}" for k, n in counts.items())]
+    lines += [f"exec {shown(_run_line(x))}" for x in r.execs]
     return "\n".join(lines) + "\n"
 
 
@@ -436,6 +467,9 @@ def to_markdown(r: Review) -> str:
     ]
     if review_needed:
         out += ["", "Needs a reviewer's eye: " + ", ".join(md_code(p.name) for p in review_needed)]
+    if r.execs:
+        out += ["", "Build/test after the rebase (`--exec`):", ""]
+        out += [f"- {md_code(_run_line(x))}" for x in r.execs]
     out += [
         "",
         "| patch | outcome | change | hunks moved | upstream commits |",
@@ -511,6 +545,10 @@ def to_json(r: Review) -> str:
             for p in r.patches
         ],
         "subjects": dict(r.subjects),
+        "exec": [
+            {"command": c, "ok": ok, "code": code, "patch": patch, "note": note}
+            for c, ok, code, patch, note in r.execs
+        ],
     }
     return json_text(doc) + "\n"
 
@@ -615,6 +653,12 @@ def to_html(r: Review) -> str:
             f"<td>{p.moved}</td><td>{drift}</td></tr>"
         )
     out.append("</tbody></table>")
+    if r.execs:
+        out.append(
+            '<ul id="exec">'
+            + "".join(f"<li><code>{_e(_run_line(x))}</code></li>" for x in r.execs)
+            + "</ul>"
+        )
     for p in r.patches:
         if p.kind in ("unchanged", "unknown") and not p.hints and p.evidence is None:
             continue

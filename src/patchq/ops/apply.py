@@ -252,6 +252,8 @@ def load_patch(repo: PatchRepo, entry: Entry) -> tuple[bytes, Patch]:
         key = (str(path), st.st_mtime_ns, st.st_size, strip)
     except OSError:
         key = None
+    if entry.name in repo.staged:
+        key = None  # bytes about to be written, not the file's: never the file's parse
     if key is not None and key in _PARSED:
         _PARSED.move_to_end(key)
         hit: tuple[bytes, Patch] = _PARSED[key]

@@ -16,6 +16,13 @@ in a folder named by it: a leftover of one run is never read by another.
 
 A long-lived snapshot (a rebase's starting point, kept while it is stopped) is rolled back
 by the same code: `restore` records it as a journal whose only way out is back.
+
+The journal of the last completed stack operation (`UNDOABLE`) is kept, with its copies,
+in `last-op/` beside it: `undo` checks that nothing changed since (the target, the stack
+record, every file the operation wrote, the patch repo's files, no uncommitted edits) and
+then rolls it back exactly as an interrupted run is undone — a back-only journal of its
+own, so a kill during `undo` is finished by `recover`. Any other change through the
+journal (a rebase, a recovery) leaves a record that says there is nothing to undo.
 """
 
 from __future__ import annotations
@@ -28,15 +35,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchq.core.errors import BadInputError
+from patchq.core.errors import BadInputError, UnsafeStateError
 from patchq.git.repo import GitRepo
 from patchq.store import stack as stackfile
 from patchq.store.files import atomic_write, confine
-from patchq.store.patchrepo import check_writable, own_paths
+from patchq.store.patchrepo import CONFIG, LOCK, PATCHES, SERIES, check_writable, own_paths
 from patchq.store.stack import Stack, save, stack_path
 from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint
 
 CHECKOUT, INDEX, REF = "checkout", "index", "ref"
+# The operations `undo` can roll back; the record of the last one lives in LAST.
+UNDOABLE = (
+    "apply",
+    "push",
+    "pop",
+    "goto",
+    "refresh",
+    "new",
+    "delete",
+    "rename",
+    "fold",
+    "header",
+    "sink",
+    "float",
+)
+LAST = "last-op"
 # The two sets of files a journal can change: the patch repo's, and patchq's own state.
 FILES, STATE = "files", "state"
 
@@ -118,6 +141,7 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
         crashpoint("journal:recorded")
         saved = _forward(g, patch_root, doc, recovering=False)
         crashpoint("journal:done")
+        _keep_last(g, patch_root, doc)
     except BaseException:
         try:
             _backward(g, patch_root, doc, recovering=False)
@@ -154,10 +178,154 @@ def restore(
         FILES: {},
         STATE: {name: {"before": False, "after": True} for name in state},
     }
+    _forget_last(g)
     _write_doc(g, patch_root, doc)
     crashpoint("journal:recorded")
     _backward(g, patch_root, doc, recovering=False)
     _clear(g, patch_root, doc)
+
+
+# --- the last operation, for `undo` ------------------------------------------------------
+
+
+def _fingerprint(patch_root: Path) -> dict[str, list[int]]:
+    """The patch repo's own files by (mtime, size): an edit since shows as a difference."""
+    out: dict[str, list[int]] = {}
+    paths = [patch_root / n for n in (CONFIG, SERIES, LOCK)]
+    paths += sorted(p for p in (patch_root / PATCHES).rglob("*") if not p.is_dir())
+    for p in paths:
+        try:
+            st = p.lstat()
+        except OSError:
+            continue
+        out[p.relative_to(patch_root).as_posix()] = [st.st_mtime_ns, st.st_size]
+    return out
+
+
+def _forget_last(g: GitRepo | None) -> None:
+    if g is not None:
+        shutil.rmtree(g.state_dir() / LAST, ignore_errors=True)
+
+
+def _noop(doc: dict[str, Any]) -> bool:
+    """Whether the journal `doc` changed nothing (a push that stopped at its first patch):
+    then the record of the last real operation stays what `undo` undoes."""
+    before, after = doc["before"], doc["after"]
+    moved = after["head"] is not None and (
+        before["branch_ref"] != after["head"] or before["head"] != after["head"]
+    )
+    same_stack = after["stack"] is None or (
+        before["stack"] is not None
+        and stackfile.from_doc(before["stack"]) == stackfile.from_doc(after["stack"])
+    )
+    return not (moved or not same_stack or doc.get(FILES) or doc.get(STATE) or after["overlay"])
+
+
+def _keep_last(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> None:
+    """Keep the journal being carried out (and a copy of its copies) as the last
+    operation. Part of the transaction: a failure here rolls the operation back."""
+    if g is None or _noop(doc):
+        return  # a patch-repo journal (`import`) changed no target: nothing of it is kept
+    new = g.state_dir() / f"{LAST}.new"
+    shutil.rmtree(new, ignore_errors=True)
+    undoable = doc["op"] in UNDOABLE
+    try:
+        new.mkdir(parents=True)
+        if undoable and _copies(g, patch_root, doc).is_dir():
+            shutil.copytree(_copies(g, patch_root, doc), new / "copies")
+        kept = dict(doc, undoable=undoable, fingerprint=_fingerprint(patch_root))
+        atomic_write(new / JOURNAL, (json.dumps(kept, indent=2, sort_keys=True) + "\n").encode())
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    _forget_last(g)
+    new.rename(g.state_dir() / LAST)
+
+
+def last_op(g: GitRepo) -> dict[str, Any] | None:
+    """The record of the last operation that went through the journal, if one is kept."""
+    doc = _read(g.state_dir() / LAST)
+    return doc
+
+
+def _changed_since(
+    g: GitRepo, patch_root: Path, doc: dict[str, Any], own: list[str]
+) -> tuple[str, str] | None:
+    """What changed since the operation `doc` records, and where; None if nothing."""
+    dirty = g.dirty_paths(own)
+    if dirty:
+        return f"uncommitted changes in {dirty[0]}", str(g.root)
+    after, branch = doc["after"], doc["branch"]
+    if after["head"] is not None:
+        if g.try_resolve(f"refs/heads/{branch}") != after["head"]:
+            return f"{branch} moved", str(g.root)
+        if after["worktree"] != REF and (g.current_branch(), g.head()) != (branch, after["head"]):
+            return f"the target is no longer on {branch}", str(g.root)
+    if after["stack"] is not None:
+        sp = stack_path(g.state_dir(), doc["queue"])
+        now = json.loads(sp.read_text()) if sp.exists() else None
+        if now is None or stackfile.from_doc(now) != stackfile.from_doc(after["stack"]):
+            return "the stack record changed", str(sp)
+    d = g.state_dir() / LAST / "copies"
+    for kind, root in _roots(g, patch_root).items():
+        for rel, f in doc.get(kind, {}).items():
+            path = root / rel
+            now_bytes = path.read_bytes() if path.is_file() else None
+            then = (d / kind / "after" / rel).read_bytes() if f["after"] else None
+            if now_bytes != then:
+                return f"{rel} changed", str(path)
+    if _fingerprint(patch_root) != doc.get("fingerprint"):
+        return "the patch repo changed", str(patch_root)
+    return None
+
+
+def undo_last(g: GitRepo, patch_root: Path, own: list[str]) -> dict[str, Any]:
+    """Roll the last operation back, as a back-only journal; the record of what it was.
+    Refuses (exit 5) when anything changed since it, and (exit 4) when there is nothing
+    that can be undone."""
+    doc = last_op(g)
+    if doc is None:
+        raise BadInputError("nothing to undo", str(g.state_dir() / LAST))
+    if not doc.get("undoable"):
+        raise BadInputError(
+            f"the last change, `patchq {doc.get('op')}`, cannot be undone",
+            str(g.root),
+            "`git reflog` shows where the stack branch was",
+        )
+    changed = _changed_since(g, patch_root, doc, own)
+    if changed is not None:
+        what, where = changed
+        raise UnsafeStateError(
+            f"{what} since `patchq {doc['op']}`: undo would lose it",
+            where,
+            "undo works right after a stack operation; `git reflog` shows older states",
+        )
+    undo = dict(doc, op=f"undo {doc['op']}", id=secrets.token_hex(8), back_only=True)
+    for key in ("undoable", "fingerprint", "pid"):
+        undo.pop(key, None)
+    shutil.rmtree(home(g, patch_root) / "op", ignore_errors=True)
+    copies = g.state_dir() / LAST / "copies"
+    if copies.is_dir():
+        # Copied, not moved: a kill before the journal below is written leaves the record
+        # whole, and one after it leaves a journal with every copy it needs.
+        shutil.copytree(copies, _copies(g, patch_root, undo))
+    _write_doc(g, patch_root, undo)
+    try:
+        crashpoint("journal:recorded")
+        _backward(g, patch_root, undo, recovering=False)
+    except BaseException:
+        # Ctrl-C or a failure: back to the operation's after state, its record kept, as
+        # `run` rolls a transaction back; only a kill leaves the journal for `recover`.
+        try:
+            _forward(g, patch_root, undo, recovering=False)
+        except Exception:  # noqa: BLE001 - the journal stays for `recover`
+            pass
+        else:
+            _clear(g, patch_root, undo)
+        raise
+    _forget_last(g)
+    _clear(g, patch_root, undo)
+    return doc
 
 
 def recover(g: GitRepo | None, patch_root: Path, mode: str) -> tuple[str, str | None]:
@@ -179,6 +347,7 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> tuple[str, str | 
         if forward
         else _backward(g, patch_root, doc, recovering=True)
     )
+    _forget_last(g)  # a recovered state is not the one the last record describes
     _clear(g, patch_root, doc)
     return str(doc.get("op")), saved
 

@@ -55,6 +55,10 @@ class Config:
     style: str = "keep"  # how refreshed patches are spelled: keep, git, quilt
     # Remember conflict resolutions in `resolutions/` and reuse them (DESIGN §4.7).
     rerere: bool = True
+    # The build/test command `rebase` runs in the target afterwards (`exec`), and after
+    # each replayed patch (`exec-each`); the person's own, never a patch's.
+    exec: str | None = None
+    exec_each: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod
@@ -76,6 +80,8 @@ class Config:
             "retired": str,
             "style": str,
             "rerere": bool,
+            "exec": str,
+            "exec-each": str,
         }
         kwargs: dict[str, object] = {}
         extra: dict[str, object] = {}
@@ -88,7 +94,7 @@ class Config:
             ):
                 word = "true or false" if known[key] is bool else f"a {known[key].__name__}"
                 raise BadInputError(f"`{key}` must be {word}", where)
-            kwargs[key] = value
+            kwargs[key.replace("-", "_")] = value
         guards = kwargs.pop("guards", [])
         assert isinstance(guards, list)
         if not all(isinstance(g, str) and g and not g.startswith(("+", "-")) for g in guards):

@@ -123,6 +123,18 @@ class StoppedPatch:
 
 
 @dataclass(frozen=True, slots=True)
+class ExecRun:
+    """One run of the user's `--exec` command after a rebase: with every patch applied
+    (`patch` None) or, for `--exec-each`, with `patch` and those below it applied."""
+
+    command: str
+    ok: bool
+    code: int
+    patch: str | None = None
+    note: str = ""  # why a run that exited 0 still failed (it left changes behind)
+
+
+@dataclass(frozen=True, slots=True)
 class RebaseState:
     """Everything a stopped rebase needs to go on, or to put everything back."""
 
@@ -142,6 +154,10 @@ class RebaseState:
     current: StoppedPatch | None
     # The subjects of the upstream commits named in drift, as (commit, subject) pairs.
     subjects: tuple[tuple[str, str], ...]
+    # The commands to run when the rebase is done ("": none), fixed when it started so
+    # that nothing applied meanwhile (a quilt-style queue's own patchq.toml) can change them.
+    exec_cmd: str = ""
+    exec_each: str = ""
 
     def with_subjects(self, subjects: dict[str, str]) -> RebaseState:
         """This state knowing `subjects` too (a commit seen again keeps its place)."""
@@ -168,6 +184,10 @@ class LastRebase:
     # interdiff needs the old ones, which the patch repo no longer holds.
     old: tuple[tuple[str, bytes], ...] = ()
     new: tuple[tuple[str, bytes], ...] = ()
+    # The `--exec`/`--exec-each` commands asked for, and their runs once they ran.
+    exec_cmd: str = ""
+    exec_each: str = ""
+    exec_runs: tuple[ExecRun, ...] = ()
 
 
 # --- serialisers -------------------------------------------------------------------------
@@ -349,6 +369,8 @@ def to_doc(s: RebaseState) -> dict[str, Any]:
         "head": s.head,
         "current": None if s.current is None else _stopped_doc(s.current),
         "subjects": dict(s.subjects),
+        "exec": s.exec_cmd,
+        "exec_each": s.exec_each,
     }
 
 
@@ -378,6 +400,23 @@ def from_doc(doc: dict[str, Any]) -> RebaseState:
         jr.text(doc, "head"),
         None if current is None else _stopped(current),
         jr.pairs(doc, "subjects"),
+        jr.text_or_none(doc, "exec", required=False) or "",
+        jr.text_or_none(doc, "exec_each", required=False) or "",
+    )
+
+
+def exec_doc(x: ExecRun) -> dict[str, Any]:
+    """The JSON form of one run of the `--exec` command (records, `rebase --json`)."""
+    return {"command": x.command, "ok": x.ok, "code": x.code, "patch": x.patch, "note": x.note}
+
+
+def _exec_run(doc: dict[str, Any]) -> ExecRun:
+    return ExecRun(
+        jr.text(doc, "command"),
+        jr.flag(doc, "ok"),
+        jr.integer(doc, "code"),
+        jr.text_or_none(doc, "patch"),
+        jr.text(doc, "note"),
     )
 
 
@@ -401,6 +440,9 @@ def last_to_doc(r: LastRebase) -> dict[str, Any]:
         "subjects": dict(r.subjects),
         "old": _texts_of(r.old),
         "new": _texts_of(r.new),
+        "exec": r.exec_cmd,
+        "exec_each": r.exec_each,
+        "exec_runs": [exec_doc(x) for x in r.exec_runs],
     }
 
 
@@ -414,6 +456,9 @@ def last_from_doc(doc: dict[str, Any]) -> LastRebase:
         jr.pairs(doc, "subjects"),
         _bytes_of(doc, "old"),
         _bytes_of(doc, "new"),
+        jr.text_or_none(doc, "exec", required=False) or "",
+        jr.text_or_none(doc, "exec_each", required=False) or "",
+        tuple(_exec_run(x) for x in jr.objects(doc, "exec_runs")) if "exec_runs" in doc else (),
     )
 
 

@@ -1,0 +1,15 @@
+"""`float`: bring a patch to the top of the stack — last in the series (StGit's `float`).
+
+The patches it crosses are re-applied in memory with the rebase's ladder; a conflict is
+refused (exit 3) with nothing changed. See ops/reorder.py.
+"""
+
+from __future__ import annotations
+
+from patchq.ops.reorder import FLOAT, ReorderOutcome, move
+from patchq.ops.session import Context
+
+
+def float_(ctx: Context, name: str) -> ReorderOutcome:
+    """Move `name` to the end of the series (the top of the stack when all are applied)."""
+    return move(ctx, name, FLOAT)

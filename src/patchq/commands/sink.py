@@ -1,0 +1,15 @@
+"""`sink`: send a patch to the bottom of the stack — first in the series (StGit's `sink`).
+
+The patches it crosses are re-applied in memory with the rebase's ladder; a conflict is
+refused (exit 3) with nothing changed. See ops/reorder.py.
+"""
+
+from __future__ import annotations
+
+from patchq.ops.reorder import SINK, ReorderOutcome, move
+from patchq.ops.session import Context
+
+
+def sink(ctx: Context, name: str) -> ReorderOutcome:
+    """Move `name` to the bottom of the series (and of the stack, if any is applied)."""
+    return move(ctx, name, SINK)

@@ -1,0 +1,164 @@
+"""`rebase --exec CMD` and `--exec-each CMD`: the person's build or test, run in the target
+once the rebased series is written, and recorded.
+
+A rebase that applies cleanly but does not build is not done, so the run is part of the
+rebase: `--exec-each` checks out each rebased patch in turn (the stack at that patch, a
+journal transaction like `goto`, so a kill leaves a stack `status` explains) and runs the
+command with it applied; `--exec` runs once with the whole series applied. A run passes
+when the command exits 0 and leaves the working tree as it found it (as `git rebase
+--exec` requires); the first run that leaves changes stops the runs there, the stack at
+that patch, so nothing is checked out over them. Every run is recorded in `series.lock`
+(`exec` on the patch for `--exec-each`, at the top level for `--exec`) and in the last
+rebase's record that `report` reads, in one last transaction.
+
+The command is the person's only: the option, or `exec`/`exec-each` in patchq.toml as it
+was when the rebase started — and not even that when a patch of the series changes the
+queue's own patchq.toml (a queue inside its target), since a patch may not choose what runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from patchq.core.errors import BadInputError
+from patchq.core.series import Entry
+from patchq.ops import journal
+from patchq.ops.apply import load_patch
+from patchq.ops.session import Context
+from patchq.shell import command as shell
+from patchq.store import rebasestate
+from patchq.store.patchrepo import CONFIG, LOCK
+from patchq.store.rebasestate import ExecRun
+from patchq.store.stack import Stack, load
+from patchq.store.statedir import last_rebase_path
+
+# Told before each run: the command, and the patch it runs with (None: the whole series).
+Announce = Callable[[str, str | None], None]
+
+
+def commands(
+    ctx: Context,
+    exec_cmd: str | None,
+    exec_each: str | None,
+    no_exec: bool,
+    entries: Sequence[Entry],
+) -> tuple[str, str]:
+    """The commands a rebase will run ("": none): the options, else patchq.toml's (none
+    with `no_exec`)."""
+    cfg = ctx.repo().config
+    cmd = exec_cmd if exec_cmd is not None else ("" if no_exec else cfg.exec or "")
+    each = exec_each if exec_each is not None else ("" if no_exec else cfg.exec_each or "")
+    configured = (exec_cmd is None and cmd) or (exec_each is None and each)
+    own = [p for p in ctx.own_paths() if p.endswith(CONFIG)]
+    if configured and own:
+        repo = ctx.repo()
+        for e in entries:
+            if own[0] in load_patch(repo, e)[1].paths:
+                raise BadInputError(
+                    f"{e.name} changes {own[0]}, which names the command to run after the "
+                    "rebase: patchq runs no command a patch can choose",
+                    repo.display(e.name or ""),
+                    "give it with --exec/--exec-each, or --no-exec",
+                )
+    return cmd, each
+
+
+def _changes(ctx: Context) -> str:
+    """What a run left changed in the working tree, as a note ("" when nothing)."""
+    dirty = ctx.git().dirty_paths(ctx.own_paths())
+    if not dirty:
+        return ""
+    more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
+    return f"left changes in {dirty[0]}{more}"
+
+
+def _run(ctx: Context, cmd: str, patch: str | None, announce: Announce | None) -> ExecRun:
+    if announce is not None:
+        announce(cmd, patch)
+    code = shell.run(cmd, ctx.git().root, {"PATCHQ_PATCH": patch} if patch else {})
+    note = _changes(ctx)
+    return ExecRun(cmd, code == 0 and not note, code, patch, note)
+
+
+def _move(ctx: Context, stack: Stack, k: int, why: str) -> None:
+    """Check out the stack with its first `k` patches applied (a journal transaction)."""
+    repo, g = ctx.repo(), ctx.git()
+    at = stack.truncated(k)
+    journal.run(
+        g,
+        repo.root,
+        journal.Plan("rebase --exec-each", at.branch, at.head, at, repo.config.queue, reason=why),
+    )
+
+
+def after_rebase(
+    ctx: Context, cmd: str, each: str, announce: Announce | None = None
+) -> tuple[ExecRun, ...]:
+    """Run `each` with every rebased patch applied in turn, then `cmd` with all of them;
+    record the runs in series.lock and the last rebase's record."""
+    repo, g = ctx.repo(), ctx.git()
+    queue = repo.config.queue
+    stack = load(g.state_dir(), queue)
+    if stack is None:
+        return ()
+    runs: list[ExecRun] = []
+    n = len(stack.applied)
+    stuck = False  # a run left changes: the stack stays where it is
+    try:
+        for k, name in enumerate(stack.applied if each else ()):
+            if g.head() != stack.commits[k]:
+                _move(ctx, stack, k + 1, name)
+            runs.append(_run(ctx, each, name, announce))
+            if runs[-1].note:
+                stuck = True
+                break
+        if cmd and not stuck:
+            runs.append(_run(ctx, cmd, None, announce))
+    except KeyboardInterrupt:
+        # Ctrl-C during a run: the rebase is done and written; give back its whole stack.
+        if each and not stuck and not _changes(ctx) and g.head() != stack.head:
+            _move(ctx, stack, n, "back to the top")
+        raise
+    _record(ctx, runs)
+    return tuple(runs)
+
+
+def run_doc(x: ExecRun) -> dict[str, object]:
+    """A run as series.lock records it."""
+    return {"command": x.command, "ok": x.ok, "code": x.code}
+
+
+def _record(ctx: Context, runs: Sequence[ExecRun]) -> None:
+    """Write the runs into series.lock and the last rebase's record: one transaction."""
+    repo, g = ctx.repo(), ctx.git()
+    lock = repo.read_lock()
+    files: dict[str, bytes | None] = {}
+    if lock is not None:
+        by_patch = {x.patch: run_doc(x) for x in runs if x.patch is not None}
+        whole = next((run_doc(x) for x in runs if x.patch is None), None)
+        lock = replace(
+            lock,
+            exec=whole,
+            patches=tuple(replace(p, exec=by_patch.get(p.name)) for p in lock.patches),
+        )
+        files[LOCK] = lock.to_json()
+    state: dict[str, bytes | None] = {}
+    path = last_rebase_path(g.state_dir(), repo.config.queue)
+    last = rebasestate.read_last(path)
+    if last is not None:
+        state[path.name] = rebasestate.last_bytes(replace(last, exec_runs=tuple(runs)))
+    journal.run(
+        g,
+        repo.root,
+        journal.Plan(
+            "rebase --exec",
+            "",
+            None,
+            None,
+            repo.config.queue,
+            files=files,
+            state=state,
+            reason=f"{len(runs)} runs",
+        ),
+    )

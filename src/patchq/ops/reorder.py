@@ -1,0 +1,213 @@
+"""`sink` and `float`: move a patch to the bottom or the top of the series, StGit's way.
+
+The reordered stretch — the moved patch and every patch it crosses — is re-applied in
+memory with the rebase's ladder (ops/replay.py), each patch's 3-way step pinned to its
+pre-image in the old order: so a patch that now sits on different neighbours is placed
+by offset or merged where it can be. A patch that would then conflict (or find its change
+already made) is refused, exit 3, naming the patch, file and hunk, and nothing changes —
+a reorder never leaves a conflict to resolve. Patches whose placement changed get their
+files refreshed (as `rebase` does), the applied stack is rebuilt and checked out, and
+`series`, the patch files, `series.lock` and the stack record are written in one journal
+transaction, which `undo` can roll back.
+
+The stack after: `sink` puts the patch at the bottom of the applied stack (applied, if
+anything is); `float` puts it last in the series, still applied only when every patch
+before it is (a patch is applied only after all those before it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from patchq.core.errors import ConflictError
+from patchq.core.lock import Lock, records_for, without_exec
+from patchq.core.patch import parse
+from patchq.core.series import Entry, Series
+from patchq.core.status import CONFLICT, MISSING, UPSTREAMED
+from patchq.core.words import plural
+from patchq.git.repo import GitRepo
+from patchq.ops import journal
+from patchq.ops import stack as stack_ops
+from patchq.ops.apply import apply_series, failure_error, ident_date, identity, load_patch
+from patchq.ops.apply import preimages as pinned
+from patchq.ops.refresh import render_refreshed
+from patchq.ops.replay import PatchCheck, Replay, lock_outcome
+from patchq.ops.session import Context
+from patchq.store.patchrepo import LOCK, PATCHES, SERIES
+from patchq.store.stack import Stack
+from patchq.store.statedir import run_lock
+
+SINK, FLOAT = "sink", "float"
+
+
+@dataclass(frozen=True, slots=True)
+class ReorderOutcome:
+    """Where the patch went, which patch files were refreshed, and the stack now."""
+
+    name: str
+    verb: str
+    moved: bool  # False: it already was at the bottom (top)
+    refreshed: tuple[str, ...]
+    stack: Stack
+    unapplied: bool = False  # float: it was applied and, last now, is not any more
+
+
+def _reordered(series: Series, name: str, to_top: bool) -> Series:
+    """`series` with `name`'s line moved before the first patch line (after the last)."""
+    entries = [e for e in series.entries if e.name != name]
+    moved = next(e for e in series.entries if e.name == name)
+    at = [i for i, e in enumerate(entries) if e.is_patch]
+    if not at:
+        return series
+    k = at[-1] + 1 if to_top else at[0]
+    return Series(tuple(entries[:k] + [moved] + entries[k:]))
+
+
+def _refusal(verb: str, name: str, res: PatchCheck, display: str) -> ConflictError:
+    bad = next((h for h in res.hunks if h.status in (CONFLICT, MISSING, UPSTREAMED)), res.hunks[0])
+    why = (
+        "its change would already be there"
+        if bad.status == UPSTREAMED
+        else bad.reason or "it would conflict"
+    )
+    return ConflictError(
+        f"cannot {verb} {name}: {res.name} would not apply in the new order "
+        f"({bad.file} hunk #{bad.index + 1}: {why})",
+        display,
+        "nothing was changed; reorder with `patchq pop`/`push` and resolve it by hand",
+    )
+
+
+def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
+    """Move `name` to the bottom (`sink`) or the top (`float`) of the series."""
+    repo, g = ctx.repo(), ctx.git()
+    to_top = verb == FLOAT
+    with run_lock(g.state_dir(), repo.root):
+        stack_ops.refuse_during_rebase(ctx)
+        stack_ops.entry(repo, name)  # an unknown name is bad input, before anything else
+        stack = stack_ops.open_stack(ctx, create=True)
+        names, entries = stack_ops.series_state(ctx, stack)
+        series = _reordered(repo.series, name, to_top)
+        if series.format() == repo.series.format():
+            return ReorderOutcome(name, verb, False, (), stack)
+        files: dict[str, bytes | None] = {SERIES: stack_ops.series_bytes(series)}
+        a, n = len(stack.applied), len(names)
+        if name not in names:  # guarded out: only its line moves
+            _write(ctx, verb, name, files, None, ())
+            return ReorderOutcome(name, verb, True, (), stack)
+        i = names.index(name)
+        others = [e for e in entries if e.name != name]
+        me = entries[i]
+        new = [me, *others] if not to_top else [*others, me]
+        if to_top:
+            first, last = i, n - 1
+            keep = a if i >= a or a == n else a - 1
+        else:
+            first, last = 0, i
+            keep = a if i < a else (a + 1 if a else 0)
+        if a or keep:
+            stack_ops.protect(ctx, False, verb, can_force=False)
+        start = min(first, a)
+        w = g.writer()
+        rp = Replay.start(
+            g,
+            repo,
+            stack.base,
+            stack.base,
+            w,
+            repo.config.fuzz,
+            pinned(g, repo, stack.base, entries, w),
+            tree=g.commit_info(stack.commit_below(start), w)["tree"].decode(),
+        )
+        when, tz = ident_date(g.commit_info(stack.base)["committer"])
+        commits = list(stack.commits[:start])
+        refreshed: dict[str, bytes] = {}
+        pairs: list[tuple[str, str, str]] = []  # (name, tree before, tree after) to refresh
+        for k in range(start, max(last + 1, keep)):
+            entry = new[k]
+            assert entry.name is not None
+            res = rp.step(entry)
+            if res.status in (CONFLICT, MISSING, UPSTREAMED) or any(
+                h.status == UPSTREAMED for h in res.hunks
+            ):
+                raise _refusal(verb, name, res, repo.display(entry.name))
+            if k >= first and lock_outcome(res) != "unchanged":
+                pairs.append((entry.name, res.tree_before, res.tree))
+            if k < keep:
+                _, patch = load_patch(repo, entry)
+                author, message = identity(entry.name, patch, when, tz, g.user_identity())
+                parent = commits[-1] if commits else stack.base
+                commits.append(
+                    GitRepo.commit_object(w, res.tree, [parent], message, author, author)
+                )
+        w.flush()  # the trees must be in the repository before git diffs them
+        diffs = (
+            g.diff_trees_many([(b, t) for _, b, t in pairs], repo.config.context) if pairs else []
+        )
+        for (pname, _, _), diff in zip(pairs, diffs, strict=True):
+            found = repo.series.find(pname)
+            assert found is not None
+            data = repo.read_patch(pname)
+            strip = found.strip_level(repo.config.strip)
+            patch = parse(data, repo.display(pname), strip)
+            refreshed[pname] = render_refreshed(patch, diff, repo.display(pname), strip)
+            files[f"{PATCHES}/{pname}"] = refreshed[pname]
+        after = Stack(
+            stack.base, stack.branch, tuple(e.name or "" for e in new[:keep]), tuple(commits)
+        )
+        lock = _lock(ctx, series, refreshed)
+        if lock is not None:
+            files[LOCK] = lock
+        _write(ctx, verb, name, files, after if (a or keep) else None, tuple(refreshed))
+    was_applied = i < a
+    return ReorderOutcome(
+        name, verb, True, tuple(refreshed), after, unapplied=was_applied and keep < n
+    )
+
+
+def _lock(ctx: Context, series: Series, staged: dict[str, bytes]) -> bytes | None:
+    """series.lock for the reordered series: re-applied on the lock's base in memory, as
+    `verify` will; the records kept (but no `--exec` runs: the trees between changed)."""
+    repo, g = ctx.repo(), ctx.git()
+    previous = repo.read_lock()
+    if previous is None:
+        return None
+    written = replace(repo, series=series, staged=staged)
+    entries: tuple[Entry, ...] = written.series.active(previous.guards)
+    again = apply_series(g, written, previous.base, entries, g.writer(dry_run=True), commits=False)
+    if again.failure is not None:
+        raise failure_error(again.failure)
+    datas = [(e.name or "", written.read_patch(e.name or "")) for e in entries]
+    lock = Lock(
+        previous.base,
+        again.tree,
+        again.files,
+        previous.guards,
+        records_for(datas, previous, [e.raw for e in series.entries]),
+        previous.last_rebase,
+    )
+    return without_exec(lock).to_json()
+
+
+def _write(
+    ctx: Context,
+    verb: str,
+    name: str,
+    files: dict[str, bytes | None],
+    after: Stack | None,
+    refreshed: tuple[str, ...],
+) -> None:
+    repo, g = ctx.repo(), ctx.git()
+    journal.run(
+        g,
+        repo.root,
+        journal.Plan(
+            verb,
+            after.branch if after else "",
+            after.head if after else None,
+            after,
+            repo.config.queue,
+            files=files,
+            reason=f"{name}, {plural(len(refreshed), 'patch')} refreshed" if refreshed else name,
+        ),
+    )

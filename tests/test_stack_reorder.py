@@ -1,0 +1,231 @@
+"""`sink`, `float` and `undo` (issue 16, point 12), in StGit's words.
+
+sink/float re-apply the patches a move crosses in memory with the rebase's ladder, refresh
+those whose placement changed, and refuse (exit 3, nothing changed) where one would
+conflict; undo rolls the last stack operation back through the journal, exactly, and
+refuses (exit 5) when anything changed since.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from .conftest import Queue, Upstream
+
+A = "".join(f"line {i}\n" for i in range(1, 41))
+# p1 adds three lines at the top: every later hunk sits three lines lower on top of it.
+P1 = (
+    "Subject: header lines\n\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,6 @@\n"
+    "+top 1\n+top 2\n+top 3\n line 1\n line 2\n line 3\n"
+)
+# p2 was made on top of p1 (its hunk header says line 23).
+P2 = (
+    "Subject: twenty\n\n--- a/f.txt\n+++ b/f.txt\n@@ -22,3 +22,3 @@\n"
+    " line 19\n-line 20\n+LINE 20\n line 21\n"
+)
+P3 = "Subject: thirty-five\n\n--- a/g.txt\n+++ b/g.txt\n@@ -1 +1 @@\n-g\n+G\n"
+
+
+def three(up: Upstream, q: Queue, patchq) -> str:  # type: ignore[no-untyped-def]
+    up.write("f.txt", A).write("g.txt", "g\n")
+    base = up.commit("base")
+    q.add("p1.patch", P1).add("p2.patch", P2).add("p3.patch", P3)
+    assert patchq("apply", "--onto", base).code == 0
+    return base
+
+
+def snapshot(up: Upstream, q: Queue) -> dict[str, str]:
+    """What a person could see: refs, HEAD, status, the queue's files, the stack record."""
+    out = {
+        "HEAD": up.git("rev-parse", "HEAD"),
+        "refs": up.git("for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"),
+        "status": up.git("status", "--porcelain", "--untracked-files=all"),
+        "worktree": up.read("f.txt").decode() + up.read("g.txt").decode(),
+    }
+    for p in sorted(q.path.rglob("*")):
+        if p.is_file():
+            out[str(p.relative_to(q.path))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    stack = up.path / ".git" / "patchq" / "main.json"
+    out["stack"] = stack.read_text() if stack.exists() else ""
+    return out
+
+
+def test_sink_refreshes_what_moved_and_gives_the_commits_push_would(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
+    three(upstream, queue, patchq)
+    r = patchq("sink", "p2.patch")
+    assert r.code == 0, r.err
+    assert r.err == (
+        "sank p2.patch to the bottom of the series\n refreshed p2.patch\nnow at p3.patch\n"
+    )
+    assert queue.series() == "p2.patch\np1.patch\np3.patch\n"
+    # p2 now applies to the base itself: its hunk is refreshed there, its header kept.
+    p2 = (queue.path / "patches" / "p2.patch").read_text()
+    assert p2.startswith("Subject: twenty\n\n") and "\n@@ -17,7 +17,7 @@" in p2
+    assert (queue.path / "patches" / "p1.patch").read_text() == P1
+    assert patchq("series", "-v").out == "+ p2.patch\n+ p1.patch\n= p3.patch\n"
+    assert upstream.git("status", "--porcelain") == ""
+    assert patchq("verify").code == 0
+    assert patchq("lint").code in (0, 1)
+    head = upstream.head()
+    assert upstream.git("log", "--format=%s", "-3").splitlines() == [
+        "thirty-five",
+        "header lines",
+        "twenty",
+    ]
+    # The stack is what pushing the reordered series gives, commit for commit.
+    assert patchq("pop", "-a").code == 0 and patchq("push", "-a").code == 0
+    assert upstream.head() == head
+    r = patchq("sink", "p2.patch")
+    assert (r.code, r.err) == (0, "p2.patch is already at the bottom of the series\n")
+
+
+def test_float_and_what_stays_applied(upstream: Upstream, queue: Queue, patchq) -> None:
+    three(upstream, queue, patchq)
+    r = patchq("float", "p1.patch")
+    assert r.code == 0, r.err
+    assert queue.series() == "p2.patch\np3.patch\np1.patch\n"
+    assert r.err.endswith("now at p1.patch\n") and " refreshed p2.patch\n" in r.err
+    assert patchq("verify").code == 0
+    # With a patch unapplied before the end, a floated applied patch cannot stay applied.
+    assert patchq("pop").code == 0
+    r = patchq("float", "p2.patch")
+    assert r.code == 0, r.err
+    assert queue.series() == "p3.patch\np1.patch\np2.patch\n"
+    assert "p2.patch is unapplied now" in r.err
+    assert patchq("applied").out == "p3.patch\n"
+    # Sinking an unapplied patch under applied ones applies it at the bottom.
+    r = patchq("sink", "p2.patch")
+    assert r.code == 0, r.err
+    assert patchq("applied").out == "p2.patch\np3.patch\n"
+    assert patchq("verify").code == 0
+
+
+def test_a_move_that_would_conflict_is_refused_and_changes_nothing(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
+    upstream.write("f.txt", A).write("g.txt", "g\n")
+    base = upstream.commit("base")
+    queue.add("p1.patch", P3)
+    queue.add(
+        "up.patch",
+        "--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n line 4\n-line 5\n+LINE 5 up\n line 6\n",
+    )
+    # Made on top of up.patch: it edits the line up.patch wrote.
+    queue.add(
+        "again.patch",
+        "--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n"
+        " line 4\n-LINE 5 up\n+rewritten entirely\n line 6\n",
+    )
+    assert patchq("apply", "--onto", base).code == 0
+    before = snapshot(upstream, queue)
+    r = patchq("sink", "again.patch")
+    assert r.code == 3
+    assert r.err.startswith(
+        "patchq: patches/again.patch: cannot sink again.patch: again.patch would not apply "
+        "in the new order (f.txt hunk #1: "
+    )
+    assert r.err.endswith(
+        "— nothing was changed; reorder with `patchq pop`/`push` and resolve it by hand\n"
+    )
+    assert snapshot(upstream, queue) == before
+    r = patchq("float", "up.patch")
+    assert r.code == 3 and "again.patch would not apply in the new order" in r.err
+    assert snapshot(upstream, queue) == before
+    assert patchq("sink", "nope.patch").code == 4
+    upstream.write("g.txt", "edited\n")
+    r = patchq("float", "p1.patch")
+    assert r.code == 5 and "unrefreshed changes in g.txt" in r.err
+
+
+def test_undo_rolls_back_each_stack_operation_exactly(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
+    three(upstream, queue, patchq)
+
+    def edit_and_refresh() -> None:
+        upstream.write("g.txt", "G edited\n")
+        assert patchq("refresh").code == 0
+
+    ops = [
+        lambda: patchq("pop"),
+        lambda: patchq("pop", "-a"),
+        lambda: patchq("goto", "p1.patch"),
+        lambda: patchq("new", "p4.patch", "-m", "four"),
+        lambda: patchq("rename", "p3.patch", "renamed.patch"),
+        lambda: patchq("sink", "p3.patch"),
+        lambda: patchq("float", "p1.patch"),
+        lambda: patchq("delete", "p3.patch"),
+    ]
+    for op in ops:
+        before = snapshot(upstream, queue)
+        r = op()
+        assert r.code == 0, r.err
+        assert snapshot(upstream, queue) != before
+        r = patchq("undo")
+        assert r.code == 0, r.err
+        assert snapshot(upstream, queue) == before, r.err
+        assert patchq("undo").code == 4  # one level: the record is used up
+        # push everything back for the next operation
+        if patchq("applied").out != "p1.patch\np2.patch\np3.patch\n":
+            assert patchq("push", "-a").code == 0
+    before = snapshot(upstream, queue)
+    edit_and_refresh()
+    r = patchq("undo")
+    assert r.err == "undid `patchq refresh` (p3.patch)\nnow at p3.patch\n"
+    # The refresh's edit is back as an unrefreshed change; the patch file as before.
+    assert upstream.git("status", "--porcelain") == " M g.txt\n"
+    upstream.write("g.txt", "G\n")
+    assert snapshot(upstream, queue) == before
+
+
+def test_undo_refuses_when_anything_changed_since(upstream: Upstream, queue: Queue, patchq) -> None:
+    three(upstream, queue, patchq)
+    r = patchq("undo")
+    assert r.code == 0  # the apply itself
+    assert patchq("push", "-a").code == 0
+    assert patchq("pop").code == 0
+    for change, undo_change, what in (
+        (
+            lambda: upstream.write("f.txt", "edited\n"),
+            lambda: upstream.git("checkout", "--", "f.txt"),
+            "uncommitted changes in f.txt since `patchq pop`",
+        ),
+        (
+            lambda: (queue.path / "patches" / "p3.patch").write_text(P3 + "\n"),
+            lambda: (queue.path / "patches" / "p3.patch").write_text(P3),
+            "the patch repo changed since `patchq pop`",
+        ),
+        (
+            lambda: upstream.write("h.txt", "x\n").commit("a commit made with git"),
+            lambda: upstream.git("reset", "-q", "--hard", "HEAD~1"),
+            "patchq/main moved since `patchq pop`",
+        ),
+    ):
+        change()
+        before = snapshot(upstream, queue)
+        r = patchq("undo")
+        assert r.code == 5, r.err
+        assert what in r.err, r.err
+        assert snapshot(upstream, queue) == before
+        undo_change()
+    # A rebase is no stack operation: `undo` says so, and --abort is its undo.
+    upstream.git("checkout", "-q", "main")
+    upstream.write("h.txt", "upstream\n").commit("upstream moves")
+    assert patchq("rebase", "--onto", "main").code == 0
+    r = patchq("undo")
+    assert r.code == 4
+    assert "the last change, `patchq rebase`, cannot be undone" in r.err
+
+
+def test_status_json_and_the_lock_follow_a_float(upstream: Upstream, queue: Queue, patchq) -> None:
+    three(upstream, queue, patchq)
+    assert patchq("float", "p1.patch").code == 0
+    lock = json.loads(queue.lock())
+    assert [p["name"] for p in lock["patches"]] == ["p2.patch", "p3.patch", "p1.patch"]
+    st = json.loads(patchq("status", "--json").out)
+    assert st["applied"] == ["p2.patch", "p3.patch", "p1.patch"]
+    assert Path(queue.path / "series").read_text() == "p2.patch\np3.patch\np1.patch\n"

@@ -27,6 +27,7 @@ from patchq.ops.apply import apply_series, ident_date, identity, load_patch, pre
 from patchq.ops.check import CheckOutcome, check
 from patchq.ops.drift import Change
 from patchq.ops.drift import histories as histories_for
+from patchq.ops.keep import hold_rebase_objects, release_rebase_objects
 from patchq.ops.refresh import files_of, render_refreshed
 from patchq.ops.replay import (
     HunkCheck,
@@ -95,6 +96,7 @@ class RebaseOutcome:
     # Already on onto and every patch applied unchanged: the last real rebase's review
     # (its record and the lock's outcomes) was kept.
     nothing_to_do: bool = False
+    removed_lock: str | None = None  # the stale index.lock of patchq's git, removed
 
     @property
     def problem(self) -> ConflictError | None:
@@ -320,6 +322,7 @@ def _show_conflict(ctx: Context, st: RebaseState, name: str, conflict_tree: str 
         # Files the patch creates stay known to git (intent to add), so `git diff` shows
         # them and --continue takes them without a `git add`.
         added = tuple(g.added_paths(st.head, conflict_tree))
+    hold_rebase_objects(g, repo.config.queue, st)  # a `git gc` during the stop keeps them
     journal.run(
         g,
         repo.root,
@@ -351,7 +354,7 @@ def _clear_conflict(ctx: Context, st: RebaseState) -> None:
                 path.unlink()
 
 
-def _recover(ctx: Context, mode: str) -> dict[str, object] | None:
+def _recover(ctx: Context, mode: str) -> journal.Recovered | None:
     """Finish or undo a rebase step that was killed halfway (its journal), first."""
     g, repo = ctx.git(), ctx.repo()
     doc = journal.pending(g, repo.root)
@@ -363,28 +366,39 @@ def _recover(ctx: Context, mode: str) -> dict[str, object] | None:
             str(g.state_dir()),
             "`patchq recover --continue` or `patchq recover --abort` first",
         )
-    journal.recover(g, repo.root, mode)
-    return doc
+    return journal.recover(g, repo.root, mode)
 
 
 def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
     """Take the person's resolution of the conflicting patch (no `git add` needed)."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
-        interrupted = _recover(ctx, "continue")
+        done = _recover(ctx, "continue")
+        interrupted = done.doc if done is not None else None
+        removed = done.removed_lock if done is not None else None
         if interrupted is not None and interrupted.get("back_only"):
-            return RebaseOutcome((), False, aborted=True)
+            release_rebase_objects(g, repo.config.queue)
+            return RebaseOutcome((), False, aborted=True, removed_lock=removed)
         if not in_progress(ctx):
             last = rebasestate.read_last(last_rebase_path(g.state_dir(), repo.config.queue))
             if interrupted is not None and last is not None:
+                release_rebase_objects(g, repo.config.queue)
                 # The finishing writes were the rest: the record they wrote says what.
-                done = tuple(DonePatch(p, "", "") for p in last.patches)
-                return RebaseOutcome(done, True, None, dict(last.subjects), last.base, last.onto)
+                records = tuple(DonePatch(p, "", "") for p in last.patches)
+                return RebaseOutcome(
+                    records,
+                    True,
+                    None,
+                    dict(last.subjects),
+                    last.base,
+                    last.onto,
+                    removed_lock=removed,
+                )
             raise BadInputError("no rebase in progress", str(g.root))
         st = _read_state(ctx)
         cur = st.current
         if cur is None:
-            return _run(ctx, st, progress)
+            return replace(_run(ctx, st, progress), removed_lock=removed)
         if interrupted is not None and str(interrupted.get("reason", "")).startswith("stopped"):
             # Killed while showing the conflict: it is in the working tree now.
             raise ConflictError(
@@ -439,7 +453,7 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
                 reason=f"resolved {cur.name}",
             ),
         )
-        return _run(ctx, st, progress)
+        return replace(_run(ctx, st, progress), removed_lock=removed)
 
 
 def skip(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
@@ -457,14 +471,17 @@ def skip(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
         return _run(ctx, _read_state(ctx), progress)
 
 
-def abort(ctx: Context) -> None:
+def abort(ctx: Context) -> str | None:
     """Put the target, series, patches/ and series.lock back exactly as they were: the
-    journal's rollback of the snapshot the rebase state holds."""
+    journal's rollback of the snapshot the rebase state holds. Returns the stale
+    `index.lock` of patchq's killed git it removed on the way, if any."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
-        interrupted = _recover(ctx, "abort")
-        if not in_progress(ctx) and interrupted is not None:
-            return  # the interrupted step was the abort itself, now finished
+        done = _recover(ctx, "abort")
+        removed = done.removed_lock if done is not None else None
+        if not in_progress(ctx) and done is not None:
+            release_rebase_objects(g, repo.config.queue)
+            return removed  # the interrupted step was the abort itself, now finished
         st = _read_state(ctx)
         _clear_conflict(ctx, st)
         snap = journal.Snapshot(
@@ -477,6 +494,8 @@ def abort(ctx: Context) -> None:
         journal.restore(
             g, repo.root, "rebase --abort", snap, repo.config.queue, (_state_name(ctx),)
         )
+        release_rebase_objects(g, repo.config.queue)
+        return removed
 
 
 def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
@@ -604,6 +623,7 @@ def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:
             reason=f"onto {st.onto[:12]}",
         ),
     )
+    release_rebase_objects(g, repo.config.queue)
     return RebaseOutcome(
         st.done, True, None, dict(st.subjects), st.old_base, st.onto, nothing_to_do=nothing
     )

@@ -859,6 +859,8 @@ class GitRepo:
         if args and args[0] in _DIFFING:  # no textconv or external diff from attributes
             args = (args[0], "--no-ext-diff", "--no-textconv", *args[1:])
         self.processes += 1
+        if args and args[0] in _INDEX_WRITERS and "GIT_INDEX_FILE" not in (env or {}):
+            _dead_git_hook(self.index_lock())
         proc = subprocess.run(
             ["git", *args],
             cwd=self.root,
@@ -920,7 +922,10 @@ class GitRepo:
             self._run("add", "-N", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
 
     def discard_changes(self) -> None:
-        """Throw away every change to tracked files, in the working tree and the index."""
+        """Throw away every change to the files HEAD tracks, in the working tree and the
+        index. A file only staged (a new file the person `git add`ed) is unstaged first,
+        so it stays on disk as an untracked file: `reset --hard` would delete it."""
+        self._run("reset", "-q", "HEAD", "--")
         self._run("reset", "-q", "--hard", "HEAD")
 
     def symlinks(self, tree: str) -> list[tuple[str, str]]:
@@ -1344,6 +1349,120 @@ class GitRepo:
             revision_range,
         )
 
+    # --- the user's files and other worktrees (issue 15, class 3) ---------------------
+
+    def in_the_way(self, a: str | None, b: str) -> list[str]:
+        """The files on disk that checking out tree (or commit) `b` over `a` would write
+        over or replace and that `a` does not track: ignored and untracked files (a build
+        output, a file the person created). git overwrites ignored files silently."""
+        if a is None:
+            added = [(p, True) for p in self.tree_paths(b)]
+            gone: set[str] = set()
+        else:
+            raw = self._run("diff-tree", "-r", "-z", "--name-status", "--no-renames", a, b)
+            parts = raw.split(b"\0")
+            added, gone = [], set()
+            for status, name in zip(parts[::2], parts[1::2], strict=False):
+                path = name.decode("utf-8", "surrogateescape")
+                if status == b"A":
+                    added.append((path, True))
+                elif status in (b"D", b"T"):
+                    gone.add(path)
+        found: list[str] = []
+        for path, _ in added:
+            parts_ = path.split("/")
+            for k in range(1, len(parts_)):
+                prefix = "/".join(parts_[:k])
+                if prefix in gone:
+                    break  # a tracked file of `a` that `b` turns into a folder
+                p = self.root / prefix
+                if p.is_symlink() or (p.exists() and not p.is_dir()):
+                    if prefix not in found:
+                        found.append(prefix)
+                    break
+            else:
+                p = self.root / path
+                if p.is_symlink() or p.is_file() or (p.is_dir() and any(p.iterdir())):
+                    found.append(path)
+        return found
+
+    def tree_paths(self, tree: str) -> list[str]:
+        """Every file of `tree` (or a commit's), at any depth."""
+        out = self._run("ls-tree", "-r", "-z", "--name-only", "--full-tree", tree)
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def stash_paths(self, paths: Sequence[str], message: str) -> str | None:
+        """Save exactly `paths` (ignored and untracked files too) in a stash and remove
+        them from the working tree; the stash's id, or None if nothing was saved."""
+        before = self.try_resolve("refs/stash")
+        self._run(
+            "stash", "push", "--all", "-q", "-m", message, "--", *(f":(literal){p}" for p in paths)
+        )
+        after = self.try_resolve("refs/stash")
+        return after if after != before else None
+
+    def worktree_holding(self, branch: str) -> str | None:
+        """The other worktree of this repository that has `branch` checked out, if any."""
+        out = self._run("worktree", "list", "--porcelain")
+        here = os.path.realpath(self.root)
+        path = None
+        for line in out.decode("utf-8", "surrogateescape").split("\n"):
+            if line.startswith("worktree "):
+                path = line[len("worktree ") :]
+            elif line == f"branch refs/heads/{branch}" and path is not None:
+                if os.path.realpath(path) != here:
+                    return path
+        return None
+
+    def keep_reachable(
+        self, ref: str, commits: Iterable[str], trees: Iterable[str], why: str
+    ) -> None:
+        """Point `ref` at a commit whose parents are `commits` and whose tree holds
+        `trees`, so no `git gc --prune=now` removes objects nothing else references."""
+        w = self.writer()
+        entries = [(TREE_MODE, f"t{i}".encode(), t) for i, t in enumerate(dict.fromkeys(trees))]
+        tree = w.add("tree", render_tree(entries))
+        parents = [c for c in dict.fromkeys(commits) if c]
+        who = b"patchq <patchq@localhost> 0 +0000"
+        lines = [b"tree " + tree.encode(), *(b"parent " + c.encode() for c in parents)]
+        lines += [b"author " + who, b"committer " + who]
+        commit = w.add("commit", b"\n".join(lines) + b"\n\n" + why.encode() + b"\n")
+        w.flush()
+        self.update_ref(ref, commit, None, f"patchq: {why}")
+
+    def drop_ref(self, ref: str) -> None:
+        """Delete `ref` if it exists."""
+        if self.try_resolve(ref, kind="") is not None:
+            self._run("update-ref", "-d", ref)
+
+    def index_lock(self) -> Path:
+        """git's lock of the index: it exists while a git process changes the index."""
+        return self.git_dir / "index.lock"
+
+    def lock_holders(self, path: Path) -> list[int] | None:
+        """The processes that have `path` open now (a live git holds its lock file open
+        until it is done); None where that cannot be seen (no /proc)."""
+        proc = Path("/proc")
+        if not (proc / "self" / "fd").is_dir():
+            return None
+        want = os.path.realpath(path)
+        pids = []
+        for d in proc.iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                fds = list((d / "fd").iterdir())
+            except OSError:
+                continue
+            for fd in fds:
+                try:
+                    if os.readlink(fd) == want:
+                        pids.append(int(d.name))
+                        break
+                except OSError:
+                    continue
+        return pids
+
     def state_dir(self) -> Path:
         """`.git/patchq/`: state that is not in commits (queue name, an operation in progress)."""
         return self.git_dir / "patchq"
@@ -1409,6 +1528,20 @@ def commit_all(g: GitRepo, message: str, who: Ident) -> str:
     g._run("add", "-A")
     g._run("-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message, env=env)
     return g.resolve("HEAD")
+
+
+# The git commands patchq runs that take the index's lock (on the real index).
+_INDEX_WRITERS = frozenset({"checkout", "read-tree", "reset", "stash", "add"})
+
+
+def _dead_git_hook(lock: Path) -> None:
+    """Fault injection for the interruption tests (PATCHQ_CRASH_AT=git:index-locked): a
+    git that took the index's lock and died with patchq, leaving `index.lock` behind, as
+    a SIGKILL of the process group during patchq's checkout does. Never set outside tests."""
+    if os.environ.get("PATCHQ_CRASH_AT") != "git:index-locked":
+        return
+    os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def parse_tree(data: bytes) -> list[tuple[str, bytes, str]]:

@@ -24,11 +24,13 @@ import json
 import os
 import secrets
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchq.core.errors import BadInputError
+from patchq.core.errors import BadInputError, UnsafeStateError
 from patchq.git.repo import GitRepo
 from patchq.store import stack as stackfile
 from patchq.store.files import atomic_write, confine
@@ -37,6 +39,7 @@ from patchq.store.stack import Stack, save, stack_path
 from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint
 
 CHECKOUT, INDEX, REF = "checkout", "index", "ref"
+GIT_STEP = "git-step"  # present in a journal's folder while patchq's git changes the index
 # The two sets of files a journal can change: the patch repo's, and patchq's own state.
 FILES, STATE = "files", "state"
 
@@ -59,6 +62,10 @@ class Plan:
     overlay: str | None = None  # a tree laid over the working tree afterwards (conflicts)
     intent_to_add: tuple[str, ...] = ()
     reason: str = ""
+    # Untracked or ignored files the checkout would write over: None — the command has no
+    # --force and refuses; False — it refuses and names --force; True — they are saved in
+    # a stash first (`run` returns its id).
+    force: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +116,7 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
     check_writable(patch_root)
     for rel in plan.files:
         confine(patch_root, patch_root / rel)
+    aside = _protect_target(g, plan) if g is not None else None
     try:
         doc = _record(g, patch_root, plan)
     except BaseException:
@@ -127,7 +135,42 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
             _clear(g, patch_root, doc)
         raise  # the first error is the story
     _clear(g, patch_root, doc)
-    return saved
+    return aside or saved
+
+
+def _protect_target(g: GitRepo, plan: Plan) -> str | None:
+    """Refuse (exit 5) to move a branch another worktree has checked out, or to write over
+    a file git does not track (issue 15, class 3); with `plan.force`, save those files in
+    a stash first and return its id."""
+    if plan.head is None:
+        return None
+    other = g.worktree_holding(plan.branch) if plan.branch else None
+    if other is not None:
+        raise UnsafeStateError(
+            f"{plan.branch} is checked out in another worktree, {other}",
+            str(g.root),
+            f"check out another branch there first (`git -C {other} switch --detach`)",
+        )
+    if plan.worktree != CHECKOUT:
+        return None
+    head = g.head()
+    found = g.in_the_way(head, plan.head)
+    if plan.overlay:
+        found += [p for p in g.in_the_way(head, plan.overlay) if p not in found]
+    if not found:
+        return None
+    if plan.force:
+        return g.stash_paths(found, f"patchq: files in the way of {plan.op}")
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    hint = "move it aside and run the command again"
+    if plan.force is False:
+        hint += f", or `patchq {plan.op.split()[0]} --force` to save it in a stash first"
+    raise UnsafeStateError(
+        f"{plan.op} would write over {found[0]}{more}, which git does not track "
+        "(an untracked or ignored file)",
+        str(g.root / found[0]),
+        hint,
+    )
 
 
 def restore(
@@ -160,8 +203,19 @@ def restore(
     _clear(g, patch_root, doc)
 
 
-def recover(g: GitRepo | None, patch_root: Path, mode: str) -> tuple[str, str | None]:
-    """Finish (`continue`) or undo (`abort`) an interrupted command; (its name, stash id)."""
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """What `recover` finished or undid: the command, the stash holding work found on the
+    way, and the stale `index.lock` of patchq's own killed git that it removed."""
+
+    op: str
+    saved: str | None
+    removed_lock: str | None
+    doc: dict[str, Any]
+
+
+def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
+    """Finish (`continue`) or undo (`abort`) an interrupted command."""
     doc = pending(g, patch_root)
     if doc is None:
         where = home(g, patch_root)
@@ -170,6 +224,7 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> tuple[str, str | 
         g = None
     elif g is None:
         raise BadInputError("the interrupted command changed a target", str(patch_root))
+    removed = _stale_index_lock(g, patch_root, doc) if g is not None else None
     # Recovering: whatever the working tree holds now is not known to be ours, so it is
     # stashed before anything is forced. (Not decided by pid: in a container patchq is
     # often pid 1 every time.)
@@ -180,7 +235,44 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> tuple[str, str | 
         else _backward(g, patch_root, doc, recovering=True)
     )
     _clear(g, patch_root, doc)
-    return str(doc.get("op")), saved
+    return Recovered(str(doc.get("op")), saved, removed, doc)
+
+
+def _stale_index_lock(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
+    """git's `index.lock`, if one is in the way of recovering: removed (and named) when
+    patchq's own git step was running at the kill (the journal's mark says so) and no
+    process holds it open now; otherwise refused (exit 5) — never a lock a live git holds."""
+    lock = g.index_lock()
+    if not lock.exists():
+        return None
+    holders = g.lock_holders(lock)
+    if holders:
+        raise UnsafeStateError(
+            f"a running git (pid {holders[0]}) holds the index's lock",
+            str(lock),
+            "wait for it to finish, then recover again",
+        )
+    ours = (_copies(g, patch_root, doc) / GIT_STEP).exists()
+    if holders is None or not ours:
+        raise UnsafeStateError(
+            "the index is locked by a git process patchq did not start",
+            str(lock),
+            "if no git is running any more, remove the file, then recover again",
+        )
+    lock.unlink(missing_ok=True)
+    return str(lock)
+
+
+@contextmanager
+def _git_step(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> Iterator[None]:
+    """Mark, in the journal's folder, that patchq's own git is changing the index and the
+    working tree: an `index.lock` found by recovery is then the lock of a git killed with
+    patchq, which recovery may remove."""
+    mark = _copies(g, patch_root, doc) / GIT_STEP
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.touch()
+    yield
+    mark.unlink(missing_ok=True)
 
 
 def _copies(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> Path:
@@ -260,14 +352,27 @@ def _stash_if_dirty(g: GitRepo, patch_root: Path, why: str) -> str | None:
 def _forward(
     g: GitRepo | None, patch_root: Path, doc: dict[str, Any], recovering: bool
 ) -> str | None:
+    after = doc["after"]
+    saved = None
+    if after["head"] is not None and g is not None:
+        with _git_step(g, patch_root, doc):
+            saved = _move_forward(g, patch_root, doc, recovering)
+    crashpoint("journal:target-moved")
+    _put_files(g, patch_root, doc, "after")
+    if g is not None and after["stack"] is not None:
+        save(g.state_dir(), doc["queue"], stackfile.from_doc(after["stack"]))
+    return saved
+
+
+def _move_forward(
+    g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
+) -> str | None:
     after, branch = doc["after"], doc["branch"]
     why = f"{doc['op']} {doc.get('reason', '')}".strip()
     reason = f"patchq: {why}"
     saved = None
     head = after["head"]
-    if head is None or g is None:
-        pass
-    elif after["worktree"] == CHECKOUT:
+    if after["worktree"] == CHECKOUT:
         if recovering:
             # A killed checkout may have left some files half-moved; keep anything that
             # is not what either side holds in a stash, then force.
@@ -283,25 +388,35 @@ def _forward(
         g.reset_to(head, why)
     else:
         g.update_ref(f"refs/heads/{branch}", head, None, reason)
-    crashpoint("journal:target-moved")
-    _put_files(g, patch_root, doc, "after")
-    if g is not None and after["stack"] is not None:
-        save(g.state_dir(), doc["queue"], stackfile.from_doc(after["stack"]))
     return saved
 
 
 def _backward(
     g: GitRepo | None, patch_root: Path, doc: dict[str, Any], recovering: bool
 ) -> str | None:
+    before, after = doc["before"], doc["after"]
+    saved = None
+    _put_files(g, patch_root, doc, "before")
+    if after["head"] is not None and g is not None:
+        with _git_step(g, patch_root, doc):
+            saved = _move_backward(g, patch_root, doc, recovering)
+    if g is not None and after["stack"] is not None:
+        if before["stack"] is None:
+            stack_path(g.state_dir(), doc["queue"]).unlink(missing_ok=True)
+        else:
+            save(g.state_dir(), doc["queue"], stackfile.from_doc(before["stack"]))
+    return saved
+
+
+def _move_backward(
+    g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
+) -> str | None:
     before, after, branch = doc["before"], doc["after"], doc["branch"]
     why = f"undo {doc['op']}"
     reason = f"patchq: {why}"
     saved = None
-    _put_files(g, patch_root, doc, "before")
     old_ref = before["branch_ref"]
-    if after["head"] is None or g is None:
-        pass
-    elif after["worktree"] == CHECKOUT:
+    if after["worktree"] == CHECKOUT:
         if recovering:
             saved = _stash_if_dirty(g, patch_root, doc["op"])
         if before["head_branch"] == branch and old_ref:
@@ -317,11 +432,6 @@ def _backward(
             g.reset_to(old_ref, why)
         else:
             g.update_ref(f"refs/heads/{branch}", old_ref, None, reason)
-    if g is not None and after["stack"] is not None:
-        if before["stack"] is None:
-            stack_path(g.state_dir(), doc["queue"]).unlink(missing_ok=True)
-        else:
-            save(g.state_dir(), doc["queue"], stackfile.from_doc(before["stack"]))
     return saved
 
 

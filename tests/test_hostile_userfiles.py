@@ -200,3 +200,60 @@ def test_a_branch_checked_out_in_another_worktree_is_never_moved(
         assert state(upstream, queue) == before, args
     git(other, "switch", "-q", "--detach")
     assert patchq("push").code == 0
+
+
+def _stopped_rebase(upstream: Upstream, queue: Queue, patchq: Run) -> None:
+    """A series of two (p1 edits line 3, p2 creates later.log) stopped at p1 by upstream."""
+    upstream.write(".gitignore", "*.log\n")
+    upstream.write("f.txt", "".join(f"line {i}\n" for i in range(1, 11)))
+    base = upstream.commit("base")
+    queue.add(
+        "p1.patch",
+        "one\n\n---\n--- a/f.txt\n+++ b/f.txt\n@@ -2,3 +2,3 @@\n line 2\n"
+        "-line 3\n+LINE 3\n line 4\n",
+    )
+    queue.add("p2.patch", "two\n\n---\n--- /dev/null\n+++ b/later.log\n@@ -0,0 +1 @@\n+kept\n")
+    assert patchq("apply", "--onto", base).code == 0
+    upstream.git("checkout", "-q", "main")
+    upstream.write("f.txt", upstream.read("f.txt").decode().replace("line 3", "Line three"))
+    upstream.commit("upstream edits line 3")
+    upstream.git("checkout", "-q", "patchq/main")
+    assert patchq("rebase", "--onto", "main").code == 3
+
+
+def _resolve(upstream: Upstream) -> None:
+    text = upstream.read("f.txt").decode()
+    start, end = text.index("<<<<<<<"), text.index(">>>>>>>")
+    upstream.write("f.txt", text[:start] + "LINE THREE\n" + text[text.index("\n", end) + 1 :])
+
+
+def test_rebase_continue_never_writes_over_a_file_made_during_the_stop(
+    upstream: Upstream, queue: Queue, patchq: Run
+) -> None:
+    _stopped_rebase(upstream, queue, patchq)
+    _resolve(upstream)
+    upstream.write("later.log", "the person's log, ignored\n")
+    r = patchq("rebase", "--continue")
+    assert r.code == 5 and "later.log" in r.err, r.err
+    assert upstream.read("later.log") == b"the person's log, ignored\n"
+    (upstream.path / "later.log").rename(upstream.path / "moved.log")
+    r = patchq("rebase", "--continue")
+    assert r.code == 0, r.err
+    assert upstream.read("later.log") == b"kept\n"
+    assert upstream.read("moved.log") == b"the person's log, ignored\n"
+
+
+def test_rebase_skip_keeps_files_the_person_made_during_the_stop(
+    upstream: Upstream, queue: Queue, patchq: Run
+) -> None:
+    _stopped_rebase(upstream, queue, patchq)
+    upstream.write("notes.txt", "my notes, staged\n")
+    upstream.git("add", "notes.txt")
+    upstream.write("scratch.txt", "untracked scratch\n")
+    upstream.write("debug.log", "ignored output\n")
+    r = patchq("rebase", "--skip")
+    assert r.code == 0, r.err
+    assert upstream.read("notes.txt") == b"my notes, staged\n"
+    assert upstream.read("scratch.txt") == b"untracked scratch\n"
+    assert upstream.read("debug.log") == b"ignored output\n"
+    assert b"<<<<<<<" not in upstream.read("f.txt")

@@ -401,3 +401,102 @@ def test_killed_import_is_undone_or_finished_without_a_target(tmp_path: Path) ->
         done = run(q, "recover", "--continue")
         assert done.returncode == 0, (point, done.stderr)
         assert files(q) == reference, point
+
+
+# --- issue 15, class 4: a dead git's index.lock, `git gc` during a stop ------------------
+
+
+def test_a_stale_index_lock_of_patchq_s_killed_git_is_named_and_removed(
+    tmp_path: Path,
+) -> None:
+    """patchq killed while its git held the index's lock (the process group killed during
+    the checkout): recovery names the lock and removes it, then finishes or undoes."""
+    up, q, base = build(tmp_path / "ref")
+    assert run(q, "apply", "--onto", base).returncode == 0
+    reference = snapshot(up, q)
+    for mode, verb in (("--abort", "apply"), ("--continue", "recover")):
+        up, q, _ = build(tmp_path / mode)
+        before = snapshot(up, q)
+        killed = run(q, "apply", "--onto", base, crash="git:index-locked")
+        assert killed.returncode == -9, killed.stderr
+        lock = up / ".git" / "index.lock"
+        assert lock.exists()
+        r = run(q, verb, mode)
+        assert r.returncode == 0, r.stderr
+        assert "removed" in r.stderr and "index.lock" in r.stderr
+        assert not lock.exists()
+        assert snapshot(up, q) == (before if mode == "--abort" else reference)
+
+
+def test_an_index_lock_a_live_git_holds_is_never_removed(tmp_path: Path) -> None:
+    up, q, base = build(tmp_path / "run")
+    assert run(q, "apply", "--onto", base, crash="git:index-locked").returncode == -9
+    lock = up / ".git" / "index.lock"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"f = open({str(lock)!r}, 'rb'); print('held', flush=True)\n"
+            "import time; time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        r = run(q, "recover", "--continue")
+        assert r.returncode == 5 and f"pid {holder.pid}" in r.stderr, r.stderr
+        assert lock.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    # A lock no patchq git of this journal took (the person's git died earlier) is named
+    # and left to the person.
+    up, q, base = build(tmp_path / "theirs")
+    assert run(q, "apply", "--onto", base, crash="journal:recorded").returncode == -9
+    (up / ".git" / "index.lock").write_bytes(b"")
+    r = run(q, "recover", "--continue")
+    assert r.returncode == 5 and "did not start" in r.stderr, r.stderr
+    assert (up / ".git" / "index.lock").exists()
+
+
+def test_git_gc_during_a_stopped_rebase_breaks_nothing(tmp_path: Path) -> None:
+    """The stop's objects (conflict tree, the snapshot) are kept by refs/patchq/…: a real
+    `git gc --prune=now` with every reflog expired loses none of them."""
+    up, q, base = build(tmp_path / "ref")
+    _conflicting(up, q, base)
+    assert run(q, "rebase", "--onto", "main").returncode == 3
+    _resolve(up)
+    assert run(q, "rebase", "--continue").returncode == 0
+    reference = snapshot(up, q)
+
+    def gc(up: Path) -> None:
+        git(up, "reflog", "expire", "--expire=now", "--all")
+        git(up, "gc", "-q", "--prune=now")
+        assert git(up, "count-objects").startswith("0 objects")
+
+    for mode in ("--continue", "--abort", "--skip"):
+        up, q, base = build(tmp_path / mode)
+        _conflicting(up, q, base)
+        before = snapshot(up, q)
+        assert run(q, "rebase", "--onto", "main").returncode == 3
+        assert "refs/patchq/main/rebase" in git(up, "for-each-ref", "refs/patchq")
+        gc(up)
+        if mode == "--continue":
+            _resolve(up)
+        r = run(q, "rebase", mode)
+        assert r.returncode == 0, (mode, r.stderr)
+        if mode == "--continue":
+            assert snapshot(up, q) == reference
+        elif mode == "--abort":
+            assert snapshot(up, q) == before
+        assert git(up, "for-each-ref", "refs/patchq") == ""
+        assert "error" not in git(up, "fsck", "--no-dangling")
+    # A stop left by a kill before its record was written keeps no stray ref either.
+    up, q, base = build(tmp_path / "killed")
+    _conflicting(up, q, base)
+    before = snapshot(up, q)
+    assert run(q, "rebase", "--onto", "main", crash="journal:target-moved").returncode == -9
+    gc(up)
+    assert run(q, "rebase", "--abort").returncode == 0
+    assert snapshot(up, q) == before
+    assert git(up, "for-each-ref", "refs/patchq") == ""

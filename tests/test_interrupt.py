@@ -500,3 +500,21 @@ def test_git_gc_during_a_stopped_rebase_breaks_nothing(tmp_path: Path) -> None:
     assert run(q, "rebase", "--abort").returncode == 0
     assert snapshot(up, q) == before
     assert git(up, "for-each-ref", "refs/patchq") == ""
+
+
+def test_a_dead_git_s_lock_outside_any_journal_is_cleared_by_the_next_step(
+    tmp_path: Path,
+) -> None:
+    """`rebase --abort` killed in its first git step (clearing the conflict, before its
+    journal): the next `rebase --abort` removes the stale lock, names it, and aborts."""
+    up, q, base = build(tmp_path / "run")
+    _conflicting(up, q, base)
+    before = snapshot(up, q)
+    assert run(q, "rebase", "--onto", "main").returncode == 3
+    assert run(q, "rebase", "--abort", crash="git:index-locked").returncode == -9
+    assert (up / ".git" / "index.lock").exists()
+    r = run(q, "rebase", "--abort")
+    assert r.returncode == 0, r.stderr
+    assert "removed" in r.stderr and "index.lock" in r.stderr
+    assert snapshot(up, q) == before
+    assert not (up / ".git" / "patchq" / "git-step").exists()

@@ -375,10 +375,9 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
     with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
         done = _recover(ctx, "continue")
         interrupted = done.doc if done is not None else None
-        removed = done.removed_lock if done is not None else None
         if interrupted is not None and interrupted.get("back_only"):
             release_rebase_objects(g, repo.config.queue)
-            return RebaseOutcome((), False, aborted=True, removed_lock=removed)
+            return RebaseOutcome((), False, aborted=True, removed_lock=g.removed_lock)
         if not in_progress(ctx):
             last = rebasestate.read_last(last_rebase_path(g.state_dir(), repo.config.queue))
             if interrupted is not None and last is not None:
@@ -392,13 +391,13 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
                     dict(last.subjects),
                     last.base,
                     last.onto,
-                    removed_lock=removed,
+                    removed_lock=g.removed_lock,
                 )
             raise BadInputError("no rebase in progress", str(g.root))
         st = _read_state(ctx)
         cur = st.current
         if cur is None:
-            return replace(_run(ctx, st, progress), removed_lock=removed)
+            return replace(_run(ctx, st, progress), removed_lock=g.removed_lock)
         if interrupted is not None and str(interrupted.get("reason", "")).startswith("stopped"):
             # Killed while showing the conflict: it is in the working tree now.
             raise ConflictError(
@@ -453,7 +452,7 @@ def continue_(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
                 reason=f"resolved {cur.name}",
             ),
         )
-        return replace(_run(ctx, st, progress), removed_lock=removed)
+        return replace(_run(ctx, st, progress), removed_lock=g.removed_lock)
 
 
 def skip(ctx: Context, progress: Progress | None = None) -> RebaseOutcome:
@@ -478,10 +477,9 @@ def abort(ctx: Context) -> str | None:
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
         done = _recover(ctx, "abort")
-        removed = done.removed_lock if done is not None else None
         if not in_progress(ctx) and done is not None:
             release_rebase_objects(g, repo.config.queue)
-            return removed  # the interrupted step was the abort itself, now finished
+            return g.removed_lock  # the interrupted step was the abort itself, now finished
         st = _read_state(ctx)
         _clear_conflict(ctx, st)
         snap = journal.Snapshot(
@@ -495,7 +493,7 @@ def abort(ctx: Context) -> str | None:
             g, repo.root, "rebase --abort", snap, repo.config.queue, (_state_name(ctx),)
         )
         release_rebase_objects(g, repo.config.queue)
-        return removed
+        return g.removed_lock
 
 
 def _finish(ctx: Context, st: RebaseState) -> RebaseOutcome:

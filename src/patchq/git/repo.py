@@ -652,6 +652,7 @@ class GitRepo:
         self.lines = LineCache()  # the run's split texts: the replay splits files often
         self._differ: DiffServer | None = None  # git's diff for merges, started on need
         self._differ_failed = False
+        self.removed_lock: str | None = None  # a stale index.lock of patchq's killed git
 
     # --- the environment of git children ------------------------------------------------
 
@@ -859,15 +860,20 @@ class GitRepo:
         if args and args[0] in _DIFFING:  # no textconv or external diff from attributes
             args = (args[0], "--no-ext-diff", "--no-textconv", *args[1:])
         self.processes += 1
+        step = None
         if args and args[0] in _INDEX_WRITERS and "GIT_INDEX_FILE" not in (env or {}):
-            _dead_git_hook(self.index_lock())
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=self.root,
-            input=input,
-            capture_output=True,
-            env=self.env(**(env or {})),
-        )
+            step = self._begin_index_step()
+        try:
+            proc = subprocess.run(
+                ["git", *args],
+                cwd=self.root,
+                input=input,
+                capture_output=True,
+                env=self.env(**(env or {})),
+            )
+        finally:
+            if step is not None:
+                step.unlink(missing_ok=True)
         self._config_stale = self._config_in_tree
         _check_interrupt(proc)
         if check and proc.returncode != 0:
@@ -1439,6 +1445,43 @@ class GitRepo:
         """git's lock of the index: it exists while a git process changes the index."""
         return self.git_dir / "index.lock"
 
+    def _begin_index_step(self) -> Path:
+        """Before a git that takes the index's lock: clear a stale lock of patchq's own
+        killed git (`clear_stale_index_lock`), then mark that patchq's git is at work."""
+        self.clear_stale_index_lock()
+        mark = self.state_dir() / GIT_STEP
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.write_text(f"{os.getpid()}\n")
+        _dead_git_hook(self.index_lock())
+        return mark
+
+    def clear_stale_index_lock(self) -> None:
+        """An `index.lock` left by a git patchq started and that was killed with it (the
+        mark in `.git/patchq/` says one was at work, and no process holds the lock open)
+        is removed, and named in `removed_lock`. A lock a live process holds, or one no
+        patchq git took, is never removed: exit 5 naming it. Callers hold the run lock,
+        so no other patchq's git is at work."""
+        lock, mark = self.index_lock(), self.state_dir() / GIT_STEP
+        if not lock.exists():
+            mark.unlink(missing_ok=True)
+            return
+        holders = self.lock_holders(lock)
+        if holders:
+            raise UnsafeStateError(
+                f"a running git (pid {holders[0]}) holds the index's lock",
+                str(lock),
+                "wait for it to finish, then run the command again",
+            )
+        if holders is None or not mark.exists():
+            raise UnsafeStateError(
+                "the index is locked by a git process patchq did not start",
+                str(lock),
+                "if no git is running any more, remove the file, then run the command again",
+            )
+        lock.unlink(missing_ok=True)
+        mark.unlink(missing_ok=True)
+        self.removed_lock = str(lock)
+
     def lock_holders(self, path: Path) -> list[int] | None:
         """The processes that have `path` open now (a live git holds its lock file open
         until it is done); None where that cannot be seen (no /proc)."""
@@ -1530,6 +1573,8 @@ def commit_all(g: GitRepo, message: str, who: Ident) -> str:
     return g.resolve("HEAD")
 
 
+# In `.git/patchq/` while a git patchq started changes the index (holds its lock).
+GIT_STEP = "git-step"
 # The git commands patchq runs that take the index's lock (on the real index).
 _INDEX_WRITERS = frozenset({"checkout", "read-tree", "reset", "stash", "add"})
 

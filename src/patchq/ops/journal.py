@@ -24,8 +24,6 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +37,6 @@ from patchq.store.stack import Stack, save, stack_path
 from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint
 
 CHECKOUT, INDEX, REF = "checkout", "index", "ref"
-GIT_STEP = "git-step"  # present in a journal's folder while patchq's git changes the index
 # The two sets of files a journal can change: the patch repo's, and patchq's own state.
 FILES, STATE = "files", "state"
 
@@ -224,7 +221,8 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
         g = None
     elif g is None:
         raise BadInputError("the interrupted command changed a target", str(patch_root))
-    removed = _stale_index_lock(g, patch_root, doc) if g is not None else None
+    if g is not None:
+        g.clear_stale_index_lock()
     # Recovering: whatever the working tree holds now is not known to be ours, so it is
     # stashed before anything is forced. (Not decided by pid: in a container patchq is
     # often pid 1 every time.)
@@ -235,44 +233,8 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
         else _backward(g, patch_root, doc, recovering=True)
     )
     _clear(g, patch_root, doc)
+    removed = g.removed_lock if g is not None else None
     return Recovered(str(doc.get("op")), saved, removed, doc)
-
-
-def _stale_index_lock(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> str | None:
-    """git's `index.lock`, if one is in the way of recovering: removed (and named) when
-    patchq's own git step was running at the kill (the journal's mark says so) and no
-    process holds it open now; otherwise refused (exit 5) — never a lock a live git holds."""
-    lock = g.index_lock()
-    if not lock.exists():
-        return None
-    holders = g.lock_holders(lock)
-    if holders:
-        raise UnsafeStateError(
-            f"a running git (pid {holders[0]}) holds the index's lock",
-            str(lock),
-            "wait for it to finish, then recover again",
-        )
-    ours = (_copies(g, patch_root, doc) / GIT_STEP).exists()
-    if holders is None or not ours:
-        raise UnsafeStateError(
-            "the index is locked by a git process patchq did not start",
-            str(lock),
-            "if no git is running any more, remove the file, then recover again",
-        )
-    lock.unlink(missing_ok=True)
-    return str(lock)
-
-
-@contextmanager
-def _git_step(g: GitRepo, patch_root: Path, doc: dict[str, Any]) -> Iterator[None]:
-    """Mark, in the journal's folder, that patchq's own git is changing the index and the
-    working tree: an `index.lock` found by recovery is then the lock of a git killed with
-    patchq, which recovery may remove."""
-    mark = _copies(g, patch_root, doc) / GIT_STEP
-    mark.parent.mkdir(parents=True, exist_ok=True)
-    mark.touch()
-    yield
-    mark.unlink(missing_ok=True)
 
 
 def _copies(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> Path:
@@ -355,8 +317,7 @@ def _forward(
     after = doc["after"]
     saved = None
     if after["head"] is not None and g is not None:
-        with _git_step(g, patch_root, doc):
-            saved = _move_forward(g, patch_root, doc, recovering)
+        saved = _move_forward(g, patch_root, doc, recovering)
     crashpoint("journal:target-moved")
     _put_files(g, patch_root, doc, "after")
     if g is not None and after["stack"] is not None:
@@ -398,8 +359,7 @@ def _backward(
     saved = None
     _put_files(g, patch_root, doc, "before")
     if after["head"] is not None and g is not None:
-        with _git_step(g, patch_root, doc):
-            saved = _move_backward(g, patch_root, doc, recovering)
+        saved = _move_backward(g, patch_root, doc, recovering)
     if g is not None and after["stack"] is not None:
         if before["stack"] is None:
             stack_path(g.state_dir(), doc["queue"]).unlink(missing_ok=True)

@@ -518,3 +518,34 @@ def test_a_dead_git_s_lock_outside_any_journal_is_cleared_by_the_next_step(
     assert "removed" in r.stderr and "index.lock" in r.stderr
     assert snapshot(up, q) == before
     assert not (up / ".git" / "patchq" / "git-step").exists()
+
+
+def test_recovering_a_half_done_checkout_stashes_nothing_of_patchq_s(tmp_path: Path) -> None:
+    """A checkout killed halfway leaves files of both sides: recovery forces the checkout
+    without a stash of them (the target ends byte for byte as it should, no refs/stash),
+    but a file of the person's that neither side holds is still saved."""
+    up, q, base = build(tmp_path / "ref")
+    assert run(q, "apply", "--onto", base).returncode == 0
+    reference = snapshot(up, q)
+    for mode in ("--abort", "--continue"):
+        up, q, _ = build(tmp_path / mode)
+        before = snapshot(up, q)
+        assert run(q, "apply", "--onto", base, crash="journal:recorded").returncode == -9
+        # What the killed checkout had got to: p2's new file written, and f.txt as the
+        # whole series leaves it (git writes each file whole).
+        (up / "new.txt").write_text("new file\n")
+        done = BASE
+        for n in (5, 20, 35):
+            done = done.replace(f"line {n}\n", f"LINE {n}\n")
+        (up / "f.txt").write_text(done)
+        r = run(q, "apply", mode)
+        assert r.returncode == 0, r.stderr
+        assert "stash" not in r.stderr
+        assert git(up, "rev-parse", "-q", "--verify", "refs/stash", check=False) == ""
+        assert snapshot(up, q) == (before if mode == "--abort" else reference)
+    up, q, _ = build(tmp_path / "mine")
+    assert run(q, "apply", "--onto", base, crash="journal:recorded").returncode == -9
+    (up / "f.txt").write_text(BASE + "a line of mine\n")
+    r = run(q, "apply", "--abort")
+    assert r.returncode == 0 and "stash" in r.stderr, r.stderr
+    assert "a line of mine" in git(up, "stash", "show", "-p")

@@ -1392,6 +1392,38 @@ class GitRepo:
                     found.append(path)
         return found
 
+    def foreign_files(self, paths: Sequence[str], trees: Sequence[str]) -> list[str]:
+        """Those of `paths` whose file on disk (or its absence) is what none of `trees`
+        holds at that path, compared byte for byte as git stores them."""
+        held: list[dict[str, tuple[str, str]]] = []
+        for t in trees:
+            out = self._run(
+                "ls-tree", "-z", "--full-tree", t, "--", *(f":(literal){p}" for p in paths)
+            )
+            entries = {}
+            for rec in out.split(b"\0"):
+                meta, _, name = rec.partition(b"\t")
+                if meta:
+                    mode, _, oid = meta.decode().split(" ")
+                    entries[name.decode("utf-8", "surrogateescape")] = (mode, oid)
+            held.append(entries)
+        foreign = []
+        for path in paths:
+            p = self.root / path
+            if p.is_symlink():
+                disk: tuple[str, str] | None = (
+                    "120000",
+                    object_id("blob", os.fsencode(os.readlink(p))),
+                )
+            elif p.is_file():
+                mode = "100755" if p.stat().st_mode & 0o100 else "100644"
+                disk = (mode, object_id("blob", p.read_bytes()))
+            else:
+                disk = None
+            if not any(h.get(path) == disk for h in held):
+                foreign.append(path)
+        return foreign
+
     def tree_paths(self, tree: str) -> list[str]:
         """Every file of `tree` (or a commit's), at any depth."""
         out = self._run("ls-tree", "-r", "-z", "--name-only", "--full-tree", tree)

@@ -31,7 +31,7 @@ from typing import Any
 from patchq.core.errors import BadInputError, UnsafeStateError
 from patchq.git.repo import GitRepo
 from patchq.store import stack as stackfile
-from patchq.store.files import atomic_write, confine
+from patchq.store.files import atomic_write, confine, inside
 from patchq.store.patchrepo import check_writable, own_paths
 from patchq.store.stack import Stack, save, stack_path
 from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint
@@ -304,11 +304,39 @@ def _write_doc(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> None
     atomic_write(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
 
 
-def _stash_if_dirty(g: GitRepo, patch_root: Path, why: str) -> str | None:
+def _stash_if_dirty(
+    g: GitRepo, patch_root: Path, doc: dict[str, Any]
+) -> tuple[str | None, list[str]]:
+    """Before forcing a checkout while recovering: stash the working tree's changes unless
+    every changed file is as one side of the interrupted command holds it (a checkout
+    killed halfway leaves files of both sides, none of them the person's). Returns the
+    stash, and the files of ours to remove if the forced checkout leaves them untracked."""
     own = own_paths(patch_root, g.root)
-    if g.dirty_paths(own):
-        return g.stash_save(f"patchq: saved while recovering {why}")
-    return None
+    dirty = g.dirty_paths(own)
+    if not dirty:
+        return None, []
+    before, after = doc["before"], doc["after"]
+    sides = [before.get("head"), before.get("branch_ref"), after.get("head"), after.get("overlay")]
+    if not g.foreign_files(dirty, [s for s in sides if s]):
+        return None, [p for p in dirty if (g.root / p).is_file() or (g.root / p).is_symlink()]
+    return g.stash_save(f"patchq: saved while recovering {doc['op']}"), []
+
+
+def _remove_leftovers(g: GitRepo, paths: list[str]) -> None:
+    """Files a killed checkout wrote that the checked-out side does not track: ours."""
+    if not paths:
+        return
+    for rel in set(paths) & set(g.untracked()):
+        path = g.root / rel
+        if inside(g.root, rel):
+            path.unlink(missing_ok=True)
+            for parent in path.parents:
+                if parent == g.root:
+                    break
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
 
 
 def _forward(
@@ -337,8 +365,9 @@ def _move_forward(
         if recovering:
             # A killed checkout may have left some files half-moved; keep anything that
             # is not what either side holds in a stash, then force.
-            saved = _stash_if_dirty(g, patch_root, doc["op"])
+            saved, ours = _stash_if_dirty(g, patch_root, doc)
             g.checkout_branch(branch, head, why, force=True)
+            _remove_leftovers(g, ours)
         elif g.current_branch() != branch or g.head() != head:
             g.checkout_branch(branch, head, why)
         if after.get("overlay"):
@@ -377,8 +406,9 @@ def _move_backward(
     saved = None
     old_ref = before["branch_ref"]
     if after["worktree"] == CHECKOUT:
+        ours: list[str] = []
         if recovering:
-            saved = _stash_if_dirty(g, patch_root, doc["op"])
+            saved, ours = _stash_if_dirty(g, patch_root, doc)
         if before["head_branch"] == branch and old_ref:
             g.checkout_branch(branch, old_ref, why, force=True)
         else:
@@ -387,6 +417,7 @@ def _move_backward(
                 g.update_ref(f"refs/heads/{branch}", old_ref, None, reason)
             elif g.try_resolve(f"refs/heads/{branch}"):
                 g.delete_branch(branch)
+        _remove_leftovers(g, ours)
     elif old_ref:
         if after["worktree"] == INDEX and g.current_branch() == branch:
             g.reset_to(old_ref, why)

@@ -188,10 +188,71 @@ def resolve_conflicts(target: Path) -> None:
         p.write_bytes(b"\n".join(kept))
 
 
+def generate(src: Path, files: int, before: int, window: int, seed: int) -> None:
+    """A repository shaped like a real project's history: `files` C-like files, then
+    `before` commits (the drift a rebase onto BASE~before undoes), then `window` commits
+    editing 1–3 spots of 1–2 files each, with a file added every 15th and one deleted
+    every 40th (a file no later commit touches). Fixed dates: the same bytes every run."""
+    rnd = random.Random(seed)
+    env = bench.base_env(
+        GIT_AUTHOR_NAME="Ada Example",
+        GIT_AUTHOR_EMAIL="ada@example.invalid",
+        GIT_AUTHOR_DATE="1700000000 +0000",
+    )
+    subprocess.run(["git", "init", "-q", "-b", "main", str(src)], check=True, env=env)
+    text: dict[str, list[str]] = {}
+    for i in range(files):
+        name = f"src/mod{i // 20}/file{i:03d}.c"
+        text[name] = [f"int {name.replace('/', '_')[:-2]}_v{j} = {j};\n" for j in range(60)]
+
+    def write_all(changed: list[str], gone: list[str]) -> None:
+        for name in changed:
+            p = src / name
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text("".join(text[name]))
+        for name in gone:
+            (src / name).unlink()
+
+    def commit(msg: str, n: int) -> None:
+        subprocess.run(["git", "-C", str(src), "add", "-A"], check=True, env=env)
+        e = dict(env, GIT_COMMITTER_DATE=f"{1700000000 + n * 60} +0000")
+        e["GIT_AUTHOR_DATE"] = e["GIT_COMMITTER_DATE"]
+        subprocess.run(["git", "-C", str(src), "commit", "-q", "-m", msg], check=True, env=e)
+
+    write_all(list(text), [])
+    commit("initial import", 0)
+    frozen: set[str] = set()  # deleted files, and files that will never be touched again
+    for n in range(1, before + window + 1):
+        live = sorted(set(text) - frozen)
+        changed: list[str] = []
+        gone: list[str] = []
+        for name in rnd.sample(live, rnd.choice((1, 1, 2))):
+            lines = text[name]
+            for _ in range(rnd.choice((1, 2, 3))):
+                k = rnd.randrange(len(lines))
+                lines[k] = f"int change_{n}_{k} = {rnd.randrange(1000)}; /* commit {n} */\n"
+            changed.append(name)
+        if n > before and n % 15 == 0:
+            name = f"src/new/added{n:03d}.c"
+            text[name] = [f"/* added in {n} */\n", f"int added_{n} = 1;\n"]
+            changed.append(name)
+        if n > before and n % 40 == 0:
+            victim = rnd.choice([x for x in live if x not in changed])
+            frozen.add(victim)
+            gone.append(victim)
+            del text[victim]
+        write_all(changed, gone)
+        commit(f"mod: change {n}\n\nA change to {', '.join(changed + gone)}.", n)
+
+
 def make_series(args: argparse.Namespace, tmp: Path) -> tuple[Path, Path, str, str, str]:
     """The target, the patch repo, the base, an upstream commit that moves nothing the
     series touches (a rebase onto it finishes) and a drifted upstream (one that stops)."""
-    s = bench.prepare(args.repo, args.end, 300, tmp, True, args.drift)
+    repo = args.repo
+    if args.generated or not repo.exists():
+        repo = tmp / "generated"
+        generate(repo, 300, args.drift, 300, args.seed)
+    s = bench.prepare(repo, args.end, 300, tmp, True, args.drift)
     assert s.drift is not None
     t = s.target
     env = bench.base_env()
@@ -216,6 +277,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repo", type=Path, default=Path("/work/.mirror/curl+curl/repo"))
     ap.add_argument("--end", default="HEAD")
+    ap.add_argument(
+        "--generated",
+        action="store_true",
+        help="a generated 300-file repository instead of --repo (also when --repo is absent)",
+    )
     ap.add_argument("--drift", type=int, default=100, help="the stopping rebase: BASE~D")
     ap.add_argument("--points", type=int, default=180)
     ap.add_argument("--seed", type=int, default=15)
@@ -254,11 +320,12 @@ def main() -> int:
         fresh = st.save("fresh")
         for sc in scenarios:
             st.restore(fresh)
-            sc.origin = st.snapshot()
-            for cmd in sc.setup:
+            for k, cmd in enumerate(sc.setup):
                 r = st.patchq(*cmd)
                 if r.returncode not in (0, 3):
                     raise SystemExit(f"setup {cmd} of {sc.name}: {r.stderr.decode()}")
+                if k == 0:
+                    sc.origin = st.snapshot()  # before the rebase: where --abort goes back
             if sc.resolve_first:
                 resolve_conflicts(target)
             sc.saved = st.save(sc.name.replace(" ", "_"))
@@ -313,14 +380,12 @@ def main() -> int:
                     continue
             time.sleep(0.05)  # let the killed group's last git exit
             left = [
-                n
-                for n in ("index.lock", "patchq/op.json", "patchq/git-step")
-                if (target / ".git" / n).exists()
-            ]
+                n for n in ("index.lock", "patchq/op.json") if (target / ".git" / n).exists()
+            ] + [m.name for m in (target / ".git" / "patchq").glob("git-step.*")]
             mode = rnd.choice(["continue", "abort"])
             how = rnd.choice([sc.verb, "recover"]) if sc.verb != "rebase" else "rebase"
             journal = (target / ".git" / "patchq" / "op.json").exists()
-            rec = st.patchq(how, f"--{mode}") if (journal or how == "rebase") else None
+            rec = st.patchq(how, f"--{mode}")  # also where nothing was left: what a person does
             got = st.snapshot()
             if mode == "abort":
                 want = sc.origin if sc.abort_to == "origin" else sc.before
@@ -343,7 +408,13 @@ def main() -> int:
                 "ok": ok,
             }
             if not ok:
-                entry["differs"] = diff(min(ok_states, key=lambda s: len(diff(s, got))), got)[:12]
+                near = min(ok_states, key=lambda s: len(diff(s, got)))
+                entry["differs"] = diff(near, got)[:12]
+                entry["values"] = {
+                    k: [near.get(k), got.get(k)]
+                    for k in entry["differs"]  # type: ignore[union-attr]
+                    if k in ("HEAD", "refs", "status") or k.startswith("state:")
+                }
                 entry["left_by_kill"] = left
                 entry["stderr"] = "" if rec is None else rec.stderr.decode(errors="replace")[-400:]
             results.append(entry)
@@ -389,10 +460,12 @@ def write_report(
     lines = [
         "# Random-kill study (issue 15)",
         "",
-        f"- command: `nice -n 10 python3 bench/killstudy.py --repo {args.repo} "
+        f"- command: `nice -n 10 python3 bench/killstudy.py "
+        f"{'--generated' if args.generated else f'--repo {args.repo}'} "
         f"--points {args.points} --seed {args.seed}`",
-        f"- patchq at {rev}; series: the newest 300 consecutive non-merge commits of the "
-        "mirror (`git format-patch`), rebased onto BASE + one unrelated upstream commit "
+        f"- patchq at {rev}; series: the newest 300 consecutive non-merge commits of "
+        f"{'a generated 300-file repository' if args.generated else 'the mirror'} "
+        "(`git format-patch`), rebased onto BASE + one unrelated upstream commit "
         f"(finishes) and onto BASE~{args.drift} (stops at a conflict)",
         f"- {len(results)} kill points in {seconds / 60:.1f} min; a kill that landed after the "
         "command had finished, or a crash point the command never reached, is not counted",

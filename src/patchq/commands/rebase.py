@@ -357,6 +357,7 @@ def _clear_conflict(ctx: Context, st: RebaseState) -> None:
 def _recover(ctx: Context, mode: str) -> journal.Recovered | None:
     """Finish or undo a rebase step that was killed halfway (its journal), first."""
     g, repo = ctx.git(), ctx.repo()
+    g.clear_stale_index_lock()
     doc = journal.pending(g, repo.root)
     if doc is None:
         return None

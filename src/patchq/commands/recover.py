@@ -40,6 +40,7 @@ def recover(ctx: Context, mode: str) -> RecoverOutcome:
             done = journal.recover(None, repo.root, mode)
     else:
         with run_lock(g.state_dir(), repo.root, recovering=True):
+            g.clear_stale_index_lock()
             if journal.pending(g, repo.root) is None and rebase_in_progress(ctx):
                 # What `status` calls "in progress: rebase" is a rebase's own state, not
                 # a killed command's journal: say which command owns it.

@@ -862,7 +862,7 @@ class GitRepo:
         self.processes += 1
         step = None
         if args and args[0] in _INDEX_WRITERS and "GIT_INDEX_FILE" not in (env or {}):
-            step = self._begin_index_step()
+            step = self._begin_index_step(args[0] != "status")
         try:
             proc = subprocess.run(
                 ["git", *args],
@@ -1440,17 +1440,38 @@ class GitRepo:
         return after if after != before else None
 
     def worktree_holding(self, branch: str) -> str | None:
-        """The other worktree of this repository that has `branch` checked out, if any."""
-        out = self._run("worktree", "list", "--porcelain")
-        here = os.path.realpath(self.root)
-        path = None
-        for line in out.decode("utf-8", "surrogateescape").split("\n"):
-            if line.startswith("worktree "):
-                path = line[len("worktree ") :]
-            elif line == f"branch refs/heads/{branch}" and path is not None:
-                if os.path.realpath(path) != here:
-                    return path
+        """The other worktree of this repository that has `branch` checked out, if any
+        (read from git's own records of its worktrees: no process)."""
+        want = f"ref: refs/heads/{branch}".encode()
+        here = os.path.realpath(self.git_dir)
+        places = [(self.common_dir, self.common_dir.parent)]
+        wts = self.common_dir / "worktrees"
+        if wts.is_dir():
+            for d in sorted(wts.iterdir()):
+                try:
+                    gitfile = (d / "gitdir").read_text().strip()
+                except OSError:
+                    continue
+                places.append((d, Path(gitfile).parent))
+        for gd, work in places:
+            if os.path.realpath(gd) == here:
+                continue
+            try:
+                head = (gd / "HEAD").read_bytes().strip()
+            except OSError:
+                continue
+            if head == want and not (gd == self.common_dir and self._bare_common()):
+                return str(work)
         return None
+
+    def _bare_common(self) -> bool:
+        """Whether the main repository of these worktrees is bare (its HEAD is no
+        checkout)."""
+        try:
+            text = (self.common_dir / "config").read_text(errors="replace")
+        except OSError:
+            return False
+        return re.search(r"^\s*bare\s*=\s*true\s*$", text, re.M | re.I) is not None
 
     def keep_reachable(
         self, ref: str, commits: Iterable[str], trees: Iterable[str], why: str
@@ -1477,25 +1498,30 @@ class GitRepo:
         """git's lock of the index: it exists while a git process changes the index."""
         return self.git_dir / "index.lock"
 
-    def _begin_index_step(self) -> Path:
-        """Before a git that takes the index's lock: clear a stale lock of patchq's own
-        killed git (`clear_stale_index_lock`), then mark that patchq's git is at work."""
-        self.clear_stale_index_lock()
-        mark = self.state_dir() / GIT_STEP
+    def _begin_index_step(self, clear: bool) -> Path:
+        """Before a git that takes the index's lock: with `clear` (a git that needs the
+        lock), clear a stale lock of patchq's own killed git (`clear_stale_index_lock`);
+        then mark, in `.git/patchq/git-step.<pid>`, that this patchq's git is at work."""
+        if clear:
+            self.clear_stale_index_lock()
+        mark = self.state_dir() / f"{GIT_STEP}.{os.getpid()}"
         mark.parent.mkdir(parents=True, exist_ok=True)
-        mark.write_text(f"{os.getpid()}\n")
-        _dead_git_hook(self.index_lock())
+        mark.write_bytes(b"")
+        if clear:
+            _dead_git_hook(self.index_lock())
         return mark
 
     def clear_stale_index_lock(self) -> None:
         """An `index.lock` left by a git patchq started and that was killed with it (the
-        mark in `.git/patchq/` says one was at work, and no process holds the lock open)
-        is removed, and named in `removed_lock`. A lock a live process holds, or one no
-        patchq git took, is never removed: exit 5 naming it. Callers hold the run lock,
-        so no other patchq's git is at work."""
-        lock, mark = self.index_lock(), self.state_dir() / GIT_STEP
+        mark of a patchq that no longer runs is in `.git/patchq/`, and no process holds
+        the lock open) is removed, and named in `removed_lock`. A lock a live process
+        holds is never removed (exit 5 naming the process), nor one no patchq git took
+        (git then refuses it: exit 6). Callers hold the run lock."""
+        lock = self.index_lock()
+        dead = [m for m in self.state_dir().glob(f"{GIT_STEP}.*") if not _alive(m.suffix[1:])]
         if not lock.exists():
-            mark.unlink(missing_ok=True)
+            for m in dead:
+                m.unlink(missing_ok=True)
             return
         holders = self.lock_holders(lock)
         if holders:
@@ -1504,14 +1530,11 @@ class GitRepo:
                 str(lock),
                 "wait for it to finish, then run the command again",
             )
-        if holders is None or not mark.exists():
-            raise UnsafeStateError(
-                "the index is locked by a git process patchq did not start",
-                str(lock),
-                "if no git is running any more, remove the file, then run the command again",
-            )
+        if holders is None or not dead:
+            return  # not known to be ours: git refuses it, and says so (exit 6)
         lock.unlink(missing_ok=True)
-        mark.unlink(missing_ok=True)
+        for m in dead:
+            m.unlink(missing_ok=True)
         self.removed_lock = str(lock)
 
     def lock_holders(self, path: Path) -> list[int] | None:
@@ -1608,7 +1631,21 @@ def commit_all(g: GitRepo, message: str, who: Ident) -> str:
 # In `.git/patchq/` while a git patchq started changes the index (holds its lock).
 GIT_STEP = "git-step"
 # The git commands patchq runs that take the index's lock (on the real index).
-_INDEX_WRITERS = frozenset({"checkout", "read-tree", "reset", "stash", "add"})
+# (`status` writes the index when it can, and takes the lock to: marked, never waited for.)
+_INDEX_WRITERS = frozenset({"checkout", "read-tree", "reset", "stash", "add", "status"})
+
+
+def _alive(pid: str) -> bool:
+    """Whether process `pid` runs (a name that is no pid is no process)."""
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _dead_git_hook(lock: Path) -> None:

@@ -141,7 +141,8 @@ def _protect_target(g: GitRepo, plan: Plan) -> str | None:
     a stash first and return its id."""
     if plan.head is None:
         return None
-    other = g.worktree_holding(plan.branch) if plan.branch else None
+    exists = plan.branch and g.try_resolve(f"refs/heads/{plan.branch}") is not None
+    other = g.worktree_holding(plan.branch) if exists else None
     if other is not None:
         raise UnsafeStateError(
             f"{plan.branch} is checked out in another worktree, {other}",

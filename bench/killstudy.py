@@ -383,6 +383,10 @@ def main() -> int:
                 n for n in ("index.lock", "patchq/op.json") if (target / ".git" / n).exists()
             ] + [m.name for m in (target / ".git" / "patchq").glob("git-step.*")]
             mode = rnd.choice(["continue", "abort"])
+            if sc.name == "rebase --abort" and not left:
+                # An --abort killed before its journal had not begun: the rebase is still
+                # stopped, and what finishes an abort is another --abort.
+                mode = "abort"
             how = rnd.choice([sc.verb, "recover"]) if sc.verb != "rebase" else "rebase"
             journal = (target / ".git" / "patchq" / "op.json").exists()
             rec = st.patchq(how, f"--{mode}")  # also where nothing was left: what a person does

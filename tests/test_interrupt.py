@@ -549,3 +549,20 @@ def test_recovering_a_half_done_checkout_stashes_nothing_of_patchq_s(tmp_path: P
     r = run(q, "apply", "--abort")
     assert r.returncode == 0 and "stash" in r.stderr, r.stderr
     assert "a line of mine" in git(up, "stash", "show", "-p")
+
+
+def test_a_file_torn_by_patchq_s_killed_checkout_is_not_stashed(tmp_path: Path) -> None:
+    """The kill study's find: git killed while writing a file leaves its first bytes.
+    With that git's stale lock as the evidence, a file that is the start of what the
+    checkout was writing is patchq's, not the person's: no stash, exact state."""
+    up, q, base = build(tmp_path / "run")
+    before = snapshot(up, q)
+    assert run(q, "apply", "--onto", base, crash="git:index-locked").returncode == -9
+    done = BASE
+    for n in (5, 20, 35):
+        done = done.replace(f"line {n}\n", f"LINE {n}\n")
+    (up / "f.txt").write_text(done[: len(done) // 2])  # cut short mid-write
+    r = run(q, "apply", "--abort")
+    assert r.returncode == 0, r.stderr
+    assert "stash" not in r.stderr and "removed" in r.stderr
+    assert snapshot(up, q) == before

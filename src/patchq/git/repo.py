@@ -1392,9 +1392,13 @@ class GitRepo:
                     found.append(path)
         return found
 
-    def foreign_files(self, paths: Sequence[str], trees: Sequence[str]) -> list[str]:
+    def foreign_files(
+        self, paths: Sequence[str], trees: Sequence[str], torn: Sequence[str] = ()
+    ) -> list[str]:
         """Those of `paths` whose file on disk (or its absence) is what none of `trees`
-        holds at that path, compared byte for byte as git stores them."""
+        holds at that path, compared byte for byte as git stores them. A file that is the
+        start of what a tree of `torn` holds (a checkout toward it killed mid-write) is
+        not foreign either."""
         held: list[dict[str, tuple[str, str]]] = []
         for t in trees:
             out = self._run(
@@ -1420,9 +1424,22 @@ class GitRepo:
                 disk = (mode, object_id("blob", p.read_bytes()))
             else:
                 disk = None
-            if not any(h.get(path) == disk for h in held):
+            if not any(h.get(path) == disk for h in held) and not self._torn(p, path, torn):
                 foreign.append(path)
         return foreign
+
+    def _torn(self, p: Path, path: str, trees: Sequence[str]) -> bool:
+        if not trees or p.is_symlink() or not p.is_file():
+            return False
+        data = p.read_bytes()
+        for t in trees:
+            out = self._run("rev-parse", "--verify", "-q", f"{t}:{path}", check=False)
+            oid = out.decode().strip()
+            if oid:
+                whole = self.read_blob(oid)
+                if len(data) < len(whole) and whole.startswith(data):
+                    return True
+        return False
 
     def tree_paths(self, tree: str) -> list[str]:
         """Every file of `tree` (or a commit's), at any depth."""

@@ -318,7 +318,10 @@ def _stash_if_dirty(
         return None, []
     before, after = doc["before"], doc["after"]
     sides = [before.get("head"), before.get("branch_ref"), after.get("head"), after.get("overlay")]
-    if not g.foreign_files(dirty, [s for s in sides if s]):
+    # With the stale lock of patchq's killed git just removed, a file cut short on the
+    # way to the after side is that git's torn write, not the person's edit.
+    torn = [s for s in (after.get("head"), after.get("overlay")) if s] if g.removed_lock else []
+    if not g.foreign_files(dirty, [s for s in sides if s], torn):
         return None, [p for p in dirty if (g.root / p).is_file() or (g.root / p).is_symlink()]
     return g.stash_save(f"patchq: saved while recovering {doc['op']}"), []
 

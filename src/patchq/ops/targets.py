@@ -130,6 +130,8 @@ def check_own_branch(g: GitRepo, name: str, queue: str, force: bool) -> None:
     stack = load(g.state_dir(), queue)
     if stack is not None and stack.branch == name and tip == stack.head:
         return
+    if g.try_resolve(f"refs/remotes/origin/{name}") == tip:
+        return  # a clone's copy of a stack branch made elsewhere: origin keeps it
     why = (
         f"has commits made outside patchq (now {tip[:12]}, expected {stack.head[:12]})"
         if stack is not None and stack.branch == name

@@ -400,12 +400,21 @@ TABLE: list[Row] = [
     # Replacing the link by a regular file writes nothing through it (git apply agrees).
     Row("link-replaced-by-file", ("the-link-to-file.patch",), code=0, expect=link_replaced_by_file),
     # An ignored symlink in the checkout (not in any commit) where a patch creates a
-    # file: git checkout replaces the link (ignored files are expendable), never writes
-    # through it.
+    # file: nothing is written through it, and the person's link is not replaced either
+    # (issue 15, class 3: exit 5 naming it); `--force` stashes the link, then the patch's
+    # folder is made in its place.
     Row(
         "ignored-link-component",
         ("through-ignored-link.patch",),
+        code=5,
+        phrase="would write over build, which git does not track",
+        prepare=lambda e: ignored_link(e, "../outside"),
+    ),
+    Row(
+        "ignored-link-component-forced",
+        ("through-ignored-link.patch",),
         code=0,
+        cmd=("apply", "--onto", "{base}", "--force"),
         prepare=lambda e: ignored_link(e, "../outside"),
         expect=both(outside_untouched, file_is("build/new.txt", b"evil\n")),
     ),

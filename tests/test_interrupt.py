@@ -450,3 +450,168 @@ def test_killed_undo_is_finished_by_recover_and_ctrl_c_keeps_the_record(tmp_path
     assert "interrupted" not in run(q, "status").stdout
     assert run(q, "undo").returncode == 0
     assert snapshot(up, q) == before_pop
+
+
+# --- issue 15, class 4: a dead git's index.lock, `git gc` during a stop ------------------
+
+
+def test_a_stale_index_lock_of_patchq_s_killed_git_is_named_and_removed(
+    tmp_path: Path,
+) -> None:
+    """patchq killed while its git held the index's lock (the process group killed during
+    the checkout): recovery names the lock and removes it, then finishes or undoes."""
+    up, q, base = build(tmp_path / "ref")
+    assert run(q, "apply", "--onto", base).returncode == 0
+    reference = snapshot(up, q)
+    for mode, verb in (("--abort", "apply"), ("--continue", "recover")):
+        up, q, _ = build(tmp_path / mode)
+        before = snapshot(up, q)
+        killed = run(q, "apply", "--onto", base, crash="git:index-locked")
+        assert killed.returncode == -9, killed.stderr
+        lock = up / ".git" / "index.lock"
+        assert lock.exists()
+        r = run(q, verb, mode)
+        assert r.returncode == 0, r.stderr
+        assert "removed" in r.stderr and "index.lock" in r.stderr
+        assert not lock.exists()
+        assert snapshot(up, q) == (before if mode == "--abort" else reference)
+
+
+def test_an_index_lock_a_live_git_holds_is_never_removed(tmp_path: Path) -> None:
+    up, q, base = build(tmp_path / "run")
+    assert run(q, "apply", "--onto", base, crash="git:index-locked").returncode == -9
+    lock = up / ".git" / "index.lock"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"f = open({str(lock)!r}, 'rb'); print('held', flush=True)\n"
+            "import time; time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        r = run(q, "recover", "--continue")
+        assert r.returncode == 5 and f"pid {holder.pid}" in r.stderr, r.stderr
+        assert lock.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    # A lock no patchq git took (the person's git died earlier) is left to the person:
+    # git refuses it, exit 6 naming git's command.
+    up, q, base = build(tmp_path / "theirs")
+    assert run(q, "apply", "--onto", base, crash="journal:recorded").returncode == -9
+    (up / ".git" / "index.lock").write_bytes(b"")
+    r = run(q, "recover", "--continue")
+    assert r.returncode == 6 and "`git checkout" in r.stderr, r.stderr
+    assert (up / ".git" / "index.lock").exists()
+
+
+def test_git_gc_during_a_stopped_rebase_breaks_nothing(tmp_path: Path) -> None:
+    """The stop's objects (conflict tree, the snapshot) are kept by refs/patchq/…: a real
+    `git gc --prune=now` with every reflog expired loses none of them."""
+    up, q, base = build(tmp_path / "ref")
+    _conflicting(up, q, base)
+    assert run(q, "rebase", "--onto", "main").returncode == 3
+    _resolve(up)
+    assert run(q, "rebase", "--continue").returncode == 0
+    reference = snapshot(up, q)
+
+    def gc(up: Path) -> None:
+        git(up, "reflog", "expire", "--expire=now", "--all")
+        git(up, "gc", "-q", "--prune=now")
+        assert git(up, "count-objects").startswith("0 objects")
+
+    for mode in ("--continue", "--abort", "--skip"):
+        up, q, base = build(tmp_path / mode)
+        _conflicting(up, q, base)
+        before = snapshot(up, q)
+        assert run(q, "rebase", "--onto", "main").returncode == 3
+        assert "refs/patchq/main/rebase" in git(up, "for-each-ref", "refs/patchq")
+        gc(up)
+        if mode == "--continue":
+            _resolve(up)
+        r = run(q, "rebase", mode)
+        assert r.returncode == 0, (mode, r.stderr)
+        if mode == "--continue":
+            assert snapshot(up, q) == reference
+        elif mode == "--abort":
+            assert snapshot(up, q) == before
+        assert git(up, "for-each-ref", "refs/patchq") == ""
+        assert "error" not in git(up, "fsck", "--no-dangling")
+    # A stop left by a kill before its record was written keeps no stray ref either.
+    up, q, base = build(tmp_path / "killed")
+    _conflicting(up, q, base)
+    before = snapshot(up, q)
+    assert run(q, "rebase", "--onto", "main", crash="journal:target-moved").returncode == -9
+    gc(up)
+    assert run(q, "rebase", "--abort").returncode == 0
+    assert snapshot(up, q) == before
+    assert git(up, "for-each-ref", "refs/patchq") == ""
+
+
+def test_a_dead_git_s_lock_outside_any_journal_is_cleared_by_the_next_step(
+    tmp_path: Path,
+) -> None:
+    """`rebase --abort` killed in its first git step (clearing the conflict, before its
+    journal): the next `rebase --abort` removes the stale lock, names it, and aborts."""
+    up, q, base = build(tmp_path / "run")
+    _conflicting(up, q, base)
+    before = snapshot(up, q)
+    assert run(q, "rebase", "--onto", "main").returncode == 3
+    assert run(q, "rebase", "--abort", crash="git:index-locked").returncode == -9
+    assert (up / ".git" / "index.lock").exists()
+    r = run(q, "rebase", "--abort")
+    assert r.returncode == 0, r.stderr
+    assert "removed" in r.stderr and "index.lock" in r.stderr
+    assert snapshot(up, q) == before
+    assert not list((up / ".git" / "patchq").glob("git-step*"))
+
+
+def test_recovering_a_half_done_checkout_stashes_nothing_of_patchq_s(tmp_path: Path) -> None:
+    """A checkout killed halfway leaves files of both sides: recovery forces the checkout
+    without a stash of them (the target ends byte for byte as it should, no refs/stash),
+    but a file of the person's that neither side holds is still saved."""
+    up, q, base = build(tmp_path / "ref")
+    assert run(q, "apply", "--onto", base).returncode == 0
+    reference = snapshot(up, q)
+    for mode in ("--abort", "--continue"):
+        up, q, _ = build(tmp_path / mode)
+        before = snapshot(up, q)
+        assert run(q, "apply", "--onto", base, crash="journal:recorded").returncode == -9
+        # What the killed checkout had got to: p2's new file written, and f.txt as the
+        # whole series leaves it (git writes each file whole).
+        (up / "new.txt").write_text("new file\n")
+        done = BASE
+        for n in (5, 20, 35):
+            done = done.replace(f"line {n}\n", f"LINE {n}\n")
+        (up / "f.txt").write_text(done)
+        r = run(q, "apply", mode)
+        assert r.returncode == 0, r.stderr
+        assert "stash" not in r.stderr
+        assert git(up, "rev-parse", "-q", "--verify", "refs/stash", check=False) == ""
+        assert snapshot(up, q) == (before if mode == "--abort" else reference)
+    up, q, _ = build(tmp_path / "mine")
+    assert run(q, "apply", "--onto", base, crash="journal:recorded").returncode == -9
+    (up / "f.txt").write_text(BASE + "a line of mine\n")
+    r = run(q, "apply", "--abort")
+    assert r.returncode == 0 and "stash" in r.stderr, r.stderr
+    assert "a line of mine" in git(up, "stash", "show", "-p")
+
+
+def test_a_file_torn_by_patchq_s_killed_checkout_is_not_stashed(tmp_path: Path) -> None:
+    """The kill study's find: git killed while writing a file leaves its first bytes.
+    With that git's stale lock as the evidence, a file that is the start of what the
+    checkout was writing is patchq's, not the person's: no stash, exact state."""
+    up, q, base = build(tmp_path / "run")
+    before = snapshot(up, q)
+    assert run(q, "apply", "--onto", base, crash="git:index-locked").returncode == -9
+    done = BASE
+    for n in (5, 20, 35):
+        done = done.replace(f"line {n}\n", f"LINE {n}\n")
+    (up / "f.txt").write_text(done[: len(done) // 2])  # cut short mid-write
+    r = run(q, "apply", "--abort")
+    assert r.returncode == 0, r.stderr
+    assert "stash" not in r.stderr and "removed" in r.stderr
+    assert snapshot(up, q) == before

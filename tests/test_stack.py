@@ -316,7 +316,9 @@ def merge_setup(up: Upstream, q: Queue, patchq, tmp_path: Path) -> str:
     assert patchq("push").code == 0
     colleague = tmp_path / "colleague"
     git(tmp_path, "clone", "-q", str(up.path), str(colleague))
-    r = patchq("--target", str(colleague), "apply", "--onto", old)
+    # The clone's patchq/main is a branch of the clone, not of a stack made there: resetting
+    # it takes --force (issue 15, class 3).
+    r = patchq("--target", str(colleague), "apply", "--onto", old, "--force")
     assert r.code == 0, r.err
     return old
 

@@ -281,6 +281,13 @@ def import_cmd(
     help="Active guard (repeatable; replaces the config's guards).",
 )
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Allow fuzz up to N (default: config, 0).")
+@click.option(
+    "-f",
+    "--force",
+    is_flag=True,
+    help="Reset a --branch patchq did not make, and save untracked or ignored files "
+    "the checkout would write over in a stash first.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option(
     "-v",
@@ -296,6 +303,7 @@ def apply(
     branch: str | None,
     guards: tuple[str, ...],
     fuzz: int | None,
+    force: bool,
     as_json: bool,
     verbose: bool,
     recover_continue: bool,
@@ -313,7 +321,7 @@ def apply(
     if _recovered(ctx, recover_continue, recover_abort):
         return
     with output.Progress("applying") as bar:
-        out = apply_cmd.apply(ctx, onto, branch, guards or None, fuzz, bar)
+        out = apply_cmd.apply(ctx, onto, branch, guards or None, fuzz, bar, force)
     output.show(render.applied(out, as_json, verbose))
 
 
@@ -354,7 +362,13 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
     help="Fall back to a 3-way merge against the lock's base; "
     "conflicts are left as markers in the working tree.",
 )
-@click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
+@click.option(
+    "-f",
+    "--force",
+    is_flag=True,
+    help="Save uncommitted changes, and untracked or ignored files in the way, in a stash "
+    "first (push: also reset a stack branch patchq did not make).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @_recovery
 @pass_ctx
@@ -391,7 +405,13 @@ def push(
 @cli.command()
 @click.argument("target", required=False, metavar="[NAME|N]", shell_complete=completion.APPLIED)
 @click.option("-a", "--all", "all_", is_flag=True, help="Pop every applied patch.")
-@click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
+@click.option(
+    "-f",
+    "--force",
+    is_flag=True,
+    help="Save uncommitted changes, and untracked or ignored files in the way, in a stash "
+    "first (push: also reset a stack branch patchq did not make).",
+)
 @_recovery
 @pass_ctx
 def pop(
@@ -418,7 +438,13 @@ def pop(
 
 @cli.command()
 @click.argument("name", required=False, shell_complete=completion.SERIES)
-@click.option("-f", "--force", is_flag=True, help="Save uncommitted changes in a stash first.")
+@click.option(
+    "-f",
+    "--force",
+    is_flag=True,
+    help="Save uncommitted changes, and untracked or ignored files in the way, in a stash "
+    "first (push: also reset a stack branch patchq did not make).",
+)
 @_recovery
 @pass_ctx
 def goto(
@@ -808,8 +834,7 @@ def rebase(
             "commands it was started with"
         )
     if abort:
-        rebase_cmd.abort(ctx)
-        output.show(render.rebase_aborted())
+        output.show(render.rebase_aborted(rebase_cmd.abort(ctx)))
         return
     if dry_run:
         with output.Progress("replaying") as bar:

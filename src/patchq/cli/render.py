@@ -273,7 +273,8 @@ def init(root: Path) -> Rendered:
 
 
 def recovered(out: RecoverOutcome) -> Rendered:
-    lines = []
+    lines: list[Item] = []
+    lines.extend(_removed_lock(out.removed_lock))
     if out.saved:
         lines.append(info(f"saved uncommitted changes found on the way in stash {out.saved[:12]}"))
     done = "finished" if out.mode == "continue" else "undid"
@@ -307,11 +308,24 @@ def imported(out: ImportOutcome, as_json: bool = False) -> Rendered:
     )
 
 
+def _set_aside(stash: str | None) -> Rendered:
+    """The stash `--force` put untracked or ignored files in the way into."""
+    if not stash:
+        return ()
+    return (
+        info(
+            f"saved the untracked or ignored files in the way in stash {stash[:12]} "
+            f"(`git stash show --include-untracked {stash[:12]}`)"
+        ),
+    )
+
+
 def applied(out: ApplyOutcome, as_json: bool = False, verbose: bool = False) -> Rendered:
     """`apply`: the patches that did not apply exactly (all with `verbose`) and a summary."""
     res = out.result
     if as_json:
         return (
+            *_set_aside(out.saved),
             Doc(
                 {
                     "base": res.base,
@@ -330,6 +344,7 @@ def applied(out: ApplyOutcome, as_json: bool = False, verbose: bool = False) -> 
             shown += notes_lines(p.normalisations, True)
     summary = _counts([p.status for p in res.patches])
     return (
+        *_set_aside(out.saved),
         *shown,
         info(
             f"applied {plural(len(res.patches), 'patch')} onto {res.base[:12]} "
@@ -372,6 +387,7 @@ def moved_stack(out: MoveOutcome, as_json: bool = False) -> Rendered:
                 f"(`git stash show -p {out.saved[:12]}`)"
             )
         )
+    lines.extend(_set_aside(out.aside))
     if as_json:
         lines.append(
             Doc(
@@ -686,7 +702,7 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
     """`rebase` (start, --continue, --skip): each patch's outcome, then the last word —
     unless it stopped at a conflict, whose `problem` the CLI raises."""
     if out.aborted:
-        return rebase_aborted()  # --continue finished an interrupted --abort
+        return rebase_aborted(out.removed_lock)  # --continue finished an interrupted --abort
     if as_json:
         return (
             Doc(
@@ -700,7 +716,8 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                 }
             ),
         )
-    lines: list[Item] = [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
+    lines: list[Item] = [*_removed_lock(out.removed_lock)]
+    lines += [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
     if out.nothing_to_do:
         lines.append(
             info(
@@ -719,8 +736,15 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
     return tuple(lines)
 
 
-def rebase_aborted() -> Rendered:
-    return (info("rebase aborted; target, series, patches and lock are as before"),)
+def _removed_lock(path: str | None) -> Rendered:
+    return (info(f"removed {path}, left by patchq's git killed with it"),) if path else ()
+
+
+def rebase_aborted(removed_lock: str | None = None) -> Rendered:
+    return (
+        *_removed_lock(removed_lock),
+        info("rebase aborted; target, series, patches and lock are as before"),
+    )
 
 
 def reported(out: ReportOutcome) -> Rendered:

@@ -16,7 +16,7 @@ from patchq.core.words import plural
 from patchq.ops import journal
 from patchq.ops.apply import SeriesResult, apply_series, raise_failure
 from patchq.ops.session import Context
-from patchq.ops.targets import active_entries, branch_name, choose_base
+from patchq.ops.targets import active_entries, branch_name, check_own_branch, choose_base
 from patchq.store.patchrepo import LOCK
 from patchq.store.stack import Stack
 from patchq.store.statedir import run_lock
@@ -29,6 +29,7 @@ class ApplyOutcome:
     result: SeriesResult
     branch: str
     lock: Lock
+    saved: str | None = None  # the stash holding untracked or ignored files in the way
 
 
 def apply(
@@ -38,12 +39,17 @@ def apply(
     guards: Sequence[str] | None,
     fuzz: int | None,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> ApplyOutcome:
-    """Apply the active series onto a base; nothing changes unless every patch applies."""
+    """Apply the active series onto a base; nothing changes unless every patch applies.
+
+    `force`: reset a branch named `branch` that patchq did not make, and save untracked
+    or ignored files the checkout would write over in a stash."""
     repo, g = ctx.repo(), ctx.git()
     name = branch_name(ctx, branch)
     with run_lock(g.state_dir(), ctx.repo().root):
         g.require_clean(ctx.own_paths())
+        check_own_branch(g, name, repo.config.queue, force)
         base = choose_base(ctx, onto)
         active, entries = active_entries(ctx, guards)
         w = g.writer()
@@ -72,7 +78,7 @@ def apply(
             tuple(e.name or "" for e in entries),
             tuple(p.commit or "" for p in result.patches),
         )
-        journal.run(
+        saved = journal.run(
             g,
             repo.root,
             journal.Plan(
@@ -83,6 +89,7 @@ def apply(
                 repo.config.queue,
                 files={LOCK: lock.to_json()},
                 reason=f"{plural(len(entries), 'patch')} onto {base[:12]}",
+                force=force,
             ),
         )
-    return ApplyOutcome(result, name, lock)
+    return ApplyOutcome(result, name, lock, saved)

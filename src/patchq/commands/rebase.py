@@ -31,6 +31,7 @@ from patchq.ops.apply import apply_series, ident_date, identity, load_patch, pre
 from patchq.ops.check import CheckOutcome, check
 from patchq.ops.drift import Change
 from patchq.ops.drift import histories as histories_for
+from patchq.ops.keep import hold_rebase_objects, release_rebase_objects
 from patchq.ops.refresh import files_of, render_refreshed
 from patchq.ops.replay import (
     HunkCheck,
@@ -102,6 +103,7 @@ class RebaseOutcome:
     nothing_to_do: bool = False
     exec_runs: tuple[ExecRun, ...] = ()  # the --exec/--exec-each runs after it finished
     target: str = ""  # where they ran, as errors name it
+    removed_lock: str | None = None  # the stale index.lock of patchq's git, removed
 
     @property
     def exec_failed(self) -> ExecRun | None:
@@ -362,6 +364,7 @@ def _show_conflict(ctx: Context, st: RebaseState, name: str, conflict_tree: str 
         # Files the patch creates stay known to git (intent to add), so `git diff` shows
         # them and --continue takes them without a `git add`.
         added = tuple(g.added_paths(st.head, conflict_tree))
+    hold_rebase_objects(g, repo.config.queue, st)  # a `git gc` during the stop keeps them
     journal.run(
         g,
         repo.root,
@@ -393,9 +396,10 @@ def _clear_conflict(ctx: Context, st: RebaseState) -> None:
                 path.unlink()
 
 
-def _recover(ctx: Context, mode: str) -> dict[str, object] | None:
+def _recover(ctx: Context, mode: str) -> journal.Recovered | None:
     """Finish or undo a rebase step that was killed halfway (its journal), first."""
     g, repo = ctx.git(), ctx.repo()
+    g.clear_stale_index_lock()
     doc = journal.pending(g, repo.root)
     if doc is None:
         return None
@@ -405,8 +409,7 @@ def _recover(ctx: Context, mode: str) -> dict[str, object] | None:
             str(g.state_dir()),
             "`patchq recover --continue` or `patchq recover --abort` first",
         )
-    journal.recover(g, repo.root, mode)
-    return doc
+    return journal.recover(g, repo.root, mode)
 
 
 def continue_(
@@ -415,15 +418,26 @@ def continue_(
     """Take the person's resolution of the conflicting patch (no `git add` needed)."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
-        interrupted = _recover(ctx, "continue")
+        done = _recover(ctx, "continue")
+        interrupted = done.doc if done is not None else None
         if interrupted is not None and interrupted.get("back_only"):
-            return RebaseOutcome((), False, aborted=True)
+            release_rebase_objects(g, repo.config.queue)
+            return RebaseOutcome((), False, aborted=True, removed_lock=g.removed_lock)
         if not in_progress(ctx):
             last = rebasestate.read_last(last_rebase_path(g.state_dir(), repo.config.queue))
             if interrupted is not None and last is not None:
+                release_rebase_objects(g, repo.config.queue)
                 # The finishing writes were the rest: the record they wrote says what.
-                done = tuple(DonePatch(p, "", "") for p in last.patches)
-                out = RebaseOutcome(done, True, None, dict(last.subjects), last.base, last.onto)
+                records = tuple(DonePatch(p, "", "") for p in last.patches)
+                out = RebaseOutcome(
+                    records,
+                    True,
+                    None,
+                    dict(last.subjects),
+                    last.base,
+                    last.onto,
+                    removed_lock=g.removed_lock,
+                )
                 if (last.exec_cmd or last.exec_each) and not last.exec_runs:
                     out = _executed(ctx, out, last.exec_cmd, last.exec_each, announce)
                 return out
@@ -431,7 +445,7 @@ def continue_(
         st = _read_state(ctx)
         cur = st.current
         if cur is None:
-            return _run(ctx, st, progress, announce)
+            return replace(_run(ctx, st, progress, announce), removed_lock=g.removed_lock)
         if interrupted is not None and str(interrupted.get("reason", "")).startswith("stopped"):
             # Killed while showing the conflict: it is in the working tree now.
             raise ConflictError(
@@ -488,7 +502,7 @@ def continue_(
                 reason=f"resolved {cur.name}",
             ),
         )
-        return _run(ctx, st, progress, announce)
+        return replace(_run(ctx, st, progress, announce), removed_lock=g.removed_lock)
 
 
 def _remembered(ctx: Context, cur: StoppedPatch, wt: str) -> dict[str, bytes | None]:
@@ -532,14 +546,16 @@ def skip(
         return _run(ctx, _read_state(ctx), progress, announce)
 
 
-def abort(ctx: Context) -> None:
+def abort(ctx: Context) -> str | None:
     """Put the target, series, patches/ and series.lock back exactly as they were: the
-    journal's rollback of the snapshot the rebase state holds."""
+    journal's rollback of the snapshot the rebase state holds. Returns the stale
+    `index.lock` of patchq's killed git it removed on the way, if any."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
-        interrupted = _recover(ctx, "abort")
-        if not in_progress(ctx) and interrupted is not None:
-            return  # the interrupted step was the abort itself, now finished
+        done = _recover(ctx, "abort")
+        if not in_progress(ctx) and done is not None:
+            release_rebase_objects(g, repo.config.queue)
+            return g.removed_lock  # the interrupted step was the abort itself, now finished
         st = _read_state(ctx)
         _clear_conflict(ctx, st)
         snap = journal.Snapshot(
@@ -552,6 +568,8 @@ def abort(ctx: Context) -> None:
         journal.restore(
             g, repo.root, "rebase --abort", snap, repo.config.queue, (_state_name(ctx),)
         )
+        release_rebase_objects(g, repo.config.queue)
+        return g.removed_lock
 
 
 def _finish(
@@ -683,6 +701,7 @@ def _finish(
             reason=f"onto {st.onto[:12]}",
         ),
     )
+    release_rebase_objects(g, repo.config.queue)
     out = RebaseOutcome(
         st.done, True, None, dict(st.subjects), st.old_base, st.onto, nothing_to_do=nothing
     )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from patchq.core.errors import BadInputError
 from patchq.git.repo import GitRepo
 from patchq.ops import journal
+from patchq.ops.keep import release_rebase_objects
 from patchq.ops.session import Context
 from patchq.ops.stack import rebase_in_progress
 from patchq.store.statedir import repo_lock, run_lock
@@ -20,6 +21,7 @@ class RecoverOutcome:
     op: str
     mode: str
     saved: str | None = None
+    removed_lock: str | None = None  # the stale index.lock of patchq's killed git
 
 
 def recover(ctx: Context, mode: str) -> RecoverOutcome:
@@ -35,9 +37,10 @@ def recover(ctx: Context, mode: str) -> RecoverOutcome:
         g = None
     if g is None or journal.pending(None, repo.root) is not None:
         with repo_lock(repo.root, recovering=True):
-            op, saved = journal.recover(None, repo.root, mode)
+            done = journal.recover(None, repo.root, mode)
     else:
         with run_lock(g.state_dir(), repo.root, recovering=True):
+            g.clear_stale_index_lock()
             if journal.pending(g, repo.root) is None and rebase_in_progress(ctx):
                 # What `status` calls "in progress: rebase" is a rebase's own state, not
                 # a killed command's journal: say which command owns it.
@@ -47,5 +50,7 @@ def recover(ctx: Context, mode: str) -> RecoverOutcome:
                     f"`patchq rebase --{mode}` to "
                     f"{'go on with' if mode == 'continue' else 'undo'} it",
                 )
-            op, saved = journal.recover(g, repo.root, mode)
-    return RecoverOutcome(op, mode, saved)
+            done = journal.recover(g, repo.root, mode)
+            if str(done.op).startswith("rebase") and not rebase_in_progress(ctx):
+                release_rebase_objects(g, repo.config.queue)
+    return RecoverOutcome(done.op, mode, done.saved, done.removed_lock)

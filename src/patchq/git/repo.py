@@ -652,6 +652,7 @@ class GitRepo:
         self.lines = LineCache()  # the run's split texts: the replay splits files often
         self._differ: DiffServer | None = None  # git's diff for merges, started on need
         self._differ_failed = False
+        self.removed_lock: str | None = None  # a stale index.lock of patchq's killed git
 
     # --- the environment of git children ------------------------------------------------
 
@@ -859,13 +860,20 @@ class GitRepo:
         if args and args[0] in _DIFFING:  # no textconv or external diff from attributes
             args = (args[0], "--no-ext-diff", "--no-textconv", *args[1:])
         self.processes += 1
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=self.root,
-            input=input,
-            capture_output=True,
-            env=self.env(**(env or {})),
-        )
+        step = None
+        if args and args[0] in _INDEX_WRITERS and "GIT_INDEX_FILE" not in (env or {}):
+            step = self._begin_index_step(args[0] != "status")
+        try:
+            proc = subprocess.run(
+                ["git", *args],
+                cwd=self.root,
+                input=input,
+                capture_output=True,
+                env=self.env(**(env or {})),
+            )
+        finally:
+            if step is not None:
+                step.unlink(missing_ok=True)
         self._config_stale = self._config_in_tree
         _check_interrupt(proc)
         if check and proc.returncode != 0:
@@ -920,7 +928,10 @@ class GitRepo:
             self._run("add", "-N", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
 
     def discard_changes(self) -> None:
-        """Throw away every change to tracked files, in the working tree and the index."""
+        """Throw away every change to the files HEAD tracks, in the working tree and the
+        index. A file only staged (a new file the person `git add`ed) is unstaged first,
+        so it stays on disk as an untracked file: `reset --hard` would delete it."""
+        self._run("reset", "-q", "HEAD", "--")
         self._run("reset", "-q", "--hard", "HEAD")
 
     def symlinks(self, tree: str) -> list[tuple[str, str]]:
@@ -1353,6 +1364,229 @@ class GitRepo:
             revision_range,
         )
 
+    # --- the user's files and other worktrees (issue 15, class 3) ---------------------
+
+    def in_the_way(self, a: str | None, b: str) -> list[str]:
+        """The files on disk that checking out tree (or commit) `b` over `a` would write
+        over or replace and that `a` does not track: ignored and untracked files (a build
+        output, a file the person created). git overwrites ignored files silently."""
+        if a is None:
+            added = [(p, True) for p in self.tree_paths(b)]
+            gone: set[str] = set()
+        else:
+            raw = self._run("diff-tree", "-r", "-z", "--name-status", "--no-renames", a, b)
+            parts = raw.split(b"\0")
+            added, gone = [], set()
+            for status, name in zip(parts[::2], parts[1::2], strict=False):
+                path = name.decode("utf-8", "surrogateescape")
+                if status == b"A":
+                    added.append((path, True))
+                elif status in (b"D", b"T"):
+                    gone.add(path)
+        found: list[str] = []
+        for path, _ in added:
+            parts_ = path.split("/")
+            for k in range(1, len(parts_)):
+                prefix = "/".join(parts_[:k])
+                if prefix in gone:
+                    break  # a tracked file of `a` that `b` turns into a folder
+                p = self.root / prefix
+                if p.is_symlink() or (p.exists() and not p.is_dir()):
+                    if prefix not in found:
+                        found.append(prefix)
+                    break
+            else:
+                p = self.root / path
+                if p.is_symlink() or p.is_file() or (p.is_dir() and any(p.iterdir())):
+                    found.append(path)
+        return found
+
+    def foreign_files(
+        self, paths: Sequence[str], trees: Sequence[str], torn: Sequence[str] = ()
+    ) -> list[str]:
+        """Those of `paths` whose file on disk (or its absence) is what none of `trees`
+        holds at that path, compared byte for byte as git stores them. A file that is the
+        start of what a tree of `torn` holds (a checkout toward it killed mid-write) is
+        not foreign either."""
+        held: list[dict[str, tuple[str, str]]] = []
+        for t in trees:
+            out = self._run(
+                "ls-tree", "-z", "--full-tree", t, "--", *(f":(literal){p}" for p in paths)
+            )
+            entries = {}
+            for rec in out.split(b"\0"):
+                meta, _, name = rec.partition(b"\t")
+                if meta:
+                    mode, _, oid = meta.decode().split(" ")
+                    entries[name.decode("utf-8", "surrogateescape")] = (mode, oid)
+            held.append(entries)
+        foreign = []
+        for path in paths:
+            p = self.root / path
+            if p.is_symlink():
+                disk: tuple[str, str] | None = (
+                    "120000",
+                    object_id("blob", os.fsencode(os.readlink(p))),
+                )
+            elif p.is_file():
+                mode = "100755" if p.stat().st_mode & 0o100 else "100644"
+                disk = (mode, object_id("blob", p.read_bytes()))
+            else:
+                disk = None
+            if not any(h.get(path) == disk for h in held) and not self._torn(p, path, torn):
+                foreign.append(path)
+        return foreign
+
+    def _torn(self, p: Path, path: str, trees: Sequence[str]) -> bool:
+        if not trees or p.is_symlink() or not p.is_file():
+            return False
+        data = p.read_bytes()
+        for t in trees:
+            out = self._run("rev-parse", "--verify", "-q", f"{t}:{path}", check=False)
+            oid = out.decode().strip()
+            if oid:
+                whole = self.read_blob(oid)
+                if len(data) < len(whole) and whole.startswith(data):
+                    return True
+        return False
+
+    def tree_paths(self, tree: str) -> list[str]:
+        """Every file of `tree` (or a commit's), at any depth."""
+        out = self._run("ls-tree", "-r", "-z", "--name-only", "--full-tree", tree)
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def stash_paths(self, paths: Sequence[str], message: str) -> str | None:
+        """Save exactly `paths` (ignored and untracked files too) in a stash and remove
+        them from the working tree; the stash's id, or None if nothing was saved."""
+        before = self.try_resolve("refs/stash")
+        self._run(
+            "stash", "push", "--all", "-q", "-m", message, "--", *(f":(literal){p}" for p in paths)
+        )
+        after = self.try_resolve("refs/stash")
+        return after if after != before else None
+
+    def worktree_holding(self, branch: str) -> str | None:
+        """The other worktree of this repository that has `branch` checked out, if any
+        (read from git's own records of its worktrees: no process)."""
+        want = f"ref: refs/heads/{branch}".encode()
+        here = os.path.realpath(self.git_dir)
+        places = [(self.common_dir, self.common_dir.parent)]
+        wts = self.common_dir / "worktrees"
+        if wts.is_dir():
+            for d in sorted(wts.iterdir()):
+                try:
+                    gitfile = (d / "gitdir").read_text().strip()
+                except OSError:
+                    continue
+                places.append((d, Path(gitfile).parent))
+        for gd, work in places:
+            if os.path.realpath(gd) == here:
+                continue
+            try:
+                head = (gd / "HEAD").read_bytes().strip()
+            except OSError:
+                continue
+            if head == want and not (gd == self.common_dir and self._bare_common()):
+                return str(work)
+        return None
+
+    def _bare_common(self) -> bool:
+        """Whether the main repository of these worktrees is bare (its HEAD is no
+        checkout)."""
+        try:
+            text = (self.common_dir / "config").read_text(errors="replace")
+        except OSError:
+            return False
+        return re.search(r"^\s*bare\s*=\s*true\s*$", text, re.M | re.I) is not None
+
+    def keep_reachable(
+        self, ref: str, commits: Iterable[str], trees: Iterable[str], why: str
+    ) -> None:
+        """Point `ref` at a commit whose parents are `commits` and whose tree holds
+        `trees`, so no `git gc --prune=now` removes objects nothing else references."""
+        w = self.writer()
+        entries = [(TREE_MODE, f"t{i}".encode(), t) for i, t in enumerate(dict.fromkeys(trees))]
+        tree = w.add("tree", render_tree(entries))
+        parents = [c for c in dict.fromkeys(commits) if c]
+        who = b"patchq <patchq@localhost> 0 +0000"
+        lines = [b"tree " + tree.encode(), *(b"parent " + c.encode() for c in parents)]
+        lines += [b"author " + who, b"committer " + who]
+        commit = w.add("commit", b"\n".join(lines) + b"\n\n" + why.encode() + b"\n")
+        w.flush()
+        self.update_ref(ref, commit, None, f"patchq: {why}")
+
+    def drop_ref(self, ref: str) -> None:
+        """Delete `ref` if it exists."""
+        if self.try_resolve(ref, kind="") is not None:
+            self._run("update-ref", "-d", ref)
+
+    def index_lock(self) -> Path:
+        """git's lock of the index: it exists while a git process changes the index."""
+        return self.git_dir / "index.lock"
+
+    def _begin_index_step(self, clear: bool) -> Path:
+        """Before a git that takes the index's lock: with `clear` (a git that needs the
+        lock), clear a stale lock of patchq's own killed git (`clear_stale_index_lock`);
+        then mark, in `.git/patchq/git-step.<pid>`, that this patchq's git is at work."""
+        if clear:
+            self.clear_stale_index_lock()
+        mark = self.state_dir() / f"{GIT_STEP}.{os.getpid()}"
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.write_bytes(b"")
+        if clear:
+            _dead_git_hook(self.index_lock())
+        return mark
+
+    def clear_stale_index_lock(self) -> None:
+        """An `index.lock` left by a git patchq started and that was killed with it (the
+        mark of a patchq that no longer runs is in `.git/patchq/`, and no process holds
+        the lock open) is removed, and named in `removed_lock`. A lock a live process
+        holds is never removed (exit 5 naming the process), nor one no patchq git took
+        (git then refuses it: exit 6). Callers hold the run lock."""
+        lock = self.index_lock()
+        dead = [m for m in self.state_dir().glob(f"{GIT_STEP}.*") if not _alive(m.suffix[1:])]
+        if not lock.exists():
+            for m in dead:
+                m.unlink(missing_ok=True)
+            return
+        holders = self.lock_holders(lock)
+        if holders:
+            raise UnsafeStateError(
+                f"a running git (pid {holders[0]}) holds the index's lock",
+                str(lock),
+                "wait for it to finish, then run the command again",
+            )
+        if holders is None or not dead:
+            return  # not known to be ours: git refuses it, and says so (exit 6)
+        lock.unlink(missing_ok=True)
+        for m in dead:
+            m.unlink(missing_ok=True)
+        self.removed_lock = str(lock)
+
+    def lock_holders(self, path: Path) -> list[int] | None:
+        """The processes that have `path` open now (a live git holds its lock file open
+        until it is done); None where that cannot be seen (no /proc)."""
+        proc = Path("/proc")
+        if not (proc / "self" / "fd").is_dir():
+            return None
+        want = os.path.realpath(path)
+        pids = []
+        for d in proc.iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                fds = list((d / "fd").iterdir())
+            except OSError:
+                continue
+            for fd in fds:
+                try:
+                    if os.readlink(fd) == want:
+                        pids.append(int(d.name))
+                        break
+                except OSError:
+                    continue
+        return pids
+
     def state_dir(self) -> Path:
         """`.git/patchq/`: state that is not in commits (queue name, an operation in progress)."""
         return self.git_dir / "patchq"
@@ -1418,6 +1652,36 @@ def commit_all(g: GitRepo, message: str, who: Ident) -> str:
     g._run("add", "-A")
     g._run("-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message, env=env)
     return g.resolve("HEAD")
+
+
+# In `.git/patchq/` while a git patchq started changes the index (holds its lock).
+GIT_STEP = "git-step"
+# The git commands patchq runs that take the index's lock (on the real index).
+# (`status` writes the index when it can, and takes the lock to: marked, never waited for.)
+_INDEX_WRITERS = frozenset({"checkout", "read-tree", "reset", "stash", "add", "status"})
+
+
+def _alive(pid: str) -> bool:
+    """Whether process `pid` runs (a name that is no pid is no process)."""
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _dead_git_hook(lock: Path) -> None:
+    """Fault injection for the interruption tests (PATCHQ_CRASH_AT=git:index-locked): a
+    git that took the index's lock and died with patchq, leaving `index.lock` behind, as
+    a SIGKILL of the process group during patchq's checkout does. Never set outside tests."""
+    if os.environ.get("PATCHQ_CRASH_AT") != "git:index-locked":
+        return
+    os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def parse_tree(data: bytes) -> list[tuple[str, bytes, str]]:

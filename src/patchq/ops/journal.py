@@ -38,7 +38,7 @@ from typing import Any
 from patchq.core.errors import BadInputError, UnsafeStateError
 from patchq.git.repo import GitRepo
 from patchq.store import stack as stackfile
-from patchq.store.files import atomic_write, confine
+from patchq.store.files import atomic_write, confine, inside
 from patchq.store.patchrepo import CONFIG, LOCK, PATCHES, SERIES, check_writable, own_paths
 from patchq.store.stack import Stack, save, stack_path
 from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint
@@ -82,6 +82,10 @@ class Plan:
     overlay: str | None = None  # a tree laid over the working tree afterwards (conflicts)
     intent_to_add: tuple[str, ...] = ()
     reason: str = ""
+    # Untracked or ignored files the checkout would write over: None — the command has no
+    # --force and refuses; False — it refuses and names --force; True — they are saved in
+    # a stash first (`run` returns its id).
+    force: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +136,7 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
     check_writable(patch_root)
     for rel in plan.files:
         confine(patch_root, patch_root / rel)
+    aside = _protect_target(g, plan) if g is not None else None
     try:
         doc = _record(g, patch_root, plan)
     except BaseException:
@@ -151,7 +156,43 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
             _clear(g, patch_root, doc)
         raise  # the first error is the story
     _clear(g, patch_root, doc)
-    return saved
+    return aside or saved
+
+
+def _protect_target(g: GitRepo, plan: Plan) -> str | None:
+    """Refuse (exit 5) to move a branch another worktree has checked out, or to write over
+    a file git does not track (issue 15, class 3); with `plan.force`, save those files in
+    a stash first and return its id."""
+    if plan.head is None:
+        return None
+    exists = plan.branch and g.try_resolve(f"refs/heads/{plan.branch}") is not None
+    other = g.worktree_holding(plan.branch) if exists else None
+    if other is not None:
+        raise UnsafeStateError(
+            f"{plan.branch} is checked out in another worktree, {other}",
+            str(g.root),
+            f"check out another branch there first (`git -C {other} switch --detach`)",
+        )
+    if plan.worktree != CHECKOUT:
+        return None
+    head = g.head()
+    found = g.in_the_way(head, plan.head)
+    if plan.overlay:
+        found += [p for p in g.in_the_way(head, plan.overlay) if p not in found]
+    if not found:
+        return None
+    if plan.force:
+        return g.stash_paths(found, f"patchq: files in the way of {plan.op}")
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    hint = "move it aside and run the command again"
+    if plan.force is False:
+        hint += f", or `patchq {plan.op.split()[0]} --force` to save it in a stash first"
+    raise UnsafeStateError(
+        f"{plan.op} would write over {found[0]}{more}, which git does not track "
+        "(an untracked or ignored file)",
+        str(g.root / found[0]),
+        hint,
+    )
 
 
 def restore(
@@ -328,8 +369,19 @@ def undo_last(g: GitRepo, patch_root: Path, own: list[str]) -> dict[str, Any]:
     return doc
 
 
-def recover(g: GitRepo | None, patch_root: Path, mode: str) -> tuple[str, str | None]:
-    """Finish (`continue`) or undo (`abort`) an interrupted command; (its name, stash id)."""
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """What `recover` finished or undid: the command, the stash holding work found on the
+    way, and the stale `index.lock` of patchq's own killed git that it removed."""
+
+    op: str
+    saved: str | None
+    removed_lock: str | None
+    doc: dict[str, Any]
+
+
+def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
+    """Finish (`continue`) or undo (`abort`) an interrupted command."""
     doc = pending(g, patch_root)
     if doc is None:
         where = home(g, patch_root)
@@ -338,6 +390,8 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> tuple[str, str | 
         g = None
     elif g is None:
         raise BadInputError("the interrupted command changed a target", str(patch_root))
+    if g is not None:
+        g.clear_stale_index_lock()
     # Recovering: whatever the working tree holds now is not known to be ours, so it is
     # stashed before anything is forced. (Not decided by pid: in a container patchq is
     # often pid 1 every time.)
@@ -349,7 +403,8 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> tuple[str, str | 
     )
     _forget_last(g)  # a recovered state is not the one the last record describes
     _clear(g, patch_root, doc)
-    return str(doc.get("op")), saved
+    removed = g.removed_lock if g is not None else None
+    return Recovered(str(doc.get("op")), saved, removed, doc)
 
 
 def _copies(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> Path:
@@ -419,29 +474,73 @@ def _write_doc(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> None
     atomic_write(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
 
 
-def _stash_if_dirty(g: GitRepo, patch_root: Path, why: str) -> str | None:
+def _stash_if_dirty(
+    g: GitRepo, patch_root: Path, doc: dict[str, Any]
+) -> tuple[str | None, list[str]]:
+    """Before forcing a checkout while recovering: stash the working tree's changes unless
+    every changed file is as one side of the interrupted command holds it (a checkout
+    killed halfway leaves files of both sides, none of them the person's). Returns the
+    stash, and the files of ours to remove if the forced checkout leaves them untracked."""
     own = own_paths(patch_root, g.root)
-    if g.dirty_paths(own):
-        return g.stash_save(f"patchq: saved while recovering {why}")
-    return None
+    dirty = g.dirty_paths(own)
+    if not dirty:
+        return None, []
+    before, after = doc["before"], doc["after"]
+    sides = [before.get("head"), before.get("branch_ref"), after.get("head"), after.get("overlay")]
+    # With the stale lock of patchq's killed git just removed, a file cut short on the
+    # way to the after side is that git's torn write, not the person's edit.
+    torn = [s for s in (after.get("head"), after.get("overlay")) if s] if g.removed_lock else []
+    if not g.foreign_files(dirty, [s for s in sides if s], torn):
+        return None, [p for p in dirty if (g.root / p).is_file() or (g.root / p).is_symlink()]
+    return g.stash_save(f"patchq: saved while recovering {doc['op']}"), []
+
+
+def _remove_leftovers(g: GitRepo, paths: list[str]) -> None:
+    """Files a killed checkout wrote that the checked-out side does not track: ours."""
+    if not paths:
+        return
+    for rel in set(paths) & set(g.untracked()):
+        path = g.root / rel
+        if inside(g.root, rel):
+            path.unlink(missing_ok=True)
+            for parent in path.parents:
+                if parent == g.root:
+                    break
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
 
 
 def _forward(
     g: GitRepo | None, patch_root: Path, doc: dict[str, Any], recovering: bool
+) -> str | None:
+    after = doc["after"]
+    saved = None
+    if after["head"] is not None and g is not None:
+        saved = _move_forward(g, patch_root, doc, recovering)
+    crashpoint("journal:target-moved")
+    _put_files(g, patch_root, doc, "after")
+    if g is not None and after["stack"] is not None:
+        save(g.state_dir(), doc["queue"], stackfile.from_doc(after["stack"]))
+    return saved
+
+
+def _move_forward(
+    g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
 ) -> str | None:
     after, branch = doc["after"], doc["branch"]
     why = f"{doc['op']} {doc.get('reason', '')}".strip()
     reason = f"patchq: {why}"
     saved = None
     head = after["head"]
-    if head is None or g is None:
-        pass
-    elif after["worktree"] == CHECKOUT:
+    if after["worktree"] == CHECKOUT:
         if recovering:
             # A killed checkout may have left some files half-moved; keep anything that
             # is not what either side holds in a stash, then force.
-            saved = _stash_if_dirty(g, patch_root, doc["op"])
+            saved, ours = _stash_if_dirty(g, patch_root, doc)
             g.checkout_branch(branch, head, why, force=True)
+            _remove_leftovers(g, ours)
         elif g.current_branch() != branch or g.head() != head:
             g.checkout_branch(branch, head, why)
         if after.get("overlay"):
@@ -452,27 +551,37 @@ def _forward(
         g.reset_to(head, why)
     else:
         g.update_ref(f"refs/heads/{branch}", head, None, reason)
-    crashpoint("journal:target-moved")
-    _put_files(g, patch_root, doc, "after")
-    if g is not None and after["stack"] is not None:
-        save(g.state_dir(), doc["queue"], stackfile.from_doc(after["stack"]))
     return saved
 
 
 def _backward(
     g: GitRepo | None, patch_root: Path, doc: dict[str, Any], recovering: bool
 ) -> str | None:
+    before, after = doc["before"], doc["after"]
+    saved = None
+    _put_files(g, patch_root, doc, "before")
+    if after["head"] is not None and g is not None:
+        saved = _move_backward(g, patch_root, doc, recovering)
+    if g is not None and after["stack"] is not None:
+        if before["stack"] is None:
+            stack_path(g.state_dir(), doc["queue"]).unlink(missing_ok=True)
+        else:
+            save(g.state_dir(), doc["queue"], stackfile.from_doc(before["stack"]))
+    return saved
+
+
+def _move_backward(
+    g: GitRepo, patch_root: Path, doc: dict[str, Any], recovering: bool
+) -> str | None:
     before, after, branch = doc["before"], doc["after"], doc["branch"]
     why = f"undo {doc['op']}"
     reason = f"patchq: {why}"
     saved = None
-    _put_files(g, patch_root, doc, "before")
     old_ref = before["branch_ref"]
-    if after["head"] is None or g is None:
-        pass
-    elif after["worktree"] == CHECKOUT:
+    if after["worktree"] == CHECKOUT:
+        ours: list[str] = []
         if recovering:
-            saved = _stash_if_dirty(g, patch_root, doc["op"])
+            saved, ours = _stash_if_dirty(g, patch_root, doc)
         if before["head_branch"] == branch and old_ref:
             g.checkout_branch(branch, old_ref, why, force=True)
         else:
@@ -481,16 +590,12 @@ def _backward(
                 g.update_ref(f"refs/heads/{branch}", old_ref, None, reason)
             elif g.try_resolve(f"refs/heads/{branch}"):
                 g.delete_branch(branch)
+        _remove_leftovers(g, ours)
     elif old_ref:
         if after["worktree"] == INDEX and g.current_branch() == branch:
             g.reset_to(old_ref, why)
         else:
             g.update_ref(f"refs/heads/{branch}", old_ref, None, reason)
-    if g is not None and after["stack"] is not None:
-        if before["stack"] is None:
-            stack_path(g.state_dir(), doc["queue"]).unlink(missing_ok=True)
-        else:
-            save(g.state_dir(), doc["queue"], stackfile.from_doc(before["stack"]))
     return saved
 
 

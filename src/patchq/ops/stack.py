@@ -33,7 +33,13 @@ from patchq.ops.apply import (
     preimages,
 )
 from patchq.ops.session import Context
-from patchq.ops.targets import active_entries, branch_name, check_branch, choose_base
+from patchq.ops.targets import (
+    active_entries,
+    branch_name,
+    check_branch,
+    check_own_branch,
+    choose_base,
+)
 from patchq.store.patchrepo import PatchRepo
 from patchq.store.stack import Stack, load
 from patchq.store.statedir import rebase_state_path, run_lock
@@ -48,6 +54,7 @@ class MoveOutcome:
     popped: tuple[str, ...] = ()
     failure: Failure | None = None
     saved: str | None = None  # the stash holding work saved by --force
+    aside: str | None = None  # the stash holding untracked or ignored files in the way
 
     @property
     def problem(self) -> PatchqError | None:
@@ -170,6 +177,8 @@ def push_patches(
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
         stack = open_stack(ctx, create=True)
+        if not stack.applied:
+            check_own_branch(g, stack.branch, repo.config.queue, force)
         names, entries = series_state(ctx, stack)
         n = len(stack.applied)
         if all_ and n >= len(names):
@@ -220,7 +229,7 @@ def push_patches(
             # Files the patch creates stay known to git (intent to add), so `refresh`
             # records them rather than leaving them out as untracked.
             added = tuple(g.added_paths(new.head, f.tree))
-        journal.run(
+        aside = journal.run(
             g,
             repo.root,
             journal.Plan(
@@ -232,9 +241,10 @@ def push_patches(
                 overlay=overlay,
                 intent_to_add=added,
                 reason=plural(len(new.applied) - n, "patch"),
+                force=force,
             ),
         )
-    return MoveOutcome(new, result.patches, failure=f, saved=saved)
+    return MoveOutcome(new, result.patches, failure=f, saved=saved, aside=aside)
 
 
 def _rest_of_merged_patch(g: GitRepo, w: ObjectWriter, f: Failure, fuzz: int) -> Failure:
@@ -280,14 +290,20 @@ def pop_patches(
             raise BadInputError(f"{target!r} is not applied", "series", "see `patchq applied`")
         saved = protect(ctx, force, verb)
         new = stack.truncated(keep)
-        journal.run(
+        aside = journal.run(
             g,
             repo.root,
             journal.Plan(
-                verb, new.branch, new.head, new, repo.config.queue, reason=plural(n - keep, "patch")
+                verb,
+                new.branch,
+                new.head,
+                new,
+                repo.config.queue,
+                reason=plural(n - keep, "patch"),
+                force=force,
             ),
         )
-    return MoveOutcome(new, popped=stack.applied[keep:][::-1], saved=saved)
+    return MoveOutcome(new, popped=stack.applied[keep:][::-1], saved=saved, aside=aside)
 
 
 # --- editing applied patches -----------------------------------------------------------

@@ -117,3 +117,28 @@ def check_branch(g: GitRepo, stack: Stack) -> None:
             str(g.root),
             "reset it, or re-apply with `patchq apply`",
         )
+
+
+def check_own_branch(g: GitRepo, name: str, queue: str, force: bool) -> None:
+    """Refuse (exit 5) to reset a branch the stack did not make: `name` exists and is not
+    the recorded stack branch at its recorded top (another branch of the person's, or the
+    stack branch with commits made on it with git). `--force` resets it; its commits
+    stay in the branch's reflog."""
+    tip = g.try_resolve(f"refs/heads/{name}")
+    if tip is None or force:
+        return
+    stack = load(g.state_dir(), queue)
+    if stack is not None and stack.branch == name and tip == stack.head:
+        return
+    if g.try_resolve(f"refs/remotes/origin/{name}") == tip:
+        return  # a clone's copy of a stack branch made elsewhere: origin keeps it
+    why = (
+        f"has commits made outside patchq (now {tip[:12]}, expected {stack.head[:12]})"
+        if stack is not None and stack.branch == name
+        else f"exists (at {tip[:12]}) and patchq did not make it"
+    )
+    raise UnsafeStateError(
+        f"branch {name} {why}",
+        str(g.root),
+        "name another with --branch, or give --force to reset it",
+    )

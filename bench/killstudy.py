@@ -148,8 +148,8 @@ class Study:
                 for n in names:
                     p = Path(dirpath) / n
                     rel = p.relative_to(root)
-                    if label == "state" and str(rel) == "lock":
-                        continue  # the run lock's flock file: see the report's note
+                    if label == "state" and (str(rel) == "lock" or rel.parts[0] == "last-op"):
+                        continue  # the run lock's flock file, undo's record: see the note
                     data = os.readlink(p).encode() if p.is_symlink() else p.read_bytes()
                     out[f"{label}:{rel}"] = hashlib.sha256(data).hexdigest()
         for lock in ("index.lock", "HEAD.lock"):
@@ -383,7 +383,8 @@ def main() -> int:
                 n for n in ("index.lock", "patchq/op.json") if (target / ".git" / n).exists()
             ] + [m.name for m in (target / ".git" / "patchq").glob("git-step.*")]
             mode = rnd.choice(["continue", "abort"])
-            if sc.name == "rebase --abort" and not left:
+            journal_there = (target / ".git" / "patchq" / "op.json").exists()
+            if sc.name == "rebase --abort" and not journal_there:
                 # An --abort killed before its journal had not begun: the rebase is still
                 # stopped, and what finishes an abort is another --abort.
                 mode = "abort"
@@ -393,6 +394,13 @@ def main() -> int:
             got = st.snapshot()
             if mode == "abort":
                 want = sc.origin if sc.abort_to == "origin" else sc.before
+                # What `rebase --continue` remembered in resolutions/ stays through an
+                # abort, by design (issue 14.8: the rebase redone reuses it).
+                got = {
+                    k: v
+                    for k, v in got.items()
+                    if not (k.startswith("patch-repo:resolutions/") and k not in want)
+                }
             else:
                 want = sc.reference
             if journal or sc.abort_to == "origin":
@@ -477,7 +485,11 @@ def write_report(
         "--ignored`, every working-tree file (an ignored build output included), every file "
         "of `.git/patchq/` and of the patch repo — except `.git/patchq/lock`, the run "
         "lock's flock file: a killed holder cannot remove it, it holds no state, and the next "
-        "command takes it over and removes it",
+        "command takes it over and removes it; and `.git/patchq/last-op/`, `undo`'s record of "
+        "the last stack operation, which a recovery drops on purpose (after a recovery there "
+        "is nothing to undo: docs/commands.md) and which holds the run's own file times; after an "
+        "abort, a file `rebase --continue` wrote in `resolutions/` is expected (remembered "
+        "resolutions survive an abort, so the rebase redone reuses them: issue 14.8)",
         "",
         "| command | undisturbed | points | random delay | crash hook | journal left | "
         "recovered | failed | not counted |",

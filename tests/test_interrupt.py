@@ -615,3 +615,21 @@ def test_a_file_torn_by_patchq_s_killed_checkout_is_not_stashed(tmp_path: Path) 
     assert r.returncode == 0, r.stderr
     assert "stash" not in r.stderr and "removed" in r.stderr
     assert snapshot(up, q) == before
+
+
+def test_copies_a_killed_clearing_left_are_tidied_by_the_next_recovery(tmp_path: Path) -> None:
+    """A kill between removing the journal and removing its copies leaves `op/<id>/`:
+    never read again (named by its id), and removed by the next recovery attempt, which
+    finds nothing to recover, so `.git/patchq/` is as an undisturbed run leaves it."""
+    up, q, base = build(tmp_path / "t")
+    assert run(q, "apply", "--onto", base).returncode == 0
+    clean = snapshot(up, q)
+    for verb in (("recover", "--continue"), ("rebase", "--abort")):
+        left = up / ".git" / "patchq" / "op" / "0123456789abcdef" / "files" / "after"
+        left.mkdir(parents=True)
+        (left / "series").write_bytes(b"x.patch\n")
+        r = run(q, *verb)
+        assert r.returncode == 4, r.stderr
+        assert "nothing to recover" in r.stderr or "no rebase" in r.stderr, r.stderr
+        assert not (up / ".git" / "patchq" / "op").exists(), verb
+        assert snapshot(up, q) == clean, verb

@@ -402,6 +402,7 @@ def _recover(ctx: Context, mode: str) -> journal.Recovered | None:
     g.clear_stale_index_lock()
     doc = journal.pending(g, repo.root)
     if doc is None:
+        journal.tidy(g, repo.root)
         return None
     if not str(doc.get("op", "")).startswith("rebase"):
         raise UnsafeStateError(

@@ -114,6 +114,16 @@ def pending(g: GitRepo | None, patch_root: Path) -> dict[str, Any] | None:
     return None
 
 
+def tidy(g: GitRepo | None, patch_root: Path) -> None:
+    """Remove the copies a journal left behind when a kill cut its clearing short (the
+    journal itself already gone). Never read again (each journal's copies are in a folder
+    named by its id), but left, they are clutter in `.git/patchq/`. Only with the run lock
+    held and no journal pending: a running transaction writes its copies first."""
+    h = home(g, patch_root)
+    if not (h / JOURNAL).exists():
+        shutil.rmtree(h / "op", ignore_errors=True)
+
+
 def _read(h: Path) -> dict[str, Any] | None:
     path = h / JOURNAL
     try:
@@ -385,6 +395,7 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
     doc = pending(g, patch_root)
     if doc is None:
         where = home(g, patch_root)
+        tidy(g, patch_root)
         raise BadInputError("nothing to recover: no interrupted command", str(where))
     if doc.get("home") == "patch-repo":
         g = None

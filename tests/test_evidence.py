@@ -362,6 +362,44 @@ def test_a_block_moved_and_edited_stops_saying_where_it_went(
     assert patchq("rebase", "--abort").code == 0
 
 
+REWRITTEN = """\
+/* Trim trailing blanks in place; returns the new length. */
+size_t rtrim(char *s) {
+    size_t len = strlen(s);
+    for (; len && s[len - 1] == ' '; len--) {}
+    s[len] = 0;
+    return len;
+}
+
+"""
+
+
+def test_a_look_alike_already_in_a_sibling_file_is_not_where_the_block_went(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    """The real-world miss (uftrace's script-luajit.c and script-python.c): upstream
+    reformatted both files, the block is gone from its own, and a look-alike that the
+    sibling file held all along must not be called the place the block moved to."""
+    sibling = sub(RTRIM, "\tsize_t n = strlen(s);\n", "\tsize_t n = wcslen(s);\n")
+    upstream.write("src/util.c", UTIL)
+    upstream.write("src/wutil.c", '#include "wutil.h"\n\n' + sibling)
+    base = upstream.commit("base")
+    pin(upstream, queue, patchq, [("rtrim.patch", _trim_patch(upstream))], base)
+    advance(
+        upstream,
+        "rtrim: rewrite; wutil.c: a comment",
+        {
+            "src/util.c": UTIL.replace(RTRIM, REWRITTEN),
+            "src/wutil.c": '#include "wutil.h"\n/* Wide strings. */\n\n' + sibling,
+        },
+    )
+    code, doc = check(patchq)
+    (h,) = one(doc)["hunks"]
+    assert code == 3, json.dumps(h)
+    assert h["status"] == "conflict"
+    assert h["moved_to"] is None, h
+
+
 def test_a_block_moved_to_two_places_is_refused(
     upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
 ) -> None:

@@ -235,3 +235,17 @@ def test_an_anchored_insertion_refuses_where_upstream_inserted_at_the_same_point
     assert anchored(edited, [h], pre) == edited.replace(
         b"\tchar *banner;\n", b"\tchar *banner;\n\tint debian_banner;\n"
     )
+
+
+def test_a_word_merge_refuses_a_patch_that_adds_uses_of_a_name_upstream_renamed() -> None:
+    """Upstream renamed `n` to `len` on the line the patch extends with `s[n - 1]`:
+    token by token the edits compose, but the merged line would use a name that is
+    gone. A person decides; an unrelated edit still merges by words."""
+    base = [b"\twhile (n > 0 && s[n - 1] == ' ')\n"]
+    up = [b"\twhile (len > 0 && s[len - 1] == ' ')\n"]
+    mine = [b"\twhile (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\\t'))\n"]
+    assert resolve(base, up, mine) is None
+    up_flag = [b"\twhile (n > 0 && s[n - 1] == ' ') /* blanks */\n"]
+    r = resolve(base, up_flag, mine)
+    assert r is not None and r.method == "word"
+    assert r.lines == (b"\twhile (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\\t')) /* blanks */\n",)

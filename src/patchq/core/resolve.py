@@ -22,6 +22,7 @@ Pure: lines (bytes, with their newlines) in, lines out.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -312,6 +313,8 @@ def _by_words(
     token edits compose."""
     if len(base) > WORD_LINES:
         return None
+    if _uses_what_upstream_renamed(base, ours, theirs):
+        return None
     po, pt = _pairs(base, ours), _pairs(base, theirs)
     if po is None or pt is None or None in po or None in pt:
         return None
@@ -333,6 +336,20 @@ def _by_words(
         return None
     out.extend(extra_o or extra_t)
     return out
+
+
+_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _uses_what_upstream_renamed(
+    base: Sequence[bytes], ours: Sequence[bytes], theirs: Sequence[bytes]
+) -> bool:
+    """Whether one side adds uses of a name that the other took out of the whole region
+    (upstream renamed `n` to `len`, say): merged word by word, the patch's new
+    `s[n - 1]` would sit beside upstream's `s[len - 1]` and refer to nothing. Either
+    way round (the merge stays symmetric); a person decides."""
+    was, up, mine = (Counter(_NAME.findall(b"".join(x))) for x in (base, ours, theirs))
+    return any((mine[w] > was[w] and not up[w]) or (up[w] > was[w] and not mine[w]) for w in was)
 
 
 def _merge_tokens(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:

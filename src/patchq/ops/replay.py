@@ -174,6 +174,8 @@ class Replay:
     resolutions: Book | None = None
     # The current patch's conflict regions left to a person, by file.
     open_regions: dict[str, tuple[Region, ...]] = field(default_factory=dict)
+    # The old base's tree, read when a moved block's new place is checked.
+    _old_tree: MemTree | None = None
 
     @classmethod
     def start(
@@ -568,6 +570,24 @@ class Replay:
             shifted = [(t, a + plo, b + plo, c + ulo, d + ulo) for t, a, b, c, d in ops]
             self._hints.extend(hunk_hints(s.path, i, h, start, up, shifted))
 
+    def _was_there(self, block: Sequence[bytes], f: Found) -> bool:
+        """Whether the file `f` found the block in held it (or its look-alike) already at
+        the old base: then upstream did not move the block there."""
+        if self._old_tree is None:
+            w = self.w
+            tree = self.g.commit_info(self.old_base, w)["tree"].decode()
+            self._old_tree = MemTree(lambda oid: self.g.read_tree(oid, w), tree)
+        try:
+            got = self._old_tree.get(f.path)
+        except UnsafePathError:
+            return False
+        if got is None or got[0] not in ("100644", "100755"):
+            return False
+        data = self.g.read_blob(got[1], self.w)
+        if len(data) > _MOVED_BYTES:
+            return False
+        return bool(find_block(block, {f.path: self.g.lines.split(data)}))
+
     def _relocate(
         self,
         s: FilePatch,
@@ -631,6 +651,9 @@ class Replay:
             # In its own file only an exact copy counts: an edited look-alike there is
             # far more often the block itself, edited in place, or one of its siblings.
             found = find_block(h.old_lines, files, skip, frozenset({path}))
+            # A place in another file that already held such a block at the old base is
+            # a sibling (the same code in a look-alike file), not where this one went.
+            found = [f for f in found if f.path == path or not self._was_there(h.old_lines, f)]
             if not found:
                 continue
             if len(found) > 1:

@@ -249,3 +249,16 @@ def test_a_word_merge_refuses_a_patch_that_adds_uses_of_a_name_upstream_renamed(
     r = resolve(base, up_flag, mine)
     assert r is not None and r.method == "word"
     assert r.lines == (b"\twhile (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\\t')) /* blanks */\n",)
+
+
+def test_a_hunk_that_meets_an_open_region_is_its_conflict() -> None:
+    """Found by the rebase property: the hunk inserts a line right after the region
+    upstream moved (its span [19, 21) starts where the region [15, 19) ends) and deletes
+    the file's last line. The region left to a person is that hunk's conflict — never
+    markers dropped with every hunk called merged."""
+    from patchq.core.resolve import Region, by_hunk
+
+    region = Region((b"l15\n",) * 4, (), (b"l15\n",) * 4 + (b"ours\n",), 15, 0, 0)
+    assert by_hunk([(0, 1), (19, 21)], [region]) == [(False, None), (True, None)]
+    far = Region(region.base, region.ours, region.theirs, 40, 0, 0)
+    assert by_hunk([(0, 1), (19, 21)], [far]) == [(True, None), (True, None)]

@@ -109,6 +109,12 @@ class TaskGroup(click.Group):
                 )
 
 
+_FORCE_HELP = (
+    "Save uncommitted changes, and untracked or ignored files in the way, in a stash first."
+)
+_FORCE_STASH = click.option("-f", "--force", is_flag=True, help=_FORCE_HELP)
+
+
 def _recovery(f: Any) -> Any:
     """--continue/--abort: finish or undo this command after it was killed half-way."""
     f = click.option(
@@ -366,8 +372,7 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
     "-f",
     "--force",
     is_flag=True,
-    help="Save uncommitted changes, and untracked or ignored files in the way, in a stash "
-    "first (push: also reset a stack branch patchq did not make).",
+    help=_FORCE_HELP + " Also reset a stack branch patchq did not make.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @_recovery
@@ -405,13 +410,7 @@ def push(
 @cli.command()
 @click.argument("target", required=False, metavar="[NAME|N]", shell_complete=completion.APPLIED)
 @click.option("-a", "--all", "all_", is_flag=True, help="Pop every applied patch.")
-@click.option(
-    "-f",
-    "--force",
-    is_flag=True,
-    help="Save uncommitted changes, and untracked or ignored files in the way, in a stash "
-    "first (push: also reset a stack branch patchq did not make).",
-)
+@_FORCE_STASH
 @_recovery
 @pass_ctx
 def pop(
@@ -438,13 +437,7 @@ def pop(
 
 @cli.command()
 @click.argument("name", required=False, shell_complete=completion.SERIES)
-@click.option(
-    "-f",
-    "--force",
-    is_flag=True,
-    help="Save uncommitted changes, and untracked or ignored files in the way, in a stash "
-    "first (push: also reset a stack branch patchq did not make).",
-)
+@_FORCE_STASH
 @_recovery
 @pass_ctx
 def goto(

@@ -96,12 +96,23 @@ def by_hunk(
             out.append((bool(open_), None))
             continue
         mine = [r for r in regions if _touches(span, (r.start, r.start + len(r.base)))]
-        if any(not r.settled for r in mine):
+        # A hunk that ends where an open region begins, or begins where one ends, may
+        # hold the insertion the region is about (a hunk's span covers all its blocks).
+        if any(not r.settled for r in mine) or any(_meets(span, r) for r in open_):
             out.append((True, None))
             continue
         settled = sorted(mine, key=lambda r: _REVIEW_ORDER.index(r.method))
         out.append((False, settled[0] if settled else None))
+    if open_ and out and not any(c for c, _ in out):
+        # A region left to a person that no hunk was found in: every hunk is a
+        # conflict rather than markers dropped with the patch called merged.
+        out = [(True, None) for _ in out]
     return out
+
+
+def _meets(span: tuple[int, int], r: Region) -> bool:
+    end = r.start + len(r.base)
+    return span[0] == end or span[1] == r.start
 
 
 def patch_side(marked: bytes, regions: Sequence[Region]) -> bytes:

@@ -34,6 +34,7 @@ from patchq.core.series import Entry
 from patchq.core.status import (
     CLEAN,
     CONFLICT,
+    DELETE_WINS,
     FUZZ,
     MERGE,
     MISSING,
@@ -825,6 +826,21 @@ def _settle(
             checks[i] = replace(checks[i], status=MERGE, reason="", via="")
         else:
             checks[i] = replace(checks[i], status=MERGE, reason=_note(region), via=region.method)
+    # Every upstream line a delete-wins discarded is named, even where its region was not
+    # matched to a hunk (a hunk spanning several regions, or one whose place is unknown):
+    # the rest go to the first merged hunk, which then records delete-wins.
+    merged = [i for i in failing if checks[i].status == MERGE]
+    gone = [
+        x
+        for r in regions
+        if r.method == DELETE_WINS and not any(_note(r) == checks[i].reason for i in merged)
+        for x in r.discarded
+    ]
+    if merged and gone:
+        i = merged[0]
+        rest = _note(Region((), (), (), 0, 0, 0, DELETE_WINS, "", tuple(gone)))
+        reason = "; ".join(x for x in (checks[i].reason, rest) if x)
+        checks[i] = replace(checks[i], reason=reason, via=DELETE_WINS)
 
 
 def _span(h: Hunk, start: int) -> tuple[int, int]:

@@ -819,7 +819,10 @@ def _settle(
     hunks in a conflict region are a person's to resolve; the others merged."""
     starts = _starts(hunks, theirs)
     spans = [_span(hunks[i], starts[i]) if i in starts else None for i in failing]
+    named: list[Region] = []  # the regions whose note a hunk carries
     for i, (conflict, region) in zip(failing, by_hunk(spans, regions), strict=True):
+        if region is not None and not conflict:
+            named.append(region)
         if conflict:
             checks[i] = replace(checks[i], status=CONFLICT)
         elif region is None:
@@ -833,13 +836,12 @@ def _settle(
     gone = [
         x
         for r in regions
-        if r.method == DELETE_WINS and not any(_note(r) == checks[i].reason for i in merged)
+        if r.method == DELETE_WINS and not any(r is n for n in named)
         for x in r.discarded
     ]
     if merged and gone:
         i = merged[0]
-        rest = _note(Region((), (), (), 0, 0, 0, DELETE_WINS, "", tuple(gone)))
-        reason = "; ".join(x for x in (checks[i].reason, rest) if x)
+        reason = "; ".join(x for x in (checks[i].reason, _discards(gone)) if x)
         checks[i] = replace(checks[i], reason=reason, via=DELETE_WINS)
 
 
@@ -868,7 +870,11 @@ def _note(region: Region) -> str:
     discarded, the remembered resolution reused."""
     if region.source:
         return f"resolved as a person did before: {region.source}"
-    gone = region.discarded
+    return _discards(region.discarded)
+
+
+def _discards(gone: Sequence[bytes]) -> str:
+    """The note naming the upstream lines a delete-wins discarded ("" for none)."""
     if not gone:
         return ""
     shown = "; ".join(x.decode("utf-8", "replace").strip() for x in gone[:10])

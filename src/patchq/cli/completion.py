@@ -15,7 +15,6 @@ from pathlib import Path
 import click
 from click.shell_completion import CompletionItem
 
-from patchq.commands import queries
 from patchq.ops.session import Context
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
@@ -37,6 +36,8 @@ def words(kind: str) -> Completer:
     def complete(
         ctx: click.Context, param: click.Parameter, incomplete: str
     ) -> list[CompletionItem]:
+        from patchq.commands import queries  # here: loading it costs every run, completing or not
+
         session = _context(ctx)
         try:
             found = queries.completions(session, kind)
@@ -49,7 +50,8 @@ def words(kind: str) -> Completer:
     return complete
 
 
-SERIES = words(queries.SERIES)
-APPLIED = words(queries.APPLIED)
-UNAPPLIED = words(queries.UNAPPLIED)
-REFS = words(queries.REFS)
+# The kinds of `queries.completions`.
+SERIES = words("series")
+APPLIED = words("applied")
+UNAPPLIED = words("unapplied")
+REFS = words("refs")

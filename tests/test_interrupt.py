@@ -633,3 +633,56 @@ def test_copies_a_killed_clearing_left_are_tidied_by_the_next_recovery(tmp_path:
         assert "nothing to recover" in r.stderr or "no rebase" in r.stderr, r.stderr
         assert not (up / ".git" / "patchq" / "op").exists(), verb
         assert snapshot(up, q) == clean, verb
+
+
+# Made on top of p1.patch: it rewrites the line p1 wrote, so without p1 below it (after
+# `float p1.patch`) it conflicts.
+P4 = (
+    "Subject: four\n\n--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n line 4\n-LINE 5\n"
+    "+rewritten entirely\n line 6\n"
+)
+
+
+def _stopped_float(up: Path, q: Path, base: str) -> None:
+    """`float p1.patch` stopped at p4.patch, which conflicts without p1 below it."""
+    (q / "patches" / "p4.patch").write_text(P4)
+    (q / "series").write_text("p1.patch\np2.patch\np3.patch\np4.patch\n")
+    assert run(q, "apply", "--onto", base).returncode == 0
+
+
+def test_a_reorder_killed_while_stopping_or_finishing_is_recovered(tmp_path: Path) -> None:
+    up, q, base = build(tmp_path / "ref")
+    _stopped_float(up, q, base)
+    assert run(q, "float", "p1.patch").returncode == 3
+    assert run(q, "rebase", "--skip").returncode == 0
+    reference = snapshot(up, q)
+    series = (q / "series").read_text()
+    assert series.startswith("p2.patch\np3.patch\n# dropped in ")
+    assert series.endswith(": p4.patch\np1.patch\n")
+    # Killed while the stop reaches the target: --abort gives back the start, byte for byte.
+    for i, point in enumerate(STOP_POINTS):
+        up, q, base = build(tmp_path / f"stop{i}")
+        _stopped_float(up, q, base)
+        before = snapshot(up, q)
+        assert run(q, "float", "p1.patch", crash=point).returncode == -9, point
+        again = run(q, "rebase", "--continue")
+        assert again.returncode == 3 and "now in the working tree" in again.stderr, point
+        assert run(q, "rebase", "--abort").returncode == 0, point
+        assert snapshot(up, q) == before, point
+    # Killed in its finishing writes: --continue ends where an undisturbed run ends, and
+    # --abort goes back to before the float.
+    for i, point in enumerate(
+        ["rebase:finishing", "journal:recorded", "journal:target-moved", "journal:state-written"]
+    ):
+        for mode in ("--continue", "--abort"):
+            up, q, base = build(tmp_path / f"finish{i}{mode}")
+            _stopped_float(up, q, base)
+            before = snapshot(up, q)
+            assert run(q, "float", "p1.patch").returncode == 3
+            assert run(q, "rebase", "--skip", crash=point).returncode == -9, point
+            done = run(q, "rebase", mode)
+            assert done.returncode == 0, (point, mode, done.stderr)
+            assert snapshot(up, q) == (reference if mode == "--continue" else before), (
+                point,
+                mode,
+            )

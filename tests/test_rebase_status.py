@@ -73,6 +73,7 @@ def test_status_tells_the_stopped_rebase_not_the_old_stack(
         ],
         "stopped": {"name": "p2.patch", "files": ["f.txt"]},
         "todo": ["p3.patch"],
+        "reorder": None,
     }
 
 

@@ -1,9 +1,9 @@
 """`sink`, `float` and `undo` (issue 16, point 12), in StGit's words.
 
 sink/float re-apply the patches a move crosses in memory with the rebase's ladder, refresh
-those whose placement changed, and refuse (exit 3, nothing changed) where one would
-conflict; undo rolls the last stack operation back through the journal, exactly, and
-refuses (exit 5) when anything changed since.
+those whose placement changed, and stop at a conflict as a rebase does (exit 3; `rebase
+--continue`, `--skip`, `--abort` go on); undo rolls the last stack operation back
+through the journal, exactly, and refuses (exit 5) when anything changed since.
 """
 
 from __future__ import annotations
@@ -104,41 +104,111 @@ def test_float_and_what_stays_applied(upstream: Upstream, queue: Queue, patchq) 
     assert patchq("verify").code == 0
 
 
-def test_a_move_that_would_conflict_is_refused_and_changes_nothing(
+UP = "--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n line 4\n-line 5\n+LINE 5 up\n line 6\n"
+# Made on top of up.patch: it edits the line up.patch wrote.
+AGAIN = (
+    "--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n line 4\n-LINE 5 up\n+rewritten entirely\n line 6\n"
+)
+
+
+def crossing(up: Upstream, q: Queue, patchq) -> str:  # type: ignore[no-untyped-def]
+    """p1 (g.txt), then up.patch and again.patch, which edits the line up.patch wrote."""
+    up.write("f.txt", A).write("g.txt", "g\n")
+    base = up.commit("base")
+    q.add("p1.patch", P3).add("up.patch", UP).add("again.patch", AGAIN)
+    assert patchq("apply", "--onto", base).code == 0
+    return base
+
+
+def resolve(up: Upstream, line5: str) -> None:
+    """Write f.txt as a person resolving the conflict would: markers gone, line 5 chosen."""
+    text = up.read("f.txt").decode()
+    assert "<<<<<<< " in text and ">>>>>>> " in text
+    up.write("f.txt", A.replace("line 5\n", line5 + "\n"))
+
+
+def test_a_move_that_conflicts_stops_like_a_rebase_and_abort_puts_everything_back(
     upstream: Upstream, queue: Queue, patchq
 ) -> None:
-    upstream.write("f.txt", A).write("g.txt", "g\n")
-    base = upstream.commit("base")
-    queue.add("p1.patch", P3)
-    queue.add(
-        "up.patch",
-        "--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n line 4\n-line 5\n+LINE 5 up\n line 6\n",
-    )
-    # Made on top of up.patch: it edits the line up.patch wrote.
-    queue.add(
-        "again.patch",
-        "--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n"
-        " line 4\n-LINE 5 up\n+rewritten entirely\n line 6\n",
-    )
-    assert patchq("apply", "--onto", base).code == 0
+    crossing(upstream, queue, patchq)
     before = snapshot(upstream, queue)
     r = patchq("sink", "again.patch")
-    assert r.code == 3
-    assert r.err.startswith(
-        "patchq: patches/again.patch: cannot sink again.patch: again.patch would not apply "
-        "in the new order (f.txt hunk #1: "
+    assert r.code == 3, r.err
+    assert r.err == (
+        "patchq: patches/again.patch: sink again.patch stopped: again.patch does not apply "
+        "in the new order (conflict in f.txt) — edit the files to resolve, then "
+        "`patchq rebase --continue` (--skip drops again.patch, --abort undoes the sink)\n"
     )
-    assert r.err.endswith(
-        "— nothing was changed; reorder with `patchq pop`/`push` and resolve it by hand\n"
-    )
+    # The conflict is in the working tree; nothing of the patch repo was written.
+    assert "<<<<<<< " in upstream.read("f.txt").decode()
+    assert (queue.path / "series").read_text() == "p1.patch\nup.patch\nagain.patch\n"
+    status = json.loads(patchq("status", "--json").out)
+    assert status["rebase"]["reorder"] == {"verb": "sink", "name": "again.patch"}
+    assert status["rebase"]["stopped"] == {"name": "again.patch", "files": ["f.txt"]}
+    assert status["rebase"]["todo"] == ["p1.patch", "up.patch"]
+    text = patchq("status").out
+    assert "sink again.patch on " in text and "stopped at again.patch" in text
+    # Other stack operations wait for it, as during a rebase.
+    assert patchq("float", "p1.patch").code == 5
+    r = patchq("rebase", "--abort")
+    assert r.code == 0, r.err
     assert snapshot(upstream, queue) == before
+    # float stops the same way (again.patch, without up.patch below it), and aborts.
     r = patchq("float", "up.patch")
-    assert r.code == 3 and "again.patch would not apply in the new order" in r.err
+    assert r.code == 3 and "float up.patch stopped: again.patch does not apply" in r.err
+    assert patchq("rebase", "--abort").code == 0
     assert snapshot(upstream, queue) == before
     assert patchq("sink", "nope.patch").code == 4
     upstream.write("g.txt", "edited\n")
     r = patchq("float", "p1.patch")
     assert r.code == 5 and "unrefreshed changes in g.txt" in r.err
+
+
+def test_a_stopped_move_goes_on_with_the_resolution_and_writes_the_new_order(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
+    crossing(upstream, queue, patchq)
+    assert patchq("sink", "again.patch").code == 3
+    resolve(upstream, "rewritten entirely")
+    # up.patch now sits on again.patch's line, pinned to its own pre-image: it stops too.
+    r = patchq("rebase", "--continue")
+    assert r.code == 3, r.err
+    assert "sink again.patch stopped: up.patch does not apply in the new order" in r.err
+    assert (queue.path / "series").read_text() == "p1.patch\nup.patch\nagain.patch\n"
+    resolve(upstream, "LINE 5 up, over rewritten")
+    r = patchq("rebase", "--continue")
+    assert r.code == 0, r.err
+    assert r.err.splitlines()[-1] == "sank again.patch to the bottom; now at up.patch"
+    assert (queue.path / "series").read_text() == "again.patch\np1.patch\nup.patch\n"
+    assert patchq("applied").out == "again.patch\np1.patch\nup.patch\n"
+    again = (queue.path / "patches" / "again.patch").read_text()
+    assert "-line 5\n+rewritten entirely\n" in again
+    assert (
+        "-rewritten entirely\n+LINE 5 up, over rewritten\n"
+        in (queue.path / "patches" / "up.patch").read_text()
+    )
+    assert upstream.read("f.txt").decode() == A.replace("line 5\n", "LINE 5 up, over rewritten\n")
+    assert upstream.git("status", "--porcelain") == ""
+    assert patchq("verify").code == 0
+    assert not (upstream.path / ".git" / "patchq" / "main.rebase.json").exists()
+    # A reorder that went through a stop is a rebase's work: `undo` names it and refuses.
+    r = patchq("undo")
+    assert r.code == 4 and "`patchq rebase`, cannot be undone" in r.err
+
+
+def test_a_stopped_move_can_skip_the_patch_that_conflicts(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
+    base = crossing(upstream, queue, patchq)
+    assert patchq("float", "up.patch").code == 3
+    r = patchq("rebase", "--skip")
+    assert r.code == 0, r.err
+    assert r.err.splitlines()[-1] == "floated up.patch to the top; now at up.patch"
+    assert (queue.path / "series").read_text() == (
+        f"p1.patch\n# dropped in {base[:12]}: again.patch\nup.patch\n"
+    )
+    assert patchq("applied").out == "p1.patch\nup.patch\n"
+    assert patchq("verify").code == 0
 
 
 def test_undo_rolls_back_each_stack_operation_exactly(

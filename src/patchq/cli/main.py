@@ -15,28 +15,6 @@ import click
 
 from patchq import __version__
 from patchq.cli import completion, output, render
-from patchq.commands import apply as apply_cmd
-from patchq.commands import check as check_cmd
-from patchq.commands import delete as delete_cmd
-from patchq.commands import export as export_cmd
-from patchq.commands import floating as float_cmd
-from patchq.commands import fold as fold_cmd
-from patchq.commands import goto as goto_cmd
-from patchq.commands import header as header_cmd
-from patchq.commands import importing, queries
-from patchq.commands import init as init_cmd
-from patchq.commands import lint as lint_verb
-from patchq.commands import new as new_cmd
-from patchq.commands import pop as pop_cmd
-from patchq.commands import push as push_cmd
-from patchq.commands import rebase as rebase_cmd
-from patchq.commands import recover as recover_cmd
-from patchq.commands import refresh as refresh_cmd
-from patchq.commands import rename as rename_cmd
-from patchq.commands import report as report_cmd
-from patchq.commands import sink as sink_cmd
-from patchq.commands import undo as undo_cmd
-from patchq.commands import verify as verify_cmd
 from patchq.core.errors import FaultError, PatchqError
 from patchq.ops.session import Context
 
@@ -133,6 +111,8 @@ def _recovery(f: Any) -> Any:
 
 def _recovered(ctx: Context, cont: bool, abort: bool) -> bool:
     """Run the recovery the flags ask for; True if the command should stop there."""
+    from patchq.commands import recover as recover_cmd
+
     if not (cont or abort):
         return False
     if cont and abort:
@@ -183,6 +163,8 @@ def init(ctx: Context, upstream: str | None, branch: str | None, init_target: st
     Example:
       patchq init --upstream https://github.com/org/proj --branch main --target ../proj
     """
+    from patchq.commands import init as init_cmd
+
     output.show(render.init(init_cmd.init(ctx.dir or Path.cwd(), upstream, branch, init_target)))
 
 
@@ -206,6 +188,8 @@ def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...], as_json: bo
     Example:
       patchq series -v
     """
+    from patchq.commands import queries
+
     if verbose or as_json:
         output.show(render.series_view(queries.series_view(ctx, guards), as_json, verbose))
     else:
@@ -265,6 +249,8 @@ def import_cmd(
       patchq import --quilt ../debian/patches
       patchq import ../openwrt/package/foo/patches
     """
+    from patchq.commands import importing
+
     if [bool(files), bool(git_range), bool(mbox), bool(quilt)].count(True) != 1:
         raise click.UsageError("give exactly one of FILE…, --git A..B, --mbox F or --quilt DIR")
     out = importing.import_patches(ctx, files, git_range, mbox, quilt, after, force)
@@ -324,6 +310,8 @@ def apply(
     Example:
       patchq apply --onto origin/main --guard sm120
     """
+    from patchq.commands import apply as apply_cmd
+
     if _recovered(ctx, recover_continue, recover_abort):
         return
     with output.Progress("applying") as bar:
@@ -354,6 +342,8 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
       patchq verify && echo reproducible
       patchq verify --files   # in a shallow checkout at the pinned commit
     """
+    from patchq.commands import verify as verify_cmd
+
     out = verify_cmd.verify(ctx, files_only)
     _end(render.verified(out, as_json), out.exit_code)
 
@@ -400,6 +390,8 @@ def push(
       patchq push -a         # all of them
       patchq push 0003-fa3-optional.patch --merge
     """
+    from patchq.commands import push as push_cmd
+
     if _recovered(ctx, recover_continue, recover_abort):
         return
     with output.Progress("pushing") as bar:
@@ -429,6 +421,8 @@ def pop(
       patchq pop -a
       patchq pop 0002-cccl-include.patch
     """
+    from patchq.commands import pop as pop_cmd
+
     if _recovered(ctx, recover_continue, recover_abort):
         return
     out = pop_cmd.pop(ctx, target, all_, force)
@@ -449,6 +443,8 @@ def goto(
     Example:
       patchq goto 0002-cccl-include.patch
     """
+    from patchq.commands import goto as goto_cmd
+
     if _recovered(ctx, recover_continue, recover_abort):
         return
     if name is None:  # optional only so that `goto --continue`/`--abort` need no NAME
@@ -466,6 +462,8 @@ def applied_cmd(ctx: Context) -> None:
     Example:
       patchq applied | wc -l
     """
+    from patchq.commands import queries
+
     output.show(render.names(queries.applied(ctx)))
 
 
@@ -478,6 +476,8 @@ def unapplied_cmd(ctx: Context) -> None:
     Example:
       patchq unapplied
     """
+    from patchq.commands import queries
+
     output.show(render.names(queries.unapplied(ctx)))
 
 
@@ -490,6 +490,8 @@ def top(ctx: Context) -> None:
     Example:
       patchq top
     """
+    from patchq.commands import queries
+
     output.show(render.names((queries.top(ctx),)))
 
 
@@ -504,6 +506,8 @@ def new(ctx: Context, name: str, message: str | None) -> None:
     Example:
       patchq new 0005-fix-sm120.patch -m "Build FP4 kernels for sm_120a"
     """
+    from patchq.commands import new as new_cmd
+
     output.show(render.new(new_cmd.new(ctx, name, message)))
 
 
@@ -521,6 +525,8 @@ def refresh(ctx: Context, name: str | None, recover_continue: bool, recover_abor
     Example:
       patchq refresh
     """
+    from patchq.commands import refresh as refresh_cmd
+
     if _recovered(ctx, recover_continue, recover_abort):
         return
     output.show(render.refreshed(refresh_cmd.refresh(ctx, name)))
@@ -537,6 +543,8 @@ def delete(ctx: Context, name: str, remove: bool) -> None:
     Example:
       patchq delete 0004-old-workaround.patch -r
     """
+    from patchq.commands import delete as delete_cmd
+
     output.show(render.deleted(delete_cmd.delete(ctx, name, remove)))
 
 
@@ -551,6 +559,8 @@ def rename(ctx: Context, old: str, new_name: str) -> None:
     Example:
       patchq rename fix.patch 0001-cmake-policy-guards.patch
     """
+    from patchq.commands import rename as rename_cmd
+
     output.show(render.renamed(rename_cmd.rename(ctx, old, new_name)))
 
 
@@ -564,6 +574,8 @@ def fold(ctx: Context, name: str) -> None:
     Example:
       patchq fold 0004-typo-fix.patch
     """
+    from patchq.commands import fold as fold_cmd
+
     output.show(render.folded(fold_cmd.fold(ctx, name)))
 
 
@@ -574,15 +586,19 @@ def sink(ctx: Context, name: str) -> None:
     """Send a patch to the bottom of the stack: first in the series.
 
     The patches it crosses are re-applied in memory with the rebase's merge ladder and
-    refreshed where their placement changed; where one would conflict, nothing changes
-    (exit 3, naming the patch and hunk). An unapplied patch sunk under applied ones is
-    applied. `patchq undo` puts it back.
+    refreshed where their placement changed. Where one conflicts, it stops as a rebase
+    does (exit 3): resolve the markers and `patchq rebase --continue`, or `--skip` the
+    patch, or `--abort` to put everything back. An unapplied patch sunk under applied
+    ones is applied. `patchq undo` puts back a sink that did not stop.
 
     \b
     Example:
       patchq sink 0007-fix-build-with-gcc-14.patch
     """
-    output.show(render.reordered(sink_cmd.sink(ctx, name)))
+    from patchq.commands import sink as sink_cmd
+
+    out = sink_cmd.sink(ctx, name)
+    _end(render.reordered(out), out.exit_code, out.problem)
 
 
 @cli.command("float")
@@ -592,15 +608,19 @@ def float_cmd_(ctx: Context, name: str) -> None:
     """Bring a patch to the top of the stack: last in the series.
 
     The patches it crosses are re-applied in memory with the rebase's merge ladder and
-    refreshed where their placement changed; where one would conflict, nothing changes
-    (exit 3, naming the patch and hunk). It stays applied when every patch before it is.
-    `patchq undo` puts it back.
+    refreshed where their placement changed. Where one conflicts, it stops as a rebase
+    does (exit 3): resolve the markers and `patchq rebase --continue`, or `--skip` the
+    patch, or `--abort` to put everything back. It stays applied when every patch before
+    it is. `patchq undo` puts back a float that did not stop.
 
     \b
     Example:
       patchq float 0002-local-debug-logging.patch
     """
-    output.show(render.reordered(float_cmd.float_(ctx, name)))
+    from patchq.commands import floating as float_cmd
+
+    out = float_cmd.float_(ctx, name)
+    _end(render.reordered(out), out.exit_code, out.problem)
 
 
 @cli.command()
@@ -617,6 +637,8 @@ def undo(ctx: Context) -> None:
     Example:
       patchq refresh && patchq undo   # the refresh is undone, its edits unrefreshed again
     """
+    from patchq.commands import undo as undo_cmd
+
     output.show(render.undone(undo_cmd.undo(ctx)))
 
 
@@ -632,6 +654,8 @@ def header(ctx: Context, name: str | None, edit: bool) -> None:
       patchq header 0001-cmake-policy-guards.patch
       patchq header -e
     """
+    from patchq.commands import header as header_cmd
+
     out = header_cmd.header(
         ctx, name, (lambda t: click.edit(t, extension=".txt")) if edit else None
     )
@@ -648,6 +672,8 @@ def diff(ctx: Context, name: str | None) -> None:
     Example:
       patchq diff | less
     """
+    from patchq.commands import queries
+
     output.show(render.diff(queries.diff(ctx, name)))
 
 
@@ -661,6 +687,8 @@ def files(ctx: Context, name: str | None) -> None:
     Example:
       patchq files 0003-sm120a-fp4.patch
     """
+    from patchq.commands import queries
+
     output.show(render.names(queries.files(ctx, name)))
 
 
@@ -674,6 +702,8 @@ def patches(ctx: Context, path: str) -> None:
     Example:
       patchq patches sgl-kernel/CMakeLists.txt
     """
+    from patchq.commands import queries
+
     output.show(render.names(queries.patches_touching(ctx, path)))
 
 
@@ -687,6 +717,8 @@ def status(ctx: Context, as_json: bool) -> None:
     Example:
       patchq status
     """
+    from patchq.commands import queries
+
     output.show(render.status(queries.status(ctx), as_json))
 
 
@@ -717,6 +749,8 @@ def export(ctx: Context, mbox: Path | None, quilt: Path | None, script: Path | N
       patchq export --script apply-series.py && scp apply-series.py box: && \\
         ssh box python3 apply-series.py /src/sglang
     """
+    from patchq.commands import export as export_cmd
+
     if [mbox, quilt, script].count(None) != 2:
         raise click.UsageError("give exactly one of --mbox F, --quilt DIR or --script F.py")
     if script is not None:
@@ -750,6 +784,8 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
     Example:
       git -C ../sglang fetch && patchq check --onto origin/main
     """
+    from patchq.commands import check as check_cmd
+
     with output.Progress("checking") as bar:
         out = check_cmd.check(ctx, onto, fuzz, bar)
     _end(render.checked(out, as_json), out.exit_code)
@@ -818,6 +854,8 @@ def rebase(
       patchq rebase --continue
       patchq report --format md -o review.md
     """
+    from patchq.commands import rebase as rebase_cmd
+
     modes = [continue_, skip, abort].count(True)
     if modes > 1 or (modes and (onto or dry_run)):
         raise click.UsageError("use one of --onto REF [--dry-run], --continue, --skip, --abort")
@@ -882,6 +920,8 @@ def report_cmd_(ctx: Context, fmt: str, out: Path | None) -> None:
       patchq report --format md -o review.md && gh pr create --body-file review.md
       patchq report --format html -o review.html
     """
+    from patchq.commands import report as report_cmd
+
     output.show(render.reported(report_cmd.run(ctx, fmt, out)))
 
 
@@ -914,6 +954,8 @@ def lint_cmd(click_ctx: click.Context, as_json: bool) -> None:
     Example:
       patchq lint && git commit -am "refresh series"
     """
+    from patchq.commands import lint as lint_verb
+
     out = lint_verb.lint(click_ctx.obj, Path.cwd())
     _end(render.linted(out, as_json), out.exit_code)
 

@@ -16,34 +16,36 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from patchq.commands.apply import ApplyOutcome
-from patchq.commands.delete import DeleteOutcome
-from patchq.commands.fold import FoldOutcome
-from patchq.commands.header import HeaderOutcome
-from patchq.commands.importing import ImportOutcome
-from patchq.commands.lint import LintOutcome
-from patchq.commands.new import NewOutcome
-from patchq.commands.queries import MARK_STATES, REBASE_STATES, RebaseView, SeriesView, Status
-from patchq.commands.rebase import DryRunOutcome, RebaseOutcome
-from patchq.commands.recover import RecoverOutcome
-from patchq.commands.refresh import RefreshOutcome
-from patchq.commands.rename import RenameOutcome
-from patchq.commands.report import ReportOutcome
-from patchq.commands.undo import UndoOutcome
-from patchq.commands.verify import VerifyOutcome
 from patchq.core.errors import PatchqError
 from patchq.core.series import Entry
 from patchq.core.status import REVIEWABLE
 from patchq.core.words import plural
-from patchq.ops.apply import Failure, PatchResult
-from patchq.ops.check import CheckOutcome
-from patchq.ops.reorder import ReorderOutcome
-from patchq.ops.replay import PatchCheck
-from patchq.ops.stack import MoveOutcome
-from patchq.store import rebasestate
 from patchq.store.statedir import recovery_verb
+
+if TYPE_CHECKING:
+    from patchq.commands.apply import ApplyOutcome
+    from patchq.commands.delete import DeleteOutcome
+    from patchq.commands.fold import FoldOutcome
+    from patchq.commands.header import HeaderOutcome
+    from patchq.commands.importing import ImportOutcome
+    from patchq.commands.lint import LintOutcome
+    from patchq.commands.new import NewOutcome
+    from patchq.commands.queries import RebaseView, SeriesView, Status
+    from patchq.commands.rebase import DryRunOutcome, RebaseOutcome
+    from patchq.commands.recover import RecoverOutcome
+    from patchq.commands.refresh import RefreshOutcome
+    from patchq.commands.rename import RenameOutcome
+    from patchq.commands.report import ReportOutcome
+    from patchq.commands.undo import UndoOutcome
+    from patchq.commands.verify import VerifyOutcome
+    from patchq.ops.apply import Failure, PatchResult
+    from patchq.ops.check import CheckOutcome
+    from patchq.ops.reorder import ReorderOutcome
+    from patchq.ops.replay import PatchCheck
+    from patchq.ops.stack import MoveOutcome
+    from patchq.store import rebasestate
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,12 +215,15 @@ def rebase_json(v: RebaseView | None) -> dict[str, Any] | None:
         "replayed": [{"name": n, "outcome": o} for n, o in v.replayed],
         "stopped": None if v.stopped is None else {"name": v.stopped, "files": list(v.files)},
         "todo": list(v.todo),
+        "reorder": None if v.reorder is None else {"verb": v.reorder[0], "name": v.reorder[1]},
     }
 
 
 def series_view(out: SeriesView, as_json: bool = False, verbose: bool = False) -> Rendered:
     """`series -v` (marks; during a rebase, a note on stderr saying what they mean) and
     `series --json` (each patch's state and guards, and the rebase in progress)."""
+    from patchq.commands.queries import MARK_STATES, REBASE_STATES
+
     if as_json:
         outcomes = dict(out.rebase.replayed) if out.rebase else {}
         states = REBASE_STATES if out.rebase else MARK_STATES
@@ -245,10 +250,15 @@ def series_view(out: SeriesView, as_json: bool = False, verbose: bool = False) -
 def _rebase_lines(v: RebaseView) -> list[Item]:
     """The lines of `status` for a rebase in progress: onto what, how far, what is left."""
     counts = _counts([o for _, o in v.replayed])
+    what = (
+        f"{v.reorder[0]} {v.reorder[1]} on {v.branch} (replayed in the new order): "
+        if v.reorder is not None
+        else f"rebase of {v.branch} onto {v.onto[:12]} ({v.onto_ref}) from {v.old_base[:12]}: "
+    )
     lines: list[Item] = [
         data(
-            f"rebase of {v.branch} onto {v.onto[:12]} ({v.onto_ref}) from {v.old_base[:12]}: "
-            f"{len(v.replayed)} replayed, "
+            what
+            + f"{len(v.replayed)} replayed, "
             + (f"stopped at {v.stopped}, " if v.stopped else "")
             + f"{len(v.todo)} to come"
         )
@@ -443,6 +453,8 @@ def renamed(out: RenameOutcome) -> Rendered:
 def reordered(out: ReorderOutcome) -> Rendered:
     """`sink`/`float`: where the patch went, the patches refreshed, the stack now."""
     end = "bottom" if out.verb == "sink" else "top"
+    if out.stopped is not None:
+        return ()  # stopped at a conflict: its `problem` is what the CLI reports
     if not out.moved:
         return (info(f"{out.name} is already at the {end} of the series"),)
     lines = [
@@ -484,6 +496,8 @@ def diff(patch: bytes) -> Rendered:
 
 
 def status(st: Status, as_json: bool = False) -> Rendered:
+    from patchq.store import rebasestate
+
     if as_json:
         return (
             Doc(
@@ -682,6 +696,7 @@ def exec_starting(command: str, patch: str | None) -> Rendered:
 
 def exec_lines(runs: Sequence[rebasestate.ExecRun], err: bool = True) -> list[Item]:
     """One line a run of the --exec command: passed or failed, the patch, the exit code."""
+
     lines: list[Item] = []
     for x in runs:
         word = "passed" if x.ok else "FAILED"
@@ -701,6 +716,8 @@ def exec_lines(runs: Sequence[rebasestate.ExecRun], err: bool = True) -> list[It
 def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
     """`rebase` (start, --continue, --skip): each patch's outcome, then the last word —
     unless it stopped at a conflict, whose `problem` the CLI raises."""
+    from patchq.store import rebasestate
+
     if out.aborted:
         return rebase_aborted(out.removed_lock)  # --continue finished an interrupted --abort
     if as_json:
@@ -713,6 +730,9 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                     "patches": [rebasestate.outcome_doc(r.patch) for r in out.records],
                     "conflict": None if out.conflict is None else out.conflict.name,
                     "exec": [rebasestate.exec_doc(x) for x in out.exec_runs],
+                    "reorder": None
+                    if out.reorder is None
+                    else {"verb": out.reorder[0], "name": out.reorder[1]},
                 }
             ),
         )
@@ -724,6 +744,13 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                 f"nothing changed: the series already applies exactly on {out.onto[:12]}; "
                 "`patchq report` still shows the last rebase"
             )
+        )
+    elif out.reorder is not None and out.conflict is None:
+        verb, name = out.reorder
+        where = "bottom" if verb == "sink" else "top"
+        top = f"now at {out.top}" if out.top else "no patches applied"
+        lines.append(
+            info(f"{'sank' if verb == 'sink' else 'floated'} {name} to the {where}; {top}")
         )
     elif out.conflict is None:
         lines.append(

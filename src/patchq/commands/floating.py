@@ -1,7 +1,8 @@
 """`float`: bring a patch to the top of the stack — last in the series (StGit's `float`).
 
-The patches it crosses are re-applied in memory with the rebase's ladder; a conflict is
-refused (exit 3) with nothing changed. See ops/reorder.py.
+The patches it crosses are re-applied in memory with the rebase's ladder; a conflict
+stops it as a rebase stops (exit 3), for `rebase --continue`/`--skip`/`--abort`. See
+ops/reorder.py.
 """
 
 from __future__ import annotations

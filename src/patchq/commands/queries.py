@@ -40,6 +40,7 @@ class RebaseView:
     stopped: str | None  # None: interrupted between patches (`--continue` goes on)
     files: tuple[str, ...]
     todo: tuple[str, ...]
+    reorder: tuple[str, str] | None = None  # a stopped `sink`/`float`: (verb, patch)
 
     @property
     def kept(self) -> tuple[str, ...]:
@@ -60,6 +61,7 @@ def rebase_view(st: RebaseState) -> RebaseView:
         st.current.name if st.current else None,
         st.current.files if st.current else (),
         tuple(n for n in st.entries if n not in seen),
+        None if st.reorder is None else (st.reorder.verb, st.reorder.name),
     )
 
 

@@ -13,7 +13,6 @@ what `rebase --continue` or `--abort` finishes or undoes.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from patchq.core.errors import BadInputError, ConflictError, ExecFailedError, UnsafeStateError
 from patchq.core.lock import Lock, PatchRecord, records_for, sha256
@@ -22,7 +21,7 @@ from patchq.core.progress import Progress
 from patchq.core.resolutions import Remembered, resolved_regions
 from patchq.core.resolutions import render as render_resolution
 from patchq.core.series import Entry, Series
-from patchq.core.status import CONFLICT, GONE, MISSING
+from patchq.core.status import CONFLICT, GONE, MISSING, UPSTREAMED
 from patchq.core.words import plural
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo
@@ -31,10 +30,18 @@ from patchq.ops.apply import apply_series, ident_date, identity, load_patch, pre
 from patchq.ops.check import CheckOutcome, check
 from patchq.ops.drift import Change
 from patchq.ops.drift import histories as histories_for
-from patchq.ops.keep import hold_rebase_objects, release_rebase_objects
+from patchq.ops.keep import release_rebase_objects
+from patchq.ops.rebasestop import (
+    evidence,
+    hunk_record,
+    show_conflict,
+    state_name,
+    state_path,
+    stopped,
+)
 from patchq.ops.refresh import files_of, render_refreshed
+from patchq.ops.reorder import FLOAT, reorder_lock, reordered, stop_error
 from patchq.ops.replay import (
-    HunkCheck,
     PatchCheck,
     Replay,
     attribute_drift,
@@ -49,17 +56,16 @@ from patchq.store.patchrepo import LOCK, PATCHES, SERIES, resolution_path
 from patchq.store.rebasestate import (
     DonePatch,
     ExecRun,
-    HunkRecord,
     LastRebase,
     PatchOutcome,
     RebaseState,
+    Reorder,
     StoppedPatch,
 )
 from patchq.store.stack import Stack, load
 from patchq.store.statedir import (
     crashpoint,
     last_rebase_path,
-    rebase_state_path,
     run_lock,
 )
 
@@ -67,23 +73,19 @@ from patchq.store.statedir import (
 MARKERS = (b"<<<<<<< ", b"||||||| ", b">>>>>>> ")
 
 
-def _state_path(ctx: Context) -> Path:
-    return rebase_state_path(ctx.git().state_dir(), ctx.repo().config.queue)
-
-
 def in_progress(ctx: Context) -> bool:
-    return _state_path(ctx).exists()
+    return state_path(ctx).exists()
 
 
 def _read_state(ctx: Context) -> RebaseState:
-    state = rebasestate.read_state(_state_path(ctx))
+    state = rebasestate.read_state(state_path(ctx))
     if state is None:
         raise BadInputError("no rebase in progress", str(ctx.git().root))
     return state
 
 
 def _write_state(ctx: Context, state: RebaseState) -> None:
-    rebasestate.write_state(_state_path(ctx), state)
+    rebasestate.write_state(state_path(ctx), state)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +106,10 @@ class RebaseOutcome:
     exec_runs: tuple[ExecRun, ...] = ()  # the --exec/--exec-each runs after it finished
     target: str = ""  # where they ran, as errors name it
     removed_lock: str | None = None  # the stale index.lock of patchq's git, removed
+    # A stopped `sink`/`float` going on as a rebase: (verb, the patch moved); and, once it
+    # is done, the top of the stack.
+    reorder: tuple[str, str] | None = None
+    top: str | None = None
 
     @property
     def exec_failed(self) -> ExecRun | None:
@@ -130,6 +136,8 @@ class RebaseOutcome:
             )
         if c is None:
             return None
+        if self.reorder is not None:
+            return stop_error(*self.reorder, c, self.where)
         bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
         files = sorted({h.file for h in bad})
         drift = list(dict.fromkeys(x for h in bad for x in h.drift))
@@ -183,7 +191,7 @@ def start(
         if in_progress(ctx):
             raise UnsafeStateError(
                 "a rebase is already in progress",
-                str(_state_path(ctx)),
+                str(state_path(ctx)),
                 "`patchq rebase --continue`, `--skip` or `--abort`",
             )
         repo.check_writable()
@@ -234,14 +242,12 @@ def _run(
 ) -> RebaseOutcome:
     """Replay the remaining patches from the state's head; stop at a conflict or finish."""
     repo, g = ctx.repo(), ctx.git()
-    entries = [repo.series.find(n) for n in st.entries]
-    if any(e is None for e in entries):
-        raise UnsafeStateError(
-            "the series changed during the rebase", "series", "`patchq rebase --abort`"
-        )
-    all_entries = [e for e in entries if e is not None]
+    all_entries = _entries(ctx, st.entries)
     w = g.writer()
-    pre = preimages(g, repo, st.old_base, all_entries, w)
+    # A stopped reorder replays in the new order, each patch pinned to its pre-image in
+    # the order it was written in.
+    order = all_entries if st.reorder is None else _entries(ctx, st.reorder.order)
+    pre = preimages(g, repo, st.old_base, order, w)
     rp = Replay.start(
         g,
         repo,
@@ -275,26 +281,17 @@ def _run(
             g, st.old_base, st.onto, w, [res], repo, [entry], histories, rp.renames, rp.sections
         )
         st = st.with_subjects(subjects)
-        hunks = tuple(_hunk_record(h) for h in res.hunks)
-        if res.status in (CONFLICT, MISSING):
+        hunks = tuple(hunk_record(h) for h in res.hunks)
+        # In a reorder, a change already there is another patch's: a person decides.
+        already = st.reorder is not None and (
+            res.status == UPSTREAMED or any(h.status == UPSTREAMED for h in res.hunks)
+        )
+        if res.status in (CONFLICT, MISSING) or already:
             w.flush()
-            stopped = StoppedPatch(
-                entry.name,
-                res.status,
-                res.drift,
-                hunks,
-                res.tree_before,
-                res.tree,
-                res.conflict_tree,
-                res.conflict_files,
-                True,  # recorded with the markers shown, in one transaction
-                _evidence(res),
-                res.hints,
-                res.regions,
-            )
-            st = replace(st, current=stopped)
+            stopped_patch = stopped(res)
+            st = replace(st, current=stopped_patch)
             crashpoint("rebase:stopped")
-            _show_conflict(ctx, st, res.name, res.conflict_tree)
+            show_conflict(ctx, st, res.name, res.conflict_tree)
             return RebaseOutcome(
                 st.done,
                 False,
@@ -303,6 +300,7 @@ def _run(
                 st.old_base,
                 st.onto,
                 where=repo.display(res.name),
+                reorder=None if st.reorder is None else (st.reorder.verb, st.reorder.name),
             )
         outcome = lock_outcome(res)
         commit = None
@@ -320,7 +318,7 @@ def _run(
                     hunks,
                     commit,
                     None,
-                    _evidence(res),
+                    evidence(res),
                     res.hints,
                 ),
                 res.tree_before,
@@ -332,54 +330,15 @@ def _run(
     return _finish(ctx, st, announce)
 
 
-def _hunk_record(h: HunkCheck) -> HunkRecord:
-    return HunkRecord(
-        h.file,
-        h.index,
-        h.status,
-        h.offset,
-        h.fuzz,
-        h.anchored,
-        h.drift,
-        h.reason,
-        h.method,
-        h.moved_to,
-    )
-
-
-def _evidence(p: PatchCheck) -> tuple[tuple[str, str], ...] | None:
-    return None if p.evidence is None else tuple(p.evidence.doc().items())
-
-
-def _state_name(ctx: Context) -> str:
-    return _state_path(ctx).name
-
-
-def _show_conflict(ctx: Context, st: RebaseState, name: str, conflict_tree: str | None) -> None:
-    """Record the stop and check out the rebased stack so far with the markers laid over
-    it (index untouched), as one journal transaction."""
-    repo, g = ctx.repo(), ctx.git()
-    added: tuple[str, ...] = ()
-    if conflict_tree is not None:
-        # Files the patch creates stay known to git (intent to add), so `git diff` shows
-        # them and --continue takes them without a `git add`.
-        added = tuple(g.added_paths(st.head, conflict_tree))
-    hold_rebase_objects(g, repo.config.queue, st)  # a `git gc` during the stop keeps them
-    journal.run(
-        g,
-        repo.root,
-        journal.Plan(
-            "rebase",
-            st.branch,
-            st.head,
-            None,
-            repo.config.queue,
-            state={_state_name(ctx): rebasestate.state_bytes(st)},
-            overlay=conflict_tree,
-            intent_to_add=added,
-            reason=f"stopped at {name}",
-        ),
-    )
+def _entries(ctx: Context, names: tuple[str, ...]) -> list[Entry]:
+    """The series entries of `names`; the series must still hold every one."""
+    found = [ctx.repo().series.find(n) for n in names]
+    out = [e for e in found if e is not None]
+    if len(out) != len(found):
+        raise UnsafeStateError(
+            "the series changed during the rebase", "series", "`patchq rebase --abort`"
+        )
+    return out
 
 
 def _clear_conflict(ctx: Context, st: RebaseState) -> None:
@@ -424,6 +383,19 @@ def continue_(
         if interrupted is not None and interrupted.get("back_only"):
             release_rebase_objects(g, repo.config.queue)
             return RebaseOutcome((), False, aborted=True, removed_lock=g.removed_lock)
+        reason = str(interrupted.get("reason", "")) if interrupted is not None else ""
+        if not in_progress(ctx) and reason.startswith(("sink ", "float ")):
+            # A stopped reorder's finishing writes were the rest (their reason names it).
+            release_rebase_objects(g, repo.config.queue)
+            verb, _, name = reason.partition(" ")
+            stack = load(g.state_dir(), repo.config.queue)
+            return RebaseOutcome(
+                (),
+                True,
+                reorder=(verb, name),
+                top=stack.top if stack else None,
+                removed_lock=g.removed_lock,
+            )
         if not in_progress(ctx):
             last = rebasestate.read_last(last_rebase_path(g.state_dir(), repo.config.queue))
             if interrupted is not None and last is not None:
@@ -499,7 +471,7 @@ def continue_(
                 repo.config.queue,
                 worktree=journal.INDEX,
                 files=_remembered(ctx, cur, wt) if repo.config.rerere else {},
-                state={_state_name(ctx): rebasestate.state_bytes(st)},
+                state={state_name(ctx): rebasestate.state_bytes(st)},
                 reason=f"resolved {cur.name}",
             ),
         )
@@ -539,7 +511,7 @@ def skip(
         st = _read_state(ctx)
         cur = st.current
         if cur is None:
-            raise BadInputError("no conflicting patch to skip", str(_state_path(ctx)))
+            raise BadInputError("no conflicting patch to skip", str(state_path(ctx)))
         # Clearing the markers and then recording the skip: a kill in between leaves the
         # patch still stopped, and a second --skip does the same again.
         _clear_conflict(ctx, st)
@@ -566,9 +538,7 @@ def abort(ctx: Context) -> str | None:
             st.orig_head or st.old_base,
             st.stack_before,
         )
-        journal.restore(
-            g, repo.root, "rebase --abort", snap, repo.config.queue, (_state_name(ctx),)
-        )
+        journal.restore(g, repo.root, "rebase --abort", snap, repo.config.queue, (state_name(ctx),))
         release_rebase_objects(g, repo.config.queue)
         return g.removed_lock
 
@@ -578,35 +548,11 @@ def _finish(
 ) -> RebaseOutcome:
     """Write the refreshed patches, series, lock, stack and the last rebase's record and
     check out the new stack: one journal transaction."""
+    if st.reorder is not None:
+        return _finish_reorder(ctx, st, st.reorder)
     repo, g = ctx.repo(), ctx.git()
-    new_bytes: dict[str, bytes] = {}
-    old_bytes: dict[str, bytes] = {}
     done = [d.patch for d in st.done]
-    changed = [d for d in st.done if d.patch.outcome in ("refreshed", "merged", "resolved")]
-    diffs = dict(
-        zip(
-            (d.patch.name for d in changed),
-            g.diff_trees_many(
-                [(d.tree_before, d.tree_after) for d in changed], repo.config.context
-            ),
-            strict=True,
-        )
-    )
-    for d in changed:
-        name = d.patch.name
-        entry = repo.series.find(name)
-        assert entry is not None
-        data = repo.read_patch(name)
-        patch = parse(data, repo.display(name), entry.strip_level(repo.config.strip))
-        new_bytes[name] = render_refreshed(
-            patch,
-            diffs[name],
-            repo.display(name),
-            entry.strip_level(repo.config.strip),
-            style=repo.config.style,
-            old_file=files_of(g, d.tree_before),
-        )
-        old_bytes[name] = data
+    new_bytes, old_bytes = _refreshed(ctx, st)
     gone = {r.name: r for r in done if r.outcome in GONE}
     series = Series(
         tuple(
@@ -693,7 +639,7 @@ def _finish(
             stack,
             queue,
             files=writes,
-            state={_state_name(ctx): None}
+            state={state_name(ctx): None}
             | (
                 {}
                 if nothing
@@ -707,6 +653,88 @@ def _finish(
         st.done, True, None, dict(st.subjects), st.old_base, st.onto, nothing_to_do=nothing
     )
     return _executed(ctx, out, st.exec_cmd, st.exec_each, announce)
+
+
+def _refreshed(ctx: Context, st: RebaseState) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """The new and the old bytes of each patch file the rebase changed (its placement
+    changed, or a person resolved it), by patch name."""
+    repo, g = ctx.repo(), ctx.git()
+    new_bytes: dict[str, bytes] = {}
+    old_bytes: dict[str, bytes] = {}
+    changed = [d for d in st.done if d.patch.outcome in ("refreshed", "merged", "resolved")]
+    diffs = dict(
+        zip(
+            (d.patch.name for d in changed),
+            g.diff_trees_many(
+                [(d.tree_before, d.tree_after) for d in changed], repo.config.context
+            ),
+            strict=True,
+        )
+    )
+    for d in changed:
+        name = d.patch.name
+        entry = repo.series.find(name)
+        assert entry is not None
+        data = repo.read_patch(name)
+        patch = parse(data, repo.display(name), entry.strip_level(repo.config.strip))
+        new_bytes[name] = render_refreshed(
+            patch,
+            diffs[name],
+            repo.display(name),
+            entry.strip_level(repo.config.strip),
+            style=repo.config.style,
+            old_file=files_of(g, d.tree_before),
+        )
+        old_bytes[name] = data
+    return new_bytes, old_bytes
+
+
+def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
+    """Finish a stopped `sink`/`float`: write the reordered series, the refreshed patch
+    files and the lock, and check out the stack — the patches of the new order that stay
+    applied — in one journal transaction. It keeps the last rebase's record and the
+    lock's outcomes, as a reorder that did not stop does."""
+    repo, g = ctx.repo(), ctx.git()
+    new_bytes, _ = _refreshed(ctx, st)
+    gone = {d.patch.name: d.patch for d in st.done if d.patch.outcome in GONE}
+    series = reordered(repo.series, r.name, r.verb == FLOAT)
+    series = Series(
+        tuple(
+            _commented(e.raw, gone[e.name].outcome, st.onto) if e.name in gone else e
+            for e in series.entries
+        )
+    )
+    staying = set(st.entries[: r.applied])
+    kept = [d.patch for d in st.done if d.patch.name in staying and d.patch.name not in gone]
+    stack = Stack(
+        st.onto, st.branch, tuple(p.name for p in kept), tuple(_commit_of(p) for p in kept)
+    )
+    writes: dict[str, bytes | None] = {f"{PATCHES}/{n}": b for n, b in new_bytes.items()}
+    for p in gone.values():
+        writes.update(repo.retire(p.name, p.outcome))
+    writes[SERIES] = series.format().encode("utf-8", "surrogateescape")
+    lock = reorder_lock(ctx, series, new_bytes)
+    if lock is not None:
+        writes[LOCK] = lock
+    crashpoint("rebase:finishing")
+    journal.run(
+        g,
+        repo.root,
+        journal.Plan(
+            "rebase",
+            st.branch,
+            stack.head,
+            stack,
+            repo.config.queue,
+            files=writes,
+            state={state_name(ctx): None},
+            reason=f"{r.verb} {r.name}",
+        ),
+    )
+    release_rebase_objects(g, repo.config.queue)
+    return RebaseOutcome(
+        st.done, True, None, {}, st.old_base, st.onto, reorder=(r.verb, r.name), top=stack.top
+    )
 
 
 def _nothing_to_do(st: RebaseState) -> bool:

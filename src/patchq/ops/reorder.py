@@ -3,12 +3,19 @@
 The reordered stretch — the moved patch and every patch it crosses — is re-applied in
 memory with the rebase's ladder (ops/replay.py), each patch's 3-way step pinned to its
 pre-image in the old order: so a patch that now sits on different neighbours is placed
-by offset or merged where it can be. A patch that would then conflict (or find its change
-already made) is refused, exit 3, naming the patch, file and hunk, and nothing changes —
-a reorder never leaves a conflict to resolve. Patches whose placement changed get their
-files refreshed (as `rebase` does), the applied stack is rebuilt and checked out, and
-`series`, the patch files, `series.lock` and the stack record are written in one journal
+by offset or merged where it can be. Patches whose placement changed get their files
+refreshed (as `rebase` does), the applied stack is rebuilt and checked out, and `series`,
+the patch files, `series.lock` and the stack record are written in one journal
 transaction, which `undo` can roll back.
+
+A patch that conflicts in the new order stops the reorder as a rebase stops (exit 3): the
+reorder becomes a rebase in progress onto the base it started from, with the patches
+replayed so far committed, the conflict's markers in the working tree and nothing else
+written; `patchq rebase --continue` takes the resolution and goes on, `--skip` drops the
+patch, `--abort` puts everything back as it was before the reorder. Only when it is done
+are `series`, the patch files and the lock written (commands/rebase.py, `Reorder`). A
+patch whose change would already be there (two patches making the same change) is
+refused, exit 3, before anything changes.
 
 The stack after: `sink` puts the patch at the bottom of the applied stack (applied, if
 anything is); `float` puts it last in the series, still applied only when every patch
@@ -23,18 +30,21 @@ from patchq.core.errors import ConflictError
 from patchq.core.lock import Lock, records_for, without_exec
 from patchq.core.patch import parse
 from patchq.core.series import Entry, Series
-from patchq.core.status import CONFLICT, MISSING, UPSTREAMED
+from patchq.core.status import CLEAN, CONFLICT, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
 from patchq.git.repo import GitRepo
 from patchq.ops import journal
 from patchq.ops import stack as stack_ops
 from patchq.ops.apply import apply_series, failure_error, ident_date, identity, load_patch
 from patchq.ops.apply import preimages as pinned
+from patchq.ops.rebasestop import evidence, hunk_record, show_conflict, stopped
 from patchq.ops.refresh import render_refreshed
 from patchq.ops.replay import PatchCheck, Replay, lock_outcome
 from patchq.ops.session import Context
+from patchq.ops.targets import active_entries
 from patchq.store.patchrepo import LOCK, PATCHES, SERIES
-from patchq.store.stack import Stack
+from patchq.store.rebasestate import DonePatch, PatchOutcome, RebaseState, Reorder
+from patchq.store.stack import Stack, load
 from patchq.store.statedir import run_lock
 
 SINK, FLOAT = "sink", "float"
@@ -50,9 +60,43 @@ class ReorderOutcome:
     refreshed: tuple[str, ...]
     stack: Stack
     unapplied: bool = False  # float: it was applied and, last now, is not any more
+    # The patch that conflicts in the new order: the reorder stopped there, as a rebase.
+    stopped: PatchCheck | None = None
+    where: str = ""  # the stopped patch's file, as errors name it
+
+    @property
+    def problem(self) -> ConflictError | None:
+        """The stop at a conflict, as the error to report; None when the move is done."""
+        return (
+            None
+            if self.stopped is None
+            else stop_error(self.verb, self.name, self.stopped, self.where)
+        )
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the patch moved (or already was there); 3 when it stopped at a conflict."""
+        return 0 if self.stopped is None else 3
 
 
-def _reordered(series: Series, name: str, to_top: bool) -> Series:
+def stop_error(verb: str, name: str, c: PatchCheck, where: str) -> ConflictError:
+    """A reorder stopped at patch `c`: what conflicts, and the way on."""
+    bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
+    files = sorted({h.file for h in bad})
+    what = (
+        f"conflict in {', '.join(files)}"
+        if files
+        else "its change is already made by a patch now before it"
+    )
+    return ConflictError(
+        f"{verb} {name} stopped: {c.name} does not apply in the new order ({what})",
+        where,
+        "edit the files to resolve, then `patchq rebase --continue` "
+        f"(--skip drops {c.name}, --abort undoes the {verb})",
+    )
+
+
+def reordered(series: Series, name: str, to_top: bool) -> Series:
     """`series` with `name`'s line moved before the first patch line (after the last)."""
     entries = [e for e in series.entries if e.name != name]
     moved = next(e for e in series.entries if e.name == name)
@@ -87,7 +131,7 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
         stack_ops.entry(repo, name)  # an unknown name is bad input, before anything else
         stack = stack_ops.open_stack(ctx, create=True)
         names, entries = stack_ops.series_state(ctx, stack)
-        series = _reordered(repo.series, name, to_top)
+        series = reordered(repo.series, name, to_top)
         if series.format() == repo.series.format():
             return ReorderOutcome(name, verb, False, (), stack)
         files: dict[str, bytes | None] = {SERIES: stack_ops.series_bytes(series)}
@@ -121,25 +165,51 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
         )
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
         commits = list(stack.commits[:start])
+        # What a stop at a conflict hands to the rebase: the patches replayed so far.
+        done = [
+            DonePatch(PatchOutcome(n, CLEAN, UNCHANGED, commit=c), "", "")
+            for n, c in zip(stack.applied[:start], commits, strict=True)
+        ]
         refreshed: dict[str, bytes] = {}
         pairs: list[tuple[str, str, str]] = []  # (name, tree before, tree after) to refresh
-        for k in range(start, max(last + 1, keep)):
+        end = max(last + 1, keep)
+        for k in range(start, end):
             entry = new[k]
             assert entry.name is not None
             res = rp.step(entry)
-            if res.status in (CONFLICT, MISSING, UPSTREAMED) or any(
-                h.status == UPSTREAMED for h in res.hunks
-            ):
+            if res.status in (CONFLICT, MISSING):
+                w.flush()
+                return _stop(ctx, verb, name, stack, entries, new[:end], keep, done, res)
+            if res.status == UPSTREAMED or any(h.status == UPSTREAMED for h in res.hunks):
                 raise _refusal(verb, name, res, repo.display(entry.name))
-            if k >= first and lock_outcome(res) != "unchanged":
+            outcome = lock_outcome(res)
+            if k >= first and outcome != UNCHANGED:
                 pairs.append((entry.name, res.tree_before, res.tree))
-            if k < keep:
-                _, patch = load_patch(repo, entry)
-                author, message = identity(entry.name, patch, when, tz, g.user_identity())
-                parent = commits[-1] if commits else stack.base
-                commits.append(
-                    GitRepo.commit_object(w, res.tree, [parent], message, author, author)
+            # Every patch replayed is committed (objects only): the stack keeps the first
+            # `keep`, and a stop further on shows its conflict on top of them all.
+            _, patch = load_patch(repo, entry)
+            author, message = identity(entry.name, patch, when, tz, g.user_identity())
+            parent = commits[-1] if commits else stack.base
+            commits.append(GitRepo.commit_object(w, res.tree, [parent], message, author, author))
+            hunks = tuple(hunk_record(h) for h in res.hunks)
+            done.append(
+                DonePatch(
+                    PatchOutcome(
+                        entry.name,
+                        res.status,
+                        outcome if k >= first else UNCHANGED,
+                        res.drift,
+                        hunks,
+                        commits[-1],
+                        None,
+                        evidence(res),
+                        res.hints,
+                    ),
+                    res.tree_before,
+                    res.tree,
                 )
+            )
+        commits = commits[:keep]
         w.flush()  # the trees must be in the repository before git diffs them
         diffs = (
             g.diff_trees_many([(b, t) for _, b, t in pairs], repo.config.context) if pairs else []
@@ -155,7 +225,7 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
         after = Stack(
             stack.base, stack.branch, tuple(e.name or "" for e in new[:keep]), tuple(commits)
         )
-        lock = _lock(ctx, series, refreshed)
+        lock = reorder_lock(ctx, series, refreshed)
         if lock is not None:
             files[LOCK] = lock
         _write(ctx, verb, name, files, after if (a or keep) else None, tuple(refreshed))
@@ -165,7 +235,47 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
     )
 
 
-def _lock(ctx: Context, series: Series, staged: dict[str, bytes]) -> bytes | None:
+def _stop(
+    ctx: Context,
+    verb: str,
+    name: str,
+    stack: Stack,
+    old: tuple[Entry, ...],
+    new: list[Entry],
+    keep: int,
+    done: list[DonePatch],
+    res: PatchCheck,
+) -> ReorderOutcome:
+    """Stop the reorder at `res`, which conflicts in the new order: from here it is a
+    rebase onto the stack's base, in progress (ops/rebasestop.py), that `patchq rebase
+    --continue` finishes by writing the reordered series."""
+    repo, g = ctx.repo(), ctx.git()
+    repo.check_writable()
+    stack_ops.protect(ctx, False, verb, can_force=False)
+    guards, _ = active_entries(ctx, None)
+    st = RebaseState(
+        old_base=stack.base,
+        onto=stack.base,
+        onto_ref=f"{verb} {name}",
+        guards=tuple(guards),
+        fuzz=repo.config.fuzz,
+        orig_branch=g.current_branch(),
+        orig_head=g.head(),
+        stack_before=load(g.state_dir(), repo.config.queue),
+        branch=stack.branch,
+        branch_before=g.try_resolve(f"refs/heads/{stack.branch}"),
+        entries=tuple(e.name or "" for e in new),
+        done=tuple(done),
+        head=done[-1].patch.commit or stack.base if done else stack.base,
+        current=stopped(res),
+        subjects=(),
+        reorder=Reorder(verb, name, tuple(e.name or "" for e in old), keep),
+    )
+    show_conflict(ctx, st, res.name, res.conflict_tree)
+    return ReorderOutcome(name, verb, True, (), stack, stopped=res, where=repo.display(res.name))
+
+
+def reorder_lock(ctx: Context, series: Series, staged: dict[str, bytes]) -> bytes | None:
     """series.lock for the reordered series: re-applied on the lock's base in memory, as
     `verify` will; the records kept (but no `--exec` runs: the trees between changed)."""
     repo, g = ctx.repo(), ctx.git()

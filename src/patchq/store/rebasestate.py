@@ -135,6 +135,18 @@ class ExecRun:
 
 
 @dataclass(frozen=True, slots=True)
+class Reorder:
+    """A `sink`/`float` that stopped at a conflict and goes on as a rebase onto the base
+    it started from: the patches are replayed in their new order, each 3-way step pinned
+    to its pre-image in the `order` they were written in."""
+
+    verb: str  # "sink" or "float"
+    name: str  # the patch moved
+    order: tuple[str, ...]  # the active patches in the old order: the pre-images' order
+    applied: int  # how many patches of the new order are applied when it is done
+
+
+@dataclass(frozen=True, slots=True)
 class RebaseState:
     """Everything a stopped rebase needs to go on, or to put everything back."""
 
@@ -158,6 +170,7 @@ class RebaseState:
     # that nothing applied meanwhile (a quilt-style queue's own patchq.toml) can change them.
     exec_cmd: str = ""
     exec_each: str = ""
+    reorder: Reorder | None = None  # a stopped `sink`/`float`, not a rebase onto upstream
 
     def with_subjects(self, subjects: dict[str, str]) -> RebaseState:
         """This state knowing `subjects` too (a commit seen again keeps its place)."""
@@ -371,6 +384,14 @@ def to_doc(s: RebaseState) -> dict[str, Any]:
         "subjects": dict(s.subjects),
         "exec": s.exec_cmd,
         "exec_each": s.exec_each,
+        "reorder": None
+        if s.reorder is None
+        else {
+            "verb": s.reorder.verb,
+            "name": s.reorder.name,
+            "order": list(s.reorder.order),
+            "applied": s.reorder.applied,
+        },
     }
 
 
@@ -381,6 +402,7 @@ def from_doc(doc: dict[str, Any]) -> RebaseState:
         raise jr.StateFormatError(f"'phase' is {doc.get('phase')!r}")
     before = jr.obj_or_none(doc, "stack_before")
     current = jr.obj_or_none(doc, "current")
+    reorder = jr.obj_or_none(doc, "reorder") if "reorder" in doc else None
     return RebaseState(
         jr.text(doc, "old_base"),
         jr.text(doc, "onto"),
@@ -402,6 +424,14 @@ def from_doc(doc: dict[str, Any]) -> RebaseState:
         jr.pairs(doc, "subjects"),
         jr.text_or_none(doc, "exec", required=False) or "",
         jr.text_or_none(doc, "exec_each", required=False) or "",
+        None
+        if reorder is None
+        else Reorder(
+            jr.text(reorder, "verb"),
+            jr.text(reorder, "name"),
+            jr.texts(reorder, "order"),
+            jr.integer(reorder, "applied"),
+        ),
     )
 
 

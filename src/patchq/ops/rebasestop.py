@@ -1,0 +1,96 @@
+"""A rebase stopping at a conflict: its state file, and the stop shown in the target.
+
+Shared by `rebase` and by a `sink`/`float` that meets a conflict (which goes on as a
+rebase onto the base it started from; see ops/reorder.py): the patch the replay stopped
+at becomes a `StoppedPatch`, and the state and the conflict reach the target in one
+journal transaction, with the objects the stop needs held by a ref.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from patchq.ops import journal
+from patchq.ops.keep import hold_rebase_objects
+from patchq.ops.replay import HunkCheck, PatchCheck
+from patchq.ops.session import Context
+from patchq.store import rebasestate
+from patchq.store.rebasestate import HunkRecord, RebaseState, StoppedPatch
+from patchq.store.statedir import rebase_state_path
+
+
+def state_path(ctx: Context) -> Path:
+    """Where the queue's rebase in progress is recorded."""
+    return rebase_state_path(ctx.git().state_dir(), ctx.repo().config.queue)
+
+
+def state_name(ctx: Context) -> str:
+    """The rebase state's file name, as a journal's state files are named."""
+    return state_path(ctx).name
+
+
+def hunk_record(h: HunkCheck) -> HunkRecord:
+    """How the replay placed a hunk, as the rebase records it."""
+    return HunkRecord(
+        h.file,
+        h.index,
+        h.status,
+        h.offset,
+        h.fuzz,
+        h.anchored,
+        h.drift,
+        h.reason,
+        h.method,
+        h.moved_to,
+    )
+
+
+def evidence(p: PatchCheck) -> tuple[tuple[str, str], ...] | None:
+    """Why a patch is (or may be) upstream, as the records keep it."""
+    return None if p.evidence is None else tuple(p.evidence.doc().items())
+
+
+def stopped(res: PatchCheck) -> StoppedPatch:
+    """The patch the replay stopped at, recorded with its markers shown (one transaction)."""
+    assert res.name is not None
+    return StoppedPatch(
+        res.name,
+        res.status,
+        res.drift,
+        tuple(hunk_record(h) for h in res.hunks),
+        res.tree_before,
+        res.tree,
+        res.conflict_tree,
+        res.conflict_files,
+        True,
+        evidence(res),
+        res.hints,
+        res.regions,
+    )
+
+
+def show_conflict(ctx: Context, st: RebaseState, name: str, conflict_tree: str | None) -> None:
+    """Record the stop and check out the rebased stack so far with the markers laid over
+    it (index untouched), as one journal transaction."""
+    repo, g = ctx.repo(), ctx.git()
+    added: tuple[str, ...] = ()
+    if conflict_tree is not None:
+        # Files the patch creates stay known to git (intent to add), so `git diff` shows
+        # them and --continue takes them without a `git add`.
+        added = tuple(g.added_paths(st.head, conflict_tree))
+    hold_rebase_objects(g, repo.config.queue, st)  # a `git gc` during the stop keeps them
+    journal.run(
+        g,
+        repo.root,
+        journal.Plan(
+            "rebase",
+            st.branch,
+            st.head,
+            None,
+            repo.config.queue,
+            state={state_name(ctx): rebasestate.state_bytes(st)},
+            overlay=conflict_tree,
+            intent_to_add=added,
+            reason=f"stopped at {name}",
+        ),
+    )

@@ -554,14 +554,7 @@ def _finish(
     done = [d.patch for d in st.done]
     new_bytes, old_bytes = _refreshed(ctx, st)
     gone = {r.name: r for r in done if r.outcome in GONE}
-    series = Series(
-        tuple(
-            _commented(e.raw, gone[e.name].outcome, _taken_in(gone[e.name], st.onto))
-            if e.name in gone
-            else e
-            for e in repo.series.entries
-        )
-    )
+    series = _retired(repo.series, gone, st.onto)
     # The report needs the old patches; keep them beside the state, not in the patch repo.
     last = LastRebase(
         st.old_base,
@@ -620,13 +613,8 @@ def _finish(
         if nothing
         else {"from": st.old_base, "onto": st.onto, "onto_ref": st.onto_ref},
     )
-    stack = Stack(
-        st.onto, st.branch, tuple(r.name for r in kept), tuple(_commit_of(r) for r in kept)
-    )
-    writes: dict[str, bytes | None] = {f"{PATCHES}/{n}": b for n, b in new_bytes.items()}
-    for r in gone.values():
-        writes.update(repo.retire(r.name, r.outcome))
-    writes[SERIES] = series.format().encode("utf-8", "surrogateescape")
+    stack = _stack_of(st, kept)
+    writes = _written(ctx, new_bytes, gone, series)
     writes[LOCK] = lock.to_json()
     queue = repo.config.queue
     journal.run(
@@ -697,22 +685,12 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
     repo, g = ctx.repo(), ctx.git()
     new_bytes, _ = _refreshed(ctx, st)
     gone = {d.patch.name: d.patch for d in st.done if d.patch.outcome in GONE}
-    series = reordered(repo.series, r.name, r.verb == FLOAT)
-    series = Series(
-        tuple(
-            _commented(e.raw, gone[e.name].outcome, st.onto) if e.name in gone else e
-            for e in series.entries
-        )
-    )
+    series = _retired(reordered(repo.series, r.name, r.verb == FLOAT), gone, st.onto)
     staying = set(st.entries[: r.applied])
-    kept = [d.patch for d in st.done if d.patch.name in staying and d.patch.name not in gone]
-    stack = Stack(
-        st.onto, st.branch, tuple(p.name for p in kept), tuple(_commit_of(p) for p in kept)
+    stack = _stack_of(
+        st, [d.patch for d in st.done if d.patch.name in staying and d.patch.name not in gone]
     )
-    writes: dict[str, bytes | None] = {f"{PATCHES}/{n}": b for n, b in new_bytes.items()}
-    for p in gone.values():
-        writes.update(repo.retire(p.name, p.outcome))
-    writes[SERIES] = series.format().encode("utf-8", "surrogateescape")
+    writes = _written(ctx, new_bytes, gone, series)
     lock = reorder_lock(ctx, series, new_bytes)
     if lock is not None:
         writes[LOCK] = lock
@@ -735,6 +713,38 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
     return RebaseOutcome(
         st.done, True, None, {}, st.old_base, st.onto, reorder=(r.verb, r.name), top=stack.top
     )
+
+
+def _retired(series: Series, gone: dict[str, PatchOutcome], onto: str) -> Series:
+    """`series` with the line of each patch that left it commented out (`_commented`)."""
+    return Series(
+        tuple(
+            _commented(e.raw, gone[e.name].outcome, _taken_in(gone[e.name], onto))
+            if e.name in gone
+            else e
+            for e in series.entries
+        )
+    )
+
+
+def _stack_of(st: RebaseState, kept: list[PatchOutcome]) -> Stack:
+    """The stack record of the rebased patches that stay applied."""
+    return Stack(
+        st.onto, st.branch, tuple(p.name for p in kept), tuple(_commit_of(p) for p in kept)
+    )
+
+
+def _written(
+    ctx: Context, new_bytes: dict[str, bytes], gone: dict[str, PatchOutcome], series: Series
+) -> dict[str, bytes | None]:
+    """The patch-repo files a finished rebase writes, but the lock: the refreshed patch
+    files, the files of the patches that left (removed or moved aside), and `series`."""
+    repo = ctx.repo()
+    writes: dict[str, bytes | None] = {f"{PATCHES}/{n}": b for n, b in new_bytes.items()}
+    for p in gone.values():
+        writes.update(repo.retire(p.name, p.outcome))
+    writes[SERIES] = series.format().encode("utf-8", "surrogateescape")
+    return writes
 
 
 def _nothing_to_do(st: RebaseState) -> bool:

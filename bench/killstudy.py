@@ -21,7 +21,8 @@ or the reference end state (continue). A kill that landed after the command had 
 is not counted as a kill point.
 
 Standard library only; patchq runs as its command-line program. Run it at low priority
-(`nice -n 10`): it takes a while.
+(`nice -n 10`), with the clones on tmpfs (`TMPDIR=/dev/shm`): a point on curl's history
+then takes about 2 s, not the 40 s it takes on a shared disk.
 """
 
 from __future__ import annotations

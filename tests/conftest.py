@@ -6,7 +6,9 @@ GIT_EDITOR=false, so results are reproducible and the developer's setup cannot l
 
 from __future__ import annotations
 
+import compileall
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -52,6 +54,26 @@ def home_touched(
     before: dict[str, tuple[int, int] | None], after: dict[str, tuple[int, int] | None]
 ) -> list[str]:
     return sorted(k for k in before.keys() | after.keys() if before.get(k, 0) != after.get(k, 0))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def byte_compiled_children(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Child `python -m patchq` runs load byte-compiled modules, as an installed patchq
+    does. Where PYTHONDONTWRITEBYTECODE is set, a child run from the sources compiles
+    every module again (about 0.15 s a run: most of the kill tests' time), so the
+    children run a byte-compiled copy of the sources, taken when the session starts."""
+    if not sys.dont_write_bytecode:
+        yield
+        return
+    copy = tmp_path_factory.mktemp("src")
+    shutil.copytree(
+        ROOT / "src" / "patchq", copy / "patchq", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    compileall.compile_dir(str(copy / "patchq"), quiet=1)
+    path = os.pathsep.join(p for p in (str(copy), os.environ.get("PYTHONPATH", "")) if p)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", path)
+        yield
 
 
 @pytest.fixture(autouse=True)

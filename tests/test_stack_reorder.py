@@ -201,9 +201,15 @@ def test_a_stopped_move_can_skip_the_patch_that_conflicts(
 ) -> None:
     base = crossing(upstream, queue, patchq)
     assert patchq("float", "up.patch").code == 3
-    r = patchq("rebase", "--skip")
+    r = patchq("rebase", "--skip", "--json")
     assert r.code == 0, r.err
-    assert r.err.splitlines()[-1] == "floated up.patch to the top; now at up.patch"
+    doc = json.loads(r.out)
+    assert doc["finished"] and doc["reorder"] == {"verb": "float", "name": "up.patch"}
+    assert [(p["name"], p["outcome"]) for p in doc["patches"]] == [
+        ("p1.patch", "unchanged"),
+        ("again.patch", "dropped"),
+        ("up.patch", "unchanged"),
+    ]
     assert (queue.path / "series").read_text() == (
         f"p1.patch\n# dropped in {base[:12]}: again.patch\nup.patch\n"
     )

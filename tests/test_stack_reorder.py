@@ -193,7 +193,7 @@ def test_a_stopped_move_goes_on_with_the_resolution_and_writes_the_new_order(
     assert not (upstream.path / ".git" / "patchq" / "main.rebase.json").exists()
     # A reorder that went through a stop is a rebase's work: `undo` names it and refuses.
     r = patchq("undo")
-    assert r.code == 4 and "`patchq rebase`, cannot be undone" in r.err
+    assert r.code == 4 and "`patchq rebase` (sink again.patch), cannot be undone" in r.err
 
 
 def test_a_stopped_move_can_skip_the_patch_that_conflicts(
@@ -294,7 +294,7 @@ def test_undo_refuses_when_anything_changed_since(upstream: Upstream, queue: Que
     assert patchq("rebase", "--onto", "main").code == 0
     r = patchq("undo")
     assert r.code == 4
-    assert "the last change, `patchq rebase`, cannot be undone" in r.err
+    assert "the last change, `patchq rebase` (onto " in r.err and "cannot be undone" in r.err
 
 
 def test_status_json_and_the_lock_follow_a_float(upstream: Upstream, queue: Queue, patchq) -> None:
@@ -305,3 +305,130 @@ def test_status_json_and_the_lock_follow_a_float(upstream: Upstream, queue: Queu
     st = json.loads(patchq("status", "--json").out)
     assert st["applied"] == ["p2.patch", "p3.patch", "p1.patch"]
     assert Path(queue.path / "series").read_text() == "p2.patch\np3.patch\np1.patch\n"
+
+
+# Four patches: p2 edits the line p1 wrote, p4 the line p2 wrote; p3 is elsewhere.
+LINES = "".join(f"line {i}\n" for i in range(1, 21))
+
+
+def chain(up: Upstream, q: Queue, patchq) -> str:  # type: ignore[no-untyped-def]
+    up.write("a.txt", LINES).write("b.txt", "b 1\nb 2\nb 3\n")
+    base = up.commit("base")
+
+    def edit(old: str, new: str) -> str:
+        return f"--- a/a.txt\n+++ b/a.txt\n@@ -2,3 +2,3 @@\n line 2\n-{old}\n+{new}\n line 4\n"
+
+    q.add("p1.patch", edit("line 3", "line 3 P1"))
+    q.add("p2.patch", edit("line 3 P1", "line 3 P1 P2"))
+    q.add("p3.patch", "--- a/b.txt\n+++ b/b.txt\n@@ -1,3 +1,3 @@\n b 1\n-b 2\n+b 2 P3\n b 3\n")
+    q.add("p4.patch", edit("line 3 P1 P2", "line 3 P1 P2 P4"))
+    assert patchq("apply", "--onto", base).code == 0
+    return base
+
+
+def marked(up: Upstream) -> bool:
+    return "<<<<<<< " in up.read("a.txt").decode()
+
+
+def settle(up: Upstream, line3: str) -> None:
+    assert marked(up)
+    up.write("a.txt", LINES.replace("line 3\n", line3 + "\n"))
+
+
+def test_a_resolution_that_later_unapplied_patches_depend_on_stops_them_too(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
+    chain(upstream, queue, patchq)
+    assert patchq("pop").code == 0 and patchq("pop").code == 0  # p3, p4 unapplied
+    r = patchq("sink", "p2.patch")
+    assert r.code == 3, r.err
+    stops = [r.err.split(" stopped: ")[1].split(" ")[0]]
+    settle(upstream, "line 3 P1 P2 X")
+    # Every patch after the stretch is replayed after a stop: p4 meets the resolution.
+    while (r := patchq("rebase", "--continue")).code == 3:
+        stops.append(r.err.split(" stopped: ")[1].split(" ")[0])
+        settle(upstream, "line 3 P1 P2 X P4")
+    assert r.code == 0, r.err
+    assert "p4.patch" in stops
+    assert (queue.path / "series").read_text() == "p2.patch\np1.patch\np3.patch\np4.patch\n"
+    assert patchq("applied").out == "p2.patch\np1.patch\n"
+    assert "+line 3 P1 P2 X P4\n" in (queue.path / "patches" / "p4.patch").read_text()
+    assert patchq("verify").code == 0 and patchq("push", "-a").code == 0
+    assert upstream.read("a.txt").decode() == LINES.replace("line 3\n", "line 3 P1 P2 X P4\n")
+
+
+def test_a_stopped_move_refuses_a_changed_series_or_a_moved_target(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
+    chain(upstream, queue, patchq)
+    assert patchq("sink", "p4.patch").code == 3
+    series = queue.path / "series"
+    text = series.read_text()
+    series.write_text("p1.patch\np2.patch\np4.patch\np3.patch\n")
+    r = patchq("rebase", "--continue")
+    assert r.code == 5 and "the series changed during the rebase" in r.err
+    series.write_text(text)
+    # Another branch checked out, or a commit made during the stop: refused, not folded
+    # into the stopped patch.
+    upstream.git("checkout", "-q", "-f", "main")
+    for verb in ("--continue", "--skip"):
+        r = patchq("rebase", verb)
+        assert r.code == 5 and "not on patchq/main where the rebase stopped" in r.err, r.err
+    upstream.git("checkout", "-q", "-f", "patchq/main")
+    upstream.write("b.txt", "committed meanwhile\n").commit("meanwhile")
+    r = patchq("rebase", "--continue")
+    assert r.code == 5 and "patchq/main moved during the stop" in r.err, r.err
+    assert patchq("rebase", "--abort").code == 0
+    assert patchq("applied").out == "p1.patch\np2.patch\np3.patch\np4.patch\n"
+    assert series.read_text() == text
+
+
+def test_a_file_created_to_resolve_needs_no_git_add_and_a_skipped_patch_is_kept(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
+    upstream.write("a.txt", LINES)
+    base = upstream.commit("base")
+    queue.add("new.patch", "--- /dev/null\n+++ b/c.txt\n@@ -0,0 +1,3 @@\n+1\n+2\n+3\n")
+    queue.add("edit.patch", "--- a/c.txt\n+++ b/c.txt\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n 3\n")
+    assert patchq("apply", "--onto", base).code == 0
+    r = patchq("sink", "edit.patch")
+    assert r.code == 3 and "edit.patch does not apply in the new order" in r.err, r.err
+    assert not (upstream.path / "c.txt").exists()
+    upstream.write("c.txt", "1\ntwo\n3\n")  # created by hand, untracked: no `git add`
+    r = patchq("rebase", "--continue")
+    # The created file was taken: new.patch, next, now finds c.txt already there.
+    assert r.code == 3 and "new.patch does not apply in the new order" in r.err, r.err
+    assert patchq("rebase", "--skip").code == 0
+    # Skipped in a reorder, a patch went nowhere: its file is kept aside, not deleted.
+    kept = queue.path / "patches" / ".dropped" / "new.patch"
+    assert kept.read_text().startswith("--- /dev/null\n")
+    assert not (queue.path / "patches" / "new.patch").exists()
+    assert (queue.path / "series").read_text().endswith(": new.patch\n")
+    assert upstream.read("c.txt") == b"1\ntwo\n3\n"
+    assert patchq("verify").code == 0
+
+
+def test_a_sink_reuses_a_remembered_resolution_and_a_refused_stop_leaves_no_ref(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
+    chain(upstream, queue, patchq)
+    r = patchq("sink", "p4.patch")
+    first = r.err.split(" stopped: ")[1].split(" ")[0]
+    settle(upstream, "line 3 P1 P4")
+    r = patchq("rebase", "--continue")
+    assert r.code == 3, r.err
+    assert " stopped: " in r.err, r.err
+    second = r.err.split(" stopped: ")[1].split(" ")[0]
+    assert second != first
+    assert patchq("rebase", "--abort").code == 0
+    assert list((queue.path / "resolutions").iterdir())
+    # The same sink again: the first conflict is the one resolved before.
+    r = patchq("sink", "p4.patch")
+    assert r.code == 3 and f" stopped: {second} " in r.err, r.err
+    assert patchq("rebase", "--abort").code == 0
+    assert upstream.git("for-each-ref", "refs/patchq") == ""
+    # Refused at the stop (a dirty tree): nothing kept, no ref either.
+    upstream.write("b.txt", "dirty\n")
+    r = patchq("sink", "p4.patch")
+    assert r.code == 5, r.err
+    assert upstream.git("for-each-ref", "refs/patchq") == ""

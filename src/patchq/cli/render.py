@@ -749,9 +749,26 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
         verb, name = out.reorder
         where = "bottom" if verb == "sink" else "top"
         top = f"now at {out.top}" if out.top else "no patches applied"
-        lines.append(
-            info(f"{'sank' if verb == 'sink' else 'floated'} {name} to the {where}; {top}")
-        )
+        dropped = [r.patch.name for r in out.records if r.patch.outcome == "dropped"]
+        if name in dropped:
+            lines.append(info(f"{name} was dropped, not moved; {top}"))
+        else:
+            lines.append(
+                info(f"{'sank' if verb == 'sink' else 'floated'} {name} to the {where}; {top}")
+            )
+        if dropped:
+            lines.append(
+                info(
+                    f"{plural(len(dropped), 'dropped patch', 'dropped patches')} "
+                    "kept in patches/.dropped/"
+                )
+            )
+        if out.unapplied:
+            lines.append(
+                info(
+                    f"{name} is unapplied now: patches before it are not applied (`patchq push -a`)"
+                )
+            )
     elif out.conflict is None:
         lines.append(
             info(

@@ -110,6 +110,7 @@ class RebaseOutcome:
     # is done, the top of the stack.
     reorder: tuple[str, str] | None = None
     top: str | None = None
+    unapplied: bool = False  # a float done: the moved patch, last now, is not applied
 
     @property
     def exec_failed(self) -> ExecRun | None:
@@ -242,6 +243,7 @@ def _run(
 ) -> RebaseOutcome:
     """Replay the remaining patches from the state's head; stop at a conflict or finish."""
     repo, g = ctx.repo(), ctx.git()
+    _series_unchanged(ctx, st)
     all_entries = _entries(ctx, st.entries)
     w = g.writer()
     # A stopped reorder replays in the new order, each patch pinned to its pre-image in
@@ -328,6 +330,42 @@ def _run(
         )
     w.flush()
     return _finish(ctx, st, announce)
+
+
+def _refuse_moved_target(ctx: Context, st: RebaseState) -> None:
+    """Refuse (exit 5) to take or skip a resolution when the target is no longer at the
+    stop: another branch checked out, or commits made on the stack branch meanwhile —
+    they would be folded into the stopped patch, or thrown away."""
+    g = ctx.git()
+    branch, head = g.current_branch(), g.head()
+    if branch != st.branch:
+        raise UnsafeStateError(
+            f"the target is on {branch or 'a detached HEAD'}, not on {st.branch} where the "
+            "rebase stopped",
+            str(g.root),
+            f"`git checkout {st.branch}` to go on, or `patchq rebase --abort`",
+        )
+    if head != st.head:
+        raise UnsafeStateError(
+            f"{st.branch} moved during the stop (now {(head or '')[:12]}, the stop left it at "
+            f"{st.head[:12]})",
+            str(g.root),
+            f"`git reset --soft {st.head[:12]}` keeps those edits as the resolution, "
+            "or `patchq rebase --abort`",
+        )
+
+
+def _series_unchanged(ctx: Context, st: RebaseState) -> None:
+    """Refuse (exit 5) to go on when the active series is no longer the one the rebase
+    started from (a line added, removed or moved during the stop)."""
+    expected = st.reorder.order if st.reorder is not None else st.entries
+    active = tuple(e.name or "" for e in ctx.repo().series.active(st.guards))
+    if active != expected:
+        raise UnsafeStateError(
+            "the series changed during the rebase",
+            "series",
+            "put it back as it was to go on, or `patchq rebase --abort`",
+        )
 
 
 def _entries(ctx: Context, names: tuple[str, ...]) -> list[Entry]:
@@ -426,6 +464,8 @@ def continue_(
                 str(g.root),
                 "resolve it, then `patchq rebase --continue`",
             )
+        _series_unchanged(ctx, st)
+        _refuse_moved_target(ctx, st)
         for path in cur.files:
             f = g.root / path
             if f.is_file() and any(
@@ -436,7 +476,9 @@ def continue_(
                     str(g.root),
                     "resolve them, then `patchq rebase --continue`",
                 )
-        wt = g.worktree_tree()
+        # The stopped patch's files are taken as the person left them, those they created
+        # too (a file the patch needed was missing): no `git add` needed.
+        wt = g.worktree_tree(also=sorted({h.file for h in cur.hunks} | set(cur.files)))
         if wt == cur.tree_before:
             # As `git rebase --continue` does: an empty resolution is not silently kept as
             # an empty patch; the person says whether to drop it.
@@ -514,6 +556,8 @@ def skip(
             raise BadInputError("no conflicting patch to skip", str(state_path(ctx)))
         # Clearing the markers and then recording the skip: a kill in between leaves the
         # patch still stopped, and a second --skip does the same again.
+        _series_unchanged(ctx, st)
+        _refuse_moved_target(ctx, st)
         _clear_conflict(ctx, st)
         _write_state(ctx, st.with_done(cur.dropped()))
         return _run(ctx, _read_state(ctx), progress, announce)
@@ -690,7 +734,7 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
     stack = _stack_of(
         st, [d.patch for d in st.done if d.patch.name in staying and d.patch.name not in gone]
     )
-    writes = _written(ctx, new_bytes, gone, series)
+    writes = _written(ctx, new_bytes, gone, series, reorder=True)
     lock = reorder_lock(ctx, series, new_bytes)
     if lock is not None:
         writes[LOCK] = lock
@@ -711,7 +755,15 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
     )
     release_rebase_objects(g, repo.config.queue)
     return RebaseOutcome(
-        st.done, True, None, {}, st.old_base, st.onto, reorder=(r.verb, r.name), top=stack.top
+        st.done,
+        True,
+        None,
+        {},
+        st.old_base,
+        st.onto,
+        reorder=(r.verb, r.name),
+        top=stack.top,
+        unapplied=r.name not in gone and r.name not in stack.applied,
     )
 
 
@@ -735,14 +787,20 @@ def _stack_of(st: RebaseState, kept: list[PatchOutcome]) -> Stack:
 
 
 def _written(
-    ctx: Context, new_bytes: dict[str, bytes], gone: dict[str, PatchOutcome], series: Series
+    ctx: Context,
+    new_bytes: dict[str, bytes],
+    gone: dict[str, PatchOutcome],
+    series: Series,
+    reorder: bool = False,
 ) -> dict[str, bytes | None]:
     """The patch-repo files a finished rebase writes, but the lock: the refreshed patch
     files, the files of the patches that left (removed or moved aside), and `series`."""
     repo = ctx.repo()
     writes: dict[str, bytes | None] = {f"{PATCHES}/{n}": b for n, b in new_bytes.items()}
     for p in gone.values():
-        writes.update(repo.retire(p.name, p.outcome))
+        # A patch skipped in a reorder went nowhere upstream: its file is the only copy,
+        # so it is moved aside (patches/.dropped/), whatever `retired` says.
+        writes.update(repo.retire(p.name, p.outcome, keep=reorder))
     writes[SERIES] = series.format().encode("utf-8", "surrogateescape")
     return writes
 

@@ -190,6 +190,17 @@ def user_identity_at(cwd: Path) -> tuple[str, str] | None:
     return user_identity(values)
 
 
+def _plain_file(root: Path, rel: str) -> bool:
+    """Whether `root/rel` is a file or symlink reached through real folders only."""
+    cur = root
+    for part in rel.split("/")[:-1]:
+        cur = cur / part
+        if cur.is_symlink() or not cur.is_dir():
+            return False
+    path = root / rel
+    return path.is_symlink() or path.is_file()
+
+
 def _patch_diff(context: int) -> tuple[str, ...]:
     """The diff options of every patch patchq writes: renames detected, 12-digit index ids
     (stable across machines), no colour, no external tools, a/ and b/ prefixes."""
@@ -1284,9 +1295,11 @@ class GitRepo:
             )
         return proc.stdout, proc.returncode
 
-    def worktree_tree(self) -> str:
+    def worktree_tree(self, also: Sequence[str] = ()) -> str:
         """The tree of the working tree's tracked files (and files staged in the index),
-        built in a temporary copy of the index so the user's index is untouched."""
+        built in a temporary copy of the index so the user's index is untouched; with
+        the files of `also` that are there too, tracked or not (a stopped patch's files
+        the person created to resolve it)."""
         with tempfile.TemporaryDirectory(prefix="patchq-index-") as tmp:
             index = Path(tmp) / "index"
             real = self.git_dir / "index"
@@ -1299,6 +1312,9 @@ class GitRepo:
             if not real.exists():
                 self._run("read-tree", "HEAD", env=env)
             self._run("add", "-u", "--", ".", env=env)
+            present = [p for p in also if _plain_file(self.root, p)]
+            if present:
+                self._run("add", "-f", "--", *present, env=env | {"GIT_LITERAL_PATHSPECS": "1"})
             return self._run("write-tree", env=env).decode().strip()
 
     def untracked(self) -> list[str]:

@@ -339,7 +339,9 @@ def undo_last(g: GitRepo, patch_root: Path, own: list[str]) -> dict[str, Any]:
         raise BadInputError("nothing to undo", str(g.state_dir() / LAST))
     if not doc.get("undoable"):
         raise BadInputError(
-            f"the last change, `patchq {doc.get('op')}`, cannot be undone",
+            f"the last change, `patchq {doc.get('op')}`"
+            + (f" ({doc['reason']})" if doc.get("reason") else "")
+            + ", cannot be undone",
             str(g.root),
             "`git reflog` shows where the stack branch was",
         )

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from patchq.core.errors import PatchqError
 from patchq.ops import journal
-from patchq.ops.keep import hold_rebase_objects
+from patchq.ops.keep import hold_rebase_objects, release_rebase_objects
 from patchq.ops.replay import HunkCheck, PatchCheck
 from patchq.ops.session import Context
 from patchq.store import rebasestate
@@ -79,6 +80,17 @@ def show_conflict(ctx: Context, st: RebaseState, name: str, conflict_tree: str |
         # them and --continue takes them without a `git add`.
         added = tuple(g.added_paths(st.head, conflict_tree))
     hold_rebase_objects(g, repo.config.queue, st)  # a `git gc` during the stop keeps them
+    try:
+        _record(ctx, st, name, conflict_tree, added)
+    except PatchqError:
+        release_rebase_objects(g, repo.config.queue)  # refused: nothing is stopped
+        raise
+
+
+def _record(
+    ctx: Context, st: RebaseState, name: str, conflict_tree: str | None, added: tuple[str, ...]
+) -> None:
+    repo, g = ctx.repo(), ctx.git()
     journal.run(
         g,
         repo.root,

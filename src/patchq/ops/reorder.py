@@ -162,6 +162,7 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             repo.config.fuzz,
             pinned(g, repo, stack.base, entries, w),
             tree=g.commit_info(stack.commit_below(start), w)["tree"].decode(),
+            resolutions=repo.resolutions(),
         )
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
         commits = list(stack.commits[:start])
@@ -179,7 +180,9 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             res = rp.step(entry)
             if res.status in (CONFLICT, MISSING):
                 w.flush()
-                return _stop(ctx, verb, name, stack, entries, new[:end], keep, done, res)
+                # The rest of the series is replayed after the stop too: a resolution may
+                # change lines that later patches need.
+                return _stop(ctx, verb, name, stack, entries, new, keep, done, res)
             if res.status == UPSTREAMED or any(h.status == UPSTREAMED for h in res.hunks):
                 raise _refusal(verb, name, res, repo.display(entry.name))
             outcome = lock_outcome(res)

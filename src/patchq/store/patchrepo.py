@@ -209,17 +209,17 @@ class PatchRepo:
         except IsADirectoryError:
             raise BadInputError(f"patch {name!r} is a directory", str(path)) from None
 
-    def retire(self, name: str, outcome: str) -> dict[str, bytes | None]:
+    def retire(self, name: str, outcome: str, keep: bool = False) -> dict[str, bytes | None]:
         """The writes that take the file of a patch that left the series (`outcome`:
         upstreamed or dropped) out of patches/, so a build applying every file there
-        does not pick it up: removed, or with `retired = "move"` moved to
+        does not pick it up: removed, or with `retired = "move"` (or `keep`) moved to
         `patches/.<outcome>/<name>` (a hidden folder no `*.patch` glob enters)."""
         try:
             data = self.read_patch(name)
         except BadInputError:
             return {}  # already gone
         writes: dict[str, bytes | None] = {f"{PATCHES}/{name}": None}
-        if self.config.retired == "move":
+        if keep or self.config.retired == "move":
             writes[f"{PATCHES}/.{outcome}/{name}"] = data
         return writes
 

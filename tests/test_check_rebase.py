@@ -1188,3 +1188,41 @@ def test_the_patch_line_elsewhere_in_the_file_is_not_upstreamed(
     code, doc = check_json(patchq)
     assert code == 3, doc
     assert doc["patches"][0]["hunks"][0]["status"] == "conflict"
+
+
+def test_a_series_applied_with_fuzz_pins_every_later_patch_for_the_merge(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # An old series made for an older release than its base, as distributions carry
+    # them: the first patch's outer context line is not the base's, so it applies only
+    # with `--fuzz`. The pinned pre-images must be the series as it applied there, so the
+    # later patch still merges when upstream deletes a context line next to its change
+    # (before, the pinning stopped at the fuzzed patch and every later merge conflicted).
+    gbase = "".join(f"g {i}\n" for i in range(1, 41))
+    upstream.write("f.txt", BASE).write("g.txt", gbase)
+    base = upstream.commit("base")
+    older = sub(BASE, "line 7\n", "line seven\n")
+    upstream.write("f.txt", older)
+    upstream.commit("the older release the first patch was made for")
+    first = make_patch(upstream, "First\n\n", {"f.txt": sub(older, "line 10\n", "LINE 10\n")})
+    second = make_patch(upstream, "Second\n\n", {"g.txt": sub(gbase, "g 20\n", "G 20\n")})
+    upstream.git("reset", "-q", "--hard", base)
+    for name, data in (("a.patch", first), ("b.patch", second)):
+        queue.add(name, data)
+    assert patchq("apply", "--onto", base).code == 3  # fuzz 0 refuses a.patch
+    r = patchq("apply", "--onto", base, "--fuzz", "1", "--json")
+    assert r.code == 0, r.err
+    assert [p["status"] for p in json.loads(r.out)["patches"]] == ["fuzz", "exact"]
+    g_new = sub(sub(gbase, "g 18\n", ""), "g 22\n", "g 22 (edited)\n")
+    edit = advance(upstream, "drop a line next to the change", {"g.txt": g_new})
+    code, doc = check_json(patchq)
+    assert code == 1
+    assert [(h["file"], h["status"], h["method"]) for h in doc["patches"][1]["hunks"]] == [
+        ("g.txt", "merge", "merge")
+    ]
+    assert doc["patches"][1]["hunks"][0]["drift"] == [edit]
+    r = patchq("rebase", "--onto", "main")
+    assert r.code == 0, r.err
+    assert outcomes(queue) == {"a.patch": "merged", "b.patch": "merged"}
+    assert upstream.read("g.txt") == sub(g_new, "g 20\n", "G 20\n").encode()
+    assert upstream.read("f.txt") == sub(BASE, "line 10\n", "LINE 10\n").encode()

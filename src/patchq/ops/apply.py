@@ -561,9 +561,16 @@ def _mode_of(state: SectionState, s: FilePatch) -> str:
     return entry[0] if entry else DEFAULT_MODE
 
 
+# The fuzz a section of the old series may need to be re-applied on its pinned base, as
+# `apply --fuzz 2` (GNU patch's default) applied it there.
+PINNED_FUZZ = 2
+
+
 class OldStack:
-    """Each patch's files as they were when the series applied cleanly on the pinned base
-    (the lock's): the exact preimages the 3-way step merges against.
+    """Each patch's files as they were when the series applied on the pinned base (the
+    lock's): the exact preimages the 3-way step merges against. A section is re-applied
+    exactly or at an offset, else with up to PINNED_FUZZ lines of fuzz (unique matches
+    only), as `apply --fuzz` placed it.
 
     Lazy: the old series is re-applied only as far as the latest patch asked about, and
     only the blob ids of the paths each patch touches are remembered, so a check or
@@ -606,6 +613,12 @@ class OldStack:
                     got = self.state.tree.get(path, display)
                     self.before[(entry.name, path)] = got[1] if got else None
             res = apply_section(self.state, section, self.w, 0, display)
+            if any(not h.applied for h in res.hunks):
+                # A series applied with `--fuzz` (an old series made for an older release
+                # than its base, as distributions carry them) is pinned as it applied:
+                # the same engine at GNU patch's default fuzz, unique matches only. A
+                # section that failed left the tree as it was, so it is tried again.
+                res = apply_section(self.state, section, self.w, PINNED_FUZZ, display)
             if any(not h.applied for h in res.hunks):
                 self.broken = True
                 break

@@ -73,6 +73,38 @@ def test_overlapping_token_edits_stay_a_conflict() -> None:
     assert resolve(L("line 20"), L("Line twenty"), L("LINE 20")) is None
 
 
+def test_two_rewrites_of_one_string_literal_stay_a_conflict() -> None:
+    # Upstream moved the name out of a path into a macro; the patch prefixes the path and
+    # widens the buffer. Word by word the edits do not overlap, but they are two rewrites
+    # of one value (a path): which holds is a person's call, either way round.
+    base = L('\tchar buf[32] = "/var/run/demo-XXXXXX";')
+    up = L('\tchar buf[32] = "/var/run/" DEMO_NAME;')
+    mine = L('\tchar buf[96] = "@PREFIX@/var/run/demo-XXXXXX";')
+    assert resolve(base, up, mine) is None
+    assert resolve(base, mine, up) is None
+    # An escaped quote does not end the literal.
+    base = L('  log("say \\"hi\\" to %s", who);')
+    assert (
+        resolve(
+            base, L('  log("say \\"hi\\" to %s!", who);'), L('  log("Say \\"hi\\" to %s", who);')
+        )
+        is None
+    )
+
+
+def test_a_string_literal_edited_by_one_side_still_merges_by_words() -> None:
+    base = L('    printf("count %d\\n", n);')
+    up = L('    printf("count %d\\n", total);')  # upstream renames the argument
+    mine = L('    printf("items: %d\\n", n);')  # the patch rewords the message
+    for a, b in ((up, mine), (mine, up)):
+        r = resolve(base, a, b)
+        assert r is not None and r.method == "word"
+        assert list(r.lines) == L('    printf("items: %d\\n", total);')
+    # Both sides making the same edit inside the literal is one edit, not two.
+    r = resolve(L('f("a b", 1)'), L('f("a c", 1)'), L('f("a c", 2)'))
+    assert r is not None and list(r.lines) == L('f("a c", 2)')
+
+
 # --- delete-wins -----------------------------------------------------------------------
 
 

@@ -1214,15 +1214,19 @@ def test_a_series_applied_with_fuzz_pins_every_later_patch_for_the_merge(
     assert r.code == 0, r.err
     assert [p["status"] for p in json.loads(r.out)["patches"]] == ["fuzz", "exact"]
     g_new = sub(sub(gbase, "g 18\n", ""), "g 22\n", "g 22 (edited)\n")
-    edit = advance(upstream, "drop a line next to the change", {"g.txt": g_new})
+    f_new = sub(BASE, "line 12\n", "line 12 (edited)\n")
+    edit = advance(upstream, "edit lines near both changes", {"g.txt": g_new, "f.txt": f_new})
     code, doc = check_json(patchq)
     assert code == 1
-    assert [(h["file"], h["status"], h["method"]) for h in doc["patches"][1]["hunks"]] == [
-        ("g.txt", "merge", "merge")
+    # Each merges against the pinned series: the fuzzed patch too (its pre-image and
+    # post-image as `apply --fuzz` made them), with git's plain 3-way merge.
+    assert [(h["file"], h["status"], h["method"]) for p in doc["patches"] for h in p["hunks"]] == [
+        ("f.txt", "merge", "merge"),
+        ("g.txt", "merge", "merge"),
     ]
     assert doc["patches"][1]["hunks"][0]["drift"] == [edit]
     r = patchq("rebase", "--onto", "main")
     assert r.code == 0, r.err
     assert outcomes(queue) == {"a.patch": "merged", "b.patch": "merged"}
     assert upstream.read("g.txt") == sub(g_new, "g 20\n", "G 20\n").encode()
-    assert upstream.read("f.txt") == sub(BASE, "line 10\n", "LINE 10\n").encode()
+    assert upstream.read("f.txt") == sub(f_new, "line 10\n", "LINE 10\n").encode()

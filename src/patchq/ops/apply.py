@@ -534,6 +534,8 @@ def _merge_section(
     if current is None or before is None:
         return res, None, 0
     theirs = engine.apply_hunks(before, s.hunks, split=state.g.lines.split)
+    if not theirs.ok:  # placed as the pinned series placed it (`apply --fuzz`, OldStack)
+        theirs = engine.apply_hunks(before, s.hunks, fuzz=PINNED_FUZZ, split=state.g.lines.split)
     if not theirs.ok:
         return res, None, 0
     ours = state.content(current[1])

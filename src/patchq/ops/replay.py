@@ -49,6 +49,7 @@ from patchq.core.status import (
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo, ObjectWriter
 from patchq.ops.apply import (
+    PINNED_FUZZ,
     Preimage,
     SectionState,
     check_modes,
@@ -430,6 +431,9 @@ class Replay:
         theirs = (
             engine.apply_hunks(pre, s.hunks, split=self.g.lines.split) if pre is not None else None
         )
+        if theirs is not None and not theirs.ok:
+            # Placed there as the pinned series placed it (`apply --fuzz`; see OldStack).
+            theirs = engine.apply_hunks(pre, s.hunks, fuzz=PINNED_FUZZ, split=self.g.lines.split)
         doubtful = _doubtful(s.hunks, res, content, pre, theirs, self.g.lines.split)
         if doubtful and pre is not None and theirs is not None:
             # A hunk that moved to a place whose surroundings differ from the pinned base's

@@ -1230,3 +1230,39 @@ def test_a_series_applied_with_fuzz_pins_every_later_patch_for_the_merge(
     assert outcomes(queue) == {"a.patch": "merged", "b.patch": "merged"}
     assert upstream.read("g.txt") == sub(g_new, "g 20\n", "G 20\n").encode()
     assert upstream.read("f.txt") == sub(f_new, "line 10\n", "LINE 10\n").encode()
+
+
+def test_only_a_patch_the_lock_records_is_pinned_with_fuzz(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # A patch added to the series after `apply` never applied on the pinned base: placing
+    # it there with fuzz would be a guess, not the pinned series. Its pinning stops at it
+    # (as before), so a later patch has no pre-image to merge against and stops.
+    gbase = "".join(f"g {i}\n" for i in range(1, 41))
+    upstream.write("f.txt", BASE).write("g.txt", gbase)
+    base = upstream.commit("base")
+    older = sub(BASE, "line 7\n", "line seven\n")
+    upstream.write("f.txt", older)
+    upstream.commit("an older release")
+    first = make_patch(upstream, "First\n\n", {"f.txt": sub(older, "line 10\n", "LINE 10\n")})
+    second = make_patch(upstream, "Second\n\n", {"g.txt": sub(gbase, "g 20\n", "G 20\n")})
+    upstream.git("reset", "-q", "--hard", base)
+    queue.add("b.patch", second)
+    assert patchq("apply", "--onto", base).code == 0
+    (queue.path / "series").write_text("a.patch\nb.patch\n")
+    (queue.path / "patches" / "a.patch").write_bytes(first)
+    g_new = sub(gbase, "g 18\n", "")
+    advance(upstream, "drop a line next to the change", {"g.txt": g_new})
+    code, doc = check_json(patchq, "--fuzz", "1")
+    assert code == 3
+    assert [(p["name"], p["status"]) for p in doc["patches"]] == [
+        ("a.patch", "fuzz"),
+        ("b.patch", "conflict"),
+    ]
+    # Recorded by `apply --fuzz`, the same series is pinned and b.patch merges.
+    assert patchq("apply", "--onto", base, "--fuzz", "1").code == 0
+    code, doc = check_json(patchq, "--fuzz", "1")
+    assert [(p["name"], p["status"]) for p in doc["patches"]] == [
+        ("a.patch", "fuzz"),
+        ("b.patch", "merge"),
+    ]

@@ -50,6 +50,7 @@ from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo, ObjectWriter
 from patchq.ops.apply import (
     PINNED_FUZZ,
+    OldStack,
     Preimage,
     SectionState,
     check_modes,
@@ -431,7 +432,12 @@ class Replay:
         theirs = (
             engine.apply_hunks(pre, s.hunks, split=self.g.lines.split) if pre is not None else None
         )
-        if theirs is not None and not theirs.ok:
+        if (
+            theirs is not None
+            and not theirs.ok
+            and isinstance(self.preimage, OldStack)
+            and self.preimage.placed_with_fuzz(name)
+        ):
             # Placed there as the pinned series placed it (`apply --fuzz`; see OldStack).
             theirs = engine.apply_hunks(pre, s.hunks, fuzz=PINNED_FUZZ, split=self.g.lines.split)
         doubtful = _doubtful(s.hunks, res, content, pre, theirs, self.g.lines.split)

@@ -1266,3 +1266,32 @@ def test_only_a_patch_the_lock_records_is_pinned_with_fuzz(
         ("a.patch", "fuzz"),
         ("b.patch", "merge"),
     ]
+
+
+def test_a_conflict_in_one_hunk_does_not_cast_doubt_on_another(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # Upstream rewrote line 5 (the first hunk's own line: a real conflict) and, far from
+    # it, edited a line just outside the second hunk's context, which moved by an offset.
+    # The second hunk's doubt is weighed by the merge of that hunk alone (clean, and where
+    # the offset put it), not by the whole file's merge, which the first hunk's conflict
+    # fails: it stays placed, and only the first hunk is a person's to resolve.
+    upstream.write("f.txt", BASE)
+    base = upstream.commit("base")
+    p = make_patch(
+        upstream,
+        "Two changes\n\n",
+        {"f.txt": sub(sub(BASE, "line 5\n", "line 500\n"), "line 30\n", "LINE 30\n")},
+    )
+    pin(upstream, queue, patchq, [("p.patch", p)], base)
+    new = sub(sub(BASE, "line 5\n", "line 6\n"), "line 26\n", "line 26 (edited)\n")
+    edit = advance(upstream, "rewrite line 5, add a header", {"f.txt": "header\n" + new})
+    code, doc = check_json(patchq)
+    assert code == 3
+    assert project(doc) == [
+        (
+            "p.patch",
+            "conflict",
+            [hunk("f.txt", "conflict", [edit]), hunk("f.txt", "offset", [edit], 1)],
+        )
+    ]

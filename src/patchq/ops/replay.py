@@ -432,6 +432,7 @@ class Replay:
         theirs = (
             engine.apply_hunks(pre, s.hunks, split=self.g.lines.split) if pre is not None else None
         )
+        pinned_fuzz = 0
         if (
             theirs is not None
             and not theirs.ok
@@ -439,7 +440,8 @@ class Replay:
             and self.preimage.placed_with_fuzz(name)
         ):
             # Placed there as the pinned series placed it (`apply --fuzz`; see OldStack).
-            theirs = engine.apply_hunks(pre, s.hunks, fuzz=PINNED_FUZZ, split=self.g.lines.split)
+            pinned_fuzz = PINNED_FUZZ
+            theirs = engine.apply_hunks(pre, s.hunks, fuzz=pinned_fuzz, split=self.g.lines.split)
         doubtful = _doubtful(s.hunks, res, content, pre, theirs, self.g.lines.split)
         if doubtful and pre is not None and theirs is not None:
             # A hunk that moved to a place whose surroundings differ from the pinned base's
@@ -447,7 +449,15 @@ class Replay:
             merged, conflicts = self.g.merge_file(
                 content, pre, theirs.content, ("upstream", "base", name)
             )
-            if conflicts or merged != res.content:
+            if (conflicts or merged != res.content) and (failing or len(doubtful) > 1):
+                # The whole file's merge also holds the other hunks' conflicts: each doubt
+                # is then weighed by the merge of that hunk alone.
+                doubtful = [
+                    i
+                    for i in doubtful
+                    if not self._agrees_alone(s.hunks, i, content, pre, pinned_fuzz, name)
+                ]
+            if doubtful and (conflicts or merged != res.content):
                 failing = sorted(failing + doubtful)
                 for i in doubtful:
                     checks[i] = replace(
@@ -525,6 +535,19 @@ class Replay:
         if final != content or s.rename or mode != current[0]:
             st.put(path, mode, final, self.w, where)
         return checks, None
+
+    def _agrees_alone(
+        self, hunks: Sequence[Hunk], i: int, content: bytes, pre: bytes, fuzz: int, name: str
+    ) -> bool:
+        """Whether the 3-way merge of hunk `i` alone (its change on the pinned base into
+        upstream's file) is clean and puts it where the engine placed it."""
+        split = self.g.lines.split
+        one = engine.apply_hunks(pre, [hunks[i]], fuzz=fuzz, split=split)
+        if not one.ok:
+            return False
+        merged, conflicts = self.g.merge_file(content, pre, one.content, ("upstream", "base", name))
+        placed = _apply_only(content, hunks, [i], self.fuzz, split)
+        return conflicts == 0 and placed.ok and merged == placed.content
 
     def upstream_changed(self) -> frozenset[str]:
         """The files upstream changed in old base..onto (one `diff-tree`, made once)."""

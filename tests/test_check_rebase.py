@@ -1188,3 +1188,110 @@ def test_the_patch_line_elsewhere_in_the_file_is_not_upstreamed(
     code, doc = check_json(patchq)
     assert code == 3, doc
     assert doc["patches"][0]["hunks"][0]["status"] == "conflict"
+
+
+def test_a_series_applied_with_fuzz_pins_every_later_patch_for_the_merge(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # An old series made for an older release than its base, as distributions carry
+    # them: the first patch's outer context line is not the base's, so it applies only
+    # with `--fuzz`. The pinned pre-images must be the series as it applied there, so the
+    # later patch still merges when upstream deletes a context line next to its change
+    # (before, the pinning stopped at the fuzzed patch and every later merge conflicted).
+    gbase = "".join(f"g {i}\n" for i in range(1, 41))
+    upstream.write("f.txt", BASE).write("g.txt", gbase)
+    base = upstream.commit("base")
+    older = sub(BASE, "line 7\n", "line seven\n")
+    upstream.write("f.txt", older)
+    upstream.commit("the older release the first patch was made for")
+    first = make_patch(upstream, "First\n\n", {"f.txt": sub(older, "line 10\n", "LINE 10\n")})
+    second = make_patch(upstream, "Second\n\n", {"g.txt": sub(gbase, "g 20\n", "G 20\n")})
+    upstream.git("reset", "-q", "--hard", base)
+    for name, data in (("a.patch", first), ("b.patch", second)):
+        queue.add(name, data)
+    assert patchq("apply", "--onto", base).code == 3  # fuzz 0 refuses a.patch
+    r = patchq("apply", "--onto", base, "--fuzz", "1", "--json")
+    assert r.code == 0, r.err
+    assert [p["status"] for p in json.loads(r.out)["patches"]] == ["fuzz", "exact"]
+    g_new = sub(sub(gbase, "g 18\n", ""), "g 22\n", "g 22 (edited)\n")
+    f_new = sub(BASE, "line 12\n", "line 12 (edited)\n")
+    edit = advance(upstream, "edit lines near both changes", {"g.txt": g_new, "f.txt": f_new})
+    code, doc = check_json(patchq)
+    assert code == 1
+    # Each merges against the pinned series: the fuzzed patch too (its pre-image and
+    # post-image as `apply --fuzz` made them), with git's plain 3-way merge.
+    assert [(h["file"], h["status"], h["method"]) for p in doc["patches"] for h in p["hunks"]] == [
+        ("f.txt", "merge", "merge"),
+        ("g.txt", "merge", "merge"),
+    ]
+    assert doc["patches"][1]["hunks"][0]["drift"] == [edit]
+    r = patchq("rebase", "--onto", "main")
+    assert r.code == 0, r.err
+    assert outcomes(queue) == {"a.patch": "merged", "b.patch": "merged"}
+    assert upstream.read("g.txt") == sub(g_new, "g 20\n", "G 20\n").encode()
+    assert upstream.read("f.txt") == sub(f_new, "line 10\n", "LINE 10\n").encode()
+
+
+def test_only_a_patch_the_lock_records_is_pinned_with_fuzz(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # A patch added to the series after `apply` never applied on the pinned base: placing
+    # it there with fuzz would be a guess, not the pinned series. Its pinning stops at it
+    # (as before), so a later patch has no pre-image to merge against and stops.
+    gbase = "".join(f"g {i}\n" for i in range(1, 41))
+    upstream.write("f.txt", BASE).write("g.txt", gbase)
+    base = upstream.commit("base")
+    older = sub(BASE, "line 7\n", "line seven\n")
+    upstream.write("f.txt", older)
+    upstream.commit("an older release")
+    first = make_patch(upstream, "First\n\n", {"f.txt": sub(older, "line 10\n", "LINE 10\n")})
+    second = make_patch(upstream, "Second\n\n", {"g.txt": sub(gbase, "g 20\n", "G 20\n")})
+    upstream.git("reset", "-q", "--hard", base)
+    queue.add("b.patch", second)
+    assert patchq("apply", "--onto", base).code == 0
+    (queue.path / "series").write_text("a.patch\nb.patch\n")
+    (queue.path / "patches" / "a.patch").write_bytes(first)
+    g_new = sub(gbase, "g 18\n", "")
+    advance(upstream, "drop a line next to the change", {"g.txt": g_new})
+    code, doc = check_json(patchq, "--fuzz", "1")
+    assert code == 3
+    assert [(p["name"], p["status"]) for p in doc["patches"]] == [
+        ("a.patch", "fuzz"),
+        ("b.patch", "conflict"),
+    ]
+    # Recorded by `apply --fuzz`, the same series is pinned and b.patch merges.
+    assert patchq("apply", "--onto", base, "--fuzz", "1").code == 0
+    code, doc = check_json(patchq, "--fuzz", "1")
+    assert [(p["name"], p["status"]) for p in doc["patches"]] == [
+        ("a.patch", "fuzz"),
+        ("b.patch", "merge"),
+    ]
+
+
+def test_a_conflict_in_one_hunk_does_not_cast_doubt_on_another(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # Upstream rewrote line 5 (the first hunk's own line: a real conflict) and, far from
+    # it, edited a line just outside the second hunk's context, which moved by an offset.
+    # The second hunk's doubt is weighed by the merge of that hunk alone (clean, and where
+    # the offset put it), not by the whole file's merge, which the first hunk's conflict
+    # fails: it stays placed, and only the first hunk is a person's to resolve.
+    upstream.write("f.txt", BASE)
+    base = upstream.commit("base")
+    p = make_patch(
+        upstream,
+        "Two changes\n\n",
+        {"f.txt": sub(sub(BASE, "line 5\n", "line 500\n"), "line 30\n", "LINE 30\n")},
+    )
+    pin(upstream, queue, patchq, [("p.patch", p)], base)
+    new = sub(sub(BASE, "line 5\n", "line 6\n"), "line 26\n", "line 26 (edited)\n")
+    edit = advance(upstream, "rewrite line 5, add a header", {"f.txt": "header\n" + new})
+    code, doc = check_json(patchq)
+    assert code == 3
+    assert project(doc) == [
+        (
+            "p.patch",
+            "conflict",
+            [hunk("f.txt", "conflict", [edit]), hunk("f.txt", "offset", [edit], 1)],
+        )
+    ]

@@ -73,6 +73,38 @@ def test_overlapping_token_edits_stay_a_conflict() -> None:
     assert resolve(L("line 20"), L("Line twenty"), L("LINE 20")) is None
 
 
+def test_two_rewrites_of_one_string_literal_stay_a_conflict() -> None:
+    # Upstream moved the name out of a path into a macro; the patch prefixes the path and
+    # widens the buffer. Word by word the edits do not overlap, but they are two rewrites
+    # of one value (a path): which holds is a person's call, either way round.
+    base = L('\tchar buf[32] = "/var/run/demo-XXXXXX";')
+    up = L('\tchar buf[32] = "/var/run/" DEMO_NAME;')
+    mine = L('\tchar buf[96] = "@PREFIX@/var/run/demo-XXXXXX";')
+    assert resolve(base, up, mine) is None
+    assert resolve(base, mine, up) is None
+    # An escaped quote does not end the literal.
+    base = L('  log("say \\"hi\\" to %s", who);')
+    assert (
+        resolve(
+            base, L('  log("say \\"hi\\" to %s!", who);'), L('  log("Say \\"hi\\" to %s", who);')
+        )
+        is None
+    )
+
+
+def test_a_string_literal_edited_by_one_side_still_merges_by_words() -> None:
+    base = L('    printf("count %d\\n", n);')
+    up = L('    printf("count %d\\n", total);')  # upstream renames the argument
+    mine = L('    printf("items: %d\\n", n);')  # the patch rewords the message
+    for a, b in ((up, mine), (mine, up)):
+        r = resolve(base, a, b)
+        assert r is not None and r.method == "word"
+        assert list(r.lines) == L('    printf("items: %d\\n", total);')
+    # Both sides making the same edit inside the literal is one edit, not two.
+    r = resolve(L('f("a b", 1)'), L('f("a c", 1)'), L('f("a c", 2)'))
+    assert r is not None and list(r.lines) == L('f("a c", 2)')
+
+
 # --- delete-wins -----------------------------------------------------------------------
 
 
@@ -234,6 +266,64 @@ def test_an_anchored_insertion_refuses_where_upstream_inserted_at_the_same_point
     )
     assert anchored(edited, [h], pre) == edited.replace(
         b"\tchar *banner;\n", b"\tchar *banner;\n\tint debian_banner;\n"
+    )
+
+
+def test_an_insertion_below_a_blank_line_anchors_on_the_context_run_above_it() -> None:
+    """The patch adds a block after `#include "local.h"` and a blank line; upstream edited
+    the line below (`MAGIC` got a suffix), so git's merge conflicts. The blank line alone
+    anchors nothing, but the run from the include down to it is unique in both files:
+    placed there. Refused where that run now occurs twice, and where upstream inserted
+    its own line at the same point (insert/insert)."""
+    from patchq.core.patch import parse
+    from patchq.ops.replay import anchored
+
+    head = b'#include <stdint.h>\n#include <wchar.h>\n\n#include "local.h"\n\n'
+    pre = head + b"#define MAGIC 0x51\n"
+    patch = parse(
+        b"--- a/x.c\n+++ b/x.c\n@@ -1,6 +1,11 @@\n #include <stdint.h>\n-#include <wchar.h>\n"
+        b' \n #include "local.h"\n \n+#ifdef TINY_LIBC\n+typedef int16_t wchar16;\n+#else\n'
+        b"+#include <wchar.h>\n+#endif\n+\n #define MAGIC 0x51\n",
+        "p.patch",
+    )
+    (h,) = patch.sections[0].hunks
+    block = b"#ifdef TINY_LIBC\ntypedef int16_t wchar16;\n#else\n#include <wchar.h>\n#endif\n\n"
+    now = b"/* SPDX */\n" + head + b"#define MAGIC 0x51u\n"
+    assert anchored(now, [h], pre) == (
+        b'/* SPDX */\n#include <stdint.h>\n\n#include "local.h"\n\n'
+        + block
+        + b"#define MAGIC 0x51u\n"
+    )
+    twice = now + b'\n#include "local.h"\n\nint x;\n'
+    assert anchored(twice, [h], pre) is None
+    # MAGIC is kept, but now twice (so it anchors nothing); upstream put a line between
+    # the run and it: both inserted at one point.
+    inserted = (
+        head + b"#define SEED 7\n#define MAGIC 0x51\n#ifdef BIG\n#define MAGIC 0x51\n#endif\n"
+    )
+    assert anchored(inserted, [h], pre) is None
+
+
+def test_an_insertion_hangs_from_its_nearest_telling_line() -> None:
+    """The patch adds an include right above `#include <net/util.h>` (below the header
+    comment and a blank line). Upstream moved that include group down, below new lines:
+    the nearer telling line, the include, is what the new line belongs with."""
+    from patchq.core.patch import parse
+    from patchq.ops.replay import anchored
+
+    pre = b"/*\n * Copyright (c) 2009 Someone Example\n */\n\n#include <net/util.h>\nint a;\n"
+    patch = parse(
+        b"--- a/m.c\n+++ b/m.c\n@@ -2,5 +2,6 @@\n  * Copyright (c) 2009 Someone Example\n  */\n"
+        b" \n+#include <sys/select.h>\n #include <net/util.h>\n int a;\n",
+        "p.patch",
+    )
+    (h,) = patch.sections[0].hunks
+    now = (
+        b'/*\n * Copyright (c) 2009 Someone Example\n */\n\n#include "defaults.h"\n\n'
+        b"#include <net/util.h>\nint a;\n"
+    )
+    assert anchored(now, [h], pre) == now.replace(
+        b"#include <net/util.h>", b"#include <sys/select.h>\n#include <net/util.h>"
     )
 
 

@@ -371,5 +371,48 @@ def _merge_tokens(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     b, o, t = (_TOKEN.findall(x) for x in (base, ours, theirs))
     if b"".join(b) != base or b"".join(o) != ours or b"".join(t) != theirs:
         return None  # tokens must cover the line exactly
-    merged = compose(b, edits(b, o), edits(b, t), lines=False)
+    up, mine = edits(b, o), edits(b, t)
+    if _same_literal(_literals(base, b), up, mine):
+        return None
+    merged = compose(b, up, mine, lines=False)
     return None if merged is None else b"".join(merged)
+
+
+# A double-quoted string literal within one line, with backslash escapes.
+_STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
+
+
+def _literals(line: bytes, tokens: Sequence[bytes]) -> list[tuple[int, int]]:
+    """The line's string literals as token spans [first, end): a quote is a token of its
+    own, so every literal starts and ends on a token boundary."""
+    starts, pos = [], 0
+    for tok in tokens:
+        starts.append(pos)
+        pos += len(tok)
+    at = {x: i for i, x in enumerate(starts)}
+    spans = []
+    for m in _STRING.finditer(line):
+        first, end = at.get(m.start()), at.get(m.end(), len(tokens))
+        if first is not None:
+            spans.append((first, end))
+    return spans
+
+
+def _same_literal(spans: Sequence[tuple[int, int]], up: list[Edit], mine: list[Edit]) -> bool:
+    """Whether both sides edited inside one string literal, differently. A string is one
+    value — a path, a message, a format — not words to compose: upstream turning
+    `"/tmp/name-XXXXXX"` into `"/tmp/" NAME` and the patch prefixing the path are two
+    rewrites of one value, and which holds is a person's call."""
+
+    def inside(e: Edit, span: tuple[int, int]) -> bool:
+        s, end, _ = e
+        if s == end:
+            return span[0] < s < span[1]  # an insertion between its quotes
+        return s < span[1] and span[0] < end
+
+    for span in spans:
+        a = [e for e in up if inside(e, span)]
+        b = [e for e in mine if inside(e, span)]
+        if a and b and a != b:
+            return True
+    return False

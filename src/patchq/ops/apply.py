@@ -19,6 +19,7 @@ from functools import partial
 from patchq.core import hunks as engine
 from patchq.core.errors import ApplyError, BadInputError, UnsafePathError
 from patchq.core.header import commit_message, fallback_subject, header_info
+from patchq.core.lock import sha256
 from patchq.core.patch import FilePatch, Normalisation, Patch, parse, resolve_section
 from patchq.core.paths import check_link_path, file_mode, is_git_name
 from patchq.core.progress import Progress
@@ -561,9 +562,19 @@ def _mode_of(state: SectionState, s: FilePatch) -> str:
     return entry[0] if entry else DEFAULT_MODE
 
 
+# The most fuzz a section of the pinned series may need to be re-applied on its base:
+# the most `apply --fuzz` takes. The engine tries each level in turn and takes only a
+# unique match, so any lower level `apply` used places the hunk in the same place.
+PINNED_FUZZ = 3
+
+
 class OldStack:
-    """Each patch's files as they were when the series applied cleanly on the pinned base
-    (the lock's): the exact preimages the 3-way step merges against.
+    """Each patch's files as they were when the series applied on the pinned base (the
+    lock's): the exact preimages the 3-way step merges against. A section is re-applied
+    exactly or at an offset; a patch the lock records on this base, byte for byte,
+    applied there (perhaps with `apply --fuzz`: an old series made for an older release,
+    as distributions carry them), so its section is re-placed with fuzz where it needs
+    it, as `apply` placed it. Any other patch that does not apply stops the pinning.
 
     Lazy: the old series is re-applied only as far as the latest patch asked about, and
     only the blob ids of the paths each patch touches are remembered, so a check or
@@ -581,6 +592,21 @@ class OldStack:
         self.done = 0
         self.before: dict[tuple[str, str], str | None] = {}
         self.broken = False  # the old series itself stopped applying
+        self.fuzzed: set[str] = set()  # patches re-placed with fuzz
+        lock = repo.read_lock()
+        self.pinned = (
+            {(p.name, p.sha256) for p in lock.patches}
+            if lock is not None and lock.base == base
+            else set()
+        )
+
+    def placed_with_fuzz(self, name: str) -> bool:
+        """Whether the patch needed fuzz on the pinned base (its patched side in a 3-way
+        merge is then placed with fuzz too)."""
+        want = self.index.get(name)
+        while want is not None and self.done <= want and not self.broken:
+            self._advance()
+        return name in self.fuzzed
 
     def __call__(self, name: str, path: str) -> bytes | None:
         want = self.index.get(name)
@@ -597,8 +623,9 @@ class OldStack:
             self.state = SectionState(self.g, self.w, tree)
         entry = self.entries[self.done]
         assert entry.name is not None
-        _, patch = load_applicable(self.repo, entry)
+        data, patch = load_applicable(self.repo, entry)
         display = self.repo.display(entry.name)
+        locked = (entry.name, sha256(data)) in self.pinned
         for section in patch.sections:
             section, _ = fit_section(self.state, section)
             for path in section.paths:
@@ -606,6 +633,11 @@ class OldStack:
                     got = self.state.tree.get(path, display)
                     self.before[(entry.name, path)] = got[1] if got else None
             res = apply_section(self.state, section, self.w, 0, display)
+            if locked and any(not h.applied for h in res.hunks):
+                # A section that failed left the tree as it was: placed again as `apply
+                # --fuzz` placed it.
+                res = apply_section(self.state, section, self.w, PINNED_FUZZ, display)
+                self.fuzzed.add(entry.name)
             if any(not h.applied for h in res.hunks):
                 self.broken = True
                 break

@@ -49,6 +49,8 @@ from patchq.core.status import (
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo, ObjectWriter
 from patchq.ops.apply import (
+    PINNED_FUZZ,
+    OldStack,
     Preimage,
     SectionState,
     check_modes,
@@ -430,6 +432,16 @@ class Replay:
         theirs = (
             engine.apply_hunks(pre, s.hunks, split=self.g.lines.split) if pre is not None else None
         )
+        pinned_fuzz = 0
+        if (
+            theirs is not None
+            and not theirs.ok
+            and isinstance(self.preimage, OldStack)
+            and self.preimage.placed_with_fuzz(name)
+        ):
+            # Placed there as the pinned series placed it (`apply --fuzz`; see OldStack).
+            pinned_fuzz = PINNED_FUZZ
+            theirs = engine.apply_hunks(pre, s.hunks, fuzz=pinned_fuzz, split=self.g.lines.split)
         doubtful = _doubtful(s.hunks, res, content, pre, theirs, self.g.lines.split)
         if doubtful and pre is not None and theirs is not None:
             # A hunk that moved to a place whose surroundings differ from the pinned base's
@@ -437,7 +449,15 @@ class Replay:
             merged, conflicts = self.g.merge_file(
                 content, pre, theirs.content, ("upstream", "base", name)
             )
-            if conflicts or merged != res.content:
+            if (conflicts or merged != res.content) and (failing or len(doubtful) > 1):
+                # The whole file's merge also holds the other hunks' conflicts: each doubt
+                # is then weighed by the merge of that hunk alone.
+                doubtful = [
+                    i
+                    for i in doubtful
+                    if not self._agrees_alone(s.hunks, i, content, pre, pinned_fuzz, name)
+                ]
+            if doubtful and (conflicts or merged != res.content):
                 failing = sorted(failing + doubtful)
                 for i in doubtful:
                     checks[i] = replace(
@@ -515,6 +535,19 @@ class Replay:
         if final != content or s.rename or mode != current[0]:
             st.put(path, mode, final, self.w, where)
         return checks, None
+
+    def _agrees_alone(
+        self, hunks: Sequence[Hunk], i: int, content: bytes, pre: bytes, fuzz: int, name: str
+    ) -> bool:
+        """Whether the 3-way merge of hunk `i` alone (its change on the pinned base into
+        upstream's file) is clean and puts it where the engine placed it."""
+        split = self.g.lines.split
+        one = engine.apply_hunks(pre, [hunks[i]], fuzz=fuzz, split=split)
+        if not one.ok:
+            return False
+        merged, conflicts = self.g.merge_file(content, pre, one.content, ("upstream", "base", name))
+        placed = _apply_only(content, hunks, [i], self.fuzz, split)
+        return conflicts == 0 and placed.ok and merged == placed.content
 
     def upstream_changed(self) -> frozenset[str]:
         """The files upstream changed in old base..onto (one `diff-tree`, made once)."""
@@ -898,9 +931,11 @@ def anchored(
     content: bytes, hunks: Sequence[Hunk], pre: bytes, split: Split = split_lines
 ) -> bytes | None:
     """DESIGN §4 step 5: place each change block where its removed lines — or, for a pure
-    insertion, the unchanged line it hangs from — occur exactly once, both in the new file
-    and in the pinned pre-image `pre` (so it is the same line, not a look-alike in another
-    block that upstream left alone while editing the real one). None if any can't."""
+    insertion, the unchanged line it hangs from (where that line is blank or punctuation,
+    the hunk's context from the nearest telling line to it) — occur exactly once, both in
+    the new file and in the pinned pre-image `pre` (so it is the same line, not a
+    look-alike in another block that upstream left alone while editing the real one).
+    None if any can't."""
     lines = split(content)
     old = split(pre)
     for h in hunks:
@@ -909,7 +944,8 @@ def anchored(
             # it (the doubt refused it): a look-alike copy. Anchoring would find it too.
             return None
         blocks = _change_blocks(h)
-        for before, removed, added, after in blocks:
+        runs = _context_runs(h)
+        for (before, removed, added, after), (above, below) in zip(blocks, runs, strict=True):
             if removed:
                 if all(_trivial(x) for x in removed) or _count(old, removed) != 1:
                     return None
@@ -919,24 +955,26 @@ def anchored(
                 i = hits[0]
                 lines[i : i + len(removed)] = added
                 continue
+            # The line it hangs from; where that is blank or punctuation, the context run
+            # from the nearest telling line to it (`#include "x.h"` and a blank line):
+            # unique in both files, and whole, so the insertion point is the same point.
+            # The nearer telling line first (the line above on a tie).
             anchor_hit = None
-            if before is not None and not _trivial(before) and _count(old, [before]) == 1:
-                hits = _find(lines, [before], 2)
-                if len(hits) == 1:
-                    if _inserted_at(old, lines, _find(old, [before])[0], hits[0], 1):
-                        return None
-                    anchor_hit = hits[0] + 1
-            if (
-                anchor_hit is None
-                and after is not None
-                and not _trivial(after)
-                and _count(old, [after]) == 1
-            ):
-                hits = _find(lines, [after], 2)
-                if len(hits) == 1:
-                    if _inserted_at(old, lines, _find(old, [after])[0], hits[0], -1):
-                        return None
-                    anchor_hit = hits[0]
+            up_run, down_run = _anchor_run(above, reverse=True), _anchor_run(below, reverse=False)
+            sides = [(up_run, 1), (down_run, -1)]
+            if up_run is None or (down_run is not None and len(down_run) < len(up_run)):
+                sides.reverse()
+            for seq, step in sides:
+                if seq is None or _count(old, seq) != 1:
+                    continue
+                hits = _find(lines, seq, 2)
+                if len(hits) != 1:
+                    continue
+                edge = len(seq) - 1 if step == 1 else 0
+                if _inserted_at(old, lines, _find(old, seq)[0] + edge, hits[0] + edge, step):
+                    return None
+                anchor_hit = hits[0] + len(seq) if step == 1 else hits[0]
+                break
             if (
                 anchor_hit is None
                 and after is None
@@ -1204,6 +1242,41 @@ def _change_blocks(h: Hunk) -> list[tuple[bytes | None, list[bytes], list[bytes]
         out.append((before, removed, added, after))
         i = j
     return out
+
+
+def _context_runs(h: Hunk) -> list[tuple[list[bytes], list[bytes]]]:
+    """For each run of -/+ lines (as `_change_blocks`), the context lines right above it
+    (back to the previous run or the hunk's start) and right below it."""
+    lines = h.lines
+    out = []
+    i = 0
+    while i < len(lines):
+        if lines[i][0] == " ":
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j][0] != " ":
+            j += 1
+        a = i
+        while a > 0 and lines[a - 1][0] == " ":
+            a -= 1
+        b = j
+        while b < len(lines) and lines[b][0] == " ":
+            b += 1
+        out.append(([c for _, c in lines[a:i]], [c for _, c in lines[j:b]]))
+        i = j
+    return out
+
+
+def _anchor_run(run: Sequence[bytes], reverse: bool) -> list[bytes] | None:
+    """The context an insertion hangs from: from the line next to it (the run's last line
+    if `reverse`, else its first) out to the nearest line that is not trivial; None if the
+    run has none."""
+    order = range(len(run) - 1, -1, -1) if reverse else range(len(run))
+    for k in order:
+        if not _trivial(run[k]):
+            return list(run[k:]) if reverse else list(run[: k + 1])
+    return None
 
 
 def _conflict_blocks(

@@ -54,6 +54,10 @@ def test_status_tells_the_stopped_rebase_not_the_old_stack(
         "changes in the working tree: f.txt\n"
         "in progress: rebase (`patchq rebase --continue` or `--abort`)\n"
     )
+    # applied, unapplied and top say the same as status.
+    assert patchq("applied").out == "p1.patch\n"
+    assert patchq("unapplied").out == "p2.patch\np3.patch\n"
+    assert patchq("top").out == "p1.patch\n"
     doc = json.loads(patchq("status", "--json").out)
     # base, applied and unapplied are the rebase's: the new base and the rebased stack so far.
     assert (doc["base"], doc["applied"], doc["unapplied"]) == (

@@ -134,20 +134,34 @@ def series_view(ctx: Context, guards: Sequence[str] | None = None) -> SeriesView
 
 
 def applied(ctx: Context) -> tuple[str, ...]:
-    """The applied patches, bottom first."""
+    """The applied patches, bottom first; during a rebase, those replayed onto the new
+    base that stay on the stack (as `status` says)."""
+    view = rebase_progress(ctx)
+    if view is not None:
+        return view.kept
     stack = load(ctx.git().state_dir(), ctx.repo().config.queue)
     return stack.applied if stack else ()
 
 
 def unapplied(ctx: Context) -> tuple[str, ...]:
-    """The active patches not applied yet, in series order."""
+    """The active patches not applied yet, in series order; during a rebase, the one it
+    stopped at and those still to come, in the order it replays them."""
+    view = rebase_progress(ctx)
+    if view is not None:
+        return ((view.stopped,) if view.stopped else ()) + view.todo
     done = set(applied(ctx))
     _, entries = active_entries(ctx, None)
     return tuple(e.name or "" for e in entries if e.name not in done)
 
 
 def top(ctx: Context) -> str:
-    """The top applied patch; bad input if none."""
+    """The top applied patch (during a rebase, the last one replayed that stays on the
+    stack); bad input if none."""
+    if rebase_progress(ctx) is not None:
+        kept = applied(ctx)
+        if not kept:
+            raise BadInputError("no patch is replayed yet", "series", "see `patchq status`")
+        return kept[-1]
     return stack_ops.top(ctx)
 
 

@@ -1190,14 +1190,10 @@ def test_the_patch_line_elsewhere_in_the_file_is_not_upstreamed(
     assert doc["patches"][0]["hunks"][0]["status"] == "conflict"
 
 
-def test_a_series_applied_with_fuzz_pins_every_later_patch_for_the_merge(
-    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
-) -> None:
-    # An old series made for an older release than its base, as distributions carry
-    # them: the first patch's outer context line is not the base's, so it applies only
-    # with `--fuzz`. The pinned pre-images must be the series as it applied there, so the
-    # later patch still merges when upstream deletes a context line next to its change
-    # (before, the pinning stopped at the fuzzed patch and every later merge conflicted).
+def older_series(upstream: Upstream) -> tuple[str, str, bytes, bytes]:
+    """A base with f.txt and g.txt, and two patches: the first made for an older release
+    (its outer context line is not the base's: it applies only with fuzz), the second
+    elsewhere. Returns the base, g.txt's text and the two patches."""
     gbase = "".join(f"g {i}\n" for i in range(1, 41))
     upstream.write("f.txt", BASE).write("g.txt", gbase)
     base = upstream.commit("base")
@@ -1207,6 +1203,18 @@ def test_a_series_applied_with_fuzz_pins_every_later_patch_for_the_merge(
     first = make_patch(upstream, "First\n\n", {"f.txt": sub(older, "line 10\n", "LINE 10\n")})
     second = make_patch(upstream, "Second\n\n", {"g.txt": sub(gbase, "g 20\n", "G 20\n")})
     upstream.git("reset", "-q", "--hard", base)
+    return base, gbase, first, second
+
+
+def test_a_series_applied_with_fuzz_pins_every_later_patch_for_the_merge(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # An old series made for an older release than its base, as distributions carry
+    # them: the first patch's outer context line is not the base's, so it applies only
+    # with `--fuzz`. The pinned pre-images must be the series as it applied there, so the
+    # later patch still merges when upstream deletes a context line next to its change
+    # (before, the pinning stopped at the fuzzed patch and every later merge conflicted).
+    base, gbase, first, second = older_series(upstream)
     for name, data in (("a.patch", first), ("b.patch", second)):
         queue.add(name, data)
     assert patchq("apply", "--onto", base).code == 3  # fuzz 0 refuses a.patch
@@ -1238,15 +1246,7 @@ def test_only_a_patch_the_lock_records_is_pinned_with_fuzz(
     # A patch added to the series after `apply` never applied on the pinned base: placing
     # it there with fuzz would be a guess, not the pinned series. Its pinning stops at it
     # (as before), so a later patch has no pre-image to merge against and stops.
-    gbase = "".join(f"g {i}\n" for i in range(1, 41))
-    upstream.write("f.txt", BASE).write("g.txt", gbase)
-    base = upstream.commit("base")
-    older = sub(BASE, "line 7\n", "line seven\n")
-    upstream.write("f.txt", older)
-    upstream.commit("an older release")
-    first = make_patch(upstream, "First\n\n", {"f.txt": sub(older, "line 10\n", "LINE 10\n")})
-    second = make_patch(upstream, "Second\n\n", {"g.txt": sub(gbase, "g 20\n", "G 20\n")})
-    upstream.git("reset", "-q", "--hard", base)
+    base, gbase, first, second = older_series(upstream)
     queue.add("b.patch", second)
     assert patchq("apply", "--onto", base).code == 0
     (queue.path / "series").write_text("a.patch\nb.patch\n")

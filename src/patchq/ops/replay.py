@@ -18,7 +18,7 @@ counts as upstreamed by reverse-applying only if its patched lines occur once.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
@@ -1223,11 +1223,10 @@ def _apply_only(
     return engine.FileResult(res.content, tuple(replace(r, index=keep[r.index]) for r in res.hunks))
 
 
-def _change_blocks(h: Hunk) -> list[tuple[bytes | None, list[bytes], list[bytes], bytes | None]]:
-    """Each run of -/+ lines with the context line before and after it."""
-    out = []
-    i = 0
+def _runs(h: Hunk) -> Iterator[tuple[int, int]]:
+    """Where each run of -/+ lines of `h` starts and ends (indices into its lines)."""
     lines = h.lines
+    i = 0
     while i < len(lines):
         if lines[i][0] == " ":
             i += 1
@@ -1235,12 +1234,20 @@ def _change_blocks(h: Hunk) -> list[tuple[bytes | None, list[bytes], list[bytes]
         j = i
         while j < len(lines) and lines[j][0] != " ":
             j += 1
+        yield i, j
+        i = j
+
+
+def _change_blocks(h: Hunk) -> list[tuple[bytes | None, list[bytes], list[bytes], bytes | None]]:
+    """Each run of -/+ lines with the context line before and after it."""
+    lines = h.lines
+    out = []
+    for i, j in _runs(h):
         before = lines[i - 1][1] if i > 0 else None
         after = lines[j][1] if j < len(lines) else None
         removed = [c for t, c in lines[i:j] if t == "-"]
         added = [c for t, c in lines[i:j] if t == "+"]
         out.append((before, removed, added, after))
-        i = j
     return out
 
 
@@ -1249,14 +1256,7 @@ def _context_runs(h: Hunk) -> list[tuple[list[bytes], list[bytes]]]:
     (back to the previous run or the hunk's start) and right below it."""
     lines = h.lines
     out = []
-    i = 0
-    while i < len(lines):
-        if lines[i][0] == " ":
-            i += 1
-            continue
-        j = i
-        while j < len(lines) and lines[j][0] != " ":
-            j += 1
+    for i, j in _runs(h):
         a = i
         while a > 0 and lines[a - 1][0] == " ":
             a -= 1
@@ -1264,7 +1264,6 @@ def _context_runs(h: Hunk) -> list[tuple[list[bytes], list[bytes]]]:
         while b < len(lines) and lines[b][0] == " ":
             b += 1
         out.append(([c for _, c in lines[a:i]], [c for _, c in lines[j:b]]))
-        i = j
     return out
 
 

@@ -432,3 +432,34 @@ def test_a_sink_reuses_a_remembered_resolution_and_a_refused_stop_leaves_no_ref(
     r = patchq("sink", "p4.patch")
     assert r.code == 5, r.err
     assert upstream.git("for-each-ref", "refs/patchq") == ""
+
+
+def test_a_stop_refused_for_a_file_in_the_way_names_the_reorder(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
+    upstream.write("a.txt", LINES).write(".gitignore", "new.txt\n")
+    base = upstream.commit("base")
+    edit = "--- a/a.txt\n+++ b/a.txt\n@@ -2,3 +2,3 @@\n line 2\n-{}\n+{}\n line 4\n"
+    queue.add("p1.patch", edit.format("line 3", "line 3 P1"))
+    queue.add(
+        "p2.patch",
+        edit.format("line 3 P1", "line 3 P1 P2")
+        + "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+made by p2\n",
+    )
+    assert patchq("apply", "--onto", base).code == 0 and patchq("pop").code == 0
+    upstream.write("new.txt", "the person's own\n")  # ignored, where p2 creates its file
+
+    def seen() -> tuple[str, ...]:
+        return (
+            upstream.git("rev-parse", "HEAD"),
+            upstream.git("status", "--porcelain", "--untracked-files=all"),
+            upstream.read("a.txt").decode() + upstream.read("new.txt").decode(),
+            (queue.path / "series").read_text(),
+        )
+
+    before = seen()
+    r = patchq("sink", "p2.patch")
+    assert r.code == 5, r.err
+    assert "sink would write over new.txt" in r.err, r.err
+    assert seen() == before
+    assert upstream.git("for-each-ref", "refs/patchq") == ""

@@ -86,6 +86,9 @@ class Plan:
     # --force and refuses; False — it refuses and names --force; True — they are saved in
     # a stash first (`run` returns its id).
     force: bool | None = None
+    # The command as the person typed it, where it is not `op` (a `sink` that stops
+    # goes on as a rebase): what messages name.
+    typed: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +201,7 @@ def _protect_target(g: GitRepo, plan: Plan) -> str | None:
     if plan.force is False:
         hint += f", or `patchq {plan.op.split()[0]} --force` to save it in a stash first"
     raise UnsafeStateError(
-        f"{plan.op} would write over {found[0]}{more}, which git does not track "
+        f"{plan.typed or plan.op} would write over {found[0]}{more}, which git does not track "
         "(an untracked or ignored file)",
         str(g.root / found[0]),
         hint,

@@ -104,5 +104,6 @@ def _record(
             overlay=conflict_tree,
             intent_to_add=added,
             reason=f"stopped at {name}",
+            typed=st.reorder.verb if st.reorder is not None else "",
         ),
     )

@@ -178,7 +178,10 @@ def test_a_stopped_move_goes_on_with_the_resolution_and_writes_the_new_order(
     resolve(upstream, "LINE 5 up, over rewritten")
     r = patchq("rebase", "--continue")
     assert r.code == 0, r.err
-    assert r.err.splitlines()[-1] == "sank again.patch to the bottom; now at up.patch"
+    assert r.err.splitlines()[-2:] == [
+        "sank again.patch to the bottom of the series",
+        "now at up.patch",
+    ]
     assert (queue.path / "series").read_text() == "again.patch\np1.patch\nup.patch\n"
     assert patchq("applied").out == "again.patch\np1.patch\nup.patch\n"
     again = (queue.path / "patches" / "again.patch").read_text()

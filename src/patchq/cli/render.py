@@ -452,24 +452,38 @@ def renamed(out: RenameOutcome) -> Rendered:
 
 def reordered(out: ReorderOutcome) -> Rendered:
     """`sink`/`float`: where the patch went, the patches refreshed, the stack now."""
-    end = "bottom" if out.verb == "sink" else "top"
     if out.stopped is not None:
         return ()  # stopped at a conflict: its `problem` is what the CLI reports
     if not out.moved:
+        end = "bottom" if out.verb == "sink" else "top"
         return (info(f"{out.name} is already at the {end} of the series"),)
-    lines = [
-        info(f"{'sank' if out.verb == 'sink' else 'floated'} {out.name} to the {end} of the series")
-    ]
-    lines += [info(f" refreshed {n}") for n in out.refreshed]
-    if out.unapplied:
+    refreshed = [info(f" refreshed {n}") for n in out.refreshed]
+    return tuple(_moved(out.verb, out.name, out.stack.top, out.unapplied, refreshed))
+
+
+def _moved(
+    verb: str,
+    name: str,
+    top: str | None,
+    unapplied: bool,
+    between: Sequence[Item] = (),
+    dropped: bool = False,
+) -> list[Item]:
+    """The last word of a sink or float (done at once, or after a stop): where the patch
+    went (or that it was dropped), then `between`, then where the stack is now."""
+    end = "bottom" if verb == "sink" else "top"
+    first = (
+        f"{name} was dropped, not moved"
+        if dropped
+        else f"{'sank' if verb == 'sink' else 'floated'} {name} to the {end} of the series"
+    )
+    lines = [info(first), *between]
+    if unapplied:
         lines.append(
-            info(
-                f"{out.name} is unapplied now: patches before it are not applied (`patchq push -a`)"
-            )
+            info(f"{name} is unapplied now: patches before it are not applied (`patchq push -a`)")
         )
-    top = out.stack.top
     lines.append(info(f"now at {top}" if top else "no patches applied"))
-    return tuple(lines)
+    return lines
 
 
 def undone(out: UndoOutcome) -> Rendered:
@@ -747,28 +761,18 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
         )
     elif out.reorder is not None and out.conflict is None:
         verb, name = out.reorder
-        where = "bottom" if verb == "sink" else "top"
-        top = f"now at {out.top}" if out.top else "no patches applied"
         dropped = [r.patch.name for r in out.records if r.patch.outcome == "dropped"]
-        if name in dropped:
-            lines.append(info(f"{name} was dropped, not moved; {top}"))
-        else:
-            lines.append(
-                info(f"{'sank' if verb == 'sink' else 'floated'} {name} to the {where}; {top}")
-            )
-        if dropped:
-            lines.append(
+        kept = (
+            [
                 info(
                     f"{plural(len(dropped), 'dropped patch', 'dropped patches')} "
                     "kept in patches/.dropped/"
                 )
-            )
-        if out.unapplied:
-            lines.append(
-                info(
-                    f"{name} is unapplied now: patches before it are not applied (`patchq push -a`)"
-                )
-            )
+            ]
+            if dropped
+            else []
+        )
+        lines += _moved(verb, name, out.top, out.unapplied, kept, dropped=name in dropped)
     elif out.conflict is None:
         lines.append(
             info(

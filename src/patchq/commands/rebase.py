@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 
 from patchq.core.errors import BadInputError, ConflictError, ExecFailedError, UnsafeStateError
 from patchq.core.lock import Lock, PatchRecord, records_for, sha256
-from patchq.core.patch import parse
 from patchq.core.progress import Progress
 from patchq.core.resolutions import Remembered, resolved_regions
 from patchq.core.resolutions import render as render_resolution
@@ -39,7 +38,7 @@ from patchq.ops.rebasestop import (
     state_path,
     stopped,
 )
-from patchq.ops.refresh import files_of, render_refreshed
+from patchq.ops.refresh import refreshed_files
 from patchq.ops.reorder import FLOAT, reorder_lock, reordered, stop_error
 from patchq.ops.replay import (
     PatchCheck,
@@ -691,34 +690,13 @@ def _refreshed(ctx: Context, st: RebaseState) -> tuple[dict[str, bytes], dict[st
     """The new and the old bytes of each patch file the rebase changed (its placement
     changed, or a person resolved it), by patch name."""
     repo, g = ctx.repo(), ctx.git()
-    new_bytes: dict[str, bytes] = {}
-    old_bytes: dict[str, bytes] = {}
-    changed = [d for d in st.done if d.patch.outcome in ("refreshed", "merged", "resolved")]
-    diffs = dict(
-        zip(
-            (d.patch.name for d in changed),
-            g.diff_trees_many(
-                [(d.tree_before, d.tree_after) for d in changed], repo.config.context
-            ),
-            strict=True,
-        )
-    )
-    for d in changed:
-        name = d.patch.name
-        entry = repo.series.find(name)
-        assert entry is not None
-        data = repo.read_patch(name)
-        patch = parse(data, repo.display(name), entry.strip_level(repo.config.strip))
-        new_bytes[name] = render_refreshed(
-            patch,
-            diffs[name],
-            repo.display(name),
-            entry.strip_level(repo.config.strip),
-            style=repo.config.style,
-            old_file=files_of(g, d.tree_before),
-        )
-        old_bytes[name] = data
-    return new_bytes, old_bytes
+    changed = [
+        (d.patch.name, d.tree_before, d.tree_after)
+        for d in st.done
+        if d.patch.outcome in ("refreshed", "merged", "resolved")
+    ]
+    new_bytes = refreshed_files(g, repo, changed)
+    return new_bytes, {name: repo.read_patch(name) for name in new_bytes}
 
 
 def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:

@@ -11,7 +11,7 @@ through `render_refreshed`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from patchq.core import patchstyle
@@ -20,6 +20,7 @@ from patchq.core.patch import FilePatch, Hunk, Patch, parse, quote_path, split_l
 from patchq.core.patchstyle import GIT, PLAIN, Style
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo
+from patchq.store.patchrepo import PatchRepo
 
 OldFile = Callable[[str], bytes | None]  # a path's bytes before the change, None if absent
 
@@ -191,6 +192,32 @@ def refreshed(
     if sections and header and not header.endswith(b"\n"):
         header += b"\n"
     return Patch(header, sections, old.trailer if sections else b"")
+
+
+def refreshed_files(
+    g: GitRepo, repo: PatchRepo, moved: Sequence[tuple[str, str, str]]
+) -> dict[str, bytes]:
+    """The new file of each patch a replay placed anew, from its (name, tree before, tree
+    after): git's diffs of all of them in one `diff-tree --stdin`, each written as
+    `render_refreshed` writes it (the patch's style, its function context). The trees
+    must be in the repository."""
+    if not moved:
+        return {}
+    diffs = g.diff_trees_many([(b, a) for _, b, a in moved], repo.config.context)
+    out: dict[str, bytes] = {}
+    for (name, before, _), diff in zip(moved, diffs, strict=True):
+        entry = repo.series.find(name)
+        assert entry is not None
+        strip = entry.strip_level(repo.config.strip)
+        out[name] = render_refreshed(
+            parse(repo.read_patch(name), repo.display(name), strip),
+            diff,
+            repo.display(name),
+            strip,
+            style=repo.config.style,
+            old_file=files_of(g, before),
+        )
+    return out
 
 
 def render_refreshed(

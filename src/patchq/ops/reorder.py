@@ -28,7 +28,6 @@ from dataclasses import dataclass, replace
 
 from patchq.core.errors import ConflictError
 from patchq.core.lock import Lock, records_for, without_exec
-from patchq.core.patch import parse
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
@@ -38,7 +37,7 @@ from patchq.ops import stack as stack_ops
 from patchq.ops.apply import apply_series, failure_error, ident_date, identity, load_patch
 from patchq.ops.apply import preimages as pinned
 from patchq.ops.rebasestop import evidence, hunk_record, show_conflict, stopped
-from patchq.ops.refresh import render_refreshed
+from patchq.ops.refresh import refreshed_files
 from patchq.ops.replay import PatchCheck, Replay, lock_outcome
 from patchq.ops.session import Context
 from patchq.ops.targets import active_entries
@@ -171,7 +170,6 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             DonePatch(PatchOutcome(n, CLEAN, UNCHANGED, commit=c), "", "")
             for n, c in zip(stack.applied[:start], commits, strict=True)
         ]
-        refreshed: dict[str, bytes] = {}
         pairs: list[tuple[str, str, str]] = []  # (name, tree before, tree after) to refresh
         end = max(last + 1, keep)
         for k in range(start, end):
@@ -214,17 +212,8 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             )
         commits = commits[:keep]
         w.flush()  # the trees must be in the repository before git diffs them
-        diffs = (
-            g.diff_trees_many([(b, t) for _, b, t in pairs], repo.config.context) if pairs else []
-        )
-        for (pname, _, _), diff in zip(pairs, diffs, strict=True):
-            found = repo.series.find(pname)
-            assert found is not None
-            data = repo.read_patch(pname)
-            strip = found.strip_level(repo.config.strip)
-            patch = parse(data, repo.display(pname), strip)
-            refreshed[pname] = render_refreshed(patch, diff, repo.display(pname), strip)
-            files[f"{PATCHES}/{pname}"] = refreshed[pname]
+        refreshed = refreshed_files(g, repo, pairs)
+        files.update({f"{PATCHES}/{n}": data for n, data in refreshed.items()})
         after = Stack(
             stack.base, stack.branch, tuple(e.name or "" for e in new[:keep]), tuple(commits)
         )

@@ -242,7 +242,6 @@ def _run(
 ) -> RebaseOutcome:
     """Replay the remaining patches from the state's head; stop at a conflict or finish."""
     repo, g = ctx.repo(), ctx.git()
-    _series_unchanged(ctx, st)
     all_entries = _entries(ctx, st.entries)
     w = g.writer()
     # A stopped reorder replays in the new order, each patch pinned to its pre-image in
@@ -356,7 +355,8 @@ def _refuse_moved_target(ctx: Context, st: RebaseState) -> None:
 
 def _series_unchanged(ctx: Context, st: RebaseState) -> None:
     """Refuse (exit 5) to go on when the active series is no longer the one the rebase
-    started from (a line added, removed or moved during the stop)."""
+    started from (a line added, removed or moved during the stop). Checked wherever a
+    stopped rebase goes on (--continue, --skip), so `_run` may take the names as found."""
     expected = st.reorder.order if st.reorder is not None else st.entries
     active = tuple(e.name or "" for e in ctx.repo().series.active(st.guards))
     if active != expected:
@@ -368,13 +368,10 @@ def _series_unchanged(ctx: Context, st: RebaseState) -> None:
 
 
 def _entries(ctx: Context, names: tuple[str, ...]) -> list[Entry]:
-    """The series entries of `names`; the series must still hold every one."""
+    """The series entries of `names` (the series holds them: `_series_unchanged`)."""
     found = [ctx.repo().series.find(n) for n in names]
     out = [e for e in found if e is not None]
-    if len(out) != len(found):
-        raise UnsafeStateError(
-            "the series changed during the rebase", "series", "`patchq rebase --abort`"
-        )
+    assert len(out) == len(found), "the series changed during the rebase"
     return out
 
 
@@ -453,6 +450,7 @@ def continue_(
                 return out
             raise BadInputError("no rebase in progress", str(g.root))
         st = _read_state(ctx)
+        _series_unchanged(ctx, st)
         cur = st.current
         if cur is None:
             return replace(_run(ctx, st, progress, announce), removed_lock=g.removed_lock)
@@ -463,7 +461,6 @@ def continue_(
                 str(g.root),
                 "resolve it, then `patchq rebase --continue`",
             )
-        _series_unchanged(ctx, st)
         _refuse_moved_target(ctx, st)
         for path in cur.files:
             f = g.root / path
@@ -486,11 +483,7 @@ def continue_(
                 str(g.root),
                 "edit the files, or `patchq rebase --skip` to drop the patch",
             )
-        entry = repo.series.find(cur.name)
-        if entry is None:
-            raise UnsafeStateError(
-                "the series changed during the rebase", "series", "`patchq rebase --abort`"
-            )
+        (entry,) = _entries(ctx, (cur.name,))
         _, patch = load_patch(repo, entry)
         when, tz = ident_date(g.commit_info(st.onto)["committer"])
         author, message = identity(cur.name, patch, when, tz, g.user_identity())

@@ -466,3 +466,37 @@ def test_a_stop_refused_for_a_file_in_the_way_names_the_reorder(
     assert "sink would write over new.txt" in r.err, r.err
     assert seen() == before
     assert upstream.git("for-each-ref", "refs/patchq") == ""
+
+
+def test_a_stopped_move_of_a_series_applied_with_fuzz_finishes(
+    upstream: Upstream, queue: Queue, patchq
+) -> None:
+    # An old series: fz.patch's outer context line is not the base's, so the series was
+    # applied with --fuzz and does not re-apply exactly. A float above it that stops must
+    # still finish once resolved (the lock left as it was, and said so), not stop for ever.
+    h = "".join(f"h {i}\n" for i in range(1, 31))
+    upstream.write("f.txt", A).write("h.txt", h)
+    base = upstream.commit("base")
+    queue.add(
+        "fz.patch",
+        "--- a/h.txt\n+++ b/h.txt\n@@ -9,7 +9,7 @@\n older 9\n h 10\n h 11\n-h 12\n+H 12\n"
+        " h 13\n h 14\n h 15\n",
+    )
+    queue.add("up.patch", UP).add("again.patch", AGAIN)
+    assert patchq("apply", "--onto", base).code == 3
+    assert patchq("apply", "--onto", base, "--fuzz", "2").code == 0
+    lock = (queue.path / "series.lock").read_bytes()
+    r = patchq("float", "up.patch")
+    assert r.code == 3 and "again.patch does not apply in the new order" in r.err, r.err
+    resolve(upstream, "rewritten entirely")
+    assert patchq("rebase", "--continue").code == 3  # up.patch, on again.patch's line
+    resolve(upstream, "LINE 5 up")
+    r = patchq("rebase", "--continue")
+    assert r.code == 0, r.err
+    assert r.err.splitlines()[-1].startswith(
+        "series.lock not updated: patches/fz.patch no longer applies exactly on its base"
+    )
+    assert (queue.path / "series").read_text() == "fz.patch\nagain.patch\nup.patch\n"
+    assert (queue.path / "series.lock").read_bytes() == lock
+    assert patchq("applied").out == "fz.patch\nagain.patch\nup.patch\n"
+    assert not (upstream.path / ".git" / "patchq" / "main.rebase.json").exists()

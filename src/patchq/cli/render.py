@@ -773,6 +773,8 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
             else []
         )
         lines += _moved(verb, name, out.top, out.unapplied, kept, dropped=name in dropped)
+        if out.note:
+            lines.append(info(out.note))
     elif out.conflict is None:
         lines.append(
             info(

@@ -25,7 +25,7 @@ from patchq.core.words import plural
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo
 from patchq.ops import execute, journal
-from patchq.ops.apply import apply_series, ident_date, identity, load_patch, preimages
+from patchq.ops.apply import Failure, apply_series, ident_date, identity, load_patch, preimages
 from patchq.ops.check import CheckOutcome, check
 from patchq.ops.drift import Change
 from patchq.ops.drift import histories as histories_for
@@ -39,6 +39,7 @@ from patchq.ops.rebasestop import (
     stopped,
 )
 from patchq.ops.refresh import refreshed_files
+from patchq.ops.relock import not_updated
 from patchq.ops.reorder import FLOAT, reorder_lock, reordered, stop_error
 from patchq.ops.replay import (
     PatchCheck,
@@ -110,6 +111,7 @@ class RebaseOutcome:
     reorder: tuple[str, str] | None = None
     top: str | None = None
     unapplied: bool = False  # a float done: the moved patch, last now, is not applied
+    note: str | None = None  # a reorder done: why series.lock was left as it was
 
     @property
     def exec_failed(self) -> ExecRun | None:
@@ -707,7 +709,12 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
     )
     writes = _written(ctx, new_bytes, gone, series, reorder=True)
     lock = reorder_lock(ctx, series, new_bytes)
-    if lock is not None:
+    note = None
+    if isinstance(lock, Failure):
+        # The resolution is the person's, and is kept: the lock stays as it was, and
+        # `verify` will say so (a stop this late must not leave the reorder stuck).
+        note = not_updated(lock, st.onto)
+    elif lock is not None:
         writes[LOCK] = lock
     crashpoint("rebase:finishing")
     journal.run(
@@ -735,6 +742,7 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
         reorder=(r.verb, r.name),
         top=stack.top,
         unapplied=r.name not in gone and r.name not in stack.applied,
+        note=note,
     )
 
 

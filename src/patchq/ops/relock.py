@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from patchq.core.lock import Lock, records_for
 from patchq.git.repo import GitRepo
-from patchq.ops.apply import apply_series
+from patchq.ops.apply import Failure, apply_series
 from patchq.store import rebasestate
 from patchq.store.patchrepo import LOCK, PatchRepo
 from patchq.store.statedir import last_rebase_path
@@ -43,6 +43,27 @@ class Relock:
         return bool(self.files)
 
 
+def reapplied(g: GitRepo, written: PatchRepo, lock: Lock) -> Lock | Failure:
+    """`lock` brought up to date with the patch repo `written` (edits staged, perhaps a
+    reordered series): the active series re-applied on the lock's base in memory, as
+    `verify` will, its records carried over; or where it no longer applies exactly."""
+    entries = written.series.active(lock.guards)
+    res = apply_series(g, written, lock.base, entries, g.writer(dry_run=True), commits=False)
+    if res.failure is not None:
+        return res.failure
+    datas = [(e.name or "", written.read_patch(e.name or "")) for e in entries]
+    records = records_for(datas, lock, [e.raw for e in written.series.entries])
+    return Lock(lock.base, res.tree, res.files, lock.guards, records, lock.last_rebase)
+
+
+def not_updated(failure: Failure, base: str) -> str:
+    """Why series.lock was left as it was: the patch that no longer applies on its base."""
+    return (
+        f"series.lock not updated: {failure.display} no longer applies exactly "
+        f"on its base {base[:12]} (refresh the patches above, then `patchq apply`)"
+    )
+
+
 def after_edit(
     g: GitRepo, repo: PatchRepo, stack_base: str, name: str, before: bytes, data: bytes
 ) -> Relock:
@@ -55,16 +76,10 @@ def after_edit(
         # The stack is being worked on another base (`push --merge` onto a newer
         # upstream): the lock is not this stack's to update; `verify` says what to run.
         return Relock()
-    edited = replace(repo, staged={**repo.staged, name: data})
-    entries = edited.series.active(lock.guards)
-    res = apply_series(g, edited, lock.base, entries, g.writer(dry_run=True), commits=False)
-    if res.failure is not None:
-        return Relock(
-            note=f"series.lock not updated: {res.failure.display} no longer applies exactly "
-            f"on its base {lock.base[:12]} (refresh the patches above, then `patchq apply`)"
-        )
-    datas = [(e.name or "", edited.read_patch(e.name or "")) for e in entries]
-    records = records_for(datas, lock, [e.raw for e in repo.series.entries])
+    new = reapplied(g, replace(repo, staged={**repo.staged, name: data}), lock)
+    if isinstance(new, Failure):
+        return Relock(note=not_updated(new, lock.base))
+    records = new.patches
     last_path = last_rebase_path(g.state_dir(), repo.config.queue)
     last = rebasestate.read_last(last_path)
     state: dict[str, bytes] = {}
@@ -80,8 +95,7 @@ def after_edit(
             for r in records
         )
         state[last_path.name] = rebasestate.last_bytes(_edited_review(last, name, before, data))
-    new = Lock(lock.base, res.tree, res.files, lock.guards, records, lock.last_rebase)
-    return Relock({LOCK: new.to_json()}, state)
+    return Relock({LOCK: replace(new, patches=records).to_json()}, state)
 
 
 def _edited_review(

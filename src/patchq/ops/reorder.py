@@ -27,17 +27,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from patchq.core.errors import ConflictError
-from patchq.core.lock import Lock, records_for, without_exec
+from patchq.core.lock import without_exec
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
 from patchq.git.repo import GitRepo
 from patchq.ops import journal
 from patchq.ops import stack as stack_ops
-from patchq.ops.apply import apply_series, failure_error, ident_date, identity, load_patch
+from patchq.ops.apply import Failure, failure_error, ident_date, identity, load_patch
 from patchq.ops.apply import preimages as pinned
 from patchq.ops.rebasestop import evidence, hunk_record, show_conflict, stopped
 from patchq.ops.refresh import refreshed_files
+from patchq.ops.relock import reapplied
 from patchq.ops.replay import PatchCheck, Replay, lock_outcome
 from patchq.ops.session import Context
 from patchq.ops.targets import active_entries
@@ -218,6 +219,8 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             stack.base, stack.branch, tuple(e.name or "" for e in new[:keep]), tuple(commits)
         )
         lock = reorder_lock(ctx, series, refreshed)
+        if isinstance(lock, Failure):
+            raise failure_error(lock)  # nothing written yet: the move is refused
         if lock is not None:
             files[LOCK] = lock
         _write(ctx, verb, name, files, after if (a or keep) else None, tuple(refreshed))
@@ -267,28 +270,16 @@ def _stop(
     return ReorderOutcome(name, verb, True, (), stack, stopped=res, where=repo.display(res.name))
 
 
-def reorder_lock(ctx: Context, series: Series, staged: dict[str, bytes]) -> bytes | None:
-    """series.lock for the reordered series: re-applied on the lock's base in memory, as
-    `verify` will; the records kept (but no `--exec` runs: the trees between changed)."""
+def reorder_lock(ctx: Context, series: Series, staged: dict[str, bytes]) -> bytes | Failure | None:
+    """series.lock for the reordered series (ops/relock.py `reapplied`: the records kept,
+    but no `--exec` runs, the trees between changed); the patch that no longer applies
+    exactly on the lock's base; None without a lock."""
     repo, g = ctx.repo(), ctx.git()
     previous = repo.read_lock()
     if previous is None:
         return None
-    written = replace(repo, series=series, staged=staged)
-    entries: tuple[Entry, ...] = written.series.active(previous.guards)
-    again = apply_series(g, written, previous.base, entries, g.writer(dry_run=True), commits=False)
-    if again.failure is not None:
-        raise failure_error(again.failure)
-    datas = [(e.name or "", written.read_patch(e.name or "")) for e in entries]
-    lock = Lock(
-        previous.base,
-        again.tree,
-        again.files,
-        previous.guards,
-        records_for(datas, previous, [e.raw for e in series.entries]),
-        previous.last_rebase,
-    )
-    return without_exec(lock).to_json()
+    lock = reapplied(g, replace(repo, series=series, staged=staged), previous)
+    return lock if isinstance(lock, Failure) else without_exec(lock).to_json()
 
 
 def _write(

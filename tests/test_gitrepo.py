@@ -6,7 +6,8 @@ import pytest
 
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.git.memtree import MemTree
-from patchq.git.repo import GitRepo, Ident, object_id
+from patchq.git.objects import Ident, object_id
+from patchq.git.repo import GitRepo
 
 from .conftest import Queue, Upstream
 

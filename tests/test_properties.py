@@ -22,7 +22,8 @@ from patchq.core import hunks as engine
 from patchq.core.patch import FilePatch, Patch, parse
 from patchq.core.status import CONFLICT, MISSING
 from patchq.git.memtree import MemTree
-from patchq.git.repo import GitRepo, Ident, ObjectWriter, render_tree
+from patchq.git.objects import Ident, ObjectWriter, render_tree
+from patchq.git.repo import GitRepo
 from patchq.ops.apply import preimages
 from patchq.ops.replay import Replay
 from patchq.store.patchrepo import PatchRepo

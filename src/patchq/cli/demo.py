@@ -19,7 +19,8 @@ from pathlib import Path
 from patchq.cli import output
 from patchq.core.errors import BadInputError
 from patchq.core.hunks import diff
-from patchq.git.repo import Ident, commit_all, init_repository
+from patchq.git.objects import Ident
+from patchq.git.repo import commit_all, init_repository
 
 UPSTREAM_V1 = """\
 cmake_minimum_required(VERSION 3.26 FATAL_ERROR)

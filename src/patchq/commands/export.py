@@ -6,7 +6,7 @@ from pathlib import Path
 
 from patchq.core.errors import BadInputError
 from patchq.formats import exporters
-from patchq.git.repo import user_identity_at
+from patchq.git.environment import user_identity_at
 from patchq.ops.apply import ident_date, load_patch
 from patchq.ops.session import Context
 from patchq.ops.targets import active_entries, choose_base

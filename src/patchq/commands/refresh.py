@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from patchq.core.errors import BadInputError, ConflictError
 from patchq.core.patch import parse
-from patchq.git.repo import ObjectWriter
+from patchq.git.objects import ObjectWriter
 from patchq.ops import journal, relock
 from patchq.ops import stack as stack_ops
 from patchq.ops.apply import SectionState, apply_section, apply_series, load_patch

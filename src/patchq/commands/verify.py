@@ -17,7 +17,8 @@ from patchq.core.paths import check_path
 from patchq.core.series import Entry
 from patchq.core.status import GONE
 from patchq.git.memtree import MemTree
-from patchq.git.repo import GitRepo, Ident, ObjectWriter, object_id
+from patchq.git.objects import Ident, ObjectWriter, object_id
+from patchq.git.repo import GitRepo
 from patchq.ops.apply import apply_series
 from patchq.ops.session import Context
 

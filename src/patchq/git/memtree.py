@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from patchq.core.errors import UnsafePathError
 from patchq.core.paths import check_path
-from patchq.git.repo import TREE_MODE, ObjectWriter
+from patchq.git.objects import TREE_MODE, ObjectWriter
 
 Reader = Callable[[str], list[tuple[str, bytes, str]]]
 SYMLINK, GITLINK = "120000", "160000"

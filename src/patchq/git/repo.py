@@ -1,4 +1,7 @@
-"""The only module that runs git: reads, object writes, refs and the final checkout.
+"""The repository: the one object that runs git — reads, object writes, refs and the
+final checkout. Its neighbours hold what it is built from: `environment.py` (each git
+child's scrubbed environment and pinned config), `objects.py` (ids, identities, trees and
+the pending-object writer) and `pack.py` (the pack writer).
 
 Reads go through GitPython's one long-lived `git cat-file --batch` per repository, so a
 whole-series run reads every object it needs without starting a process per object.
@@ -14,14 +17,10 @@ import hashlib
 import os
 import re
 import shutil
-import signal
-import struct
 import subprocess
 import tempfile
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -32,162 +31,19 @@ from patchq.core.errors import BadInputError, GitError, UnsafeStateError
 from patchq.core.patch import LineCache, unquote
 from patchq.core.resolve import Region, Resolution
 from patchq.git.diffserver import DiffServer
-
-# Variables that make git look at another repository, index or object store than ours,
-# or that hand git a program to run. Each git child's environment is built without them.
-_SCRUB = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_COMMON_DIR",
-    "GIT_PREFIX",
-    "GIT_QUARANTINE_PATH",
-    "GIT_REPLACE_REF_BASE",
-    "GIT_NO_REPLACE_OBJECTS",
-    "GIT_GRAFT_FILE",
-    "GIT_SHALLOW_FILE",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_ASKPASS",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_PAGER",
-    "GIT_TEMPLATE_DIR",
-    "GIT_PROXY_COMMAND",
+from patchq.git.environment import (
+    DIFFING,
+    PINNED_CONFIG,
+    SCRUBBED,
+    alive,
+    check_interrupt,
+    child_environment,
+    dead_git_hook,
+    lock_holders,
+    neutralised,
+    user_identity,
 )
-
-# Configuration that runs a program or sends git elsewhere, pinned for every git process
-# patchq starts, whatever the target's config (or a tracked file it includes) says: a
-# patch must never run code through a hook (a husky `core.hooksPath` is a tracked folder),
-# an fsmonitor, a pager, an editor, a signing program or a credential helper (issue 15).
-# Command-scope config outranks every file, included ones too.
-PINNED_CONFIG: tuple[tuple[str, str], ...] = (
-    ("core.hooksPath", os.devnull),
-    ("core.fsmonitor", "false"),
-    ("core.sshCommand", "false"),
-    ("core.editor", "false"),
-    ("sequence.editor", "false"),
-    ("core.pager", "cat"),
-    ("core.askPass", ""),
-    ("core.alternateRefsCommand", ""),
-    ("credential.helper", ""),
-    ("diff.external", ""),
-    ("commit.gpgSign", "false"),
-    ("tag.gpgSign", "false"),
-    ("gpg.program", "false"),
-    ("gc.auto", "0"),
-    ("maintenance.auto", "false"),
-    ("submodule.recurse", "false"),
-    ("protocol.allow", "never"),
-)
-
-# Per-driver commands (named by attributes, which a patch can write): every filter, merge
-# driver and configured hook the configuration defines gets an empty command, and a
-# filter is no longer required. Diff drivers cannot be emptied (git runs an empty
-# textconv and fails): every command that makes a diff gets --no-textconv --no-ext-diff.
-_DRIVER = re.compile(
-    r"(filter)\.(.+)\.(?:clean|smudge|process|required)"
-    r"|(merge)\.(.+)\.driver"
-    r"|(hook)\.(.+)\.command",
-    re.S,
-)
-_DIFFING = frozenset(
-    {"log", "show", "diff", "diff-tree", "diff-index", "diff-files", "format-patch"}
-)
-
-
-def neutralised(keys: Iterable[str]) -> list[tuple[str, str]]:
-    """Config overrides that disarm every driver named among `keys` (lower-cased keys)."""
-    out: dict[str, str] = {}
-    for key in keys:
-        m = _DRIVER.fullmatch(key)
-        if m is None:
-            continue
-        kind = next(g for g in (m.group(1), m.group(3), m.group(5)) if g)
-        name = next(g for g in (m.group(2), m.group(4), m.group(6)) if g)
-        if kind == "filter":
-            for sub, value in (
-                ("clean", ""),
-                ("smudge", ""),
-                ("process", ""),
-                ("required", "false"),
-            ):
-                out[f"filter.{name}.{sub}"] = value
-        elif kind == "merge":
-            out[f"merge.{name}.driver"] = ""
-        else:
-            out[f"hook.{name}.command"] = ""
-    return sorted(out.items())
-
-
-def child_environment(
-    pins: Sequence[tuple[str, str]], base: dict[str, str] | None = None, **extra: str
-) -> dict[str, str]:
-    """The environment of one git child: the caller's, less what would redirect git or run
-    a program, plus `pins` as command-scope config (GIT_CONFIG_COUNT, git 2.31+)."""
-    env = {
-        k: v
-        for k, v in (os.environ if base is None else base).items()
-        if k not in _SCRUB and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
-    }
-    env.update(
-        GIT_TERMINAL_PROMPT="0",
-        GIT_PAGER="cat",
-        GIT_EDITOR="false",
-        GIT_NO_REPLACE_OBJECTS="1",
-        GIT_CONFIG_COUNT=str(len(pins)),
-    )
-    for i, (key, value) in enumerate(pins):
-        env[f"GIT_CONFIG_KEY_{i}"] = key
-        env[f"GIT_CONFIG_VALUE_{i}"] = value
-    env.update(extra)
-    return env
-
-
-def user_identity(
-    config: dict[str, str], environ: dict[str, str] | None = None
-) -> tuple[str, str] | None:
-    """The author name and email git would use, from `config` (lower-cased keys, the
-    effective values: the repository's over the global ones) and the environment, in
-    git's order: GIT_AUTHOR_NAME, author.name, user.name; GIT_AUTHOR_EMAIL, author.email,
-    user.email, EMAIL. None unless both are known: git's guess from the host name is
-    not an identity worth writing into a commit."""
-    env = os.environ if environ is None else environ
-
-    def first(*values: str | None) -> str:
-        return next((v.strip() for v in values if v and v.strip()), "")
-
-    name = first(env.get("GIT_AUTHOR_NAME"), config.get("author.name"), config.get("user.name"))
-    email = first(
-        env.get("GIT_AUTHOR_EMAIL"),
-        config.get("author.email"),
-        config.get("user.email"),
-        env.get("EMAIL"),
-    )
-    return (name, email) if name and email else None
-
-
-def user_identity_at(cwd: Path) -> tuple[str, str] | None:
-    """`user_identity` where there is no target: the config git reads in `cwd` (the
-    patch repo's own, if it is a checkout, then the global and system ones)."""
-    proc = subprocess.run(
-        ["git", "config", "-z", "--list"],
-        cwd=cwd,
-        capture_output=True,
-        env=child_environment(PINNED_CONFIG),
-    )
-    values: dict[str, str] = {}
-    if proc.returncode == 0:
-        for entry in proc.stdout.split(b"\0"):
-            key, _, value = entry.decode("utf-8", "surrogateescape").partition("\n")
-            values[key.lower()] = value
-    return user_identity(values)
+from patchq.git.objects import TREE_MODE, Ident, ObjectWriter, object_id, parse_tree, render_tree
 
 
 def _plain_file(root: Path, rel: str) -> bool:
@@ -219,379 +75,11 @@ def _patch_diff(context: int) -> tuple[str, ...]:
     )
 
 
-def _check_interrupt(proc: subprocess.CompletedProcess[bytes]) -> None:
-    """A git child that died of SIGINT was stopped by Ctrl-C (a terminal signals the whole
-    process group): that is the user's interrupt, not git failing, so it is raised as one
-    and the command rolls back and exits 130 rather than reporting a broken git."""
-    if proc.returncode == -signal.SIGINT:
-        raise KeyboardInterrupt
-
-
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-TREE_MODE = "40000"
-
-
-@dataclass(frozen=True, slots=True)
-class Ident:
-    """A commit identity with an explicit, fixed date (so commits are reproducible)."""
-
-    name: str
-    email: str
-    when: int
-    tz: str = "+0000"
-
-    def render(self) -> bytes:
-        name = re.sub(r"[<>\n]", "", self.name).strip() or "unknown"
-        email = re.sub(r"[<>\n]", "", self.email).strip()
-        return f"{name} <{email}> {self.when} {self.tz}".encode()
-
-
-def object_id(kind: str, data: bytes) -> str:
-    """git's SHA-1 object id of `data` as an object of `kind`."""
-    h = hashlib.sha1(b"%s %d\0" % (kind.encode(), len(data)))
-    h.update(data)
-    return h.hexdigest()
-
-
-class ObjectWriter:
-    """Collects new objects in memory and writes them in one batch (or never, in dry runs)."""
-
-    def __init__(
-        self, objects_dir: Path | None, store: Callable[[str], tuple[str, bytes]] | None = None
-    ) -> None:
-        self.objects_dir = objects_dir
-        self.store = store  # reads objects already in the repository (delta bases)
-        self.pending: dict[str, tuple[str, bytes]] = {}
-        self.bases: dict[str, str] = {}  # object → an earlier version to delta against
-        self.pending_bytes = 0
-        # Dry runs keep everything in memory: a big blob that differs little from its
-        # base is held as (kind, base, head length, middle, tail length) instead.
-        self.deltas: dict[str, tuple[str, str, int, bytes, int, int]] = {}
-
-    def add(self, kind: str, data: bytes, base: str | None = None) -> str:
-        """Queue an object; `base` names an earlier version (the same path's) as a hint."""
-        oid = object_id(kind, data)
-        if oid in self.pending or oid in self.deltas:
-            return oid
-        if self.objects_dir is None and base is not None and len(data) > 4096:
-            if self._add_delta(oid, kind, data, base):
-                return oid
-        self.pending[oid] = (kind, data)
-        self.pending_bytes += len(data)
-        if base is not None and base != oid:
-            self.bases[oid] = base
-        return oid
-
-    def _add_delta(self, oid: str, kind: str, data: bytes, base: str) -> bool:
-        cur: str | None = base
-        while cur is not None:  # never a cycle: a revert to an upstream blob is its base
-            if cur == oid:
-                return False
-            cur = self.deltas[cur][1] if cur in self.deltas else None
-        got = self.get(base)
-        if got is None and self.store is not None:
-            got = self.store(base)  # the first change to an upstream file
-        depth = self.deltas[base][5] + 1 if base in self.deltas else 0
-        if got is None or got[0] != kind or depth > 16:
-            return False
-        b = got[1]
-        p = _common_prefix(b, data)
-        s = _common_suffix(b, data, min(len(b), len(data)) - p)
-        if p + s < len(data) // 2:
-            return False
-        self.deltas[oid] = (kind, base, p, data[p : len(data) - s], s, depth)
-        return True
-
-    def maybe_flush(self, limit: int = 96 << 20) -> None:
-        """Bound memory on long series: write what is pending once it exceeds `limit`."""
-        if self.objects_dir is not None and self.pending_bytes > limit:
-            self.flush()
-
-    def get(self, oid: str) -> tuple[str, bytes] | None:
-        """A pending object, so work built in memory can be read before (or without) a flush."""
-        hit = self.pending.get(oid)
-        if hit is not None or oid not in self.deltas:
-            return hit
-        kind, base, p, middle, s, _ = self.deltas[oid]
-        got = self.get(base)
-        if got is None and self.store is not None:
-            got = self.store(base)
-        assert got is not None
-        b = got[1]
-        return kind, b[:p] + middle + (b[len(b) - s :] if s else b"")
-
-    def flush(self) -> int:
-        """Write every pending object; returns how many were written.
-
-        Few objects go in as loose objects; a batch goes in as one pack (and its index),
-        which costs two file creations instead of one per object — on a real disk the
-        difference between seconds and milliseconds for a thousand-patch series.
-        """
-        if self.objects_dir is None or not self.pending:
-            return 0  # a dry run keeps its objects: they are still read from here
-        items = list(self.pending.items())
-        bases = self.bases
-        self.pending.clear()
-        self.bases = {}
-        self.pending_bytes = 0
-        if len(items) >= PACK_THRESHOLD:
-            write_pack(self.objects_dir / "pack", items, bases)
-            return len(items)
-        written = 0
-        for oid, (kind, data) in items:
-            d = self.objects_dir / oid[:2]
-            path = d / oid[2:]
-            if path.exists():
-                continue
-            d.mkdir(exist_ok=True)
-            _atomic_bytes(
-                path, zlib.compress(b"%s %d\0" % (kind.encode(), len(data)) + data, 1), 0o444
-            )
-            written += 1
-        return written
-
-
-PACK_THRESHOLD = 64
 _READ_CACHE = 48 << 20  # bytes of recently read objects kept by GitRepo.read
-_PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
-
-
-def _atomic_bytes(path: Path, data: bytes, mode: int) -> None:
-    fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _common_prefix(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
-    while hi - lo > 32:
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    while a[lo] == b[lo]:
-        lo += 1
-    return lo
-
-
-def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
-    la, lb = len(a), len(b)
-    if limit == 0 or a[la - 1] != b[lb - 1]:
-        return 0
-    if a[la - limit :] == b[lb - limit :]:
-        return limit
-    lo, hi = 0, limit  # the last lo bytes agree, the last hi do not
-    while hi - lo > 32:
-        mid = (lo + hi) // 2
-        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
-            lo = mid
-        else:
-            hi = mid
-    while a[la - lo - 1] == b[lb - lo - 1]:
-        lo += 1
-    return lo
-
-
-def make_delta(base: bytes, target: bytes) -> bytes:
-    """A git delta turning `base` into `target`: copy the common head and tail, insert
-    the middle. Patches change little of a file, so this is small and costs ~memcmp."""
-    p = _common_prefix(base, target)
-    s = _common_suffix(base, target, min(len(base), len(target)) - p)
-    out = bytearray(_varint(len(base)) + _varint(len(target)))
-
-    def copy(off: int, size: int) -> None:
-        while size:
-            chunk = min(size, 0xFFFFFF)
-            op, args = 0x80, bytearray()
-            for i in range(4):
-                byte = (off >> (8 * i)) & 0xFF
-                if byte:
-                    op |= 1 << i
-                    args.append(byte)
-            for i in range(3):
-                byte = (chunk >> (8 * i)) & 0xFF
-                if byte:
-                    op |= 1 << (4 + i)
-                    args.append(byte)
-            out.append(op)
-            out.extend(args)
-            off += chunk
-            size -= chunk
-
-    copy(0, p)
-    middle = target[p : len(target) - s]
-    for i in range(0, len(middle), 127):
-        chunk = middle[i : i + 127]
-        out.append(len(chunk))
-        out.extend(chunk)
-    copy(len(base) - s, s)
-    return bytes(out)
-
-
-def _obj_header(kind: int, size: int) -> bytearray:
-    header = bytearray()
-    byte = (kind << 4) | (size & 0x0F)
-    size >>= 4
-    while size:
-        header.append(byte | 0x80)
-        byte = size & 0x7F
-        size >>= 7
-    header.append(byte)
-    return header
-
-
-def _ofs(distance: int) -> bytes:
-    """The negative offset of an OFS_DELTA's base, in git's big-endian 'minus one' form."""
-    out = [distance & 0x7F]
-    distance >>= 7
-    while distance:
-        distance -= 1
-        out.append(0x80 | (distance & 0x7F))
-        distance >>= 7
-    return bytes(reversed(out))
-
-
-_MAX_DEPTH = 50
-_OFS_DELTA = 6
-
-
-def _packed(job: tuple[str, bytes, bytes | None]) -> tuple[int, bytes, bytes | None]:
-    """(type, zlib data, delta-or-None) for one object, computed off the main thread."""
-    kind, data, base = job
-    if base is not None:
-        delta = make_delta(base, data)
-        if len(delta) < len(data) // 2:
-            return _OFS_DELTA, zlib.compress(delta, 1), delta
-    return _PACK_TYPES[kind], zlib.compress(data, 1), None
-
-
-def write_pack(
-    pack_dir: Path, items: list[tuple[str, tuple[str, bytes]]], bases: dict[str, str] | None = None
-) -> str:
-    """Write `items` as a version-2 pack with its index; returns the pack's name.
-
-    An object whose `bases` hint names an earlier object of the same pack is stored as
-    an OFS_DELTA against it (chains at most 50 deep). Deltas and zlib run on a small
-    thread pool (zlib releases the GIL). The index is written last — git only sees a
-    pack once its .idx exists — both through a rename.
-    """
-    from concurrent.futures import ThreadPoolExecutor
-
-    bases = bases or {}
-    pack_dir.mkdir(parents=True, exist_ok=True)
-    position = {oid: i for i, (oid, _) in enumerate(items)}
-    data_of = dict(items)
-    depth: dict[str, int] = {}  # planned chain depth (an upper bound of the real one)
-    jobs: list[tuple[str, bytes, bytes | None]] = []
-    base_of: list[str | None] = []
-    for i, (oid, (kind, data)) in enumerate(items):
-        b = bases.get(oid)
-        if (
-            b is not None
-            and position.get(b, i) < i
-            and depth.get(b, 0) < _MAX_DEPTH
-            and data_of[b][0] == kind
-        ):
-            jobs.append((kind, data, data_of[b][1]))
-            base_of.append(b)
-            depth[oid] = depth.get(b, 0) + 1
-        else:
-            jobs.append((kind, data, None))
-            base_of.append(None)
-    workers = min(4, os.cpu_count() or 1)
-    body = hashlib.sha1()
-    offsets: dict[str, tuple[int, int]] = {}
-    fd, tmp_pack = tempfile.mkstemp(prefix="tmp_pack_", dir=pack_dir)
-    try:
-        with os.fdopen(fd, "wb") as f, ThreadPoolExecutor(max_workers=workers) as pool:
-            head = b"PACK" + struct.pack(">II", 2, len(items))
-            f.write(head)
-            body.update(head)
-            pos = len(head)
-            for i, (kind_no, packed, delta) in enumerate(pool.map(_packed, jobs, chunksize=32)):
-                oid = items[i][0]
-                b = base_of[i]
-                if delta is not None and b is not None:
-                    head_bytes = bytes(_obj_header(_OFS_DELTA, len(delta))) + _ofs(
-                        pos - offsets[b][0]
-                    )
-                else:
-                    head_bytes = bytes(_obj_header(kind_no, len(items[i][1][1])))
-                record = head_bytes + packed
-                offsets[oid] = (pos, zlib.crc32(record))
-                f.write(record)
-                body.update(record)
-                pos += len(record)
-            checksum = body.digest()
-            f.write(checksum)
-        name = checksum.hex()
-        os.chmod(tmp_pack, 0o444)
-        idx = _pack_index(offsets, checksum)
-        os.replace(tmp_pack, pack_dir / f"pack-{name}.pack")
-    except BaseException:
-        if os.path.exists(tmp_pack):
-            os.unlink(tmp_pack)
-        raise
-    _atomic_bytes(pack_dir / f"pack-{name}.idx", idx, 0o444)
-    return name
-
-
-def _pack_index(offsets: dict[str, tuple[int, int]], pack_checksum: bytes) -> bytes:
-    """A version-2 .idx for a pack: fan-out, sorted ids, CRCs, offsets, checksums."""
-    oids = sorted(offsets)
-    raw = [bytes.fromhex(o) for o in oids]
-    fanout = [0] * 256
-    for r in raw:
-        fanout[r[0]] += 1
-    total = 0
-    for i in range(256):
-        total += fanout[i]
-        fanout[i] = total
-    small: list[int] = []
-    large: list[int] = []
-    for o in oids:
-        off = offsets[o][0]
-        if off < 0x80000000:
-            small.append(off)
-        else:
-            small.append(0x80000000 | len(large))
-            large.append(off)
-    out = bytearray(b"\xfftOc" + struct.pack(">I", 2))
-    out += struct.pack(">256I", *fanout)
-    out += b"".join(raw)
-    out += struct.pack(f">{len(oids)}I", *(offsets[o][1] for o in oids))
-    out += struct.pack(f">{len(small)}I", *small)
-    if large:
-        out += struct.pack(f">{len(large)}Q", *large)
-    out += pack_checksum
-    out += hashlib.sha1(out).digest()
-    return bytes(out)
 
 
 def _discover(root: Path) -> tuple[Path, Path]:
@@ -672,7 +160,7 @@ class GitRepo:
         return child_environment(self._pins, None, **self._place, **extra)
 
     def _gitpython_env(self) -> dict[str, str]:
-        env = {k: "" for k in _SCRUB if k.startswith("GIT_")}
+        env = {k: "" for k in SCRUBBED if k.startswith("GIT_")}
         env.update(
             GIT_OBJECT_DIRECTORY=str(self.common_dir / "objects"),
             GIT_COMMON_DIR=str(self.common_dir),
@@ -698,7 +186,7 @@ class GitRepo:
             env=self.env(),
         )
         self.processes += 1
-        _check_interrupt(proc)
+        check_interrupt(proc)
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise BadInputError(
@@ -868,7 +356,7 @@ class GitRepo:
         """Run one git command in the target; failures become GitError with its stderr."""
         if self._config_stale:
             self._read_config()
-        if args and args[0] in _DIFFING:  # no textconv or external diff from attributes
+        if args and args[0] in DIFFING:  # no textconv or external diff from attributes
             args = (args[0], "--no-ext-diff", "--no-textconv", *args[1:])
         self.processes += 1
         step = None
@@ -886,7 +374,7 @@ class GitRepo:
             if step is not None:
                 step.unlink(missing_ok=True)
         self._config_stale = self._config_in_tree
-        _check_interrupt(proc)
+        check_interrupt(proc)
         if check and proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise GitError(
@@ -1288,7 +776,7 @@ class GitRepo:
                 capture_output=True,
                 env=self.env(),
             )
-        _check_interrupt(proc)
+        check_interrupt(proc)
         if proc.returncode < 0 or proc.returncode > 127:
             raise GitError(
                 f"git merge-file failed: {proc.stderr.decode(errors='replace')}", str(self.root)
@@ -1550,7 +1038,7 @@ class GitRepo:
         mark.parent.mkdir(parents=True, exist_ok=True)
         mark.write_bytes(b"")
         if clear:
-            _dead_git_hook(self.index_lock())
+            dead_git_hook(self.index_lock())
         return mark
 
     def clear_stale_index_lock(self) -> None:
@@ -1560,7 +1048,7 @@ class GitRepo:
         holds is never removed (exit 5 naming the process), nor one no patchq git took
         (git then refuses it: exit 6). Callers hold the run lock."""
         lock = self.index_lock()
-        dead = [m for m in self.state_dir().glob(f"{GIT_STEP}.*") if not _alive(m.suffix[1:])]
+        dead = [m for m in self.state_dir().glob(f"{GIT_STEP}.*") if not alive(m.suffix[1:])]
         if not lock.exists():
             for m in dead:
                 m.unlink(missing_ok=True)
@@ -1580,28 +1068,8 @@ class GitRepo:
         self.removed_lock = str(lock)
 
     def lock_holders(self, path: Path) -> list[int] | None:
-        """The processes that have `path` open now (a live git holds its lock file open
-        until it is done); None where that cannot be seen (no /proc)."""
-        proc = Path("/proc")
-        if not (proc / "self" / "fd").is_dir():
-            return None
-        want = os.path.realpath(path)
-        pids = []
-        for d in proc.iterdir():
-            if not d.name.isdigit():
-                continue
-            try:
-                fds = list((d / "fd").iterdir())
-            except OSError:
-                continue
-            for fd in fds:
-                try:
-                    if os.readlink(fd) == want:
-                        pids.append(int(d.name))
-                        break
-                except OSError:
-                    continue
-        return pids
+        """The processes that have `path` open now (see `environment.lock_holders`)."""
+        return lock_holders(path)
 
     def state_dir(self) -> Path:
         """`.git/patchq/`: state that is not in commits (queue name, an operation in progress)."""
@@ -1675,57 +1143,6 @@ GIT_STEP = "git-step"
 # The git commands patchq runs that take the index's lock (on the real index).
 # (`status` writes the index when it can, and takes the lock to: marked, never waited for.)
 _INDEX_WRITERS = frozenset({"checkout", "read-tree", "reset", "stash", "add", "status"})
-
-
-def _alive(pid: str) -> bool:
-    """Whether process `pid` runs (a name that is no pid is no process)."""
-    if not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _dead_git_hook(lock: Path) -> None:
-    """Fault injection for the interruption tests (PATCHQ_CRASH_AT=git:index-locked): a
-    git that took the index's lock and died with patchq, leaving `index.lock` behind, as
-    a SIGKILL of the process group during patchq's checkout does. Never set outside tests."""
-    if os.environ.get("PATCHQ_CRASH_AT") != "git:index-locked":
-        return
-    os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
-def parse_tree(data: bytes) -> list[tuple[str, bytes, str]]:
-    """Decode a tree object's entries: `<mode> <name>\\0<20-byte id>` repeated."""
-    out = []
-    i = 0
-    n = len(data)
-    while i < n:
-        sp = data.index(b" ", i)
-        nul = data.index(b"\0", sp)
-        mode = data[i:sp].decode()
-        name = data[sp + 1 : nul]
-        oid = data[nul + 1 : nul + 21].hex()
-        out.append((mode, name, oid))
-        i = nul + 21
-    return out
-
-
-def render_tree(entries: Iterable[tuple[str, bytes, str]]) -> bytes:
-    """Encode tree entries in git's order (a directory sorts as if its name ended in '/')."""
-
-    def key(e: tuple[str, bytes, str]) -> bytes:
-        return e[1] + b"/" if e[0] == TREE_MODE else e[1]
-
-    return b"".join(
-        b"%s %s\0%s" % (m.encode(), name, bytes.fromhex(oid))
-        for m, name, oid in sorted(entries, key=key)
-    )
 
 
 def _text(value: str | bytes) -> str:

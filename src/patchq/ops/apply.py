@@ -26,7 +26,8 @@ from patchq.core.progress import Progress
 from patchq.core.series import Entry
 from patchq.core.status import CONFLICT, FAILED, MERGE
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
-from patchq.git.repo import TREE_MODE, GitRepo, Ident, ObjectWriter
+from patchq.git.objects import TREE_MODE, Ident, ObjectWriter
+from patchq.git.repo import GitRepo
 from patchq.store.patchrepo import PatchRepo
 from patchq.store.statedir import crashpoint
 

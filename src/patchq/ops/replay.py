@@ -47,7 +47,8 @@ from patchq.core.status import (
     outcome,
 )
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
-from patchq.git.repo import GitRepo, ObjectWriter
+from patchq.git.objects import ObjectWriter
+from patchq.git.repo import GitRepo
 from patchq.ops.apply import (
     PINNED_FUZZ,
     OldStack,

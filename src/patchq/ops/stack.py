@@ -18,7 +18,8 @@ from patchq.core.progress import Progress
 from patchq.core.series import Entry, Series
 from patchq.core.words import plural
 from patchq.git.memtree import MemTree
-from patchq.git.repo import GitRepo, ObjectWriter
+from patchq.git.objects import ObjectWriter
+from patchq.git.repo import GitRepo
 from patchq.ops import journal
 from patchq.ops.apply import (
     Failure,

@@ -27,7 +27,7 @@ def test_objects_written_in_a_batch_are_what_git_would_write(upstream: Upstream)
     tree.remove("b/c/d")
     new_tree = tree.write(w)
     when = Ident("Pat Q", "pq@example.org", 1700000000, "+0100")
-    commit = GitRepo.commit_object(w, new_tree, [head], "msg\n\nbody\n", when, when)
+    commit = g.commit_object(new_tree, [head], "msg\n\nbody\n", when, when)
     assert w.flush() == 4  # blob, a/, root, commit (b/ vanished)
     listing = upstream.git("ls-tree", "-r", "--name-only", commit).split()
     assert listing == ["a-c", "a.b", "a/new.txt", "a/z"]
@@ -92,7 +92,7 @@ def test_section_state_undo_gives_back_the_tree(upstream: Upstream) -> None:
     upstream.commit("base")
     g = GitRepo(upstream.path)
     w = g.writer(dry_run=True)
-    st = SectionState(g, w, g.resolve("HEAD", "tree"))
+    st = SectionState(g, g.resolve("HEAD", "tree"))
     rng = random.Random(4)
     names = ["a/x", "a/y", "a", "b", "b/n", "c/d/e", "c/d", "c", "n/m/o", "n"]
     for round_ in range(300):
@@ -104,14 +104,14 @@ def test_section_state_undo_gives_back_the_tree(upstream: Upstream) -> None:
                 if rng.random() < 0.4:
                     st.remove(path, "test")
                 else:
-                    st.put(path, "100644", b"%d\n" % rng.randint(0, 3), w, "test")
+                    st.put(path, "100644", b"%d\n" % rng.randint(0, 3), "test")
             except UnsafePathError:
                 pass  # through a file, or onto a folder: the patch would stop here
         if rng.random() < 0.5:
             st.undo(before)
             assert st.tree.write(w) == before, round_
             # The undone tree is fully usable: a fresh read agrees on every path.
-            fresh = MemTree(lambda oid: g.read_tree(oid, w), before)
+            fresh = MemTree(g.read_tree, before)
             for path in names:
                 try:
                     want = fresh.get(path)
@@ -135,21 +135,21 @@ def test_section_state_undo_falls_back_to_reading_the_tree(
     upstream.write("a/x", "1\n").write("a/y", "2\n").write("b", "3\n").commit("base")
     g = GitRepo(upstream.path)
     w = g.writer(dry_run=True)
-    st = SectionState(g, w, g.resolve("HEAD", "tree"))
+    st = SectionState(g, g.resolve("HEAD", "tree"))
     before = st.tree.write(w)
     st.changed = {}
     st.remove("a/x", "t")
     st.remove("a/y", "t")
-    st.put("a", "100644", b"now a file\n", w, "t")
+    st.put("a", "100644", b"now a file\n", "t")
     st.remove("b", "t")
-    st.put("b/inside", "100644", b"now a folder\n", w, "t")
+    st.put("b/inside", "100644", b"now a folder\n", "t")
     assert st.tree.write(w) != before
     st.undo(before)
     assert st.tree.write(w) == before and st.changed is None
     assert st.tree.get("a/x") is not None and st.tree.get("b") is not None
 
     st.changed = {}
-    st.put("b", "100644", b"changed\n", w, "t")
+    st.put("b", "100644", b"changed\n", "t")
     real_set = MemTree.set
 
     def refuse(self: MemTree, path: str, mode: str, oid: str, where: str = "") -> None:

@@ -153,7 +153,7 @@ class Lab:
     def commit(self, w: ObjectWriter, data: bytes, parent: str | None) -> str:
         blob = w.add("blob", data)
         tree = w.add("tree", render_tree([("100644", b"f.txt", blob)]))
-        return GitRepo.commit_object(w, tree, [parent] if parent else [], "m\n", self.WHO, self.WHO)
+        return self.g.commit_object(tree, [parent] if parent else [], "m\n", self.WHO, self.WHO)
 
     def replay(self, case: Case, fuzz: int) -> tuple[str, bytes | None]:
         status, data, _ = self.replay_noting(case, fuzz)
@@ -171,18 +171,16 @@ class Lab:
         (self.queue / "patches" / "p.patch").write_bytes(patch.render())
         repo = PatchRepo.open(self.queue)
         entries = repo.series.patches
-        mem = self.g.writer(dry_run=True)
-        rp = Replay.start(
-            self.g, repo, old, onto, mem, fuzz, preimages(self.g, repo, old, entries, mem)
-        )
+        self.g.writer(dry_run=True)
+        rp = Replay.start(self.g, repo, old, onto, fuzz, preimages(self.g, repo, old, entries))
         check = rp.step(entries[0])
         if check.status in (CONFLICT, MISSING):
             return check.status, None, ""
-        tree = MemTree(lambda oid: self.g.read_tree(oid, mem), rp.tree())
+        tree = MemTree(self.g.read_tree, rp.tree())
         got = tree.get("f.txt")
         assert got is not None
         note = " ".join(h.reason for h in check.hunks if h.method == "delete-wins")
-        return check.status, self.g.read_blob(got[1], mem), note
+        return check.status, self.g.read_blob(got[1]), note
 
 
 def test_rebase_changes_only_the_patch_lines(tmp_path: Path) -> None:

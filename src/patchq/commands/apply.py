@@ -54,7 +54,7 @@ def apply(
         active, entries = active_entries(ctx, guards)
         w = g.writer()
         fz = repo.config.fuzz if fuzz is None else fuzz
-        result = apply_series(g, repo, base, entries, w, fuzz=fz, progress=progress)
+        result = apply_series(g, repo, base, entries, fuzz=fz, progress=progress)
         if result.failure is not None:
             raise_failure(result.failure)
         datas = [(e.name or "", repo.read_patch(e.name or "")) for e in entries]

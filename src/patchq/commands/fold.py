@@ -39,7 +39,7 @@ def fold(ctx: Context, name: str) -> FoldOutcome:
         top = stack.applied[-1]
         k = len(stack.applied) - 1
         w = g.writer()
-        res = apply_series(g, repo, stack.head, [entry], w, commits=False)
+        res = apply_series(g, repo, stack.head, [entry], commits=False)
         if res.failure is not None:
             raise_failure(res.failure)
         parent_tree = g.commit_info(stack.commit_below(k))["tree"].decode()
@@ -55,7 +55,7 @@ def fold(ctx: Context, name: str) -> FoldOutcome:
             style=repo.config.style,
             old_file=files_of(g, parent_tree),
         )
-        commit = stack_ops.recommit(w, g.commit_info(stack.head), res.tree, stack.commit_below(k))
+        commit = stack_ops.recommit(g, g.commit_info(stack.head), res.tree, stack.commit_below(k))
         new = replace(stack, commits=stack.commits[:-1] + (commit,))
         w.flush()
         remaining = Series(tuple(e for e in repo.series.entries if e.name != name))

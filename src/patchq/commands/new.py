@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from patchq.core.errors import BadInputError
 from patchq.core.patch import Patch
 from patchq.core.series import Entry, Series, make_entry
-from patchq.git.repo import GitRepo
 from patchq.ops import journal
 from patchq.ops import stack as stack_ops
 from patchq.ops.apply import ident_date, identity
@@ -55,7 +54,7 @@ def new(ctx: Context, name: str, message: str | None) -> NewOutcome:
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
         # The same identity and message `push` gives the patch, so both make one commit.
         ident, text = identity(name, Patch(header, ()), when, tz, g.user_identity())
-        commit = GitRepo.commit_object(w, info_tree, [stack.head], text, ident, ident)
+        commit = g.commit_object(info_tree, [stack.head], text, ident, ident)
         w.flush()
         new_stack = stack.extended((name,), (commit,))
         journal.run(

@@ -174,7 +174,7 @@ def diff(ctx: Context, name: str | None) -> bytes:
             raise BadInputError("no patch is applied", "series", "name a patch")
         parent = g.commit_info(stack.commit_below(len(stack.applied) - 1))["tree"].decode()
         w = g.writer()
-        wt = stack_ops.worktree(ctx, w, g.commit_info(stack.head)["tree"].decode())
+        wt = stack_ops.worktree(ctx, g.commit_info(stack.head)["tree"].decode())
         w.flush()
         entry = stack_ops.entry(repo, stack.applied[-1])
         _, old = load_patch(repo, entry)

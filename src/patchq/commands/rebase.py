@@ -23,7 +23,6 @@ from patchq.core.series import Entry, Series
 from patchq.core.status import CONFLICT, GONE, MISSING, UPSTREAMED
 from patchq.core.words import plural
 from patchq.git.memtree import MemTree
-from patchq.git.repo import GitRepo
 from patchq.ops import execute, journal
 from patchq.ops.apply import Failure, apply_series, ident_date, identity, load_patch, preimages
 from patchq.ops.check import CheckOutcome, check
@@ -249,16 +248,15 @@ def _run(
     # A stopped reorder replays in the new order, each patch pinned to its pre-image in
     # the order it was written in.
     order = all_entries if st.reorder is None else _entries(ctx, st.reorder.order)
-    pre = preimages(g, repo, st.old_base, order, w)
+    pre = preimages(g, repo, st.old_base, order)
     rp = Replay.start(
         g,
         repo,
         st.old_base,
         st.onto,
-        w,
         st.fuzz,
         pre,
-        tree=g.commit_info(st.head, w)["tree"].decode(),
+        tree=g.commit_info(st.head)["tree"].decode(),
         resolutions=repo.resolutions(),
     )
     when, tz = ident_date(g.commit_info(st.onto)["committer"])
@@ -280,7 +278,7 @@ def _run(
             progress(i, entry.name, len(todo))
         res = rp.step(entry)
         (res,), subjects = attribute_drift(
-            g, st.old_base, st.onto, w, [res], repo, [entry], histories, rp.renames, rp.sections
+            g, st.old_base, st.onto, [res], repo, [entry], histories, rp.renames, rp.sections
         )
         st = st.with_subjects(subjects)
         hunks = tuple(hunk_record(h) for h in res.hunks)
@@ -309,7 +307,7 @@ def _run(
         if outcome != "upstreamed":
             _, patch = load_patch(repo, entry)
             author, message = identity(entry.name, patch, when, tz, g.user_identity())
-            commit = GitRepo.commit_object(w, res.tree, [st.head], message, author, author)
+            commit = g.commit_object(res.tree, [st.head], message, author, author)
         st = st.with_done(
             DonePatch(
                 PatchOutcome(
@@ -490,7 +488,7 @@ def continue_(
         when, tz = ident_date(g.commit_info(st.onto)["committer"])
         author, message = identity(cur.name, patch, when, tz, g.user_identity())
         w = g.writer()
-        commit = GitRepo.commit_object(w, wt, [st.head], message, author, author)
+        commit = g.commit_object(wt, [st.head], message, author, author)
         w.flush()
         st = st.with_done(cur.resolved(commit, wt), head=commit)
         # The resolution becomes the branch's commit: the ref and the index move, the
@@ -521,15 +519,14 @@ def _remembered(ctx: Context, cur: StoppedPatch, wt: str) -> dict[str, bytes | N
     repo, g = ctx.repo(), ctx.git()
     if not cur.regions or cur.conflict_tree is None:
         return {}
-    w = g.writer(dry_run=True)
-    shown, left = (MemTree(lambda oid: g.read_tree(oid, w), t) for t in (cur.conflict_tree, wt))
+    shown, left = (MemTree(g.read_tree, t) for t in (cur.conflict_tree, wt))
     out: dict[str, bytes | None] = {}
     for path in dict.fromkeys(f for f, _ in cur.regions):
         was, now = shown.get(path), left.get(path)
         if was is None or now is None:
             continue  # the person deleted the file: no region-sized answer
         regions = [r for f, r in cur.regions if f == path]
-        marked, resolved = g.read_blob(was[1], w), g.read_blob(now[1], w)
+        marked, resolved = g.read_blob(was[1]), g.read_blob(now[1])
         for region, lines in resolved_regions(marked, resolved, regions):
             r = Remembered(
                 region.base, region.ours, region.theirs, lines, f"{repo.display(cur.name)}, {path}"
@@ -634,9 +631,8 @@ def _finish(
     # `files` must list what `verify` will see the series touch: re-apply the series about
     # to be written onto the new base, in memory, exactly as `apply` and `verify` do.
     written = replace(repo, series=series, staged=new_bytes)
-    again = apply_series(
-        g, written, st.onto, written.series.active(st.guards), g.writer(dry_run=True), commits=False
-    )
+    with g.dry_run():
+        again = apply_series(g, written, st.onto, written.series.active(st.guards), commits=False)
     files = dict(again.files)
     if again.failure is not None:
         onto_tree = g.commit_info(st.onto)["tree"].decode()

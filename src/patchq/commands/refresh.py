@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 
 from patchq.core.errors import BadInputError, ConflictError
 from patchq.core.patch import parse
-from patchq.git.objects import ObjectWriter
 from patchq.ops import journal, relock
 from patchq.ops import stack as stack_ops
 from patchq.ops.apply import SectionState, apply_section, apply_series, load_patch
@@ -49,11 +48,11 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
         parent = stack.commit_below(k)
         parent_tree = g.commit_info(parent)["tree"].decode()
         w = g.writer()
-        wt = stack_ops.worktree(ctx, w, head_tree)
+        wt = stack_ops.worktree(ctx, head_tree)
         if k == len(stack.applied) - 1:
             new_tree = wt
         else:
-            new_tree = _carry_edits_down(ctx, stack, k, head_tree, wt, w)
+            new_tree = _carry_edits_down(ctx, stack, k, head_tree, wt)
         entry = stack_ops.entry(repo, name)
         old_data, old_patch = load_patch(repo, entry)
         w.flush()  # git diff-tree below reads the carried-down tree from the object store
@@ -68,11 +67,11 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
             old_file=files_of(g, parent_tree),
         )
         info = g.commit_info(stack.commits[k])
-        commit = stack_ops.recommit(w, info, new_tree, parent)
+        commit = stack_ops.recommit(g, info, new_tree, parent)
         commits = list(stack.commits[:k]) + [commit]
         if k < len(stack.applied) - 1:
             above = [repo.series.find(n) for n in stack.applied[k + 1 :]]
-            res = apply_series(g, repo, commit, [e for e in above if e], w, stamp=stack.base)
+            res = apply_series(g, repo, commit, [e for e in above if e], stamp=stack.base)
             if res.failure is not None:
                 raise ConflictError(
                     f"after refreshing {name}, {res.failure.display} no longer "
@@ -136,20 +135,18 @@ def _refuse_conflict_markers(diff: bytes, label: str, name: str, where: str) -> 
                 )
 
 
-def _carry_edits_down(
-    ctx: Context, stack: Stack, k: int, head_tree: str, wt: str, w: ObjectWriter
-) -> str:
+def _carry_edits_down(ctx: Context, stack: Stack, k: int, head_tree: str, wt: str) -> str:
     """The tree of patch k with the working tree's edits (relative to the top) applied."""
     g = ctx.git()
     edits = parse(g.diff_trees(head_tree, wt, 3), "working tree", 1)
     tree_k = g.commit_info(stack.commits[k])["tree"].decode()
-    state = SectionState(g, w, tree_k)
+    state = SectionState(g, tree_k)
     for s in edits.sections:
-        res = apply_section(state, s, w, 0, "working tree")
+        res = apply_section(state, s, 0, "working tree")
         if not all(h.applied for h in res.hunks):
             raise ConflictError(
                 f"your edit to {s.path} does not apply to {stack.applied[k]}",
                 str(g.root),
                 "nothing was changed; pop to it and refresh",
             )
-    return state.tree.write(w)
+    return state.tree.write(state.w)

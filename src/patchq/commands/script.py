@@ -28,8 +28,8 @@ def export_script(ctx: Context, out: Path) -> int:
             f"the lock's base {lock.base[:12]} is not in the target", str(g.root), "fetch it first"
         )
     entries = repo.series.active(lock.guards)
-    w = g.writer(dry_run=True)
-    res = apply_series(g, repo, lock.base, entries, w, commits=False)
+    g.writer(dry_run=True)  # the re-application stays in memory
+    res = apply_series(g, repo, lock.base, entries, commits=False)
     if res.failure is not None:
         raise_failure(res.failure)
     if lock.result_tree is not None and res.tree != lock.result_tree:
@@ -38,8 +38,8 @@ def export_script(ctx: Context, out: Path) -> int:
             str(repo.lock_path),
             "run `patchq verify`, then `patchq apply` to re-lock",
         )
-    final = MemTree(lambda oid: g.read_tree(oid, w), res.tree)
-    base_tree = MemTree(lambda oid: g.read_tree(oid, w), res.base_tree)
+    final = MemTree(g.read_tree, res.tree)
+    base_tree = MemTree(g.read_tree, res.base_tree)
     contents: dict[str, tuple[bytes | None, bytes | None]] = {}
     modes: dict[str, str | None] = {}
     for path, (before, after) in res.files.items():
@@ -48,8 +48,8 @@ def export_script(ctx: Context, out: Path) -> int:
         if before == after and (entry is None or was is None or entry[0] == was[0]):
             continue  # neither content nor mode changed
         contents[path] = (
-            g.read_blob(before, w) if before else None,
-            g.read_blob(after, w) if after else None,
+            g.read_blob(before) if before else None,
+            g.read_blob(after) if after else None,
         )
         modes[path] = entry[0] if entry else None
         if modes[path] == SYMLINK or (was is not None and was[0] == SYMLINK):

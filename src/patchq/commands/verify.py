@@ -17,7 +17,7 @@ from patchq.core.paths import check_path
 from patchq.core.series import Entry
 from patchq.core.status import GONE
 from patchq.git.memtree import MemTree
-from patchq.git.objects import Ident, ObjectWriter, object_id
+from patchq.git.objects import Ident, object_id
 from patchq.git.repo import GitRepo
 from patchq.ops.apply import apply_series
 from patchq.ops.session import Context
@@ -63,18 +63,18 @@ def verify(ctx: Context, files_only: bool = False) -> VerifyOutcome:
         if problems
         else None
     )
-    w = g.writer(dry_run=True)
+    g.writer(dry_run=True)  # verify writes no object
     mode = "tree"
     base = lock.base
     if files_only or not g.has_object(lock.base):
         mode = "files"
-        base_or_problems = _sparse_base(g, lock, w)
+        base_or_problems = _sparse_base(g, lock)
         if isinstance(base_or_problems, list):
             return VerifyOutcome(
                 False, lock.result_tree, None, tuple(problems + base_or_problems), mode, hint
             )
         base = base_or_problems
-    result = apply_series(g, repo, base, entries, w, fuzz=0, commits=False)
+    result = apply_series(g, repo, base, entries, fuzz=0, commits=False)
     if result.failure is not None:
         problems.append(
             f"{result.failure.display}: does not apply exactly on the base: "
@@ -122,10 +122,10 @@ def _hash_problems(ctx: Context, lock: Lock, entries: Sequence[Entry]) -> list[s
     return problems
 
 
-def _sparse_base(g: GitRepo, lock: Lock, w: ObjectWriter) -> str | list[str]:
+def _sparse_base(g: GitRepo, lock: Lock) -> str | list[str]:
     """An in-memory commit holding just the locked files as the target has them, if they
     are exactly as at the lock's base; else the list of files that are not."""
-    tree = MemTree(lambda oid: g.read_tree(oid, w), None)
+    tree = MemTree(g.read_tree, None)
     bad = []
     for path, (before, _) in sorted(lock.files.items()):
         parts = check_path(path, "series.lock")
@@ -142,12 +142,12 @@ def _sparse_base(g: GitRepo, lock: Lock, w: ObjectWriter) -> str | list[str]:
             )
         elif data is not None:
             mode = "100755" if os.access(full, os.X_OK) else "100644"
-            tree.set(path, mode, w.add("blob", data))
+            tree.set(path, mode, g.objects.add("blob", data))
     if bad:
         return bad
     ident = Ident("patchq", "patchq@invalid", 0)
-    return GitRepo.commit_object(
-        w, tree.write(w), [], "the locked files at the base\n", ident, ident
+    return g.commit_object(
+        tree.write(g.objects), [], "the locked files at the base\n", ident, ident
     )
 
 

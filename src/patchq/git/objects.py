@@ -43,10 +43,15 @@ class ObjectWriter:
     """Collects new objects in memory and writes them in one batch (or never, in dry runs)."""
 
     def __init__(
-        self, objects_dir: Path | None, store: Callable[[str], tuple[str, bytes]] | None = None
+        self,
+        objects_dir: Path | None,
+        store: Callable[[str], tuple[str, bytes]] | None = None,
+        below: ObjectWriter | None = None,
     ) -> None:
         self.objects_dir = objects_dir
         self.store = store  # reads objects already in the repository (delta bases)
+        # The overlay this one was started over (still unflushed objects): read through.
+        self.below = below
         self.pending: dict[str, tuple[str, bytes]] = {}
         self.bases: dict[str, str] = {}  # object → an earlier version to delta against
         self.pending_bytes = 0
@@ -92,6 +97,20 @@ class ObjectWriter:
         """Bound memory on long series: write what is pending once it exceeds `limit`."""
         if self.objects_dir is not None and self.pending_bytes > limit:
             self.flush()
+
+    def empty(self) -> bool:
+        """Whether nothing is pending here or below (a flushed writer is only a sink)."""
+        return not self.pending and not self.deltas and (self.below is None or self.below.empty())
+
+    def find(self, oid: str) -> tuple[str, bytes] | None:
+        """A pending object of this overlay or of those below it."""
+        w: ObjectWriter | None = self
+        while w is not None:
+            hit = w.get(oid)
+            if hit is not None:
+                return hit
+            w = w.below
+        return None
 
     def get(self, oid: str) -> tuple[str, bytes] | None:
         """A pending object, so work built in memory can be read before (or without) a flush."""

@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
@@ -146,6 +147,7 @@ class GitRepo:
         self.cmd = git.Git(str(self.root))
         self.cmd.update_environment(**self._gitpython_env())
         self._merges: dict[tuple[bytes, bytes, bytes, tuple[str, str, str]], tuple[bytes, int]] = {}
+        self._overlay: ObjectWriter | None = None  # see `objects`
         self._read_cache: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
         self._read_cache_bytes = 0
         self.lines = LineCache()  # the run's split texts: the replay splits files often
@@ -259,13 +261,17 @@ class GitRepo:
         except BadInputError:
             return None
 
-    def read(self, oid: str, pending: ObjectWriter | None = None) -> tuple[str, bytes]:
-        """(type, data) of an object: from `pending` if it is there, else through the
-        persistent cat-file reader."""
-        if pending is not None:
-            hit = pending.get(oid)
+    def read(self, oid: str) -> tuple[str, bytes]:
+        """(type, data) of an object: from the pending-object overlay if it is there,
+        else through the persistent cat-file reader."""
+        if self._overlay is not None:
+            hit = self._overlay.find(oid)
             if hit is not None:
                 return hit
+        return self._stored(oid)
+
+    def _stored(self, oid: str) -> tuple[str, bytes]:
+        """(type, data) of an object in the repository's store (not the overlay)."""
         hit = self._read_cache.get(oid)
         if hit is not None:
             self._read_cache.move_to_end(oid)
@@ -286,24 +292,22 @@ class GitRepo:
                 self._read_cache_bytes -= len(old[1])
         return got
 
-    def read_blob(self, oid: str, pending: ObjectWriter | None = None) -> bytes:
-        kind, data = self.read(oid, pending)
+    def read_blob(self, oid: str) -> bytes:
+        kind, data = self.read(oid)
         if kind != "blob":
             raise GitError(f"object {oid} is a {kind}, not a blob", str(self.root))
         return data
 
-    def read_tree(
-        self, oid: str, pending: ObjectWriter | None = None
-    ) -> list[tuple[str, bytes, str]]:
+    def read_tree(self, oid: str) -> list[tuple[str, bytes, str]]:
         """Entries (mode, name, id) of a tree object."""
-        kind, data = self.read(oid, pending)
+        kind, data = self.read(oid)
         if kind != "tree":
             raise GitError(f"object {oid} is a {kind}, not a tree", str(self.root))
         return parse_tree(data)
 
-    def commit_info(self, oid: str, pending: ObjectWriter | None = None) -> dict[str, bytes]:
+    def commit_info(self, oid: str) -> dict[str, bytes]:
         """Headers of a commit object (tree, first parent, author, committer) and its message."""
-        kind, data = self.read(oid, pending)
+        kind, data = self.read(oid)
         if kind != "commit":
             raise GitError(f"object {oid} is a {kind}, not a commit", str(self.root))
         head, _, msg = data.partition(b"\n\n")
@@ -322,14 +326,38 @@ class GitRepo:
 
     # --- writes -----------------------------------------------------------------------
 
-    def writer(self, dry_run: bool = False) -> ObjectWriter:
-        if dry_run:
-            return ObjectWriter(None, self.read)
-        return ObjectWriter(self.common_dir / "objects")
+    @property
+    def objects(self) -> ObjectWriter:
+        """The pending-object overlay: the objects this run made and has not flushed,
+        which every read sees first. Work that makes objects adds them here; the command
+        that started the overlay (`writer`) flushes it, or never does in a dry run."""
+        if self._overlay is None:
+            self._overlay = ObjectWriter(self.common_dir / "objects")
+        return self._overlay
 
-    @staticmethod
+    def writer(self, dry_run: bool = False) -> ObjectWriter:
+        """Start a new overlay over the current one (reads see both): written to the
+        object store by its `flush`, or, in a dry run, kept in memory only."""
+        below = self._overlay if self._overlay is not None and not self._overlay.empty() else None
+        if dry_run:
+            w = ObjectWriter(None, self._stored, below)
+        else:
+            w = ObjectWriter(self.common_dir / "objects", None, below)
+        self._overlay = w
+        return w
+
+    @contextmanager
+    def dry_run(self) -> Iterator[ObjectWriter]:
+        """An in-memory overlay for the block (a re-application whose objects are never
+        written), the current one back in place after it."""
+        before = self._overlay
+        try:
+            yield self.writer(dry_run=True)
+        finally:
+            self._overlay = before
+
     def commit_object(
-        w: ObjectWriter,
+        self,
         tree: str,
         parents: Sequence[str],
         message: str,
@@ -342,7 +370,7 @@ class GitRepo:
         lines.append(b"committer " + committer.render())
         body = message if message.endswith("\n") else message + "\n"
         # surrogateescape: a message made from a non-UTF-8 patch name keeps its bytes.
-        return w.add(
+        return self.objects.add(
             "commit", b"\n".join(lines) + b"\n\n" + body.encode("utf-8", "surrogateescape")
         )
 
@@ -1008,7 +1036,7 @@ class GitRepo:
     ) -> None:
         """Point `ref` at a commit whose parents are `commits` and whose tree holds
         `trees`, so no `git gc --prune=now` removes objects nothing else references."""
-        w = self.writer()
+        w = ObjectWriter(self.common_dir / "objects")  # apart from the run's overlay
         entries = [(TREE_MODE, f"t{i}".encode(), t) for i, t in enumerate(dict.fromkeys(trees))]
         tree = w.add("tree", render_tree(entries))
         parents = [c for c in dict.fromkeys(commits) if c]

@@ -119,10 +119,12 @@ _BLOB_CACHE = 32 << 20
 class SectionState:
     """The tree being built plus a cache of blob contents by id."""
 
-    def __init__(self, g: GitRepo, w: ObjectWriter, base_tree: str) -> None:
+    def __init__(self, g: GitRepo, base_tree: str, objects: ObjectWriter | None = None) -> None:
         self.g = g
-        self.w = w
-        self.tree = MemTree(lambda oid: g.read_tree(oid, w), base_tree)
+        # The overlay its objects go to: the repository's current one, or the one a lazy
+        # re-application (OldStack) was started with.
+        self.w = g.objects if objects is None else objects
+        self.tree = MemTree(g.read_tree, base_tree)
         self.base_tree = base_tree
         self._links: dict[str, bool] | None = None
         # Recently used file contents; everything can be read again (from the writer or
@@ -139,7 +141,7 @@ class SectionState:
         """The links that must keep pointing inside: the base's that do (read once, when
         the first link is written) and every link written since."""
         if self._links is None:
-            base = MemTree(lambda oid: self.g.read_tree(oid, self.w), self.base_tree)
+            base = MemTree(self.g.read_tree, self.base_tree)
             self._links = {
                 path: True
                 for path, _ in self.g.symlinks(self.base_tree)
@@ -160,7 +162,7 @@ class SectionState:
     def content(self, oid: str) -> bytes:
         data = self.blobs.get(oid)
         if data is None:
-            data = self.g.read_blob(oid, self.w)
+            data = self.g.read_blob(oid)
             self._remember(oid, data)
         else:
             self.blobs.move_to_end(oid)
@@ -180,7 +182,6 @@ class SectionState:
         path: str,
         mode: str,
         data: bytes,
-        w: ObjectWriter,
         where: str,
         *,
         markers: bool = False,
@@ -202,7 +203,7 @@ class SectionState:
             self.base[path] = before
         if self.changed is not None and path not in self.changed:
             self.changed[path] = before
-        oid = w.add("blob", data, base=before[1] if before else None)
+        oid = self.w.add("blob", data, base=before[1] if before else None)
         if before is not None and before[1] in self.blobs:
             self.blob_bytes -= len(self.blobs.pop(before[1]))  # only current versions
         self._remember(oid, data)
@@ -230,7 +231,7 @@ class SectionState:
                 return
         except UnsafePathError:
             pass
-        self.tree = MemTree(lambda oid: self.g.read_tree(oid, self.w), tree)
+        self.tree = MemTree(self.g.read_tree, tree)
 
 
 _PARSED: OrderedDict[tuple[str, int, int, int], tuple[bytes, Patch]] = OrderedDict()
@@ -296,7 +297,6 @@ def apply_series(
     repo: PatchRepo,
     base: str,
     entries: Sequence[Entry],
-    w: ObjectWriter,
     *,
     fuzz: int = 0,
     commits: bool = True,
@@ -311,11 +311,12 @@ def apply_series(
     `preimage(i, path)`, when given, returns the file entry `i` was made against, for the
     3-way fallback (DESIGN §4 step 4).
     """
-    info = g.commit_info(base, w)
+    w = g.objects
+    info = g.commit_info(base)
     base_tree = info["tree"].decode()
-    stamp_info = info if stamp is None or stamp == base else g.commit_info(stamp, w)
+    stamp_info = info if stamp is None or stamp == base else g.commit_info(stamp)
     when, tz = ident_date(stamp_info.get("committer", b""))
-    state = SectionState(g, w, base_tree)
+    state = SectionState(g, base_tree)
     results: list[PatchResult] = []
     head = base
     tree = base_tree
@@ -331,10 +332,10 @@ def apply_series(
         for section in patch.sections:
             section, fixed = fit_section(state, section)
             notes.extend(fixed)
-            res = apply_section(state, section, w, fuzz, display)
+            res = apply_section(state, section, fuzz, display)
             if any(not h.applied for h in res.hunks) and preimage is not None:
                 res, merged, conflicts = _merge_section(
-                    state, section, res, w, display, partial(preimage, entry.name)
+                    state, section, res, display, partial(preimage, entry.name)
                 )
                 if conflicts and merged is not None:
                     sections.append(res)
@@ -342,7 +343,6 @@ def apply_series(
                         section.path,
                         section.new_mode or _mode_of(state, section),
                         merged,
-                        w,
                         display,
                         markers=True,
                     )
@@ -376,7 +376,7 @@ def apply_series(
         commit = None
         if commits:
             author, message = identity(entry.name, patch, when, tz, g.user_identity())
-            commit = GitRepo.commit_object(w, tree, [head], message, author, author)
+            commit = g.commit_object(tree, [head], message, author, author)
             head = commit
         results.append(PatchResult(entry.name, tuple(sections), tree, commit, tuple(notes)))
         w.maybe_flush()
@@ -456,9 +456,7 @@ def _fuzz_would_apply(state: SectionState, s: FilePatch) -> bool:
     return engine.apply_hunks(content, s.hunks, fuzz=2, split=state.g.lines.split).ok
 
 
-def apply_section(
-    state: SectionState, s: FilePatch, w: ObjectWriter, fuzz: int, display: str
-) -> SectionResult:
+def apply_section(state: SectionState, s: FilePatch, fuzz: int, display: str) -> SectionResult:
     """Apply one file section to the tree; bad input raises, a hunk that fails is reported."""
     where = f"{display}:{s.lineno}"
     check_modes(s, where)
@@ -512,7 +510,7 @@ def apply_section(
     if action == "rename":
         assert s.old_path is not None
         state.remove(s.old_path, where)
-    state.put(s.path, mode, result.content, w, where)
+    state.put(s.path, mode, result.content, where)
     return res
 
 
@@ -520,7 +518,6 @@ def _merge_section(
     state: SectionState,
     s: FilePatch,
     res: SectionResult,
-    w: ObjectWriter,
     display: str,
     preimage: Callable[[str], bytes | None],
 ) -> tuple[SectionResult, bytes | None, int]:
@@ -554,7 +551,7 @@ def _merge_section(
     mode = s.new_mode or current[0]
     if s.rename:
         state.remove(s.old_path, where)
-    state.put(s.path, mode, merged, w, where)
+    state.put(s.path, mode, merged, where)
     return out, None, 0
 
 
@@ -582,10 +579,8 @@ class OldStack:
     rebase without conflicts never pays for it.
     """
 
-    def __init__(
-        self, g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry], w: ObjectWriter
-    ) -> None:
-        self.g, self.repo, self.w = g, repo, w
+    def __init__(self, g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry]) -> None:
+        self.g, self.repo, self.w = g, repo, g.objects
         self.entries = list(entries)
         self.index = {e.name: i for i, e in enumerate(self.entries)}
         self.base = base
@@ -620,8 +615,8 @@ class OldStack:
 
     def _advance(self) -> None:
         if self.state is None:
-            tree = self.g.commit_info(self.base, self.w)["tree"].decode()
-            self.state = SectionState(self.g, self.w, tree)
+            tree = self.g.commit_info(self.base)["tree"].decode()
+            self.state = SectionState(self.g, tree, self.w)
         entry = self.entries[self.done]
         assert entry.name is not None
         data, patch = load_applicable(self.repo, entry)
@@ -633,11 +628,11 @@ class OldStack:
                 if (entry.name, path) not in self.before:
                     got = self.state.tree.get(path, display)
                     self.before[(entry.name, path)] = got[1] if got else None
-            res = apply_section(self.state, section, self.w, 0, display)
+            res = apply_section(self.state, section, 0, display)
             if locked and any(not h.applied for h in res.hunks):
                 # A section that failed left the tree as it was: placed again as `apply
                 # --fuzz` placed it.
-                res = apply_section(self.state, section, self.w, PINNED_FUZZ, display)
+                res = apply_section(self.state, section, PINNED_FUZZ, display)
                 self.fuzzed.add(entry.name)
             if any(not h.applied for h in res.hunks):
                 self.broken = True
@@ -645,11 +640,9 @@ class OldStack:
         self.done += 1
 
 
-def preimages(
-    g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry], w: ObjectWriter
-) -> Preimage:
+def preimages(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry]) -> Preimage:
     """The 3-way step's preimage lookup for a series pinned at `base` (see OldStack)."""
-    return OldStack(g, repo, base, entries, w)
+    return OldStack(g, repo, base, entries)
 
 
 def _conflict(s: FilePatch, why: str, hunks: tuple[engine.HunkResult, ...] = ()) -> SectionResult:

@@ -49,10 +49,10 @@ def replay_series(
 ) -> tuple[list[PatchCheck], dict[str, str]]:
     """Classify every active patch on `onto`, continuing past conflicts; drift attributed."""
     g, repo = ctx.git(), ctx.repo()
-    w = g.writer(dry_run=True)
-    pre = preimages(g, repo, base, entries, w)
+    g.writer(dry_run=True)  # nothing this check makes is written
+    pre = preimages(g, repo, base, entries)
     rp = Replay.start(
-        g, repo, base, onto, w, fuzz, pre, conflict_trees=False, resolutions=repo.resolutions()
+        g, repo, base, onto, fuzz, pre, conflict_trees=False, resolutions=repo.resolutions()
     )
     if rp.provenance is not None:
         # Provenance reads the range once for every file of the series, if ever asked.
@@ -62,7 +62,7 @@ def replay_series(
             progress(i, e.name or "", len(entries))
         rp.step(e)
     return attribute_drift(
-        g, base, onto, w, rp.results, repo, entries, renames=rp.renames, sections=rp.sections
+        g, base, onto, rp.results, repo, entries, renames=rp.renames, sections=rp.sections
     )
 
 

@@ -48,7 +48,8 @@ def reapplied(g: GitRepo, written: PatchRepo, lock: Lock) -> Lock | Failure:
     reordered series): the active series re-applied on the lock's base in memory, as
     `verify` will, its records carried over; or where it no longer applies exactly."""
     entries = written.series.active(lock.guards)
-    res = apply_series(g, written, lock.base, entries, g.writer(dry_run=True), commits=False)
+    with g.dry_run():
+        res = apply_series(g, written, lock.base, entries, commits=False)
     if res.failure is not None:
         return res.failure
     datas = [(e.name or "", written.read_patch(e.name or "")) for e in entries]

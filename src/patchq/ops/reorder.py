@@ -31,7 +31,6 @@ from patchq.core.lock import without_exec
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
-from patchq.git.repo import GitRepo
 from patchq.ops import journal
 from patchq.ops import stack as stack_ops
 from patchq.ops.apply import Failure, failure_error, ident_date, identity, load_patch
@@ -158,10 +157,9 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             repo,
             stack.base,
             stack.base,
-            w,
             repo.config.fuzz,
-            pinned(g, repo, stack.base, entries, w),
-            tree=g.commit_info(stack.commit_below(start), w)["tree"].decode(),
+            pinned(g, repo, stack.base, entries),
+            tree=g.commit_info(stack.commit_below(start))["tree"].decode(),
             resolutions=repo.resolutions(),
         )
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
@@ -192,7 +190,7 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             _, patch = load_patch(repo, entry)
             author, message = identity(entry.name, patch, when, tz, g.user_identity())
             parent = commits[-1] if commits else stack.base
-            commits.append(GitRepo.commit_object(w, res.tree, [parent], message, author, author))
+            commits.append(g.commit_object(res.tree, [parent], message, author, author))
             hunks = tuple(hunk_record(h) for h in res.hunks)
             done.append(
                 DonePatch(

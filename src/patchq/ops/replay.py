@@ -47,7 +47,6 @@ from patchq.core.status import (
     outcome,
 )
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
-from patchq.git.objects import ObjectWriter
 from patchq.git.repo import GitRepo
 from patchq.ops.apply import (
     PINNED_FUZZ,
@@ -158,7 +157,6 @@ class Replay:
     repo: PatchRepo
     old_base: str
     onto: str
-    w: ObjectWriter
     fuzz: int
     preimage: Preimage | None
     renames: dict[str, str]
@@ -188,25 +186,23 @@ class Replay:
         repo: PatchRepo,
         old_base: str,
         onto: str,
-        w: ObjectWriter,
         fuzz: int,
         preimage: Preimage | None,
         tree: str | None = None,
         conflict_trees: bool = True,
         resolutions: Book | None = None,
     ) -> Replay:
-        onto_tree = tree or g.commit_info(onto, w)["tree"].decode()
+        onto_tree = tree or g.commit_info(onto)["tree"].decode()
         renames, changed = g.tree_changes(old_base, onto) if old_base != onto else ({}, frozenset())
         return cls(
             g,
             repo,
             old_base,
             onto,
-            w,
             fuzz,
             preimage,
             renames,
-            SectionState(g, w, onto_tree),
+            SectionState(g, onto_tree),
             conflict_trees=conflict_trees,
             provenance=Provenance(g, old_base, onto) if old_base != onto else None,
             _upstream_changed=changed,
@@ -214,7 +210,7 @@ class Replay:
         )
 
     def tree(self) -> str:
-        return self.state.tree.write(self.w)
+        return self.state.tree.write(self.state.w)
 
     def step(self, entry: Entry) -> PatchCheck:
         """Replay one patch on the current tree; a conflict leaves the tree without it."""
@@ -256,7 +252,7 @@ class Replay:
             if self.conflict_trees:
                 for path, data in markers.items():
                     cur = st.tree.get(path, display)
-                    st.put(path, cur[0] if cur else "100644", data, self.w, display, markers=True)
+                    st.put(path, cur[0] if cur else "100644", data, display, markers=True)
                 conflict_tree = self.tree()
                 st.undo(before)
                 after = before
@@ -268,7 +264,7 @@ class Replay:
                     regions = self.open_regions.get(path)
                     cur = st.tree.get(path, display)
                     if regions and cur is not None:
-                        st.put(path, cur[0], patch_side(data, regions), self.w, display)
+                        st.put(path, cur[0], patch_side(data, regions), display)
                 after = self.tree()
         else:
             after = self.tree()
@@ -379,7 +375,7 @@ class Replay:
                     for i in range(n)
                 ], None
             res = engine.apply_hunks(None, s.hunks)
-            st.put(path, s.new_mode or "100644", res.content, self.w, where)
+            st.put(path, s.new_mode or "100644", res.content, where)
             return [HunkCheck(path, i, CLEAN) for i in range(len(s.hunks))], None
         if current is None:
             if s.is_delete:
@@ -534,7 +530,7 @@ class Replay:
             assert s.old_path is not None
             st.remove(s.old_path, where)
         if final != content or s.rename or mode != current[0]:
-            st.put(path, mode, final, self.w, where)
+            st.put(path, mode, final, where)
         return checks, None
 
     def _agrees_alone(
@@ -609,16 +605,15 @@ class Replay:
         """Whether the file `f` found the block in held it (or its look-alike) already at
         the old base: then upstream did not move the block there."""
         if self._old_tree is None:
-            w = self.w
-            tree = self.g.commit_info(self.old_base, w)["tree"].decode()
-            self._old_tree = MemTree(lambda oid: self.g.read_tree(oid, w), tree)
+            tree = self.g.commit_info(self.old_base)["tree"].decode()
+            self._old_tree = MemTree(self.g.read_tree, tree)
         try:
             got = self._old_tree.get(f.path)
         except UnsafePathError:
             return False
         if got is None or got[0] not in ("100644", "100755"):
             return False
-        data = self.g.read_blob(got[1], self.w)
+        data = self.g.read_blob(got[1])
         if len(data) > _MOVED_BYTES:
             return False
         return bool(find_block(block, {f.path: self.g.lines.split(data)}))
@@ -749,7 +744,7 @@ class Replay:
                 continue
             got = self.state.tree.peek(p)
             assert got is not None
-            self.state.put(p, got[0], data, self.w, where)
+            self.state.put(p, got[0], data, where)
         return out, own if cur is not None else b""
 
     def _preimage(self, s: FilePatch, name: str, pin_path: str | None = None) -> bytes | None:
@@ -1300,7 +1295,6 @@ def attribute_drift(
     g: GitRepo,
     old_base: str,
     onto: str,
-    w: ObjectWriter,
     results: Sequence[PatchCheck],
     repo: PatchRepo,
     entries: Sequence[Entry],
@@ -1316,9 +1310,7 @@ def attribute_drift(
     if old_base == onto:
         return list(results), subjects
     by_name = {e.name: e for e in entries}
-    base_tree = MemTree(
-        lambda oid: g.read_tree(oid, w), g.commit_info(old_base, w)["tree"].decode()
-    )
+    base_tree = MemTree(g.read_tree, g.commit_info(old_base)["tree"].decode())
     histories = {} if histories is None else histories
     texts: dict[str, list[bytes] | None] = {}  # old base's files, read and split once
     drifted = {h.file for r in results for h in r.hunks if h.status != CLEAN}
@@ -1353,7 +1345,7 @@ def attribute_drift(
                 # hunks: every upstream commit to the file is behind it.
                 new_hunks.append(replace(h, drift=tuple(c.commit for c in histories[h.file])))
                 continue
-            start, length = _region(g, w, base_tree, sec.old_path, sec.hunks[h.index], texts)
+            start, length = _region(g, base_tree, sec.old_path, sec.hunks[h.index], texts)
             att: Attribution = attribute(histories[h.file], start, length)
             new_hunks.append(_moved_by(replace(h, drift=att.for_status(h.status)), histories))
         done = replace(r, hunks=tuple(new_hunks))
@@ -1406,7 +1398,6 @@ def _drifted(
 
 def _region(
     g: GitRepo,
-    w: ObjectWriter,
     base_tree: MemTree,
     path: str,
     h: Hunk,
@@ -1420,7 +1411,7 @@ def _region(
             entry = base_tree.get(path)
         except UnsafePathError:
             entry = None
-        texts[path] = g.lines.split(g.read_blob(entry[1], w)) if entry is not None else None
+        texts[path] = g.lines.split(g.read_blob(entry[1])) if entry is not None else None
     lines = texts[path]
     if lines is not None:
         start = engine.locate(lines, h)

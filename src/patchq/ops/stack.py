@@ -18,7 +18,6 @@ from patchq.core.progress import Progress
 from patchq.core.series import Entry, Series
 from patchq.core.words import plural
 from patchq.git.memtree import MemTree
-from patchq.git.objects import ObjectWriter
 from patchq.git.repo import GitRepo
 from patchq.ops import journal
 from patchq.ops.apply import (
@@ -155,13 +154,13 @@ def _resolve_target(names: Sequence[str], applied: int, target: str | None) -> i
     return names.index(target) + 1
 
 
-def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry], w: ObjectWriter) -> Preimage:
+def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry]) -> Preimage:
     """Each patch's pre-images for the 3-way step: from the lock's pinned base, else none
     (the merge then falls back on the patch's `index` blob ids, DESIGN §4 step 4)."""
     lock = ctx.repo().read_lock()
     if lock is None or not g.has_object(lock.base):
         return lambda name, path: None
-    return preimages(g, ctx.repo(), lock.base, entries, w)
+    return preimages(g, ctx.repo(), lock.base, entries)
 
 
 def push_patches(
@@ -196,13 +195,12 @@ def push_patches(
         saved = protect(ctx, force, verb)
         w = g.writer()
         fz = repo.config.fuzz if fuzz is None else fuzz
-        pre = _preimage(ctx, g, entries, w) if merge else None
+        pre = _preimage(ctx, g, entries) if merge else None
         result = apply_series(
             g,
             repo,
             stack.head,
             entries[n:want],
-            w,
             fuzz=fz,
             progress=progress,
             stamp=stack.base,
@@ -212,15 +210,15 @@ def push_patches(
         new = stack.extended(pushed, tuple(p.commit or "" for p in result.patches))
         f = result.failure
         if f is not None and f.tree is not None:
-            f = _rest_of_merged_patch(g, w, f, fz)
+            f = _rest_of_merged_patch(g, f, fz)
         if f is not None and f.tree is not None:
             # 3-way conflict: like StGit, the patch goes on the stack with its old content
             # unchanged in the commit and the merge (with markers) in the working tree;
             # `patchq refresh` after resolving records the resolution.
             when, tz = ident_date(g.commit_info(stack.base)["committer"])
             author, message = identity(f.name, f.patch, when, tz, g.user_identity())
-            tree = g.commit_info(new.head, w)["tree"].decode()
-            commit = GitRepo.commit_object(w, tree, [new.head], message, author, author)
+            tree = g.commit_info(new.head)["tree"].decode()
+            commit = g.commit_object(tree, [new.head], message, author, author)
             new = new.extended((f.name,), (commit,))
         w.flush()
         overlay: str | None = None
@@ -248,7 +246,7 @@ def push_patches(
     return MoveOutcome(new, result.patches, failure=f, saved=saved, aside=aside)
 
 
-def _rest_of_merged_patch(g: GitRepo, w: ObjectWriter, f: Failure, fuzz: int) -> Failure:
+def _rest_of_merged_patch(g: GitRepo, f: Failure, fuzz: int) -> Failure:
     """After a section conflicted in the 3-way merge, apply the patch's later sections too,
     so the working tree holds the whole patch for the person resolving it.
 
@@ -257,14 +255,14 @@ def _rest_of_merged_patch(g: GitRepo, w: ObjectWriter, f: Failure, fuzz: int) ->
     """
     sections = f.patch.sections
     k = next(i for i, s in enumerate(sections) if s is f.section)
-    state = SectionState(g, w, f.tree or "")
+    state = SectionState(g, f.tree or "")
     for s in sections[k + 1 :]:
-        res = apply_section(state, s, w, fuzz, f.display)
+        res = apply_section(state, s, fuzz, f.display)
         if not all(h.applied for h in res.hunks):
             return replace(
                 f, path=res.path, hunks=res.hunks, section=s, merged=None, conflicts=0, tree=None
             )
-    return replace(f, tree=state.tree.write(w))
+    return replace(f, tree=state.tree.write(state.w))
 
 
 def pop_patches(
@@ -310,7 +308,7 @@ def pop_patches(
 # --- editing applied patches -----------------------------------------------------------
 
 
-def worktree(ctx: Context, w: ObjectWriter, head_tree: str) -> str:
+def worktree(ctx: Context, head_tree: str) -> str:
     """The working tree as a tree, with the patch repo's own files as in `head_tree`.
 
     With the queue inside the target (quilt-style), `series` and `patches/` may be tracked
@@ -324,18 +322,18 @@ def worktree(ctx: Context, w: ObjectWriter, head_tree: str) -> str:
     paths = g.changed_paths(head_tree, wt, own)
     if not paths:
         return wt
-    head = MemTree(lambda oid: g.read_tree(oid, w), head_tree)
-    tree = MemTree(lambda oid: g.read_tree(oid, w), wt)
+    head = MemTree(g.read_tree, head_tree)
+    tree = MemTree(g.read_tree, wt)
     for path in paths:
         kept = head.get(path)
         if kept is None:
             tree.remove(path)
         else:
             tree.set(path, *kept)
-    return tree.write(w)
+    return tree.write(g.objects)
 
 
-def recommit(w: ObjectWriter, info: dict[str, bytes], tree: str, parent: str) -> str:
+def recommit(g: GitRepo, info: dict[str, bytes], tree: str, parent: str) -> str:
     """A commit like `info` (same author, committer, message) with a new tree and parent."""
     lines = [
         b"tree " + tree.encode(),
@@ -343,7 +341,7 @@ def recommit(w: ObjectWriter, info: dict[str, bytes], tree: str, parent: str) ->
         b"author " + info["author"],
         b"committer " + info["committer"],
     ]
-    return w.add("commit", b"\n".join(lines) + b"\n\n" + info["message"])
+    return g.objects.add("commit", b"\n".join(lines) + b"\n\n" + info["message"])
 
 
 def rewrite_messages(
@@ -363,11 +361,11 @@ def rewrite_messages(
     when, tz = ident_date(g.commit_info(stack.base)["committer"])
     author, message = identity(name, patch, when, tz, g.user_identity())
     tree = g.commit_info(stack.commits[k])["tree"].decode()
-    commit = GitRepo.commit_object(w, tree, [stack.commit_below(k)], message, author, author)
+    commit = g.commit_object(tree, [stack.commit_below(k)], message, author, author)
     commits = list(stack.commits[:k]) + [commit]
     for old in stack.commits[k + 1 :]:
         info = g.commit_info(old)
-        commit = recommit(w, info, info["tree"].decode(), commit)
+        commit = recommit(g, info, info["tree"].decode(), commit)
         commits.append(commit)
     w.flush()
     new = replace(stack, commits=tuple(commits))

@@ -14,7 +14,7 @@ import argparse
 import time
 
 from patchq.core.patch import parse
-from patchq.ops.refresh import render_refreshed
+from patchq.stack.refresh import render_refreshed
 
 
 def hunk(i: int, v: int) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from patchq.git.repo import GitRepo
-from patchq.ops.drift import histories
+from patchq.rebase.drift import histories
 
 from .conftest import Upstream
 

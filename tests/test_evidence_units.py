@@ -17,7 +17,7 @@ from patchq.core.hints import hunk_hints
 from patchq.core.moved import find_block
 from patchq.core.patch import parse
 from patchq.git.repo import GitRepo
-from patchq.ops.evidence import Provenance, diff_text
+from patchq.rebase.evidence import Provenance, diff_text
 
 from .conftest import Upstream
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from patchq.commands import lint
 from patchq.core.header import header_info
 from patchq.core.lock import Lock, sha256
 from patchq.core.patch import parse
-from patchq.ops import lint
 from patchq.store.patchrepo import PatchRepo
 
 from .conftest import ROOT, run_inprocess
@@ -47,7 +47,7 @@ def lock(repo: PatchRepo) -> Lock:
 
 
 def test_lint_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
-    assert lint.lint(ROOT) == []
+    assert lint.findings(ROOT) == []
     r = run_inprocess(capsys, "--dir", str(ROOT), "lint")
     assert r.code == 0, r.out + r.err
 

@@ -86,7 +86,7 @@ def test_section_state_undo_gives_back_the_tree(upstream: Upstream) -> None:
     and a folder trading places — the tree is the one before, id for id."""
     import random
 
-    from patchq.ops.apply import SectionState
+    from patchq.stack.apply import SectionState
 
     upstream.write("a/x", "1\n").write("a/y", "2\n").write("b", "3\n").write("c/d/e", "4\n")
     upstream.commit("base")
@@ -130,7 +130,7 @@ def test_section_state_undo_falls_back_to_reading_the_tree(
 ) -> None:
     """File and folder trading places, undone; and when putting a path back fails, the
     tree is read afresh rather than left half restored."""
-    from patchq.ops.apply import SectionState
+    from patchq.stack.apply import SectionState
 
     upstream.write("a/x", "1\n").write("a/y", "2\n").write("b", "3\n").commit("base")
     g = GitRepo(upstream.path)

@@ -1,12 +1,14 @@
-"""The layers of DESIGN §6 depend one way, and a test says so (issue 12).
+"""The layers of DESIGN §6 depend one way, and a test says so (issues 12 and 23).
 
-    cli → commands → ops → {store, git, formats, shell} → core
+    cli → commands → rebase → stack → {store, git, formats, shell} → core
 
 Each module may import from its own layer's folder and from the layers below it; the
-three middle layers are peers and do not import each other; a verb in `commands` does
-not import another verb (shared work lives in `ops`). Only `git` runs git: it alone
-imports GitPython, and no module outside it spells a git subcommand; besides it only
-`shell` (the user's own `--exec` command, a peer of `git`) imports `subprocess`.
+four peers above core do not import each other; `stack` (the applied stack and its
+transactions) never imports `rebase` (the whole rebase, engine to record); a verb in
+`commands` does not import another verb (shared work lives in `stack` or `rebase`).
+Only `git` runs git: it alone imports GitPython, and no module outside it spells a git
+subcommand; besides it only `shell` (the user's own `--exec` command, a peer of `git`)
+imports `subprocess`.
 Only `cli` imports click. The rules are read from the source with `ast`, so a lazy
 import inside a function counts as much as one at the top.
 """
@@ -24,9 +26,10 @@ RANK = {
     "store": 1,
     "formats": 1,
     "shell": 1,
-    "ops": 2,
-    "commands": 3,
-    "cli": 4,
+    "stack": 2,
+    "rebase": 3,
+    "commands": 4,
+    "cli": 5,
 }
 # Commands that would be git's own, as they would be spelled in an argument list.
 GIT_WORDS = (
@@ -128,7 +131,7 @@ def test_imports_run_one_way() -> None:
                 continue
             if theirs == mine:
                 if mine == "commands" and target != module and not target.endswith("__init__"):
-                    wrong.append(f"{where} (a verb imports a verb: share it in ops)")
+                    wrong.append(f"{where} (a verb imports a verb: share it in stack or rebase)")
                 continue
             if RANK[theirs] >= RANK[mine]:
                 wrong.append(f"{where} ({mine} may not import {theirs})")
@@ -150,12 +153,13 @@ def test_the_rules_catch_what_they_are_about() -> None:
     """The checks above are not vacuous: each finds its own kind of fault in a sample."""
     sample = SRC / "core" / "_layer_probe.py"
     sample.write_text(
-        'from patchq.ops import replay\nimport subprocess\ndef f(g):\n    g.run("checkout", "-q")\n'
+        "from patchq.rebase import replay\nimport subprocess\n"
+        'def f(g):\n    g.run("checkout", "-q")\n'
     )
     try:
         found = imports(sample, "patchq.core._layer_probe")
-        assert "patchq.ops.replay" in [t for _, t in found]
-        assert layer("patchq.ops.replay") == "ops" and RANK["ops"] > RANK["core"]
+        assert "patchq.rebase.replay" in [t for _, t in found]
+        assert layer("patchq.rebase.replay") == "rebase" and RANK["rebase"] > RANK["stack"]
         assert SPELLED.search(sample.read_text())
     finally:
         sample.unlink()

@@ -24,8 +24,8 @@ from patchq.core.status import CONFLICT, MISSING
 from patchq.git.memtree import MemTree
 from patchq.git.objects import Ident, ObjectWriter, render_tree
 from patchq.git.repo import GitRepo
-from patchq.ops.apply import preimages
-from patchq.ops.replay import Replay
+from patchq.rebase.replay import Replay
+from patchq.stack.apply import preimages
 from patchq.store.patchrepo import PatchRepo
 
 from .strategies import Case, cases, paths

@@ -12,20 +12,19 @@ from patchq.cli import output, render
 from patchq.cli.render import Doc, Line, Raw
 from patchq.commands.apply import ApplyOutcome
 from patchq.commands.importing import ImportOutcome
-from patchq.commands.lint import LintOutcome
+from patchq.commands.lint import Finding, LintOutcome
 from patchq.commands.queries import Status
-from patchq.commands.rebase import DryRunOutcome, RebaseOutcome
 from patchq.commands.recover import RecoverOutcome
 from patchq.commands.report import ReportOutcome
 from patchq.core.errors import BadInputError, ConflictError
 from patchq.core.hunks import HunkResult
 from patchq.core.lock import Lock
 from patchq.formats.importers import Incoming, Skipped
-from patchq.ops.apply import PatchResult, SectionResult, SeriesResult
-from patchq.ops.check import CheckOutcome
-from patchq.ops.lint import Finding
-from patchq.ops.replay import HunkCheck, PatchCheck
-from patchq.ops.stack import MoveOutcome
+from patchq.rebase.check import CheckOutcome, DryRunOutcome
+from patchq.rebase.outcome import RebaseOutcome
+from patchq.rebase.replay import HunkCheck, PatchCheck
+from patchq.stack.apply import PatchResult, SectionResult, SeriesResult
+from patchq.stack.moves import MoveOutcome
 from patchq.store.rebasestate import DonePatch, PatchOutcome
 from patchq.store.stack import Stack
 

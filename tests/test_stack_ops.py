@@ -22,7 +22,7 @@ from patchq.commands.push import push
 from patchq.commands.rename import rename
 from patchq.commands.verify import verify
 from patchq.core.errors import ApplyError, BadInputError, ConflictError
-from patchq.ops.session import Context
+from patchq.stack.context import Context
 
 from .conftest import Queue, Upstream, git
 from .test_stack import P1, P2, P3, A, B, udiff

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 from click.shell_completion import CompletionItem
 
-from patchq.ops.session import Context
+from patchq.stack.context import Context
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
 

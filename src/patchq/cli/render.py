@@ -33,18 +33,18 @@ if TYPE_CHECKING:
     from patchq.commands.lint import LintOutcome
     from patchq.commands.new import NewOutcome
     from patchq.commands.queries import RebaseView, SeriesView, Status
-    from patchq.commands.rebase import DryRunOutcome, RebaseOutcome
     from patchq.commands.recover import RecoverOutcome
     from patchq.commands.refresh import RefreshOutcome
     from patchq.commands.rename import RenameOutcome
     from patchq.commands.report import ReportOutcome
     from patchq.commands.undo import UndoOutcome
     from patchq.commands.verify import VerifyOutcome
-    from patchq.ops.apply import Failure, PatchResult
-    from patchq.ops.check import CheckOutcome
-    from patchq.ops.reorder import ReorderOutcome
-    from patchq.ops.replay import PatchCheck
-    from patchq.ops.stack import MoveOutcome
+    from patchq.rebase.check import CheckOutcome, DryRunOutcome
+    from patchq.rebase.outcome import RebaseOutcome
+    from patchq.rebase.reorder import ReorderOutcome
+    from patchq.rebase.replay import PatchCheck
+    from patchq.stack.apply import Failure, PatchResult
+    from patchq.stack.moves import MoveOutcome
     from patchq.store import rebasestate
 
 

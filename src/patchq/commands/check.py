@@ -6,9 +6,9 @@ Nothing is written; the report itself is `ops.check`, which `rebase --dry-run` s
 from __future__ import annotations
 
 from patchq.core.progress import Progress
-from patchq.ops import check as report
-from patchq.ops.check import CheckOutcome
-from patchq.ops.session import Context
+from patchq.rebase import check as report
+from patchq.rebase.check import CheckOutcome
+from patchq.stack.context import Context
 
 
 def check(

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from patchq.core.errors import UnsafeStateError
 from patchq.core.series import Series
 from patchq.core.status import GONE
-from patchq.ops import journal
-from patchq.ops import stack as stack_ops
-from patchq.ops.session import Context
-from patchq.ops.targets import check_branch
+from patchq.stack import journal
+from patchq.stack import moves as stack_ops
+from patchq.stack.context import Context
+from patchq.stack.targets import check_branch
 from patchq.store.patchrepo import PATCHES, SERIES
 from patchq.store.stack import load
 from patchq.store.statedir import run_lock

@@ -7,9 +7,9 @@ from pathlib import Path
 from patchq.core.errors import BadInputError
 from patchq.formats import exporters
 from patchq.git.environment import user_identity_at
-from patchq.ops.apply import ident_date, load_patch
-from patchq.ops.session import Context
-from patchq.ops.targets import active_entries, choose_base
+from patchq.stack.apply import ident_date, load_patch
+from patchq.stack.context import Context
+from patchq.stack.targets import active_entries, choose_base
 from patchq.store.files import atomic_write
 from patchq.store.stack import load
 

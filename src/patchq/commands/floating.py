@@ -7,8 +7,8 @@ ops/reorder.py.
 
 from __future__ import annotations
 
-from patchq.ops.reorder import FLOAT, ReorderOutcome, move
-from patchq.ops.session import Context
+from patchq.rebase.reorder import FLOAT, ReorderOutcome, move
+from patchq.stack.context import Context
 
 
 def float_(ctx: Context, name: str) -> ReorderOutcome:

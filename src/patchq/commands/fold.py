@@ -6,11 +6,11 @@ from dataclasses import dataclass, replace
 
 from patchq.core.errors import BadInputError
 from patchq.core.series import Series
-from patchq.ops import journal
-from patchq.ops import stack as stack_ops
-from patchq.ops.apply import apply_series, load_patch, raise_failure
-from patchq.ops.refresh import files_of, render_refreshed
-from patchq.ops.session import Context
+from patchq.stack import journal
+from patchq.stack import moves as stack_ops
+from patchq.stack.apply import apply_series, load_patch, raise_failure
+from patchq.stack.context import Context
+from patchq.stack.refresh import files_of, render_refreshed
 from patchq.store.patchrepo import PATCHES, SERIES
 from patchq.store.statedir import run_lock
 

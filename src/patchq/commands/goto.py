@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from patchq.ops.session import Context
-from patchq.ops.stack import MoveOutcome, pop_patches, push_patches
+from patchq.stack.context import Context
+from patchq.stack.moves import MoveOutcome, pop_patches, push_patches
 from patchq.store.stack import load
 
 

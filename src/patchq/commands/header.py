@@ -15,11 +15,11 @@ from pathlib import Path
 from patchq.core.errors import BadInputError
 from patchq.core.patch import parse
 from patchq.git.repo import GitRepo
-from patchq.ops import journal
-from patchq.ops import stack as stack_ops
-from patchq.ops.apply import load_patch
-from patchq.ops.session import Context
-from patchq.ops.targets import check_branch
+from patchq.stack import journal
+from patchq.stack import moves as stack_ops
+from patchq.stack.apply import load_patch
+from patchq.stack.context import Context
+from patchq.stack.targets import check_branch
 from patchq.store.patchrepo import PATCHES
 from patchq.store.stack import load
 from patchq.store.statedir import repo_lock, run_lock

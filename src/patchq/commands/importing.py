@@ -18,8 +18,8 @@ from patchq.core.sameness import Key, change_key
 from patchq.core.series import Entry, make_entry
 from patchq.formats import importers
 from patchq.formats.importers import Incoming
-from patchq.ops import journal
-from patchq.ops.session import Context
+from patchq.stack import journal
+from patchq.stack.context import Context
 from patchq.store.files import read_regular
 from patchq.store.patchrepo import PATCHES, SERIES, PatchRepo
 from patchq.store.statedir import recovery_verb, repo_lock

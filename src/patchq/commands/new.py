@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from patchq.core.errors import BadInputError
 from patchq.core.patch import Patch
 from patchq.core.series import Entry, Series, make_entry
-from patchq.ops import journal
-from patchq.ops import stack as stack_ops
-from patchq.ops.apply import ident_date, identity
-from patchq.ops.session import Context
+from patchq.stack import journal
+from patchq.stack import moves as stack_ops
+from patchq.stack.apply import ident_date, identity
+from patchq.stack.context import Context
 from patchq.store.patchrepo import PATCHES, SERIES
 from patchq.store.statedir import run_lock
 

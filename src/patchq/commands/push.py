@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from patchq.core.progress import Progress
-from patchq.ops.session import Context
-from patchq.ops.stack import MoveOutcome, push_patches
+from patchq.stack.context import Context
+from patchq.stack.moves import MoveOutcome, push_patches
 
 
 def push(

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 from patchq.core.errors import BadInputError, PatchqError
 from patchq.core.series import Entry
-from patchq.ops import journal
-from patchq.ops import stack as stack_ops
-from patchq.ops.apply import load_patch
-from patchq.ops.refresh import files_of, refreshed
-from patchq.ops.session import Context
-from patchq.ops.targets import active_entries
+from patchq.stack import journal
+from patchq.stack import moves as stack_ops
+from patchq.stack.apply import load_patch
+from patchq.stack.context import Context
+from patchq.stack.refresh import files_of, refreshed
+from patchq.stack.targets import active_entries
 from patchq.store import rebasestate
 from patchq.store.rebasestate import ExecRun, RebaseState
 from patchq.store.stack import load

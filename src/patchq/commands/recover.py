@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from patchq.core.errors import BadInputError
 from patchq.git.repo import GitRepo
-from patchq.ops import journal
-from patchq.ops.keep import release_rebase_objects
-from patchq.ops.session import Context
-from patchq.ops.stack import rebase_in_progress
+from patchq.rebase.keep import release_rebase_objects
+from patchq.stack import journal
+from patchq.stack.context import Context
+from patchq.stack.moves import rebase_in_progress
 from patchq.store.statedir import repo_lock, run_lock
 
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass, replace
 
 from patchq.core.errors import BadInputError
 from patchq.core.series import Series, make_entry
-from patchq.ops import journal
-from patchq.ops import stack as stack_ops
-from patchq.ops.apply import load_patch
-from patchq.ops.session import Context
+from patchq.stack import journal
+from patchq.stack import moves as stack_ops
+from patchq.stack.apply import load_patch
+from patchq.stack.context import Context
 from patchq.store.patchrepo import PATCHES, SERIES
 from patchq.store.stack import load
 from patchq.store.statedir import run_lock

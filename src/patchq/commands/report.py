@@ -8,7 +8,7 @@ from pathlib import Path
 
 from patchq.core.errors import BadInputError
 from patchq.formats import report
-from patchq.ops.session import Context
+from patchq.stack.context import Context
 from patchq.store.files import atomic_write
 from patchq.store.rebasestate import read_last
 from patchq.store.statedir import last_rebase_path, rebase_state_path

@@ -8,8 +8,8 @@ from pathlib import Path
 from patchq.core.errors import BadInputError, DriftError
 from patchq.formats import script as scriptgen
 from patchq.git.memtree import SYMLINK, MemTree
-from patchq.ops.apply import apply_series, load_patch, raise_failure
-from patchq.ops.session import Context
+from patchq.stack.apply import apply_series, load_patch, raise_failure
+from patchq.stack.context import Context
 from patchq.store.files import atomic_write
 
 

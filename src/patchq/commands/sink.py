@@ -7,8 +7,8 @@ ops/reorder.py.
 
 from __future__ import annotations
 
-from patchq.ops.reorder import SINK, ReorderOutcome, move
-from patchq.ops.session import Context
+from patchq.rebase.reorder import SINK, ReorderOutcome, move
+from patchq.stack.context import Context
 
 
 def sink(ctx: Context, name: str) -> ReorderOutcome:

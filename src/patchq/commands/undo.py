@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from patchq.ops import journal
-from patchq.ops import stack as stack_ops
-from patchq.ops.session import Context
+from patchq.stack import journal
+from patchq.stack import moves as stack_ops
+from patchq.stack.context import Context
 from patchq.store.stack import Stack, load
 from patchq.store.statedir import run_lock
 

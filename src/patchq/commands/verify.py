@@ -19,8 +19,8 @@ from patchq.core.status import GONE
 from patchq.git.memtree import MemTree
 from patchq.git.objects import Ident, object_id
 from patchq.git.repo import GitRepo
-from patchq.ops.apply import apply_series
-from patchq.ops.session import Context
+from patchq.stack.apply import apply_series
+from patchq.stack.context import Context
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from patchq.core.progress import Progress
 from patchq.core.series import Entry
 from patchq.core.status import CLEAN, CONFLICT, MISSING
-from patchq.ops.apply import load_patch, preimages
-from patchq.ops.replay import PatchCheck, Replay, attribute_drift
-from patchq.ops.session import Context
-from patchq.ops.targets import default_onto, old_base
+from patchq.rebase.replay import PatchCheck, Replay, attribute_drift, lock_outcome
+from patchq.stack.apply import load_patch, preimages
+from patchq.stack.context import Context
+from patchq.stack.targets import default_onto, old_base
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,3 +76,29 @@ def check(
     fz = repo.config.fuzz if fuzz is None else fuzz
     results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress)
     return CheckOutcome(base, onto_id, ref, tuple(results), subjects)
+
+
+@dataclass(frozen=True, slots=True)
+class DryRunOutcome:
+    """What `rebase --onto` would do to each patch: the replay `check` runs, read as the
+    lock outcome each patch would get."""
+
+    report: CheckOutcome
+
+    @property
+    def outcomes(self) -> tuple[tuple[PatchCheck, str], ...]:
+        """Each patch with its would-be outcome (`conflict` where a person must decide)."""
+        return tuple((p, lock_outcome(p)) for p in self.report.patches)
+
+    @property
+    def exit_code(self) -> int:
+        """3 when a patch would stop the rebase at a conflict, else 0."""
+        return 3 if any(o == CONFLICT for _, o in self.outcomes) else 0
+
+
+def dry_run(
+    ctx: Context, onto: str | None, fuzz: int | None, progress: Progress | None = None
+) -> DryRunOutcome:
+    """What `rebase --onto` would do to each patch, changing nothing: the replay `check`
+    runs."""
+    return DryRunOutcome(check(ctx, onto, fuzz, progress))

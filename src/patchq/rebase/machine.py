@@ -1,10 +1,12 @@
-"""`rebase`: carry the series onto a new upstream, refresh it, and record what happened.
+"""The rebase's state machine: start, run (replay patch by patch), stop at a conflict,
+`--continue`, `--skip`, `--abort`. It carries the series onto a new upstream, refreshes
+it, and records what happened (the last step is `finish.py`).
 
 The whole run happens in memory; the target is touched once at the end — or, at a
 conflict, once to show the markers. Until the rebase finishes, `series`, `patches/` and
 `series.lock` are not written at all: a stopped rebase lives in `.git/patchq/`, whose
 record is also the snapshot of where it started. Every change goes through the journal
-(ops/journal.py): showing a conflict, taking a resolution, the finishing writes (patch
+(stack/journal.py): showing a conflict, taking a resolution, the finishing writes (patch
 files, series, lock, the stack, the last rebase's record) as one transaction, and
 `--abort` as the journal's rollback of the starting snapshot. A kill anywhere leaves
 what `rebase --continue` or `--abort` finishes or undoes.
@@ -12,24 +14,27 @@ what `rebase --continue` or `--abort` finishes or undoes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from patchq.core.errors import BadInputError, ConflictError, ExecFailedError, UnsafeStateError
-from patchq.core.lock import Lock, PatchRecord, records_for, sha256
+from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
 from patchq.core.progress import Progress
 from patchq.core.resolutions import Remembered, resolved_regions
 from patchq.core.resolutions import render as render_resolution
-from patchq.core.series import Entry, Series
-from patchq.core.status import CONFLICT, GONE, MISSING, UPSTREAMED
-from patchq.core.words import plural
+from patchq.core.series import Entry
+from patchq.core.status import CONFLICT, MISSING, UPSTREAMED
 from patchq.git.memtree import MemTree
-from patchq.ops import execute, journal
-from patchq.ops.apply import Failure, apply_series, ident_date, identity, load_patch, preimages
-from patchq.ops.check import CheckOutcome, check
-from patchq.ops.drift import Change
-from patchq.ops.drift import histories as histories_for
-from patchq.ops.keep import release_rebase_objects
-from patchq.ops.rebasestop import (
+from patchq.rebase import execute
+from patchq.rebase.drift import Change
+from patchq.rebase.drift import histories as histories_for
+from patchq.rebase.finish import executed, finish
+from patchq.rebase.keep import release_rebase_objects
+from patchq.rebase.outcome import RebaseOutcome
+from patchq.rebase.replay import (
+    Replay,
+    attribute_drift,
+    lock_outcome,
+)
+from patchq.rebase.stop import (
     evidence,
     hunk_record,
     show_conflict,
@@ -37,31 +42,20 @@ from patchq.ops.rebasestop import (
     state_path,
     stopped,
 )
-from patchq.ops.refresh import refreshed_files
-from patchq.ops.relock import not_updated
-from patchq.ops.reorder import FLOAT, reorder_lock, reordered, stop_error
-from patchq.ops.replay import (
-    PatchCheck,
-    Replay,
-    attribute_drift,
-    lock_outcome,
-    stop_notes,
-)
-from patchq.ops.session import Context
-from patchq.ops.targets import branch_name, default_onto, old_base
+from patchq.stack import journal
+from patchq.stack.apply import ident_date, identity, load_patch, preimages
+from patchq.stack.context import Context
+from patchq.stack.targets import branch_name, default_onto, old_base
 from patchq.store import rebasestate
 from patchq.store.files import inside
-from patchq.store.patchrepo import LOCK, PATCHES, SERIES, resolution_path
+from patchq.store.patchrepo import resolution_path
 from patchq.store.rebasestate import (
     DonePatch,
-    ExecRun,
-    LastRebase,
     PatchOutcome,
     RebaseState,
-    Reorder,
     StoppedPatch,
 )
-from patchq.store.stack import Stack, load
+from patchq.store.stack import load
 from patchq.store.statedir import (
     crashpoint,
     last_rebase_path,
@@ -85,97 +79,6 @@ def _read_state(ctx: Context) -> RebaseState:
 
 def _write_state(ctx: Context, state: RebaseState) -> None:
     rebasestate.write_state(state_path(ctx), state)
-
-
-@dataclass(frozen=True, slots=True)
-class RebaseOutcome:
-    """Where a rebase run ended: finished, or stopped at a conflict (state saved)."""
-
-    records: tuple[DonePatch, ...]
-    finished: bool
-    conflict: PatchCheck | None = None
-    subjects: dict[str, str] | None = None
-    base: str = ""
-    onto: str = ""
-    where: str = ""  # the conflicting patch's file, as errors name it
-    aborted: bool = False  # --continue found an interrupted --abort and finished it
-    # Already on onto and every patch applied unchanged: the last real rebase's review
-    # (its record and the lock's outcomes) was kept.
-    nothing_to_do: bool = False
-    exec_runs: tuple[ExecRun, ...] = ()  # the --exec/--exec-each runs after it finished
-    target: str = ""  # where they ran, as errors name it
-    removed_lock: str | None = None  # the stale index.lock of patchq's git, removed
-    # A stopped `sink`/`float` going on as a rebase: (verb, the patch moved); and, once it
-    # is done, the top of the stack.
-    reorder: tuple[str, str] | None = None
-    top: str | None = None
-    unapplied: bool = False  # a float done: the moved patch, last now, is not applied
-    note: str | None = None  # a reorder done: why series.lock was left as it was
-
-    @property
-    def exec_failed(self) -> ExecRun | None:
-        """The first run of the --exec command that failed, if one did."""
-        return next((x for x in self.exec_runs if not x.ok), None)
-
-    @property
-    def problem(self) -> ConflictError | ExecFailedError | None:
-        """The stop at a conflict, as the error to report: the patch, its conflicting
-        files and the upstream commits behind them; or the --exec command failing on the
-        finished rebase; None when the rebase is done."""
-        c = self.conflict
-        bad_run = self.exec_failed
-        if c is None and bad_run is not None:
-            with_what = f"with {bad_run.patch} applied" if bad_run.patch else "on the series"
-            why = bad_run.note or f"exit {bad_run.code}"
-            failed = sum(1 for x in self.exec_runs if not x.ok)
-            return ExecFailedError(
-                f"`{bad_run.command}` failed {with_what} ({why})"
-                + (f", {plural(failed - 1, 'more run')} failed" if failed > 1 else ""),
-                self.target or None,
-                "the rebased series is written; fix it (`patchq refresh`), "
-                "see `patchq status` and `patchq report`",
-            )
-        if c is None:
-            return None
-        if self.reorder is not None:
-            return stop_error(*self.reorder, c, self.where)
-        bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
-        files = sorted({h.file for h in bad})
-        drift = list(dict.fromkeys(x for h in bad for x in h.drift))
-        subjects = self.subjects or {}
-        why = "; ".join(f"{x[:12]} {subjects.get(x, '')}".strip() for x in drift[:3])
-        return ConflictError(
-            f"{c.name} does not apply to {self.onto[:12]}: conflict in {', '.join(files)}"
-            + (f" (upstream: {why})" if why else "")
-            + "".join(f"; {x}" for x in stop_notes(c, subjects)),
-            self.where,
-            "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)",
-        )
-
-    @property
-    def exit_code(self) -> int:
-        """0 when the run finished; 3 when it stopped at a conflict; 1 when the --exec
-        command failed on the finished rebase."""
-        problem = self.problem
-        return 0 if problem is None else problem.exit_code
-
-
-@dataclass(frozen=True, slots=True)
-class DryRunOutcome:
-    """What `rebase --onto` would do to each patch: the replay `check` runs, read as the
-    lock outcome each patch would get."""
-
-    report: CheckOutcome
-
-    @property
-    def outcomes(self) -> tuple[tuple[PatchCheck, str], ...]:
-        """Each patch with its would-be outcome (`conflict` where a person must decide)."""
-        return tuple((p, lock_outcome(p)) for p in self.report.patches)
-
-    @property
-    def exit_code(self) -> int:
-        """3 when a patch would stop the rebase at a conflict, else 0."""
-        return 3 if any(o == CONFLICT for _, o in self.outcomes) else 0
 
 
 def start(
@@ -327,7 +230,7 @@ def _run(
             head=commit,
         )
     w.flush()
-    return _finish(ctx, st, announce)
+    return finish(ctx, st, announce)
 
 
 def _refuse_moved_target(ctx: Context, st: RebaseState) -> None:
@@ -446,7 +349,7 @@ def continue_(
                     removed_lock=g.removed_lock,
                 )
                 if (last.exec_cmd or last.exec_each) and not last.exec_runs:
-                    out = _executed(ctx, out, last.exec_cmd, last.exec_each, announce)
+                    out = executed(ctx, out, last.exec_cmd, last.exec_each, announce)
                 return out
             raise BadInputError("no rebase in progress", str(g.root))
         st = _read_state(ctx)
@@ -576,248 +479,3 @@ def abort(ctx: Context) -> str | None:
         journal.restore(g, repo.root, "rebase --abort", snap, repo.config.queue, (state_name(ctx),))
         release_rebase_objects(g, repo.config.queue)
         return g.removed_lock
-
-
-def _finish(
-    ctx: Context, st: RebaseState, announce: execute.Announce | None = None
-) -> RebaseOutcome:
-    """Write the refreshed patches, series, lock, stack and the last rebase's record and
-    check out the new stack: one journal transaction."""
-    if st.reorder is not None:
-        return _finish_reorder(ctx, st, st.reorder)
-    repo, g = ctx.repo(), ctx.git()
-    done = [d.patch for d in st.done]
-    new_bytes, old_bytes = _refreshed(ctx, st)
-    gone = {r.name: r for r in done if r.outcome in GONE}
-    series = _retired(repo.series, gone, st.onto)
-    # The report needs the old patches; keep them beside the state, not in the patch repo.
-    last = LastRebase(
-        st.old_base,
-        st.onto,
-        st.onto_ref,
-        tuple(done),
-        st.subjects,
-        tuple(old_bytes.items()),
-        tuple(new_bytes.items()),
-        st.exec_cmd,
-        st.exec_each,
-    )
-    crashpoint("rebase:finishing")
-    kept = [r for r in done if r.outcome not in GONE]
-    # Every patch the rebase saw is recorded, those that left the active series too: the
-    # lock is where `upstreamed` and `dropped` are kept for tools and reviewers.
-    records = []
-    for r in done:
-        data = new_bytes.get(r.name) or repo.read_patch(r.name)
-        methods = tuple(h.method for h in r.hunks)
-        records.append(
-            PatchRecord(
-                r.name,
-                sha256(data),
-                r.outcome,
-                r.drift,
-                methods,
-                dict(r.evidence) if r.evidence is not None else None,
-                r.hints,
-            )
-        )
-    nothing = _nothing_to_do(st)
-    previous = repo.read_lock() if nothing else None
-    if nothing:
-        # A rebase with nothing to do keeps what the last real one recorded (issue 16.5).
-        datas = [(r.name, repo.read_patch(r.name)) for r in done]
-        records = list(records_for(datas, previous, [e.raw for e in repo.series.entries]))
-    top_tree = g.commit_info(st.head)["tree"].decode()
-    # `files` must list what `verify` will see the series touch: re-apply the series about
-    # to be written onto the new base, in memory, exactly as `apply` and `verify` do.
-    written = replace(repo, series=series, staged=new_bytes)
-    with g.dry_run():
-        again = apply_series(g, written, st.onto, written.series.active(st.guards), commits=False)
-    files = dict(again.files)
-    if again.failure is not None:
-        onto_tree = g.commit_info(st.onto)["tree"].decode()
-        files = g.changed_blobs(onto_tree, top_tree)
-    lock = Lock(
-        st.onto,
-        top_tree,
-        files,
-        st.guards,
-        tuple(records),
-        (previous.last_rebase if previous is not None else None)
-        if nothing
-        else {"from": st.old_base, "onto": st.onto, "onto_ref": st.onto_ref},
-    )
-    stack = _stack_of(st, kept)
-    writes = _written(ctx, new_bytes, gone, series)
-    writes[LOCK] = lock.to_json()
-    queue = repo.config.queue
-    journal.run(
-        g,
-        repo.root,
-        journal.Plan(
-            "rebase",
-            st.branch,
-            st.head,
-            stack,
-            queue,
-            files=writes,
-            state={state_name(ctx): None}
-            | (
-                {}
-                if nothing
-                else {last_rebase_path(g.state_dir(), queue).name: rebasestate.last_bytes(last)}
-            ),
-            reason=f"onto {st.onto[:12]}",
-        ),
-    )
-    release_rebase_objects(g, repo.config.queue)
-    out = RebaseOutcome(
-        st.done, True, None, dict(st.subjects), st.old_base, st.onto, nothing_to_do=nothing
-    )
-    return _executed(ctx, out, st.exec_cmd, st.exec_each, announce)
-
-
-def _refreshed(ctx: Context, st: RebaseState) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """The new and the old bytes of each patch file the rebase changed (its placement
-    changed, or a person resolved it), by patch name."""
-    repo, g = ctx.repo(), ctx.git()
-    changed = [
-        (d.patch.name, d.tree_before, d.tree_after)
-        for d in st.done
-        if d.patch.outcome in ("refreshed", "merged", "resolved")
-    ]
-    new_bytes = refreshed_files(g, repo, changed)
-    return new_bytes, {name: repo.read_patch(name) for name in new_bytes}
-
-
-def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
-    """Finish a stopped `sink`/`float`: write the reordered series, the refreshed patch
-    files and the lock, and check out the stack — the patches of the new order that stay
-    applied — in one journal transaction. It keeps the last rebase's record and the
-    lock's outcomes, as a reorder that did not stop does."""
-    repo, g = ctx.repo(), ctx.git()
-    new_bytes, _ = _refreshed(ctx, st)
-    gone = {d.patch.name: d.patch for d in st.done if d.patch.outcome in GONE}
-    series = _retired(reordered(repo.series, r.name, r.verb == FLOAT), gone, st.onto)
-    staying = set(st.entries[: r.applied])
-    stack = _stack_of(
-        st, [d.patch for d in st.done if d.patch.name in staying and d.patch.name not in gone]
-    )
-    writes = _written(ctx, new_bytes, gone, series, reorder=True)
-    lock = reorder_lock(ctx, series, new_bytes)
-    note = None
-    if isinstance(lock, Failure):
-        # The resolution is the person's, and is kept: the lock stays as it was, and
-        # `verify` will say so (a stop this late must not leave the reorder stuck).
-        note = not_updated(lock, st.onto)
-    elif lock is not None:
-        writes[LOCK] = lock
-    crashpoint("rebase:finishing")
-    journal.run(
-        g,
-        repo.root,
-        journal.Plan(
-            "rebase",
-            st.branch,
-            stack.head,
-            stack,
-            repo.config.queue,
-            files=writes,
-            state={state_name(ctx): None},
-            reason=f"{r.verb} {r.name}",
-        ),
-    )
-    release_rebase_objects(g, repo.config.queue)
-    return RebaseOutcome(
-        st.done,
-        True,
-        None,
-        {},
-        st.old_base,
-        st.onto,
-        reorder=(r.verb, r.name),
-        top=stack.top,
-        unapplied=r.name not in gone and r.name not in stack.applied,
-        note=note,
-    )
-
-
-def _retired(series: Series, gone: dict[str, PatchOutcome], onto: str) -> Series:
-    """`series` with the line of each patch that left it commented out (`_commented`)."""
-    return Series(
-        tuple(
-            _commented(e.raw, gone[e.name].outcome, _taken_in(gone[e.name], onto))
-            if e.name in gone
-            else e
-            for e in series.entries
-        )
-    )
-
-
-def _stack_of(st: RebaseState, kept: list[PatchOutcome]) -> Stack:
-    """The stack record of the rebased patches that stay applied."""
-    return Stack(
-        st.onto, st.branch, tuple(p.name for p in kept), tuple(_commit_of(p) for p in kept)
-    )
-
-
-def _written(
-    ctx: Context,
-    new_bytes: dict[str, bytes],
-    gone: dict[str, PatchOutcome],
-    series: Series,
-    reorder: bool = False,
-) -> dict[str, bytes | None]:
-    """The patch-repo files a finished rebase writes, but the lock: the refreshed patch
-    files, the files of the patches that left (removed or moved aside), and `series`."""
-    repo = ctx.repo()
-    writes: dict[str, bytes | None] = {f"{PATCHES}/{n}": b for n, b in new_bytes.items()}
-    for p in gone.values():
-        # A patch skipped in a reorder went nowhere upstream: its file is the only copy,
-        # so it is moved aside (patches/.dropped/), whatever `retired` says.
-        writes.update(repo.retire(p.name, p.outcome, keep=reorder))
-    writes[SERIES] = series.format().encode("utf-8", "surrogateescape")
-    return writes
-
-
-def _nothing_to_do(st: RebaseState) -> bool:
-    """Whether the rebase was onto the base it started from and changed no patch."""
-    return st.old_base == st.onto and all(d.patch.outcome == "unchanged" for d in st.done)
-
-
-def _executed(
-    ctx: Context, out: RebaseOutcome, cmd: str, each: str, announce: execute.Announce | None
-) -> RebaseOutcome:
-    """The finished rebase with its --exec/--exec-each commands run and recorded."""
-    if not (cmd or each):
-        return out
-    runs = execute.after_rebase(ctx, cmd, each, announce)
-    return replace(out, exec_runs=runs, target=str(ctx.git().root))
-
-
-def _commit_of(p: PatchOutcome) -> str:
-    """The rebased commit of a patch that stays on the stack (every one has one)."""
-    assert p.commit is not None, p.name
-    return p.commit
-
-
-def _commented(raw: str, outcome: str, commit: str) -> Entry:
-    """The series line of a patch leaving the active series, kept as a comment."""
-    return Entry(raw=f"# {outcome} in {commit[:12]}: {raw.rstrip()}\n")
-
-
-def _taken_in(p: PatchOutcome, onto: str) -> str:
-    """The commit a gone patch's series comment names: for an upstreamed patch, the
-    upstream commit that took it — the one `check` names for it, the first upstream
-    commit behind its hunks — else (dropped, or nothing to name) the rebase's onto."""
-    if p.outcome == "upstreamed" and p.drift:
-        return p.drift[0]
-    return onto
-
-
-def dry_run(
-    ctx: Context, onto: str | None, fuzz: int | None, progress: Progress | None = None
-) -> DryRunOutcome:
-    """What `rebase --onto` would do to each patch, changing nothing: the replay `check`
-    runs."""
-    return DryRunOutcome(check(ctx, onto, fuzz, progress))

@@ -23,10 +23,10 @@ from dataclasses import replace
 
 from patchq.core.errors import BadInputError
 from patchq.core.series import Entry
-from patchq.ops import journal
-from patchq.ops.apply import load_patch
-from patchq.ops.session import Context
 from patchq.shell import command as shell
+from patchq.stack import journal
+from patchq.stack.apply import load_patch
+from patchq.stack.context import Context
 from patchq.store import rebasestate
 from patchq.store.patchrepo import CONFIG, LOCK
 from patchq.store.rebasestate import ExecRun

@@ -48,7 +48,10 @@ from patchq.core.status import (
 )
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo
-from patchq.ops.apply import (
+from patchq.rebase.drift import Attribution, Change, attribute
+from patchq.rebase.drift import histories as histories_for
+from patchq.rebase.evidence import CONTENT, Evidence, Provenance
+from patchq.stack.apply import (
     PINNED_FUZZ,
     OldStack,
     Preimage,
@@ -58,9 +61,6 @@ from patchq.ops.apply import (
     load_applicable,
     load_patch,
 )
-from patchq.ops.drift import Attribution, Change, attribute
-from patchq.ops.drift import histories as histories_for
-from patchq.ops.evidence import CONTENT, Evidence, Provenance
 from patchq.store.patchrepo import PatchRepo
 from patchq.store.statedir import crashpoint
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from patchq.core.errors import PatchqError
-from patchq.ops import journal
-from patchq.ops.keep import hold_rebase_objects, release_rebase_objects
-from patchq.ops.replay import HunkCheck, PatchCheck
-from patchq.ops.session import Context
+from patchq.rebase.keep import hold_rebase_objects, release_rebase_objects
+from patchq.rebase.replay import HunkCheck, PatchCheck
+from patchq.stack import journal
+from patchq.stack.context import Context
 from patchq.store import rebasestate
 from patchq.store.rebasestate import HunkRecord, RebaseState, StoppedPatch
 from patchq.store.statedir import rebase_state_path

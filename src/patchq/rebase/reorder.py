@@ -31,16 +31,16 @@ from patchq.core.lock import without_exec
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
-from patchq.ops import journal
-from patchq.ops import stack as stack_ops
-from patchq.ops.apply import Failure, failure_error, ident_date, identity, load_patch
-from patchq.ops.apply import preimages as pinned
-from patchq.ops.rebasestop import evidence, hunk_record, show_conflict, stopped
-from patchq.ops.refresh import refreshed_files
-from patchq.ops.relock import reapplied
-from patchq.ops.replay import PatchCheck, Replay, lock_outcome
-from patchq.ops.session import Context
-from patchq.ops.targets import active_entries
+from patchq.rebase.replay import PatchCheck, Replay, lock_outcome
+from patchq.rebase.stop import evidence, hunk_record, show_conflict, stopped
+from patchq.stack import journal
+from patchq.stack import moves as stack_ops
+from patchq.stack.apply import Failure, failure_error, ident_date, identity, load_patch
+from patchq.stack.apply import preimages as pinned
+from patchq.stack.context import Context
+from patchq.stack.refresh import refreshed_files
+from patchq.stack.relock import reapplied
+from patchq.stack.targets import active_entries
 from patchq.store.patchrepo import LOCK, PATCHES, SERIES
 from patchq.store.rebasestate import DonePatch, PatchOutcome, RebaseState, Reorder
 from patchq.store.stack import Stack, load

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from patchq.core.errors import BadInputError, UnsafeStateError
 from patchq.core.series import Entry
 from patchq.git.repo import GitRepo
-from patchq.ops.session import Context
+from patchq.stack.context import Context
 from patchq.store.stack import Stack, load
 
 

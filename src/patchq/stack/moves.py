@@ -19,8 +19,8 @@ from patchq.core.series import Entry, Series
 from patchq.core.words import plural
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo
-from patchq.ops import journal
-from patchq.ops.apply import (
+from patchq.stack import journal
+from patchq.stack.apply import (
     Failure,
     PatchResult,
     Preimage,
@@ -32,8 +32,8 @@ from patchq.ops.apply import (
     identity,
     preimages,
 )
-from patchq.ops.session import Context
-from patchq.ops.targets import (
+from patchq.stack.context import Context
+from patchq.stack.targets import (
     active_entries,
     branch_name,
     check_branch,

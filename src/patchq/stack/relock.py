@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from patchq.core.lock import Lock, records_for
 from patchq.git.repo import GitRepo
-from patchq.ops.apply import Failure, apply_series
+from patchq.stack.apply import Failure, apply_series
 from patchq.store import rebasestate
 from patchq.store.patchrepo import LOCK, PatchRepo
 from patchq.store.statedir import last_rebase_path

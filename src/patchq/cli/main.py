@@ -854,8 +854,7 @@ def rebase(
       patchq rebase --continue
       patchq report --format md -o review.md
     """
-    from patchq.rebase import check as rebase_check
-    from patchq.rebase import machine as rebase_cmd
+    from patchq.commands import rebase as rebase_cmd
 
     modes = [continue_, skip, abort].count(True)
     if modes > 1 or (modes and (onto or dry_run)):
@@ -870,7 +869,7 @@ def rebase(
         return
     if dry_run:
         with output.Progress("replaying") as bar:
-            dry = rebase_check.dry_run(ctx, onto, fuzz, bar)
+            dry = rebase_cmd.dry_run(ctx, onto, fuzz, bar)
         _end(render.dry_run(dry, as_json), dry.exit_code)
         return
     if not (continue_ or skip or onto or ctx.repo().config.branch):

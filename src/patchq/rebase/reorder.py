@@ -13,7 +13,7 @@ reorder becomes a rebase in progress onto the base it started from, with the pat
 replayed so far committed, the conflict's markers in the working tree and nothing else
 written; `patchq rebase --continue` takes the resolution and goes on, `--skip` drops the
 patch, `--abort` puts everything back as it was before the reorder. Only when it is done
-are `series`, the patch files and the lock written (commands/rebase.py, `Reorder`). A
+are `series`, the patch files and the lock written (rebase/finish.py, `Reorder`). A
 patch whose change would already be there (two patches making the same change) is
 refused, exit 3, before anything changes.
 

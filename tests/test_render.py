@@ -19,14 +19,13 @@ from patchq.commands.report import ReportOutcome
 from patchq.core.errors import BadInputError, ConflictError
 from patchq.core.hunks import HunkResult
 from patchq.core.lock import Lock
+from patchq.core.records import DonePatch, HunkOutcome, PatchOutcome, Stack
 from patchq.formats.importers import Incoming, Skipped
 from patchq.rebase.check import CheckOutcome, DryRunOutcome
 from patchq.rebase.outcome import RebaseOutcome
-from patchq.rebase.replay import HunkCheck, PatchCheck
+from patchq.rebase.replay import PatchCheck
 from patchq.stack.apply import PatchResult, SectionResult, SeriesResult
 from patchq.stack.moves import MoveOutcome
-from patchq.store.rebasestate import DonePatch, PatchOutcome
-from patchq.store.stack import Stack
 
 BASE, HEAD, TREE = "b" * 40, "c" * 40, "d" * 40
 ONTO = "e" * 40
@@ -138,8 +137,8 @@ def test_push_json_keeps_the_stash_line_on_stderr_first() -> None:
     assert doc.value["applied"] == ["0001-policy.patch"] and doc.value["failure"] is None
 
 
-def hunk(status: str, **kw: object) -> HunkCheck:
-    return HunkCheck("csrc/fp4.cu", 0, status, **kw)  # type: ignore[arg-type]
+def hunk(status: str, **kw: object) -> HunkOutcome:
+    return HunkOutcome("csrc/fp4.cu", 0, status, **kw)  # type: ignore[arg-type]
 
 
 def check_outcome() -> CheckOutcome:

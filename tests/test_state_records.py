@@ -20,10 +20,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from patchq.core.records import (
+    DonePatch,
+    HunkOutcome,
+    LastRebase,
+    PatchOutcome,
+    RebaseState,
+    Stack,
+    StoppedPatch,
+)
 from patchq.store import jsonrecord as jr
 from patchq.store import rebasestate as rs
 from patchq.store import stack as stack_record
-from patchq.store.stack import Stack
 
 from .conftest import Queue, Result, Upstream
 from .test_check_rebase import BASE, advance, make_patch, pin, snapshot, sub
@@ -41,18 +49,18 @@ def _pairs(values: st.SearchStrategy[Any]) -> st.SearchStrategy[tuple[tuple[str,
 
 
 hunks = st.builds(
-    rs.HunkRecord,
+    HunkOutcome,
     texts,
     st.integers(0, 99),
     texts,
     st.integers(-99, 99),
     st.integers(0, 3),
     st.booleans(),
-    st.lists(oids, max_size=3).map(tuple),
     texts,
+    st.lists(oids, max_size=3).map(tuple),
 )
 outcomes = st.builds(
-    rs.PatchOutcome,
+    PatchOutcome,
     texts,
     texts,
     texts,
@@ -67,7 +75,7 @@ stacks = st.lists(st.tuples(texts, oids), max_size=4).flatmap(
     )
 )
 stopped = st.builds(
-    rs.StoppedPatch,
+    StoppedPatch,
     texts,
     texts,
     st.lists(oids, max_size=3).map(tuple),
@@ -79,7 +87,7 @@ stopped = st.builds(
     st.booleans(),
 )
 states = st.builds(
-    rs.RebaseState,
+    RebaseState,
     oids,
     oids,
     texts,
@@ -91,13 +99,13 @@ states = st.builds(
     texts,
     st.none() | oids,
     st.lists(texts, max_size=4).map(tuple),
-    st.lists(st.builds(rs.DonePatch, outcomes, oids, oids), max_size=3).map(tuple),
+    st.lists(st.builds(DonePatch, outcomes, oids, oids), max_size=3).map(tuple),
     oids,
     st.none() | stopped,
     _pairs(texts),
 )
 lasts = st.builds(
-    rs.LastRebase,
+    LastRebase,
     oids,
     oids,
     texts,
@@ -109,12 +117,12 @@ lasts = st.builds(
 
 
 @given(states)
-def test_the_rebase_state_round_trips(state: rs.RebaseState) -> None:
+def test_the_rebase_state_round_trips(state: RebaseState) -> None:
     assert rs.from_doc(jr.loads(jr.dumps(rs.to_doc(state)))) == state
 
 
 @given(lasts)
-def test_the_last_rebase_record_round_trips(record: rs.LastRebase) -> None:
+def test_the_last_rebase_record_round_trips(record: LastRebase) -> None:
     # Patches are bytes, not always UTF-8: they must come back byte for byte.
     assert rs.last_from_doc(jr.loads(jr.dumps(rs.last_to_doc(record)))) == record
 
@@ -181,8 +189,8 @@ def test_files_written_before_versions_read_as_version_1() -> None:
         },
         "subjects": {"c1": "Move things"},
     }
-    h = rs.HunkRecord("f.txt", 0, "offset", 3, 0, False, ("c1",), "")
-    assert rs.from_doc(jr.loads(json.dumps(state, sort_keys=True))) == rs.RebaseState(
+    h = HunkOutcome("f.txt", 0, "offset", 3, 0, False, "", ("c1",))
+    assert rs.from_doc(jr.loads(json.dumps(state, sort_keys=True))) == RebaseState(
         "o",
         "n",
         "main",
@@ -195,12 +203,12 @@ def test_files_written_before_versions_read_as_version_1() -> None:
         "b0",
         ("p.patch", "q.patch"),
         (
-            rs.DonePatch(
-                rs.PatchOutcome("p.patch", "offset", "refreshed", ("c1",), (h,), "k1"), "t0", "t1"
+            DonePatch(
+                PatchOutcome("p.patch", "offset", "refreshed", ("c1",), (h,), "k1"), "t0", "t1"
             ),
         ),
         "k1",
-        rs.StoppedPatch("q.patch", "conflict", (), (), "t1", "t1", None, ("g.txt",), True),
+        StoppedPatch("q.patch", "conflict", (), (), "t1", "t1", None, ("g.txt",), True),
         (("c1", "Move things"),),
     )
     last = {
@@ -221,11 +229,11 @@ def test_files_written_before_versions_read_as_version_1() -> None:
             }
         ],
     }
-    assert rs.last_from_doc(jr.loads(json.dumps(last, sort_keys=True))) == rs.LastRebase(
+    assert rs.last_from_doc(jr.loads(json.dumps(last, sort_keys=True))) == LastRebase(
         "o",
         "n",
         "main",
-        (rs.PatchOutcome("u.patch", "conflict", "dropped", shown=True),),
+        (PatchOutcome("u.patch", "conflict", "dropped", shown=True),),
         (),
         (("p.patch", b"old"),),
         (("p.patch", b"new\xff"),),

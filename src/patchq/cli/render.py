@@ -39,13 +39,13 @@ if TYPE_CHECKING:
     from patchq.commands.report import ReportOutcome
     from patchq.commands.undo import UndoOutcome
     from patchq.commands.verify import VerifyOutcome
+    from patchq.core.records import ExecRun
     from patchq.rebase.check import CheckOutcome, DryRunOutcome
     from patchq.rebase.outcome import RebaseOutcome
     from patchq.rebase.reorder import ReorderOutcome
     from patchq.rebase.replay import PatchCheck
     from patchq.stack.apply import Failure, PatchResult
     from patchq.stack.moves import MoveOutcome
-    from patchq.store import rebasestate
 
 
 @dataclass(frozen=True, slots=True)
@@ -621,13 +621,6 @@ def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
     return lines
 
 
-def moved_doc(moved: tuple[str, int, str] | None) -> dict[str, object] | None:
-    """A hunk's `moved_to` as check --json shows it (DESIGN §3)."""
-    if moved is None:
-        return None
-    return {"file": moved[0], "line": moved[1], "commit": moved[2]}
-
-
 def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
     """`check`: the drift report (DESIGN §3's JSON, or a line a patch and a summary)."""
     if as_json:
@@ -640,21 +633,7 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
                         {
                             "name": p.name,
                             "status": p.status,
-                            "hunks": [
-                                {
-                                    "file": h.file,
-                                    "index": h.index,
-                                    "status": h.status,
-                                    "offset": h.offset,
-                                    "fuzz": h.fuzz,
-                                    "drift": list(h.drift),
-                                    "anchored": h.anchored,
-                                    "method": h.method,
-                                    "reason": h.reason,
-                                    "moved_to": moved_doc(h.moved_to),
-                                }
-                                for h in p.hunks
-                            ],
+                            "hunks": [h.to_doc() for h in p.hunks],
                             "normalisations": notes_json(p.normalisations),
                             "evidence": None if p.evidence is None else p.evidence.doc(),
                             "hints": list(p.hints),
@@ -708,7 +687,7 @@ def exec_starting(command: str, patch: str | None) -> Rendered:
     return (info(f"patchq: running `{command}` {where}"),)
 
 
-def exec_lines(runs: Sequence[rebasestate.ExecRun], err: bool = True) -> list[Item]:
+def exec_lines(runs: Sequence[ExecRun], err: bool = True) -> list[Item]:
     """One line a run of the --exec command: passed or failed, the patch, the exit code."""
 
     lines: list[Item] = []

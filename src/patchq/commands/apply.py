@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 from patchq.core.lock import Lock, keeps_exec, records_for, without_exec
 from patchq.core.progress import Progress
+from patchq.core.records import Stack
 from patchq.core.words import plural
 from patchq.stack import journal
 from patchq.stack.apply import SeriesResult, apply_series, raise_failure
 from patchq.stack.context import Context
 from patchq.stack.targets import active_entries, branch_name, check_own_branch, choose_base
 from patchq.store.patchrepo import LOCK
-from patchq.store.stack import Stack
 from patchq.store.statedir import run_lock
 
 

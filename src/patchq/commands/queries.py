@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from patchq.core.errors import BadInputError, PatchqError
+from patchq.core.records import ExecRun, RebaseState
 from patchq.core.series import Entry
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
@@ -16,7 +17,6 @@ from patchq.stack.context import Context
 from patchq.stack.refresh import files_of, refreshed
 from patchq.stack.targets import active_entries
 from patchq.store import rebasestate
-from patchq.store.rebasestate import ExecRun, RebaseState
 from patchq.store.stack import load
 from patchq.store.statedir import lock_holder, rebase_state_path
 

@@ -10,13 +10,13 @@ from dataclasses import dataclass, replace
 
 from patchq.core.errors import BadInputError, ConflictError
 from patchq.core.patch import parse
+from patchq.core.records import Stack
 from patchq.stack import journal, relock
 from patchq.stack import moves as stack_ops
 from patchq.stack.apply import SectionState, apply_section, apply_series, load_patch
 from patchq.stack.context import Context
 from patchq.stack.refresh import files_of, render_refreshed
 from patchq.store.patchrepo import PATCHES
-from patchq.store.stack import Stack
 from patchq.store.statedir import run_lock
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from patchq.core.records import Stack
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
 from patchq.stack.context import Context
-from patchq.store.stack import Stack, load
+from patchq.store.stack import load
 from patchq.store.statedir import run_lock
 
 

@@ -71,7 +71,7 @@ class FileResult:
 
 def worst(statuses: Iterable[str]) -> str:
     """The worst of some hunk statuses; `exact` when there are none."""
-    out = EXACT
+    out: str = EXACT
     for s in statuses:
         if RANK[s] > RANK[out] or (s == FAILED and out == AMBIGUOUS):
             out = s

@@ -17,18 +17,68 @@ placement to its drift status, and `outcome` maps a replayed patch to its lock o
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import StrEnum
 
-# Placement and drift share these words.
-OFFSET, FUZZ, MERGE, CONFLICT = "offset", "fuzz", "merge", "conflict"
-# Placement only.
-EXACT, FAILED, AMBIGUOUS = "exact", "failed", "ambiguous"
-# Drift only.
-CLEAN, UPSTREAMED, MISSING = "clean", "upstreamed", "missing"
+
+class Status(StrEnum):
+    """How a hunk was placed (apply, push) and how a hunk or patch drifts (check,
+    rebase): one ranked list of words, each view a subset. A `StrEnum`: the JSON, the
+    records and every message carry the word itself."""
+
+    # Placement and drift share these words.
+    OFFSET = "offset"
+    FUZZ = "fuzz"
+    MERGE = "merge"
+    CONFLICT = "conflict"
+    # Placement only.
+    EXACT = "exact"
+    FAILED = "failed"
+    AMBIGUOUS = "ambiguous"
+    # Drift only.
+    CLEAN = "clean"
+    UPSTREAMED = "upstreamed"
+    MISSING = "missing"
+
+
+class Outcome(StrEnum):
+    """What `series.lock` records of a patch after a rebase (DESIGN §2); `conflict` is
+    a dry run's word for a patch a person must decide."""
+
+    UNCHANGED = "unchanged"
+    REFRESHED = "refreshed"
+    MERGED = "merged"
+    RESOLVED = "resolved"
+    UPSTREAMED = "upstreamed"
+    DROPPED = "dropped"
+    NEW = "new"
+    CONFLICT = "conflict"
+
+
+class Method(StrEnum):
+    """How a hunk that landed on a new upstream got there (DESIGN §4): the placement
+    ladder's rungs, the registry `core.placement` dispatches on."""
+
+    EXACT = "exact"
+    OFFSET = "offset"
+    FUZZ = "fuzz"
+    MERGE = "merge"
+    ZEALOUS = "zealous"
+    WORD = "word"
+    ANCHORED = "anchored"
+    MOVED = "moved"
+    DELETE_WINS = "delete-wins"
+    REUSED = "reused"
+    UPSTREAMED = "upstreamed"
+
+
+OFFSET, FUZZ, MERGE, CONFLICT = Status.OFFSET, Status.FUZZ, Status.MERGE, Status.CONFLICT
+EXACT, FAILED, AMBIGUOUS = Status.EXACT, Status.FAILED, Status.AMBIGUOUS
+CLEAN, UPSTREAMED, MISSING = Status.CLEAN, Status.UPSTREAMED, Status.MISSING
 
 # Worse is higher. Within each view the order is the one its reports have always used:
 # an upstreamed hunk ranks with fuzz (the patch still needs rewriting), a missing file
 # above a conflict (nothing to even mark up).
-RANK = {
+RANK: dict[str, int] = {
     EXACT: 0,
     CLEAN: 0,
     OFFSET: 1,
@@ -41,36 +91,30 @@ RANK = {
     MISSING: 6,
 }
 
-_DRIFT_OF = {EXACT: CLEAN, OFFSET: OFFSET, FUZZ: FUZZ, MERGE: MERGE}
+_DRIFT_OF: dict[str, Status] = {EXACT: CLEAN, OFFSET: OFFSET, FUZZ: FUZZ, MERGE: MERGE}
 
 # Lock outcomes.
-UNCHANGED, REFRESHED, MERGED, RESOLVED = "unchanged", "refreshed", "merged", "resolved"
-DROPPED, NEW = "dropped", "new"
-OUTCOMES = (UNCHANGED, REFRESHED, MERGED, RESOLVED, UPSTREAMED, DROPPED, NEW)
+UNCHANGED, REFRESHED, MERGED = Outcome.UNCHANGED, Outcome.REFRESHED, Outcome.MERGED
+RESOLVED, DROPPED, NEW = Outcome.RESOLVED, Outcome.DROPPED, Outcome.NEW
+OUTCOMES = (UNCHANGED, REFRESHED, MERGED, RESOLVED, Outcome.UPSTREAMED, DROPPED, NEW)
 # Outcomes of patches that left the active series: recorded, but not applied.
-GONE = (UPSTREAMED, DROPPED)
+GONE = (Outcome.UPSTREAMED, DROPPED)
 
 
 # Placement methods (DESIGN §4): how a hunk that landed on a new upstream got there.
-ZEALOUS, WORD, ANCHORED, MOVED = "zealous", "word", "anchored", "moved"
-DELETE_WINS, REUSED = "delete-wins", "reused"
-METHODS = (
-    EXACT,
-    OFFSET,
-    FUZZ,
-    MERGE,
-    ZEALOUS,
-    WORD,
-    ANCHORED,
-    MOVED,
-    DELETE_WINS,
-    REUSED,
-    UPSTREAMED,
-)
+ZEALOUS, WORD, ANCHORED, MOVED = Method.ZEALOUS, Method.WORD, Method.ANCHORED, Method.MOVED
+DELETE_WINS, REUSED = Method.DELETE_WINS, Method.REUSED
+METHODS = tuple(Method)
 # Methods whose result a person should read: check counts them as drift (exit 1), the
 # report shows their new hunk.
 REVIEWABLE = (ZEALOUS, WORD, ANCHORED, MOVED, DELETE_WINS, REUSED)
-_METHOD_OF = {CLEAN: EXACT, OFFSET: OFFSET, FUZZ: FUZZ, MERGE: MERGE, UPSTREAMED: UPSTREAMED}
+_METHOD_OF: dict[str, Method] = {
+    CLEAN: Method.EXACT,
+    OFFSET: Method.OFFSET,
+    FUZZ: Method.FUZZ,
+    MERGE: Method.MERGE,
+    UPSTREAMED: Method.UPSTREAMED,
+}
 
 
 def method_of(status: str, anchored: bool = False, via: str = "") -> str:
@@ -79,7 +123,7 @@ def method_of(status: str, anchored: bool = False, via: str = "") -> str:
     if via:
         return via
     if anchored and status == MERGE:
-        return ANCHORED
+        return Method.ANCHORED
     return _METHOD_OF.get(status, "")
 
 
@@ -92,9 +136,9 @@ def outcome(status: str, hunk_statuses: Iterable[str], renamed: bool) -> str:
     """The lock outcome of a replayed patch from its drift (`conflict` where a person must
     decide): the one place `rebase` and `rebase --dry-run` both ask."""
     if status == UPSTREAMED:
-        return UPSTREAMED
+        return Outcome.UPSTREAMED
     if status in (CONFLICT, MISSING):
-        return CONFLICT
+        return Outcome.CONFLICT
     if any(h == MERGE for h in hunk_statuses):
         return MERGED
     # A patch is clean exactly when every hunk is: anything moved, or a file upstream

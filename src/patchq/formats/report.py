@@ -10,9 +10,8 @@ shown as its new hunk — in the HTML page side by side with the old one, with t
 upstream commits that drifted it. Rendered as text, GitHub-flavoured Markdown (for the
 pull request), one self-contained HTML page (no scripts, no external assets, every
 text escaped) or JSON.
-Pure: takes the rebase record, returns strings. The record's type lives in the store
-(`store/rebasestate.LastRebase`), a peer this layer does not import, so what the report
-reads of it is spelled here as protocols that the record's values satisfy.
+Pure: takes the rebase record (`core/records.LastRebase`, the value the store reads
+back), returns strings.
 """
 
 from __future__ import annotations
@@ -21,91 +20,14 @@ import difflib
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from patchq.core.errors import BadInputError
 from patchq.core.patch import FilePatch, Hunk, Patch, parse
+from patchq.core.records import HunkOutcome, LastRebase
 from patchq.core.status import REVIEWABLE
 from patchq.core.text import json_text, md_code, md_fence, shown
 from patchq.core.words import plural
-
-
-class RecordedHunk(Protocol):
-    """A hunk as the rebase record keeps it (`rebasestate.HunkRecord`)."""
-
-    @property
-    def file(self) -> str: ...
-    @property
-    def index(self) -> int: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def offset(self) -> int: ...
-    @property
-    def fuzz(self) -> int: ...
-    @property
-    def anchored(self) -> bool: ...
-    @property
-    def drift(self) -> Sequence[str]: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def method(self) -> str: ...
-    @property
-    def moved_to(self) -> tuple[str, int, str] | None: ...
-
-
-class RecordedPatch(Protocol):
-    """A patch's outcome as the rebase record keeps it (`rebasestate.PatchOutcome`)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def outcome(self) -> str: ...
-    @property
-    def drift(self) -> Sequence[str]: ...
-    @property
-    def hunks(self) -> Sequence[RecordedHunk]: ...
-    @property
-    def evidence(self) -> Sequence[tuple[str, str]] | None: ...
-    @property
-    def hints(self) -> Sequence[str]: ...
-
-
-class RecordedRun(Protocol):
-    """A run of the `--exec` command after the rebase (`rebasestate.ExecRun`)."""
-
-    @property
-    def command(self) -> str: ...
-    @property
-    def ok(self) -> bool: ...
-    @property
-    def code(self) -> int: ...
-    @property
-    def patch(self) -> str | None: ...
-    @property
-    def note(self) -> str: ...
-
-
-class RebaseRecord(Protocol):
-    """The record a finished rebase leaves (`rebasestate.LastRebase`)."""
-
-    @property
-    def base(self) -> str: ...
-    @property
-    def onto(self) -> str: ...
-    @property
-    def onto_ref(self) -> str: ...
-    @property
-    def patches(self) -> Sequence[RecordedPatch]: ...
-    @property
-    def subjects(self) -> Sequence[tuple[str, str]]: ...
-    @property
-    def old(self) -> Sequence[tuple[str, bytes]]: ...
-    @property
-    def new(self) -> Sequence[tuple[str, bytes]]: ...
-    @property
-    def exec_runs(self) -> Sequence[RecordedRun]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +50,7 @@ class PatchReview:
     kind: str  # unchanged | cosmetic | substantive | removed
     moved: int  # hunks not applied exactly
     drift: tuple[str, ...]
-    hunks: tuple[RecordedHunk, ...]
+    hunks: tuple[HunkOutcome, ...]
     interdiff: tuple[str, ...]  # lines of the change-only interdiff (substantive)
     anchored: int
     views: tuple[HunkView, ...] = ()  # the new hunks to read (substantive or not exact)
@@ -213,7 +135,7 @@ def _changed(h: Hunk) -> list[tuple[str, bytes]]:
     return [(t, c) for t, c in h.lines if t != " "]
 
 
-def _views(old: Patch, new: Patch, hunks: Sequence[RecordedHunk]) -> tuple[HunkView, ...]:
+def _views(old: Patch, new: Patch, hunks: Sequence[HunkOutcome]) -> tuple[HunkView, ...]:
     """The new patch's hunks a reviewer should read, each beside its old hunk: those whose
     added/removed lines differ, and those the rebase placed other than exactly or by an
     offset. Old and new hunks pair up by file and order (by likeness where the count of
@@ -265,7 +187,7 @@ def _likest(olds: Sequence[Hunk], h: Hunk, used: set[int]) -> int | None:
     return best
 
 
-def review(record: RebaseRecord) -> Review:
+def review(record: LastRebase) -> Review:
     """Build the review from the record `rebase` leaves in .git/patchq/."""
     old, new = dict(record.old), dict(record.new)
     reviews = []
@@ -353,7 +275,7 @@ def _commit(c: str, subjects: Mapping[str, str]) -> str:
     return f"{c[:12]} {s}".strip()
 
 
-def _hunk_line(h: RecordedHunk, subjects: Mapping[str, str], outcome: str = "") -> str:
+def _hunk_line(h: HunkOutcome, subjects: Mapping[str, str], outcome: str = "") -> str:
     status = h.status
     what = {
         "offset": f"moved {plural(h.offset, 'line', signed=True)}",
@@ -525,7 +447,7 @@ def to_json(r: Review) -> str:
                 "change": p.kind,
                 "hunks_moved": p.moved,
                 "drift": list(p.drift),
-                "hunks": [_hunk_doc(h) for h in p.hunks],
+                "hunks": [h.to_doc() for h in p.hunks],
                 "interdiff": list(p.interdiff),
                 "anchored": p.anchored,
                 "evidence": None if p.evidence is None else dict(p.evidence),
@@ -551,24 +473,6 @@ def to_json(r: Review) -> str:
         ],
     }
     return json_text(doc) + "\n"
-
-
-def _hunk_doc(h: RecordedHunk) -> dict[str, Any]:
-    """A hunk in the report's JSON: the fields the record keeps, by the same names."""
-    return {
-        "file": h.file,
-        "index": h.index,
-        "status": h.status,
-        "offset": h.offset,
-        "fuzz": h.fuzz,
-        "anchored": h.anchored,
-        "drift": list(h.drift),
-        "reason": h.reason,
-        "method": h.method,
-        "moved_to": None
-        if h.moved_to is None
-        else {"file": h.moved_to[0], "line": h.moved_to[1], "commit": h.moved_to[2]},
-    }
 
 
 def _e(text: str) -> str:

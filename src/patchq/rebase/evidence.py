@@ -18,31 +18,8 @@ from dataclasses import dataclass, field
 
 from patchq.core.header import header_info, origins
 from patchq.core.patch import FilePatch, Hunk, Patch
+from patchq.core.records import ORIGIN, PATCH_ID, SUBJECT, Evidence
 from patchq.git.repo import GitRepo
-
-ORIGIN, PATCH_ID, SUBJECT, CONTENT = "origin", "patch-id", "subject", "content"
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """Why a patch is (or may be) upstream: its kind and the upstream commit it names
-    ("" for content evidence whose commit is not known yet)."""
-
-    kind: str
-    commit: str
-
-    def doc(self) -> dict[str, str]:
-        return {"kind": self.kind, "commit": self.commit}
-
-    def said(self) -> str:
-        what = {
-            ORIGIN: "its origin",
-            PATCH_ID: "the same patch-id",
-            SUBJECT: "the same subject and files",
-            CONTENT: "its change, by content",
-        }.get(self.kind, self.kind)
-        return f"upstream {self.commit[:12]} ({what})" if self.commit else f"upstream ({what})"
-
 
 _PREFIX = re.compile(r"^(\s*\[[^\]]*\]\s*)+")
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from patchq.core.errors import BadInputError
+from patchq.core.records import ExecRun, Stack
 from patchq.core.series import Entry
 from patchq.shell import command as shell
 from patchq.stack import journal
@@ -29,8 +30,7 @@ from patchq.stack.apply import load_patch
 from patchq.stack.context import Context
 from patchq.store import rebasestate
 from patchq.store.patchrepo import CONFIG, LOCK
-from patchq.store.rebasestate import ExecRun
-from patchq.store.stack import Stack, load
+from patchq.store.stack import load
 from patchq.store.statedir import last_rebase_path
 
 # Told before each run: the command, and the patch it runs with (None: the whole series).

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from patchq.core.lock import Lock, PatchRecord, records_for, sha256
+from patchq.core.records import LastRebase, PatchOutcome, RebaseState, Reorder, Stack
 from patchq.core.series import Entry, Series
 from patchq.core.status import GONE
 from patchq.rebase import execute
@@ -25,13 +26,6 @@ from patchq.stack.refresh import refreshed_files
 from patchq.stack.relock import not_updated
 from patchq.store import rebasestate
 from patchq.store.patchrepo import LOCK, PATCHES, SERIES
-from patchq.store.rebasestate import (
-    LastRebase,
-    PatchOutcome,
-    RebaseState,
-    Reorder,
-)
-from patchq.store.stack import Stack
 from patchq.store.statedir import (
     crashpoint,
     last_rebase_path,

@@ -9,8 +9,8 @@ the rebase finishes or is aborted.
 
 from __future__ import annotations
 
+from patchq.core.records import RebaseState
 from patchq.git.repo import GitRepo
-from patchq.store.rebasestate import RebaseState
 
 
 def keeper_ref(queue: str) -> str:

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
 from patchq.core.progress import Progress
+from patchq.core.records import DonePatch, PatchOutcome, RebaseState, StoppedPatch
 from patchq.core.resolutions import Remembered, resolved_regions
 from patchq.core.resolutions import render as render_resolution
 from patchq.core.series import Entry
@@ -29,14 +30,9 @@ from patchq.rebase.drift import histories as histories_for
 from patchq.rebase.finish import executed, finish
 from patchq.rebase.keep import release_rebase_objects
 from patchq.rebase.outcome import RebaseOutcome
-from patchq.rebase.replay import (
-    Replay,
-    attribute_drift,
-    lock_outcome,
-)
+from patchq.rebase.replay import Replay, attribute_drift, lock_outcome
 from patchq.rebase.stop import (
     evidence,
-    hunk_record,
     show_conflict,
     state_name,
     state_path,
@@ -49,12 +45,6 @@ from patchq.stack.targets import branch_name, default_onto, old_base
 from patchq.store import rebasestate
 from patchq.store.files import inside
 from patchq.store.patchrepo import resolution_path
-from patchq.store.rebasestate import (
-    DonePatch,
-    PatchOutcome,
-    RebaseState,
-    StoppedPatch,
-)
 from patchq.store.stack import load
 from patchq.store.statedir import (
     crashpoint,
@@ -184,7 +174,7 @@ def _run(
             g, st.old_base, st.onto, [res], repo, [entry], histories, rp.renames, rp.sections
         )
         st = st.with_subjects(subjects)
-        hunks = tuple(hunk_record(h) for h in res.hunks)
+        hunks = res.hunks
         # In a reorder, a change already there is another patch's: a person decides.
         already = st.reorder is not None and (
             res.status == UPSTREAMED or any(h.status == UPSTREAMED for h in res.hunks)

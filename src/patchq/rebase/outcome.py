@@ -7,17 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from patchq.core.errors import ConflictError, ExecFailedError
+from patchq.core.records import DonePatch, ExecRun
 from patchq.core.status import CONFLICT, MISSING
 from patchq.core.words import plural
 from patchq.rebase.reorder import stop_error
-from patchq.rebase.replay import (
-    PatchCheck,
-    stop_notes,
-)
-from patchq.store.rebasestate import (
-    DonePatch,
-    ExecRun,
-)
+from patchq.rebase.replay import PatchCheck, stop_notes
 
 # The marker lines of a diff3-style conflict (ours, base, theirs); each carries a label.
 

@@ -28,11 +28,12 @@ from dataclasses import dataclass, replace
 
 from patchq.core.errors import ConflictError
 from patchq.core.lock import without_exec
+from patchq.core.records import DonePatch, PatchOutcome, RebaseState, Reorder, Stack
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
 from patchq.rebase.replay import PatchCheck, Replay, lock_outcome
-from patchq.rebase.stop import evidence, hunk_record, show_conflict, stopped
+from patchq.rebase.stop import evidence, show_conflict, stopped
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
 from patchq.stack.apply import Failure, failure_error, ident_date, identity, load_patch
@@ -42,8 +43,7 @@ from patchq.stack.refresh import refreshed_files
 from patchq.stack.relock import reapplied
 from patchq.stack.targets import active_entries
 from patchq.store.patchrepo import LOCK, PATCHES, SERIES
-from patchq.store.rebasestate import DonePatch, PatchOutcome, RebaseState, Reorder
-from patchq.store.stack import Stack, load
+from patchq.store.stack import load
 from patchq.store.statedir import run_lock
 
 SINK, FLOAT = "sink", "float"
@@ -191,7 +191,7 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             author, message = identity(entry.name, patch, when, tz, g.user_identity())
             parent = commits[-1] if commits else stack.base
             commits.append(g.commit_object(res.tree, [parent], message, author, author))
-            hunks = tuple(hunk_record(h) for h in res.hunks)
+            hunks = res.hunks
             done.append(
                 DonePatch(
                     PatchOutcome(

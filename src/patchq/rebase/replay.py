@@ -28,6 +28,7 @@ from patchq.core.header import origins
 from patchq.core.hints import NEAR, hunk_hints, maybe_sibling
 from patchq.core.moved import Found, find_block
 from patchq.core.patch import FilePatch, Hunk, Normalisation, Patch, Split, split_lines
+from patchq.core.records import CONTENT, Evidence, HunkOutcome
 from patchq.core.resolutions import Book
 from patchq.core.resolve import Region, by_hunk, patch_side
 from patchq.core.series import Entry
@@ -43,14 +44,13 @@ from patchq.core.status import (
     RANK,
     UPSTREAMED,
     drift_of,
-    method_of,
     outcome,
 )
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo
 from patchq.rebase.drift import Attribution, Change, attribute
 from patchq.rebase.drift import histories as histories_for
-from patchq.rebase.evidence import CONTENT, Evidence, Provenance
+from patchq.rebase.evidence import Provenance
 from patchq.stack.apply import (
     PINNED_FUZZ,
     OldStack,
@@ -66,32 +66,9 @@ from patchq.store.statedir import crashpoint
 
 
 @dataclass(frozen=True, slots=True)
-class HunkCheck:
-    """How one hunk fares on the new upstream, and the upstream commits behind it."""
-
-    file: str
-    index: int
-    status: str
-    offset: int = 0
-    fuzz: int = 0
-    anchored: bool = False
-    reason: str = ""
-    drift: tuple[str, ...] = ()
-    via: str = ""  # a finer method than the status says (zealous, word, delete-wins, …)
-    # Where upstream moved the hunk's block (file, 1-based line, the commit that moved
-    # it, "" until drift attribution names it): applied there (`moved`) or a conflict.
-    moved_to: tuple[str, int, str] | None = None
-
-    @property
-    def method(self) -> str:
-        """How the hunk was placed (DESIGN §4), "" where it was not."""
-        return method_of(self.status, self.anchored, self.via)
-
-
-@dataclass(frozen=True, slots=True)
 class PatchCheck:
     name: str
-    hunks: tuple[HunkCheck, ...]
+    hunks: tuple[HunkOutcome, ...]
     tree_before: str
     # After the patch. A conflict: in rebase `tree_before` (the replay stops there); in
     # check the patch's side of each conflict, which the replay goes on with.
@@ -219,7 +196,7 @@ class Replay:
         _, patch = load_applicable(self.repo, entry)
         display = self.repo.display(entry.name)
         before = self.tree()
-        hunks: list[HunkCheck] = []
+        hunks: list[HunkOutcome] = []
         markers: dict[str, bytes] = {}
         renames: list[tuple[str, str]] = []
         st = self.state
@@ -292,8 +269,8 @@ class Replay:
         self,
         patch: Patch,
         placed: Sequence[tuple[FilePatch, FilePatch]],
-        hunks: list[HunkCheck],
-    ) -> tuple[list[HunkCheck], Evidence | None]:
+        hunks: list[HunkOutcome],
+    ) -> tuple[list[HunkOutcome], Evidence | None]:
         """Provenance (DESIGN §4): the evidence that the patch is upstream, and what it
         decides. A patch whose every hunk upstream holds is upstreamed, with the strongest
         evidence found (else `content`). Evidence for a patch upstream does not wholly
@@ -332,7 +309,7 @@ class Replay:
             return [
                 h
                 if h.status == UPSTREAMED
-                else HunkCheck(h.file, h.index, UPSTREAMED, reason=why, drift=h.drift)
+                else HunkOutcome(h.file, h.index, UPSTREAMED, reason=why, drift=h.drift)
                 for h in hunks
             ], ev
         why = f"{ev.said()} names it, but the new upstream does not hold this change"
@@ -353,7 +330,7 @@ class Replay:
 
     def _section(
         self, s: FilePatch, display: str, name: str, pin_path: str | None = None
-    ) -> tuple[list[HunkCheck], bytes | None]:
+    ) -> tuple[list[HunkOutcome], bytes | None]:
         """Classify and (where safe) apply one section; returns hunk checks and markers."""
         where = f"{display}:{s.lineno}"
         st = self.state
@@ -361,7 +338,7 @@ class Replay:
         n = max(len(s.hunks), 1)
         check_modes(s, where)
         if s.binary:
-            return [HunkCheck(path, 0, CONFLICT, reason="binary patch")], None
+            return [HunkOutcome(path, 0, CONFLICT, reason="binary patch")], None
         current = st.get(s.old_path, where) if s.old_path is not None else st.get(s.path, where)
         if s.is_new:
             if current is not None:
@@ -369,24 +346,24 @@ class Replay:
                 same = st.content(current[1]) == wanted
                 status = UPSTREAMED if same else CONFLICT
                 return [
-                    HunkCheck(
+                    HunkOutcome(
                         path, i, status, reason="" if same else f"{path} already exists upstream"
                     )
                     for i in range(n)
                 ], None
             res = engine.apply_hunks(None, s.hunks)
             st.put(path, s.new_mode or "100644", res.content, where)
-            return [HunkCheck(path, i, CLEAN) for i in range(len(s.hunks))], None
+            return [HunkOutcome(path, i, CLEAN) for i in range(len(s.hunks))], None
         if current is None:
             if s.is_delete:
-                return [HunkCheck(path, i, UPSTREAMED) for i in range(n)], None
+                return [HunkOutcome(path, i, UPSTREAMED) for i in range(n)], None
             if s.hunks:
                 # Upstream deleted the file: its blocks may live on in another file.
                 relocated = self._relocate(s, list(range(len(s.hunks))), None, None, None, where)
                 if relocated is not None:
                     return [relocated[0][i] for i in range(len(s.hunks))], None
             return [
-                HunkCheck(path, i, MISSING, reason=f"{s.old_path} is gone upstream")
+                HunkOutcome(path, i, MISSING, reason=f"{s.old_path} is gone upstream")
                 for i in range(n)
             ], None
         # The refusals `apply` makes (application.apply_section), made here too: the replay
@@ -408,16 +385,16 @@ class Replay:
             and st.get(s.new_path, where) is not None
         ):
             return [
-                HunkCheck(path, i, CONFLICT, reason=f"{s.new_path} already exists upstream")
+                HunkOutcome(path, i, CONFLICT, reason=f"{s.new_path} already exists upstream")
                 for i in range(n)
             ], None
         content = st.content(current[1])
         res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
         # A hunk the engine could not place has no offset or fuzz, whatever it tried.
         checks = [
-            HunkCheck(path, h.index, drift_of(h.status), h.offset, h.fuzz)
+            HunkOutcome(path, h.index, drift_of(h.status), h.offset, h.fuzz)
             if h.applied
-            else HunkCheck(path, h.index, CONFLICT, reason=h.reason)
+            else HunkOutcome(path, h.index, CONFLICT, reason=h.reason)
             for h in res.hunks
         ]
         final = res.content
@@ -474,9 +451,9 @@ class Replay:
                 final = res.content
                 for r in res.hunks:
                     checks[r.index] = (
-                        HunkCheck(path, r.index, drift_of(r.status), r.offset, r.fuzz)
+                        HunkOutcome(path, r.index, drift_of(r.status), r.offset, r.fuzz)
                         if r.applied
-                        else HunkCheck(path, r.index, CONFLICT, reason=r.reason)
+                        else HunkOutcome(path, r.index, CONFLICT, reason=r.reason)
                     )
                 failing = sorted(set(failing) | {r.index for r in res.failures})
         if s.old_path in self.upstream_changed():
@@ -626,7 +603,7 @@ class Replay:
         pre: bytes | None,
         up: bytes | None,
         where: str,
-    ) -> tuple[dict[int, HunkCheck], bytes | None] | None:
+    ) -> tuple[dict[int, HunkOutcome], bytes | None] | None:
         """DESIGN §4 step 6: the failing hunks whose pre-image block is gone from its
         place, looked for among the files upstream changed (and elsewhere in their own
         file, `cur`). Applied only when every one is found unchanged at one place; a
@@ -661,7 +638,7 @@ class Replay:
             files[path] = cur_lines
         if not files:
             return None
-        out: dict[int, HunkCheck] = {}
+        out: dict[int, HunkOutcome] = {}
         plans: list[tuple[int, Found]] = []
         for i in failing:
             h = s.hunks[i]
@@ -688,7 +665,7 @@ class Replay:
                 continue
             if len(found) > 1:
                 places = ", ".join(f"{f.path}:{f.line + 1}" for f in found[:4])
-                out[i] = HunkCheck(
+                out[i] = HunkOutcome(
                     path,
                     i,
                     CONFLICT,
@@ -698,7 +675,7 @@ class Replay:
             f = found[0]
             if f.exact:
                 plans.append((i, f))
-                out[i] = HunkCheck(
+                out[i] = HunkOutcome(
                     path,
                     i,
                     MERGE,
@@ -707,7 +684,7 @@ class Replay:
                     reason=f"its block moved to {f.path}:{f.line + 1}",
                 )
             else:
-                out[i] = HunkCheck(
+                out[i] = HunkOutcome(
                     path,
                     i,
                     CONFLICT,
@@ -723,7 +700,7 @@ class Replay:
                     c = out[i]
                     out[i] = replace(c, status=CONFLICT, via="")
                 elif i not in out:
-                    out[i] = HunkCheck(path, i, CONFLICT if cur is not None else MISSING)
+                    out[i] = HunkOutcome(path, i, CONFLICT if cur is not None else MISSING)
             return out, None
         own = cur
         edits: dict[str, list[bytes]] = {}
@@ -764,7 +741,7 @@ class Replay:
         pre: bytes | None,
         theirs: engine.FileResult | None,
         failing: list[int],
-        checks: list[HunkCheck],
+        checks: list[HunkOutcome],
         name: str,
     ) -> tuple[bytes, bytes | None]:
         """3-way merge, then anchored placement, then the resolutions a person made
@@ -839,7 +816,7 @@ def _settle(
     hunks: Sequence[Hunk],
     theirs: engine.FileResult,
     failing: Sequence[int],
-    checks: list[HunkCheck],
+    checks: list[HunkOutcome],
     regions: Sequence[Region],
 ) -> None:
     """Each failing hunk as the merge placed it (`core.resolve.by_hunk` decides): a
@@ -1358,7 +1335,7 @@ def attribute_drift(
     return out, subjects
 
 
-def _moved_by(h: HunkCheck, histories: dict[str, list[Change]]) -> HunkCheck:
+def _moved_by(h: HunkOutcome, histories: dict[str, list[Change]]) -> HunkOutcome:
     """A moved hunk with the upstream commit that moved its block: one that changed both
     its old file and the file it went to (else the newest that touched its old place)."""
     if h.moved_to is None or h.moved_to[2]:
@@ -1380,7 +1357,7 @@ class Drifted:
 
 
 def _drifted(
-    sections: Sequence[FilePatch], renames: Sequence[tuple[str, str]], checks: Sequence[HunkCheck]
+    sections: Sequence[FilePatch], renames: Sequence[tuple[str, str]], checks: Sequence[HunkOutcome]
 ) -> dict[str, Drifted]:
     """A patch's unclean hunks by the path the replay reported them under."""
     renamed = dict(renames)

@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from patchq.core.errors import PatchqError
+from patchq.core.records import RebaseState, StoppedPatch
 from patchq.rebase.keep import hold_rebase_objects, release_rebase_objects
-from patchq.rebase.replay import HunkCheck, PatchCheck
+from patchq.rebase.replay import PatchCheck
 from patchq.stack import journal
 from patchq.stack.context import Context
 from patchq.store import rebasestate
-from patchq.store.rebasestate import HunkRecord, RebaseState, StoppedPatch
 from patchq.store.statedir import rebase_state_path
 
 
@@ -28,22 +28,6 @@ def state_path(ctx: Context) -> Path:
 def state_name(ctx: Context) -> str:
     """The rebase state's file name, as a journal's state files are named."""
     return state_path(ctx).name
-
-
-def hunk_record(h: HunkCheck) -> HunkRecord:
-    """How the replay placed a hunk, as the rebase records it."""
-    return HunkRecord(
-        h.file,
-        h.index,
-        h.status,
-        h.offset,
-        h.fuzz,
-        h.anchored,
-        h.drift,
-        h.reason,
-        h.method,
-        h.moved_to,
-    )
 
 
 def evidence(p: PatchCheck) -> tuple[tuple[str, str], ...] | None:
@@ -58,7 +42,7 @@ def stopped(res: PatchCheck) -> StoppedPatch:
         res.name,
         res.status,
         res.drift,
-        tuple(hunk_record(h) for h in res.hunks),
+        res.hunks,
         res.tree_before,
         res.tree,
         res.conflict_tree,

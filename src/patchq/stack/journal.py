@@ -36,11 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from patchq.core.errors import BadInputError, UnsafeStateError
+from patchq.core.records import Stack
 from patchq.git.repo import GitRepo
 from patchq.store import stack as stackfile
 from patchq.store.files import atomic_write, confine, inside
 from patchq.store.patchrepo import CONFIG, LOCK, PATCHES, SERIES, check_writable, own_paths
-from patchq.store.stack import Stack, save, stack_path
+from patchq.store.stack import save, stack_path
 from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint
 
 CHECKOUT, INDEX, REF = "checkout", "index", "ref"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from patchq.core.errors import BadInputError, ConflictError, PatchqError, UnsafeStateError
 from patchq.core.patch import Patch
 from patchq.core.progress import Progress
+from patchq.core.records import Stack
 from patchq.core.series import Entry, Series
 from patchq.core.words import plural
 from patchq.git.memtree import MemTree
@@ -41,7 +42,7 @@ from patchq.stack.targets import (
     choose_base,
 )
 from patchq.store.patchrepo import PatchRepo
-from patchq.store.stack import Stack, load
+from patchq.store.stack import load
 from patchq.store.statedir import rebase_state_path, run_lock
 
 

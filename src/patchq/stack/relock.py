@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from patchq.core.lock import Lock, records_for
+from patchq.core.records import LastRebase
 from patchq.git.repo import GitRepo
 from patchq.stack.apply import Failure, apply_series
 from patchq.store import rebasestate
@@ -99,9 +100,7 @@ def after_edit(
     return Relock({LOCK: replace(new, patches=records).to_json()}, state)
 
 
-def _edited_review(
-    last: rebasestate.LastRebase, name: str, before: bytes, data: bytes
-) -> rebasestate.LastRebase:
+def _edited_review(last: LastRebase, name: str, before: bytes, data: bytes) -> LastRebase:
     """The review with `name` resolved by hand: its new bytes `data`; its old bytes
     those from before the rebase (kept where the rebase already rewrote it)."""
     old = dict(last.old)

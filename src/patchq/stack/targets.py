@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from patchq.core.errors import BadInputError, UnsafeStateError
+from patchq.core.records import Stack
 from patchq.core.series import Entry
 from patchq.git.repo import GitRepo
 from patchq.stack.context import Context
-from patchq.store.stack import Stack, load
+from patchq.store.stack import load
 
 
 def branch_name(ctx: Context, branch: str | None) -> str:

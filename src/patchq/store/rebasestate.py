@@ -11,216 +11,25 @@ is changed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from patchq.core.records import (
+    DonePatch,
+    ExecRun,
+    HunkOutcome,
+    LastRebase,
+    PatchOutcome,
+    RebaseState,
+    Reorder,
+    StoppedPatch,
+)
 from patchq.core.resolve import Region
 from patchq.store import jsonrecord as jr
 from patchq.store import stack as stack_record
 from patchq.store.files import atomic_write
-from patchq.store.stack import Stack
-
-
-@dataclass(frozen=True, slots=True)
-class HunkRecord:
-    """How one hunk was placed on the new upstream, and the upstream commits behind it."""
-
-    file: str
-    index: int
-    status: str
-    offset: int = 0
-    fuzz: int = 0
-    anchored: bool = False
-    drift: tuple[str, ...] = ()
-    reason: str = ""
-    method: str = ""  # how it was placed (DESIGN §4); "" where it was not
-    # Where upstream moved its block: (file, 1-based line, the commit that moved it).
-    moved_to: tuple[str, int, str] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PatchOutcome:
-    """What a rebase did to one patch: what `rebase --json` and `report` show."""
-
-    name: str
-    status: str  # the replay's status of the patch
-    outcome: str  # the lock's: unchanged, refreshed, merged, resolved, upstreamed, dropped
-    drift: tuple[str, ...] = ()
-    hunks: tuple[HunkRecord, ...] = ()
-    commit: str | None = None  # the rebased commit; None for a patch that left the stack
-    # For a patch that stopped at a conflict: whether its markers had reached the
-    # working tree (kept because `rebase --json` has always shown it).
-    shown: bool | None = None
-    # Why it is (or may be) upstream, {"kind": …, "commit": …} (DESIGN §4), and the
-    # review hints of DESIGN §5.
-    evidence: tuple[tuple[str, str], ...] | None = None
-    hints: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class DonePatch:
-    """A patch the rebase is done with, and the trees its refreshed file is diffed from."""
-
-    patch: PatchOutcome
-    tree_before: str
-    tree_after: str
-
-
-@dataclass(frozen=True, slots=True)
-class StoppedPatch:
-    """The patch the rebase stopped at, waiting for a person to resolve or skip it."""
-
-    name: str
-    status: str
-    drift: tuple[str, ...]
-    hunks: tuple[HunkRecord, ...]
-    tree_before: str
-    tree_after: str
-    conflict_tree: str | None  # the sections that applied, markers in the rest
-    files: tuple[str, ...]  # the files that hold markers
-    shown: bool  # whether the markers reached the working tree yet
-    evidence: tuple[tuple[str, str], ...] | None = None
-    hints: tuple[str, ...] = ()
-    # The conflict regions left to the person, by file: what `--continue` remembers.
-    regions: tuple[tuple[str, Region], ...] = ()
-
-    def resolved(self, commit: str, tree: str) -> DonePatch:
-        """This patch as the person resolved it, committed as `commit` with `tree`."""
-        return DonePatch(
-            PatchOutcome(
-                self.name,
-                self.status,
-                "resolved",
-                self.drift,
-                self.hunks,
-                commit,
-                self.shown,
-                self.evidence,
-                self.hints,
-            ),
-            self.tree_before,
-            tree,
-        )
-
-    def dropped(self) -> DonePatch:
-        """This patch skipped: it leaves the series."""
-        return DonePatch(
-            PatchOutcome(
-                self.name,
-                self.status,
-                "dropped",
-                self.drift,
-                self.hunks,
-                None,
-                self.shown,
-                self.evidence,
-                self.hints,
-            ),
-            self.tree_before,
-            self.tree_after,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ExecRun:
-    """One run of the user's `--exec` command after a rebase: with every patch applied
-    (`patch` None) or, for `--exec-each`, with `patch` and those below it applied."""
-
-    command: str
-    ok: bool
-    code: int
-    patch: str | None = None
-    note: str = ""  # why a run that exited 0 still failed (it left changes behind)
-
-
-@dataclass(frozen=True, slots=True)
-class Reorder:
-    """A `sink`/`float` that stopped at a conflict and goes on as a rebase onto the base
-    it started from: the patches are replayed in their new order, each 3-way step pinned
-    to its pre-image in the `order` they were written in."""
-
-    verb: str  # "sink" or "float"
-    name: str  # the patch moved
-    order: tuple[str, ...]  # the active patches in the old order: the pre-images' order
-    applied: int  # how many patches of the new order are applied when it is done
-
-
-@dataclass(frozen=True, slots=True)
-class RebaseState:
-    """Everything a stopped rebase needs to go on, or to put everything back."""
-
-    old_base: str
-    onto: str
-    onto_ref: str
-    guards: tuple[str, ...]
-    fuzz: int
-    orig_branch: str | None  # where HEAD was before (None: detached)
-    orig_head: str | None
-    stack_before: Stack | None  # the stack record to restore on --abort
-    branch: str  # the stack branch being rebuilt
-    branch_before: str | None  # its commit before the rebase (None: it did not exist)
-    entries: tuple[str, ...]  # the active patches, in series order
-    done: tuple[DonePatch, ...]
-    head: str  # the rebased stack so far
-    current: StoppedPatch | None
-    # The subjects of the upstream commits named in drift, as (commit, subject) pairs.
-    subjects: tuple[tuple[str, str], ...]
-    # The commands to run when the rebase is done ("": none), fixed when it started so
-    # that nothing applied meanwhile (a quilt-style queue's own patchq.toml) can change them.
-    exec_cmd: str = ""
-    exec_each: str = ""
-    reorder: Reorder | None = None  # a stopped `sink`/`float`, not a rebase onto upstream
-
-    def with_subjects(self, subjects: dict[str, str]) -> RebaseState:
-        """This state knowing `subjects` too (a commit seen again keeps its place)."""
-        merged = dict(self.subjects) | subjects
-        return replace(self, subjects=tuple(merged.items()))
-
-    def with_done(self, done: DonePatch, head: str | None = None) -> RebaseState:
-        """This state with one more patch done and, if it made a commit, a new head."""
-        return replace(
-            self, done=self.done + (done,), current=None, head=self.head if head is None else head
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class LastRebase:
-    """The record of the last finished rebase that `report` reviews."""
-
-    base: str
-    onto: str
-    onto_ref: str
-    patches: tuple[PatchOutcome, ...]
-    subjects: tuple[tuple[str, str], ...]
-    # Each refreshed patch's bytes before and after, as (name, bytes) pairs: the report's
-    # interdiff needs the old ones, which the patch repo no longer holds.
-    old: tuple[tuple[str, bytes], ...] = ()
-    new: tuple[tuple[str, bytes], ...] = ()
-    # The `--exec`/`--exec-each` commands asked for, and their runs once they ran.
-    exec_cmd: str = ""
-    exec_each: str = ""
-    exec_runs: tuple[ExecRun, ...] = ()
-
 
 # --- serialisers -------------------------------------------------------------------------
-
-
-def _hunk_doc(h: HunkRecord) -> dict[str, Any]:
-    return {
-        "file": h.file,
-        "index": h.index,
-        "status": h.status,
-        "offset": h.offset,
-        "fuzz": h.fuzz,
-        "anchored": h.anchored,
-        "drift": list(h.drift),
-        "reason": h.reason,
-        "method": h.method,
-        "moved_to": None
-        if h.moved_to is None
-        else {"file": h.moved_to[0], "line": h.moved_to[1], "commit": h.moved_to[2]},
-    }
 
 
 def _moved(doc: dict[str, Any]) -> tuple[str, int, str] | None:
@@ -248,18 +57,18 @@ def _hints(doc: dict[str, Any]) -> tuple[str, ...]:
     return jr.texts(doc, "hints") if "hints" in doc else ()
 
 
-def _hunk(doc: dict[str, Any]) -> HunkRecord:
-    return HunkRecord(
+def _hunk(doc: dict[str, Any]) -> HunkOutcome:
+    return HunkOutcome.recorded(
         jr.text(doc, "file"),
         jr.integer(doc, "index"),
         jr.text(doc, "status"),
-        jr.integer(doc, "offset"),
-        jr.integer(doc, "fuzz"),
-        jr.flag(doc, "anchored"),
-        jr.texts(doc, "drift"),
-        jr.text(doc, "reason"),
         jr.text_or_none(doc, "method", required=False) or "",
-        _moved(doc),
+        offset=jr.integer(doc, "offset"),
+        fuzz=jr.integer(doc, "fuzz"),
+        anchored=jr.flag(doc, "anchored"),
+        drift=jr.texts(doc, "drift"),
+        reason=jr.text(doc, "reason"),
+        moved_to=_moved(doc),
     )
 
 
@@ -271,7 +80,7 @@ def outcome_doc(p: PatchOutcome) -> dict[str, Any]:
         "status": p.status,
         "outcome": p.outcome,
         "drift": list(p.drift),
-        "hunks": [_hunk_doc(h) for h in p.hunks],
+        "hunks": [h.to_doc() for h in p.hunks],
     }
     if p.commit is not None:
         doc["commit"] = p.commit
@@ -299,7 +108,7 @@ def _stopped_doc(c: StoppedPatch) -> dict[str, Any]:
         "name": c.name,
         "status": c.status,
         "drift": list(c.drift),
-        "hunks": [_hunk_doc(h) for h in c.hunks],
+        "hunks": [h.to_doc() for h in c.hunks],
         "tree_before": c.tree_before,
         "tree_after": c.tree_after,
         "conflict_tree": c.conflict_tree,

@@ -9,42 +9,13 @@ the rebase state also uses for the stack it must restore on `--abort`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from patchq.core.records import Stack
 from patchq.core.words import plural
 from patchq.store import jsonrecord as jr
 from patchq.store.files import atomic_write
-
-
-@dataclass(frozen=True, slots=True)
-class Stack:
-    """Base commit, branch, and the applied patches with their commits, bottom first."""
-
-    base: str
-    branch: str
-    applied: tuple[str, ...] = ()
-    commits: tuple[str, ...] = ()
-
-    @property
-    def head(self) -> str:
-        return self.commits[-1] if self.commits else self.base
-
-    @property
-    def top(self) -> str | None:
-        return self.applied[-1] if self.applied else None
-
-    def commit_below(self, index: int) -> str:
-        """The commit a patch at `index` sits on (the base for the first)."""
-        return self.commits[index - 1] if index > 0 else self.base
-
-    def truncated(self, n: int) -> Stack:
-        """The stack with only its first `n` patches applied."""
-        return replace(self, applied=self.applied[:n], commits=self.commits[:n])
-
-    def extended(self, names: tuple[str, ...], commits: tuple[str, ...]) -> Stack:
-        return replace(self, applied=self.applied + names, commits=self.commits + commits)
 
 
 def to_doc(stack: Stack) -> dict[str, Any]:

@@ -232,7 +232,7 @@ def test_an_insertion_at_the_end_of_a_file_anchors_on_the_end() -> None:
     """A hunk with no trailing context hangs from the file's end, however common its last
     context line (`}`), as long as the file still ends with it; appended-to, it refuses."""
     from patchq.core.patch import parse
-    from patchq.rebase.replay import anchored
+    from patchq.core.placement import anchored
 
     pre = b"int a;\nint b;\n}\n"
     patch = parse(
@@ -250,7 +250,7 @@ def test_an_anchored_insertion_refuses_where_upstream_inserted_at_the_same_point
     added two fields there too. Which goes first is a person's call, so anchored placement
     refuses; an upstream edit of the neighbouring line (no insertion) is still placed."""
     from patchq.core.patch import parse
-    from patchq.rebase.replay import anchored
+    from patchq.core.placement import anchored
 
     pre = b"struct s {\n\tint port;\n\tchar *banner;\n\tint keepalive;\n\tint last;\n};\n"
     patch = parse(
@@ -276,7 +276,7 @@ def test_an_insertion_below_a_blank_line_anchors_on_the_context_run_above_it() -
     placed there. Refused where that run now occurs twice, and where upstream inserted
     its own line at the same point (insert/insert)."""
     from patchq.core.patch import parse
-    from patchq.rebase.replay import anchored
+    from patchq.core.placement import anchored
 
     head = b'#include <stdint.h>\n#include <wchar.h>\n\n#include "local.h"\n\n'
     pre = head + b"#define MAGIC 0x51\n"
@@ -309,7 +309,7 @@ def test_an_insertion_hangs_from_its_nearest_telling_line() -> None:
     comment and a blank line). Upstream moved that include group down, below new lines:
     the nearer telling line, the include, is what the new line belongs with."""
     from patchq.core.patch import parse
-    from patchq.rebase.replay import anchored
+    from patchq.core.placement import anchored
 
     pre = b"/*\n * Copyright (c) 2009 Someone Example\n */\n\n#include <net/util.h>\nint a;\n"
     patch = parse(

@@ -181,6 +181,8 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
             files=writes,
             state={state_name(ctx): None},
             reason=f"{r.verb} {r.name}",
+            kind=journal.Kind.REORDER_FINISHED,
+            reorder=(r.verb, r.name),
         ),
     )
     release_rebase_objects(g, repo.config.queue)

@@ -306,15 +306,19 @@ def continue_(
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
         done = _recover(ctx, "continue")
-        interrupted = done.doc if done is not None else None
-        if interrupted is not None and interrupted.get("back_only"):
+        interrupted = done.record if done is not None else None
+        if interrupted is not None and interrupted.back_only:
             release_rebase_objects(g, repo.config.queue)
             return RebaseOutcome((), False, aborted=True, removed_lock=g.removed_lock)
-        reason = str(interrupted.get("reason", "")) if interrupted is not None else ""
-        if not in_progress(ctx) and reason.startswith(("sink ", "float ")):
-            # A stopped reorder's finishing writes were the rest (their reason names it).
+        if (
+            not in_progress(ctx)
+            and interrupted is not None
+            and interrupted.kind == journal.Kind.REORDER_FINISHED
+            and interrupted.reorder is not None
+        ):
+            # A stopped reorder's finishing writes were the rest (their record names it).
             release_rebase_objects(g, repo.config.queue)
-            verb, _, name = reason.partition(" ")
+            verb, name = interrupted.reorder
             stack = load(g.state_dir(), repo.config.queue)
             return RebaseOutcome(
                 (),
@@ -347,7 +351,7 @@ def continue_(
         cur = st.current
         if cur is None:
             return replace(_run(ctx, st, progress, announce), removed_lock=g.removed_lock)
-        if interrupted is not None and str(interrupted.get("reason", "")).startswith("stopped"):
+        if interrupted is not None and interrupted.kind == journal.Kind.CONFLICT_SHOWN:
             # Killed while showing the conflict: it is in the working tree now.
             raise ConflictError(
                 f"{cur.name} needs resolving; its conflict is now in the working tree",

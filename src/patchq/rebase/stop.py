@@ -88,6 +88,7 @@ def _record(
             overlay=conflict_tree,
             intent_to_add=added,
             reason=f"stopped at {name}",
+            kind=journal.Kind.CONFLICT_SHOWN,
             typed=st.reorder.verb if st.reorder is not None else "",
         ),
     )

@@ -32,6 +32,7 @@ import os
 import secrets
 import shutil
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,16 @@ LAST = "last-op"
 FILES, STATE = "files", "state"
 
 
+class Kind(StrEnum):
+    """What a transaction is, beyond the command that ran it: what a later `--continue`
+    after a kill must know about the one it finished (never read from `reason`, which is
+    for people)."""
+
+    CHANGE = "change"  # any other transaction
+    CONFLICT_SHOWN = "conflict-shown"  # a rebase (or reorder) stopping: state and markers
+    REORDER_FINISHED = "reorder-finished"  # a stopped sink/float's finishing writes
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """Everything a command is about to change, in its after state."""
@@ -83,6 +94,9 @@ class Plan:
     overlay: str | None = None  # a tree laid over the working tree afterwards (conflicts)
     intent_to_add: tuple[str, ...] = ()
     reason: str = ""
+    kind: Kind = Kind.CHANGE
+    # A reorder's finishing writes: the verb and the patch moved (`Kind.REORDER_FINISHED`).
+    reorder: tuple[str, str] | None = None
     # Untracked or ignored files the checkout would write over: None — the command has no
     # --force and refuses; False — it refuses and names --force; True — they are saved in
     # a stash first (`run` returns its id).
@@ -386,14 +400,49 @@ def undo_last(g: GitRepo, patch_root: Path, own: list[str]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
+class Record:
+    """A journal as a later command reads it: the command, what kind of transaction it
+    was, and whether it could only go back (`restore`, an undo)."""
+
+    op: str
+    kind: Kind
+    back_only: bool = False
+    reason: str = ""  # for people: messages, the reflog
+    reorder: tuple[str, str] | None = None  # `Kind.REORDER_FINISHED`: (verb, patch)
+
+    @classmethod
+    def of(cls, doc: dict[str, Any]) -> Record:
+        """The record of a journal document (one written before journals had a kind is
+        a plain change, or, by the words it was written with, one of the two kinds a
+        rebase resumes by)."""
+        reason = str(doc.get("reason", ""))
+        reorder = doc.get("reorder")
+        kind = doc.get("kind")
+        if kind is None:  # a journal of a patchq before kinds
+            verb, _, name = reason.partition(" ")
+            if verb in ("sink", "float") and name:
+                kind, reorder = Kind.REORDER_FINISHED, [verb, name]
+            else:
+                kind = Kind.CONFLICT_SHOWN if reason.startswith("stopped") else Kind.CHANGE
+        return cls(
+            str(doc.get("op", "")),
+            Kind(kind),
+            bool(doc.get("back_only")),
+            reason,
+            (str(reorder[0]), str(reorder[1])) if reorder else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Recovered:
     """What `recover` finished or undid: the command, the stash holding work found on the
-    way, and the stale `index.lock` of patchq's own killed git that it removed."""
+    way, the stale `index.lock` of patchq's own killed git that it removed, and the
+    journal's record."""
 
     op: str
     saved: str | None
     removed_lock: str | None
-    doc: dict[str, Any]
+    record: Record
 
 
 def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
@@ -421,7 +470,7 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
     _forget_last(g)  # a recovered state is not the one the last record describes
     _clear(g, patch_root, doc)
     removed = g.removed_lock if g is not None else None
-    return Recovered(str(doc.get("op")), saved, removed, doc)
+    return Recovered(str(doc.get("op")), saved, removed, Record.of(doc))
 
 
 def _copies(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> Path:
@@ -444,6 +493,8 @@ def _record(g: GitRepo | None, patch_root: Path, plan: Plan) -> dict[str, Any]:
         "pid": os.getpid(),
         "queue": plan.queue,
         "reason": plan.reason,
+        "kind": plan.kind,
+        "reorder": None if plan.reorder is None else list(plan.reorder),
         "branch": plan.branch,
     }
     # Whatever an earlier journal left in the copies folder is not this run's.

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from patchq.core.errors import PatchqError
 from patchq.core.series import Entry
-from patchq.core.status import REVIEWABLE
+from patchq.core.status import REVIEWABLE, Outcome
+from patchq.core.status import Status as Word
 from patchq.core.words import plural
 from patchq.store.statedir import recovery_verb
 
@@ -112,11 +113,11 @@ def moved(p: PatchResult) -> str:
     notes = []
     for s in p.sections:
         for h in s.hunks:
-            if h.status == "exact":
+            if h.status == Word.EXACT:
                 continue
-            how = f"fuzz {h.fuzz}" if h.status == "fuzz" else h.status
-            if h.offset or h.status == "offset":
-                how += f" {h.offset:+d}" if h.status == "offset" else f" offset {h.offset:+d}"
+            how = f"fuzz {h.fuzz}" if h.status == Word.FUZZ else h.status
+            if h.offset or h.status == Word.OFFSET:
+                how += f" {h.offset:+d}" if h.status == Word.OFFSET else f" offset {h.offset:+d}"
             notes.append(f"{s.path} hunk #{h.index + 1} {how}")
     return f" ({'; '.join(notes)})" if notes else ""
 
@@ -348,7 +349,7 @@ def applied(out: ApplyOutcome, as_json: bool = False, verbose: bool = False) -> 
         )
     shown: list[Item] = []
     for p in res.patches:
-        if verbose or p.status != "exact":
+        if verbose or p.status != Word.EXACT:
             shown.append(applied_line(p))
         if verbose:
             shown += notes_lines(p.normalisations, True)
@@ -595,11 +596,11 @@ def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
         lines.append(data(f"    evidence: {p.evidence.said()}"))
     lines += [data(f"    hint: {x}") for x in p.hints]
     for h in p.hunks:
-        if h.status == "clean":
+        if h.status == Word.CLEAN:
             continue
-        if h.status == "offset":
+        if h.status == Word.OFFSET:
             detail = plural(h.offset, "line", signed=True)
-        elif h.status == "fuzz":
+        elif h.status == Word.FUZZ:
             detail = f"fuzz {h.fuzz}"
         elif h.anchored:
             detail = "placed by its anchor line; review it"
@@ -740,7 +741,7 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
         )
     elif out.reorder is not None and out.conflict is None:
         verb, name = out.reorder
-        dropped = [r.patch.name for r in out.records if r.patch.outcome == "dropped"]
+        dropped = [r.patch.name for r in out.records if r.patch.outcome == Outcome.DROPPED]
         kept = (
             [
                 info(

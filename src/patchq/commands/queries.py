@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from patchq.core.errors import BadInputError, PatchqError
 from patchq.core.records import ExecRun, RebaseState
 from patchq.core.series import Entry
+from patchq.core.status import GONE
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
 from patchq.stack.apply import load_patch
@@ -45,7 +46,7 @@ class RebaseView:
     @property
     def kept(self) -> tuple[str, ...]:
         """The replayed patches that are on the rebased stack (not upstreamed/dropped)."""
-        return tuple(n for n, o in self.replayed if o not in ("upstreamed", "dropped"))
+        return tuple(n for n, o in self.replayed if o not in GONE)
 
 
 def rebase_view(st: RebaseState) -> RebaseView:
@@ -102,7 +103,7 @@ def series_marks(
         for e in repo.series.patches:
             mark = "#" if not e.active(guards) else " "
             if e.name in outcomes:
-                mark = "-" if outcomes[e.name] in ("upstreamed", "dropped") else "+"
+                mark = "-" if outcomes[e.name] in GONE else "+"
             elif e.name == view.stopped:
                 mark = "!"
             out.append((mark, e))

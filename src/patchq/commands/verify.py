@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from patchq.core.errors import BadInputError
 from patchq.core.lock import Lock, sha256
-from patchq.core.paths import check_path
+from patchq.core.paths import FileMode, check_path
 from patchq.core.series import Entry
 from patchq.core.status import GONE
 from patchq.git.memtree import MemTree
@@ -141,7 +141,7 @@ def _sparse_base(g: GitRepo, lock: Lock) -> str | list[str]:
                 f"(blob {_short(have)}, expected {_short(before)})"
             )
         elif data is not None:
-            mode = "100755" if os.access(full, os.X_OK) else "100644"
+            mode = FileMode.EXECUTABLE if os.access(full, os.X_OK) else FileMode.REGULAR
             tree.set(path, mode, g.objects.add("blob", data))
     if bad:
         return bad

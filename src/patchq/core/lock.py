@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from patchq.core.errors import BadInputError
-from patchq.core.status import GONE, OUTCOMES
+from patchq.core.status import GONE, OUTCOMES, Method
 
 VERSION = 1
 
@@ -44,7 +44,7 @@ class PatchRecord:
             "rebase": self.rebase,
             "drift": list(self.drift),
         }
-        if any(m not in ("exact", "offset") for m in self.methods):
+        if any(m not in (Method.EXACT, Method.OFFSET) for m in self.methods):
             doc["methods"] = list(self.methods)
         if self.evidence is not None:
             doc["evidence"] = dict(self.evidence)

@@ -16,8 +16,22 @@ the files are (`store/patchrepo.py`).
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 
 from patchq.core.errors import BadInputError, UnsafePathError
+
+
+class FileMode(StrEnum):
+    """A tree entry's mode as git writes it in a tree object."""
+
+    REGULAR = "100644"
+    EXECUTABLE = "100755"
+    SYMLINK = "120000"
+    GITLINK = "160000"  # a submodule
+    TREE = "40000"
+
+
+FILES = (FileMode.REGULAR, FileMode.EXECUTABLE)  # the modes of a file with text in it
 
 # The usual file-system limits (Linux's NAME_MAX and PATH_MAX): a longer name would go
 # into the tree and then fail only when git checks the tree out.
@@ -165,9 +179,9 @@ def file_mode(mode: str, where: str) -> str:
         value = -1
     kind = value & 0o170000 if 0 <= value <= 0o177777 else -1
     if kind == 0o100000:
-        return "100755" if value & 0o100 else "100644"
+        return FileMode.EXECUTABLE if value & 0o100 else FileMode.REGULAR
     if kind == 0o120000:
-        return "120000"
+        return FileMode.SYMLINK
     if kind in (0o040000, 0o160000):
         what = "a directory" if kind == 0o040000 else "a submodule"
         raise BadInputError(

@@ -25,7 +25,7 @@ from typing import Any
 from patchq.core.errors import BadInputError
 from patchq.core.patch import FilePatch, Hunk, Patch, parse
 from patchq.core.records import HunkOutcome, LastRebase
-from patchq.core.status import REVIEWABLE
+from patchq.core.status import GONE, REVIEWABLE, Method, Outcome, Status
 from patchq.core.text import json_text, md_code, md_fence, shown
 from patchq.core.words import plural
 
@@ -117,7 +117,7 @@ def _file_before(lines: Sequence[str], k: int) -> str | None:
 
 
 # Placements a reviewer need not read again: the change itself is as it was.
-_PLAIN = ("clean", "offset", "upstreamed")
+_PLAIN = (Status.CLEAN, Status.OFFSET, Status.UPSTREAMED)
 
 
 def _hunk_text(h: Hunk) -> str:
@@ -153,7 +153,7 @@ def _views(old: Patch, new: Patch, hunks: Sequence[HunkOutcome]) -> tuple[HunkVi
                 used.add(k)
             o = olds[k] if k is not None else None
             rec = record.get((before.path if before else s.path, k)) if k is not None else None
-            status = rec.status if rec is not None else "clean"
+            status = rec.status if rec is not None else Status.CLEAN
             if o is not None and _changed(o) == _changed(h) and status in _PLAIN:
                 continue
             out.append(
@@ -194,12 +194,12 @@ def review(record: LastRebase) -> Review:
     for p in record.patches:
         name, outcome = p.name, p.outcome
         hunks = tuple(p.hunks)
-        moved = sum(1 for h in hunks if h.status != "clean")
+        moved = sum(1 for h in hunks if h.status != Status.CLEAN)
         anchored = sum(1 for h in hunks if h.anchored)
         kind = "unchanged"
         inter: tuple[str, ...] = ()
         views: tuple[HunkView, ...] = ()
-        if outcome in ("upstreamed", "dropped"):
+        if outcome in GONE:
             kind = "removed"
         elif name in old and name in new:
             old_patch, new_patch = parse(old[name], name), parse(new[name], name)
@@ -290,7 +290,7 @@ def _hunk_line(h: HunkOutcome, subjects: Mapping[str, str], outcome: str = "") -
         ),
         "upstreamed": "already upstream, dropped",
         "conflict": "conflict, "
-        + ("the patch was skipped" if outcome == "dropped" else "resolved by hand"),
+        + ("the patch was skipped" if outcome == Outcome.DROPPED else "resolved by hand"),
         "missing": "file gone upstream",
     }.get(status, status)
     by = ", ".join(_commit(c, subjects) for c in h.drift[:3])
@@ -322,7 +322,7 @@ def to_text(r: Review) -> str:
     for p in r.patches:
         lines.append(f"{p.outcome:>10}  {shown(p.name)}  [{p.kind}]")
         for h in p.hunks:
-            if h.status != "clean":
+            if h.status != Status.CLEAN:
                 lines.append(f"            {shown(_hunk_line(h, r.subjects, p.outcome))}")
         lines += [f"            {shown(x)}" for x in _notes(p, r.subjects)]
         for c in p.drift if not p.hunks else ():
@@ -345,11 +345,11 @@ def to_text(r: Review) -> str:
 
 
 def _view_word(v: HunkView) -> str:
-    if v.status == "merge" and v.method == "reused":
+    if v.status == Status.MERGE and v.method == Method.REUSED:
         return "resolved as a person did before"
-    if v.status == "merge" and v.method == "anchored":
+    if v.status == Status.MERGE and v.method == Method.ANCHORED:
         return "placed by its anchor line"
-    if v.status == "merge" and v.method:
+    if v.status == Status.MERGE and v.method:
         return f"3-way merged, by {v.method}"
     return {
         "changed": "its change differs",
@@ -384,7 +384,7 @@ def to_markdown(r: Review) -> str:
         for p in r.patches
         if p.kind == "substantive"
         or p.anchored
-        or p.outcome in ("resolved", "dropped")
+        or p.outcome in (Outcome.RESOLVED, Outcome.DROPPED)
         or any(h.method in REVIEWABLE for h in p.hunks)
     ]
     if review_needed:
@@ -407,7 +407,7 @@ def to_markdown(r: Review) -> str:
             continue
         out += ["", f"### {md_code(p.name)} — {p.outcome}, {p.kind}", ""]
         for h in p.hunks:
-            if h.status != "clean":
+            if h.status != Status.CLEAN:
                 out.append(f"- {md_code(_hunk_line(h, r.subjects, p.outcome))}")
         out += [f"- {md_code(x)}" for x in _notes(p, r.subjects)]
         if p.kind == "removed":
@@ -571,7 +571,7 @@ def to_html(r: Review) -> str:
             f"<h2><code>{_e(p.name)}</code> — {_e(p.outcome)}, "
             f'<span class="{_e(p.kind)}">{_e(p.kind)}</span></h2>'
         )
-        notes = [_hunk_line(h, r.subjects, p.outcome) for h in p.hunks if h.status != "clean"]
+        notes = [_hunk_line(h, r.subjects, p.outcome) for h in p.hunks if h.status != Status.CLEAN]
         if p.kind == "removed":
             notes.append(f"removed from the active series ({p.outcome})")
         notes += _notes(p, r.subjects)

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from patchq.core.errors import UnsafePathError
-from patchq.core.paths import check_path
+from patchq.core.paths import FileMode, check_path
 from patchq.git.objects import TREE_MODE, ObjectWriter
 
 Reader = Callable[[str], list[tuple[str, bytes, str]]]
-SYMLINK, GITLINK = "120000", "160000"
+SYMLINK, GITLINK = FileMode.SYMLINK, FileMode.GITLINK
 
 
 @dataclass(slots=True)
@@ -79,7 +79,8 @@ class MemTree:
                 d.entries[name] = e
                 d.order = None
             elif e.mode != TREE_MODE:
-                what = {SYMLINK: "a symlink", GITLINK: "a submodule"}.get(e.mode, "a file")
+                kinds: dict[str, str] = {SYMLINK: "a symlink", GITLINK: "a submodule"}
+                what = kinds.get(e.mode, "a file")
                 prefix = b"/".join(parts[: i + 1]).decode("utf-8", "surrogateescape")
                 raise UnsafePathError(
                     f"path {path!r} goes through {what} ({prefix})",

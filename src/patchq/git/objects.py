@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from patchq.core.paths import FileMode
 from patchq.git.pack import PACK_THRESHOLD, atomic_bytes, common_prefix, common_suffix, write_pack
 
-TREE_MODE = "40000"
+TREE_MODE = FileMode.TREE
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ import git
 from patchq.core import merge3
 from patchq.core.errors import BadInputError, GitError, UnsafeStateError
 from patchq.core.patch import LineCache, unquote
+from patchq.core.paths import FileMode
 from patchq.core.resolve import Region, Resolution
 from patchq.git.diffserver import DiffServer
 from patchq.git.environment import (
@@ -957,11 +958,11 @@ class GitRepo:
             p = self.root / path
             if p.is_symlink():
                 disk: tuple[str, str] | None = (
-                    "120000",
+                    FileMode.SYMLINK,
                     object_id("blob", os.fsencode(os.readlink(p))),
                 )
             elif p.is_file():
-                mode = "100755" if p.stat().st_mode & 0o100 else "100644"
+                mode = FileMode.EXECUTABLE if p.stat().st_mode & 0o100 else FileMode.REGULAR
                 disk = (mode, object_id("blob", p.read_bytes()))
             else:
                 disk = None

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from patchq.core.patch import unquote
+from patchq.core.status import Status
 from patchq.git.repo import GitRepo
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -36,7 +37,7 @@ class Attribution:
 
     def for_status(self, status: str) -> tuple[str, ...]:
         """The commits to blame: those that moved an offset hunk, else those that touched it."""
-        if status == "offset":
+        if status == Status.OFFSET:
             return self.moved or self.touched
         return self.touched or self.moved
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from patchq.core.lock import Lock, PatchRecord, records_for, sha256
 from patchq.core.records import LastRebase, PatchOutcome, RebaseState, Reorder, Stack
 from patchq.core.series import Entry, Series
-from patchq.core.status import GONE
+from patchq.core.status import GONE, Outcome
 from patchq.rebase import execute
 from patchq.rebase.keep import release_rebase_objects
 from patchq.rebase.outcome import RebaseOutcome
@@ -140,7 +140,7 @@ def _refreshed(ctx: Context, st: RebaseState) -> tuple[dict[str, bytes], dict[st
     changed = [
         (d.patch.name, d.tree_before, d.tree_after)
         for d in st.done
-        if d.patch.outcome in ("refreshed", "merged", "resolved")
+        if d.patch.outcome in (Outcome.REFRESHED, Outcome.MERGED, Outcome.RESOLVED)
     ]
     new_bytes = refreshed_files(g, repo, changed)
     return new_bytes, {name: repo.read_patch(name) for name in new_bytes}
@@ -240,7 +240,7 @@ def _written(
 
 def _nothing_to_do(st: RebaseState) -> bool:
     """Whether the rebase was onto the base it started from and changed no patch."""
-    return st.old_base == st.onto and all(d.patch.outcome == "unchanged" for d in st.done)
+    return st.old_base == st.onto and all(d.patch.outcome == Outcome.UNCHANGED for d in st.done)
 
 
 def executed(
@@ -268,6 +268,6 @@ def _taken_in(p: PatchOutcome, onto: str) -> str:
     """The commit a gone patch's series comment names: for an upstreamed patch, the
     upstream commit that took it — the one `check` names for it, the first upstream
     commit behind its hunks — else (dropped, or nothing to name) the rebase's onto."""
-    if p.outcome == "upstreamed" and p.drift:
+    if p.outcome == Outcome.UPSTREAMED and p.drift:
         return p.drift[0]
     return onto

@@ -22,7 +22,7 @@ from patchq.core.records import DonePatch, PatchOutcome, RebaseState, StoppedPat
 from patchq.core.resolutions import Remembered, resolved_regions
 from patchq.core.resolutions import render as render_resolution
 from patchq.core.series import Entry
-from patchq.core.status import CONFLICT, MISSING, UPSTREAMED
+from patchq.core.status import CONFLICT, MISSING, UPSTREAMED, Outcome
 from patchq.git.memtree import MemTree
 from patchq.rebase import execute
 from patchq.rebase.drift import Change
@@ -197,7 +197,7 @@ def _run(
             )
         outcome = lock_outcome(res)
         commit = None
-        if outcome != "upstreamed":
+        if outcome != Outcome.UPSTREAMED:
             _, patch = load_patch(repo, entry)
             author, message = identity(entry.name, patch, when, tz, g.user_identity())
             commit = g.commit_object(res.tree, [st.head], message, author, author)

@@ -28,6 +28,7 @@ from patchq.core.header import origins
 from patchq.core.hints import NEAR, hunk_hints, maybe_sibling
 from patchq.core.moved import Found, find_block
 from patchq.core.patch import FilePatch, Hunk, Normalisation, Patch
+from patchq.core.paths import FILES, FileMode
 from patchq.core.records import CONTENT, Evidence, HunkOutcome
 from patchq.core.resolutions import Book
 from patchq.core.resolve import Region, patch_side
@@ -228,7 +229,7 @@ class Replay:
             if self.conflict_trees:
                 for path, data in markers.items():
                     cur = st.tree.get(path, display)
-                    st.put(path, cur[0] if cur else "100644", data, display, markers=True)
+                    st.put(path, cur[0] if cur else FileMode.REGULAR, data, display, markers=True)
                 conflict_tree = self.tree()
                 st.undo(before)
                 after = before
@@ -351,7 +352,7 @@ class Replay:
                     for i in range(n)
                 ], None
             res = engine.apply_hunks(None, s.hunks)
-            st.put(path, s.new_mode or "100644", res.content, where)
+            st.put(path, s.new_mode or FileMode.REGULAR, res.content, where)
             return [HunkOutcome(path, i, CLEAN) for i in range(len(s.hunks))], None
         if current is None:
             if s.is_delete:
@@ -587,7 +588,7 @@ class Replay:
             got = self._old_tree.get(f.path)
         except UnsafePathError:
             return False
-        if got is None or got[0] not in ("100644", "100755"):
+        if got is None or got[0] not in FILES:
             return False
         data = self.g.read_blob(got[1])
         if len(data) > placement.MOVED_BYTES:
@@ -627,7 +628,7 @@ class Replay:
             if p == path:
                 continue
             got = self.state.tree.peek(p)
-            if got is None or got[0] not in ("100644", "100755") or got[1] is None:
+            if got is None or got[0] not in FILES or got[1] is None:
                 continue
             data = self.state.content(got[1])
             if len(data) > placement.MOVED_BYTES or not any(

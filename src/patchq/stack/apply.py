@@ -21,7 +21,7 @@ from patchq.core.errors import ApplyError, BadInputError, UnsafePathError
 from patchq.core.header import commit_message, fallback_subject, header_info
 from patchq.core.lock import sha256
 from patchq.core.patch import FilePatch, Normalisation, Patch, parse, resolve_section
-from patchq.core.paths import check_link_path, file_mode, is_git_name
+from patchq.core.paths import FileMode, check_link_path, file_mode, is_git_name
 from patchq.core.progress import Progress
 from patchq.core.series import Entry
 from patchq.core.status import CONFLICT, FAILED, MERGE
@@ -31,7 +31,7 @@ from patchq.git.repo import GitRepo
 from patchq.store.patchrepo import PatchRepo
 from patchq.store.statedir import crashpoint
 
-DEFAULT_MODE = "100644"
+DEFAULT_MODE = FileMode.REGULAR
 FALLBACK_NAME, FALLBACK_EMAIL = "patchq", "patchq@invalid"
 
 

@@ -18,6 +18,7 @@ from patchq.core import patchstyle
 from patchq.core.errors import BadInputError
 from patchq.core.patch import FilePatch, Hunk, Patch, parse, quote_path, split_lines
 from patchq.core.patchstyle import GIT, PLAIN, Style
+from patchq.core.paths import FileMode
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo
 from patchq.store.patchrepo import PatchRepo
@@ -43,7 +44,7 @@ def _shape(s: FilePatch) -> tuple[object, ...]:
     mode_change = (
         (s.old_mode, s.new_mode) if s.old_mode and s.new_mode and s.old_mode != s.new_mode else None
     )
-    created = (s.new_mode or "100644") if s.is_new else None
+    created = (s.new_mode or FileMode.REGULAR) if s.is_new else None
     return (s.is_new, s.is_delete, s.rename, s.copy, mode_change, created)
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from patchq.core.lock import Lock, records_for
 from patchq.core.records import LastRebase
+from patchq.core.status import Outcome
 from patchq.git.repo import GitRepo
 from patchq.stack.apply import Failure, apply_series
 from patchq.store import rebasestate
@@ -27,7 +28,7 @@ from patchq.store.patchrepo import LOCK, PatchRepo
 from patchq.store.statedir import last_rebase_path
 
 # The lock's outcomes a person's edit after the rebase turns into `resolved`.
-_BY_THE_REBASE = ("unchanged", "refreshed", "merged", "new")
+_BY_THE_REBASE = (Outcome.UNCHANGED, Outcome.REFRESHED, Outcome.MERGED, Outcome.NEW)
 
 
 @dataclass(frozen=True, slots=True)

@@ -156,6 +156,7 @@ def test_the_config_command_its_opt_out_and_the_users_environment(
     )
     assert patchq("rebase", "--onto", "main", "--dry-run").code == 0
     assert not (upstream.path.parent / "where").exists()  # a dry run runs nothing
+    assert patchq("trust").code == 0  # a command from patchq.toml runs once trusted
     r = patchq("rebase", "--onto", "main")
     assert r.code == 0, r.err
     assert (upstream.path.parent / "where").read_text().strip() == str(upstream.path.resolve())
@@ -205,6 +206,8 @@ def test_a_patch_cannot_choose_the_command(upstream: Upstream, capsys) -> None: 
     base = upstream.commit("base with its queue")
     assert run_inprocess(capsys, "--dir", str(upstream.path), "apply", "--onto", base).code == 0
     assert (upstream.path / "patchq.toml").read_text() == 'exec = "touch evil"\n'
+    # Untrusted, it would not run anyway; trusted (as the patched text), still refused.
+    assert run_inprocess(capsys, "--dir", str(upstream.path), "trust").code == 0
     r = run_inprocess(capsys, "--dir", str(upstream.path), "rebase", "--onto", "main")
     assert r.code == 4
     assert r.err == (

@@ -76,3 +76,46 @@ def test_snapshot_rev_extracts_that_revision_of_src_patchq(
     assert what.split()[0]  # short sha and subject
     with pytest.raises(bench.BenchError):
         bench.snapshot_rev("no-such-revision-xyz", tmp_path / "c")
+
+
+def test_one_length_flags_a_per_patch_git_process(bench: ModuleType) -> None:
+    """Issue 22: a single N must show a count that grows with the series, by a git
+    subcommand run once per patch and by a count past the fewest seen for the command."""
+
+    def rec(key: str, tool: str, calls: dict[str, int]) -> dict[str, object]:
+        return {
+            "key": key,
+            "tool": tool,
+            "onto": "DRIFT",
+            "patchq": True,
+            "git_processes": sum(calls.values()),
+            "git_calls": calls,
+        }
+
+    fine = {"log": 2, "cat-file": 2, "patch-id": 1, "rev-list": 1}
+    series = [
+        {
+            "count": 1000,
+            "rows": {
+                "check-drift": rec("check-drift", "patchq check", fine),
+                "check-drift@baseline": rec(
+                    "check-drift@baseline", "patchq check [baseline]", {**fine, "rev-list": 1000}
+                ),
+                "rebase-dry": rec("rebase-dry", "patchq rebase --dry-run", {**fine, "log": 40}),
+            },
+        }
+    ]
+    flagged = bench.per_patch(series)
+    assert flagged == [
+        "patchq check [baseline] (DRIFT, N=1000): 1000 `git rev-list`, one per patch"
+    ]
+    # The same command at a second N, with one more log than at the first: growth.
+    series.append(
+        {"count": 50, "rows": {"rebase-dry": rec("rebase-dry", "patchq rebase --dry-run", fine)}}
+    )
+    assert bench.per_patch(series)[-1] == (
+        "patchq rebase --dry-run (DRIFT, N=1000): 40 `git log`, where the fewest seen is 2"
+    )
+    assert len(bench.per_patch(series)) == 2
+    _, _, growing = bench.process_table(series)
+    assert any("one per patch" in g for g in growing)

@@ -22,7 +22,8 @@ import pytest
 from patchq.core import patch as P
 from patchq.core.errors import BadInputError
 from patchq.core.patch import parse, resolve_section
-from tests.conftest import Queue, Result, Upstream
+
+from ..conftest import Queue, Result, Upstream, wall_clock
 
 DATA = Path(__file__).parent.parent / "data" / "lenient"
 TREE = DATA / "tree"
@@ -251,7 +252,7 @@ def test_a_damaged_megabyte_parses_in_linear_time() -> None:
     patch = parse(data + b"Only in src: old.c\n" + one)
     took = time.perf_counter() - t
     assert len(patch.sections) == n + 1 and patch.render() == data + b"Only in src: old.c\n" + one
-    assert took < 3.0, took
+    wall_clock("parse: a damaged megabyte", took, 3.0)
 
 
 def test_refresh_keeps_a_damaged_hunk_it_did_not_change(

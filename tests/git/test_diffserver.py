@@ -22,6 +22,7 @@ from patchq.core.patch import split_lines
 from patchq.git.diffserver import DiffServer
 from patchq.git.repo import GitRepo
 
+from ..conftest import wall_clock
 from ..core.test_merge3 import CASES, LABELS, _blank_runs, _large, _small, git_merge
 
 
@@ -245,7 +246,7 @@ def test_close_does_not_wait_for_answers_nobody_reads() -> None:
     time.sleep(0.5)
     started = time.monotonic()
     s.close()
-    assert time.monotonic() - started < 2
+    wall_clock("diffserver: close with unread long answers", time.monotonic() - started, 2.0)
     assert s._proc.poll() is not None and not os.path.exists(s.dir)
 
 

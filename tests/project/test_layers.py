@@ -161,19 +161,6 @@ def test_the_rules_catch_what_they_are_about() -> None:
         sample.unlink()
 
 
-def test_the_home_tripwire_fires(tmp_path: Path) -> None:
-    """conftest's tripwire sees a file git would write in a home, and a new top name."""
-    from ..conftest import home_print, home_touched
-
-    before = home_print(tmp_path)
-    (tmp_path / ".gitconfig").write_text("[user]\n\tname = x\n")
-    assert home_touched(before, home_print(tmp_path)) == [".gitconfig", "/.gitconfig"]
-    before = home_print(tmp_path)
-    (tmp_path / ".gitconfig").write_text("[user]\n\tname = longer\n")
-    assert home_touched(before, home_print(tmp_path)) == [".gitconfig"]
-    assert home_touched(before, before) == []
-
-
 # What a click callback in cli/main.py may not do (issue 12, point 5): the CLI only
 # translates — options in, one command called, its result rendered by cli/render and
 # printed by cli/output. A loop (over patches or anything), a dict or f-string (a JSON

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..conftest import Queue, Upstream, git
+from ..conftest import Queue, Runner, Upstream, git
 from ..stack.test_stack import P1, P2, A, B, base_copy, needs_quilt, quilt, tree_files, udiff
 
 
@@ -40,7 +40,7 @@ def series_of_every_kind(up: Upstream, q: Queue) -> str:
 
 
 def test_mbox_export_applies_with_git_am_like_push(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     base = series_of_every_kind(upstream, queue)
     mbox = tmp_path / "series.mbox"
@@ -84,7 +84,7 @@ def test_mbox_export_applies_with_git_am_like_push(
 
 @needs_quilt
 def test_quilt_export_pushes_with_quilt(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     base = series_of_every_kind(upstream, queue)
     out = tmp_path / "exported"
@@ -100,9 +100,9 @@ def test_quilt_export_pushes_with_quilt(
     env_q.mkdir()
     (env_q / "patches").symlink_to(out)
     (env_q / "series").symlink_to(out / "series")
-    r = quilt(copy, env_q, "push", "-a")
-    assert (r.returncode, r.stderr) == (0, "")
-    assert r.stdout == (
+    q = quilt(copy, env_q, "push", "-a")
+    assert (q.returncode, q.stderr) == (0, "")
+    assert q.stdout == (
         "Applying patch p1.patch\npatching file a.txt\n\n"
         "Applying patch p2.patch\npatching file b.txt\n\n"
         "Applying patch p0.patch\npatching file a.txt\n\n"
@@ -121,7 +121,9 @@ def test_quilt_export_pushes_with_quilt(
     assert (out / "p1.patch").read_text() == "mine\n"
 
 
-def test_quilt_export_never_replaces_a_series(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_quilt_export_never_replaces_a_series(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
     series_of_every_kind(upstream, queue)
     before = queue.series()
     # Into the patch repo's own patches/ (where quilt keeps its series): the files are the
@@ -138,7 +140,7 @@ def test_quilt_export_never_replaces_a_series(upstream: Upstream, queue: Queue, 
     assert r.code == 4 and queue.series() == before
 
 
-def test_export_needs_exactly_one_format(queue: Queue, patchq, tmp_path: Path) -> None:
+def test_export_needs_exactly_one_format(queue: Queue, patchq: Runner, tmp_path: Path) -> None:
     r = patchq("export")
     assert (r.code, r.out) == (2, "")
     # (the list of formats grows: --script is another session's)
@@ -148,7 +150,7 @@ def test_export_needs_exactly_one_format(queue: Queue, patchq, tmp_path: Path) -
 
 
 def test_mbox_export_refuses_an_empty_patch(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     upstream.write("a.txt", A)
     upstream.commit("base")
@@ -164,7 +166,7 @@ def test_mbox_export_refuses_an_empty_patch(
 
 
 def test_a_header_less_diff_has_one_subject_in_apply_and_export(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     """A header-less `x.diff` is `x` as a commit subject and as a mail subject alike (one
     header module decides it; `export --mbox` used to keep `.diff`)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..conftest import Queue, Upstream
+from ..conftest import Queue, Runner, Upstream
 
 DIFF = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n"
 DIFF_B = DIFF.replace("a.txt", "b.txt")
@@ -17,7 +17,7 @@ def snapshot(q: Queue) -> dict[str, bytes]:
     }
 
 
-def test_import_files_keeps_names_and_bytes(queue: Queue, patchq, tmp_path: Path) -> None:
+def test_import_files_keeps_names_and_bytes(queue: Queue, patchq: Runner, tmp_path: Path) -> None:
     (tmp_path / "fix.patch").write_text("Subject: fix it\n\n" + DIFF)
     (tmp_path / "raw").write_text("From: A <a@x>\nSubject: [PATCH] from a gist\n\n" + DIFF_B)
     r = patchq("import", str(tmp_path / "fix.patch"), str(tmp_path / "raw"))
@@ -29,7 +29,7 @@ def test_import_files_keeps_names_and_bytes(queue: Queue, patchq, tmp_path: Path
     ).read_bytes()
 
 
-def test_import_after_and_clash(queue: Queue, patchq, tmp_path: Path) -> None:
+def test_import_after_and_clash(queue: Queue, patchq: Runner, tmp_path: Path) -> None:
     queue.add("one.patch", DIFF).add("two.patch", DIFF_B)
     (tmp_path / "mid.patch").write_text(DIFF_C)
     assert patchq("import", "--after", "one.patch", str(tmp_path / "mid.patch")).code == 0
@@ -47,7 +47,7 @@ def test_import_after_and_clash(queue: Queue, patchq, tmp_path: Path) -> None:
     assert r.code == 4 and "nope" in r.err
 
 
-def test_malformed_input_writes_nothing(queue: Queue, patchq, tmp_path: Path) -> None:
+def test_malformed_input_writes_nothing(queue: Queue, patchq: Runner, tmp_path: Path) -> None:
     queue.add("one.patch", DIFF)
     (tmp_path / "good.patch").write_text(DIFF)
     (tmp_path / "bad.patch").write_text("--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1 @@\n-a\n")
@@ -62,7 +62,7 @@ def test_malformed_input_writes_nothing(queue: Queue, patchq, tmp_path: Path) ->
 
 
 def test_import_git_range_and_mbox(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     upstream.write("a.txt", "a\n")
     base = upstream.commit("base")
@@ -85,7 +85,7 @@ def test_import_git_range_and_mbox(
     assert r.code == 4 and "no commits" in r.err
 
 
-def test_import_quilt_folder(queue: Queue, patchq, tmp_path: Path) -> None:
+def test_import_quilt_folder(queue: Queue, patchq: Runner, tmp_path: Path) -> None:
     q = tmp_path / "debian" / "patches"
     (q / "sub").mkdir(parents=True)
     (q / "series").write_text("# from quilt\n01.patch -p0\nsub/02.patch #+sm120\n")

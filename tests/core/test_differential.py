@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from patchq.core import hunks as engine
 from patchq.core.patch import parse
+from patchq.core.status import AMBIGUOUS, EXACT, FUZZ, OFFSET
 
 pytestmark = pytest.mark.skipif(shutil.which("patch") is None, reason="GNU patch missing")
 
@@ -110,7 +111,7 @@ def test_engine_agrees_with_git_apply(
         assert ours.content == theirs
     elif theirs is not None:
         # patchq may only decline where it found the placement ambiguous.
-        assert any(h.status == engine.AMBIGUOUS for h in ours.hunks), ours.hunks
+        assert any(h.status == AMBIGUOUS for h in ours.hunks), ours.hunks
 
 
 @SET
@@ -124,7 +125,7 @@ def test_engine_fuzz_agrees_with_gnu_patch(
         return
     hunks = parse(patch, "gen.diff", strip=1).sections[0].hunks
     ours = engine.apply_hunks(body(drift), hunks, fuzz=fuzz)
-    if not ours.ok or all(h.status == engine.EXACT for h in ours.hunks):
+    if not ours.ok or all(h.status == EXACT for h in ours.hunks):
         return
     theirs = run_tool(
         tmp_path,
@@ -136,7 +137,7 @@ def test_engine_fuzz_agrees_with_gnu_patch(
         f"patchq {engine.worst(h.status for h in ours.hunks)}, patch "
         f"{'applied' if theirs is not None else 'refused'}"
     )
-    if theirs is not None and all(h.status in (engine.EXACT, engine.OFFSET) for h in ours.hunks):
+    if theirs is not None and all(h.status in (EXACT, OFFSET) for h in ours.hunks):
         assert ours.content == theirs
     elif (
         theirs is not None
@@ -162,7 +163,7 @@ def test_fuzz_at_file_start_differs_from_gnu_patch_on_purpose(tmp_path: Path) ->
     patch = git_diff(tmp_path, body(old), body(new))
     hunks = parse(patch, "gen.diff", strip=1).sections[0].hunks
     ours = engine.apply_hunks(body(["line 1", "line 2"]), hunks, fuzz=1)
-    assert ours.hunks[0].status == engine.FUZZ
+    assert ours.hunks[0].status == FUZZ
     assert ours.content == body(["ours", "line 1", "line 2"])
     theirs = run_tool(
         tmp_path,

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from patchq.core import hunks as engine
 from patchq.core.patch import Hunk, parse, split_lines
+from patchq.core.status import AMBIGUOUS, EXACT, FAILED
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -35,7 +36,7 @@ def test_diff_then_apply_reproduces_the_new_file(a: bytes, b: bytes, ctx: int) -
     hunks = engine.diff(a, b, ctx)
     res = engine.apply_hunks(a, hunks)
     assert res.ok
-    assert all(h.status == engine.EXACT for h in res.hunks)
+    assert all(h.status == EXACT for h in res.hunks)
     assert res.content == b
 
 
@@ -79,7 +80,7 @@ def drifted(draw: st.DrawFn) -> tuple[bytes, bytes, bytes, bytes]:
             del b[i]
     hunks = engine.diff(text(a), text(b))
     # Upstream inserts unrelated lines at a place no hunk covers (not even its context).
-    covered = set()
+    covered: set[int] = set()
     for h in hunks:
         covered.update(range(h.old_pos + 1, h.old_pos + h.old_len))
     free = [p for p in range(n + 1) if p not in covered]
@@ -106,7 +107,7 @@ def test_unrelated_upstream_edits_never_move_a_hunk(
     if res.ok:
         assert res.content == expected
     else:
-        assert all(h.status in (engine.FAILED, engine.AMBIGUOUS) for h in res.failures)
+        assert all(h.status in (FAILED, AMBIGUOUS) for h in res.failures)
 
 
 def hunk(patch_text: str) -> list[Hunk]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from unidiff import PatchSet
+from unidiff.patch import PatchSet
 
 from patchq.core.patch import Patch, parse
 

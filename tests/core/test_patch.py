@@ -633,7 +633,8 @@ def file_patches(draw: st.DrawFn) -> FilePatch:
         )
     old_path = path if kind == "modify" else draw(paths.filter(lambda p: p != path))
     hunks = draw(st.just(()) | hunk_runs())
-    old_mode, new_mode = draw(modes), draw(modes)
+    old_mode: str | None = draw(modes)
+    new_mode: str | None = draw(modes)
     if old_mode == new_mode and not ids:
         old_mode = new_mode = None  # git names an unchanged mode only on the index line
     elif old_mode == new_mode and draw(st.booleans()):

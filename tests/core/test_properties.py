@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from patchq.core import hunks as engine
 from patchq.core.patch import FilePatch, Patch, parse
-from patchq.core.status import CONFLICT, MISSING
+from patchq.core.status import CONFLICT, EXACT, MISSING
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo, Ident, ObjectWriter, render_tree
 from patchq.ops.apply import preimages
@@ -69,7 +69,7 @@ def test_apply_and_reverse_are_inverse(case: Case, context: int) -> None:
     hunks = engine.diff(base, ours, context)
     forward = engine.apply_hunks(base, hunks)
     assert forward.ok and forward.content == ours
-    assert all(h.status == engine.EXACT for h in forward.hunks)
+    assert all(h.status == EXACT for h in forward.hunks)
     back = engine.apply_hunks(ours, hunks, reverse=True)
     assert back.ok and back.content == base
     if not case.unique or any(not h.has_context for h in hunks):

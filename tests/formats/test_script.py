@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..conftest import Queue, Upstream
+from ..conftest import Queue, Runner, Upstream
 
 
 def tree_of(root: Path) -> dict[str, tuple[str, bool]]:
@@ -35,7 +35,7 @@ def run_script(script: Path, folder: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_script_applies_once_then_does_nothing_and_stops_on_drift(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     upstream.write("src/a.c", "".join(f"int a{i};\n" for i in range(30)))
     upstream.write("gone.txt", "bye\n").write("tool.sh", "#!/bin/sh\necho hi\n")
@@ -81,7 +81,7 @@ def test_script_applies_once_then_does_nothing_and_stops_on_drift(
 
 
 def test_script_refuses_a_series_that_changes_a_symlink(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     upstream.write("a.txt", "a\n")
     (upstream.path / "link").symlink_to("a.txt")

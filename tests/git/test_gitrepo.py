@@ -8,7 +8,7 @@ from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo, Ident, object_id
 
-from ..conftest import Queue, Upstream
+from ..conftest import Queue, Runner, Upstream
 
 
 def test_objects_written_in_a_batch_are_what_git_would_write(upstream: Upstream) -> None:
@@ -158,11 +158,11 @@ def test_section_state_undo_falls_back_to_reading_the_tree(
     st.undo(before)
     monkeypatch.setattr(MemTree, "set", real_set)
     assert st.tree.write(w) == before
-    assert st.content(st.tree.get("b")[1]) == b"3\n"  # type: ignore[index]
+    assert st.content(st.tree.get("b")[1]) == b"3\n"
 
 
 def test_git_failing_in_the_target_is_exit_6_naming_the_command(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     """A git the target refuses (here a stale index.lock) is neither bad input (4) nor a
     bug (70): exit 6, one line naming the git command, and the branch is not moved."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import Queue, Result, Upstream, git, run_patchq
+from ..conftest import Queue, Result, Runner, Upstream, git, run_patchq
 
 HOOKS = (
     "applypatch-msg",
@@ -164,7 +164,7 @@ def ok(r: Result, *codes: int) -> Result:
 def test_no_hook_or_configured_program_runs_through_a_whole_workflow(
     armed: tuple[Upstream, Path, str],
     queue: Queue,
-    patchq,
+    patchq: Runner,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -182,7 +182,7 @@ def test_no_hook_or_configured_program_runs_through_a_whole_workflow(
         with monkeypatch.context() as m:
             for k, v in hostile.items():
                 m.setenv(k, v)
-            return patchq(*args)  # type: ignore[no-any-return]
+            return patchq(*args)
 
     queue.add("0001-a.patch", hunk("a.txt", 4, "line 5", "LINE 5"))
     # This patch makes the included, tracked config define a new filter and the

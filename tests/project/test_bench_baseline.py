@@ -8,6 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,7 @@ def test_every_patchq_row_is_followed_by_its_baseline_twin(
     out = bench.with_baseline(rows, tmp_path)
     assert [r.key for r in out] == ["apply", "apply@baseline", "check", "check@baseline", "am"]
 
-    seen = []
+    seen: list[Any] = []
 
     def fn(s: object, cx: object) -> str:
         seen.append(cx)
@@ -47,7 +48,7 @@ def test_every_patchq_row_is_followed_by_its_baseline_twin(
 
 
 def test_the_ratio_table_has_a_baseline_column_and_no_twin_rows(bench: ModuleType) -> None:
-    def rec(key: str, tool: str, median: float) -> dict[str, object]:
+    def rec(key: str, tool: str, median: float) -> dict[str, Any]:
         return {
             "key": key,
             "tool": tool,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ def make_patch(up: Upstream, header: str, edits: dict[str, str | bytes | None]) 
 def advance(
     up: Upstream,
     subject: str,
-    edits: dict[str, str | bytes | None],
+    edits: Mapping[str, str | bytes | None],
     rename: tuple[str, str] | None = None,
 ) -> str:
     """One upstream commit on `main`, made without disturbing the target's checkout."""

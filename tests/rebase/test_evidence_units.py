@@ -129,7 +129,7 @@ POLICY = b"""\
 
 
 def _ops(a: list[bytes], b: list[bytes]) -> list[tuple[str, int, int, int, int]]:
-    return SequenceMatcher(None, a, b).get_opcodes()
+    return [(t, i1, i2, j1, j2) for t, i1, i2, j1, j2 in SequenceMatcher(None, a, b).get_opcodes()]
 
 
 def test_a_sibling_of_the_guarded_line_is_hinted_and_an_unlike_line_is_not() -> None:

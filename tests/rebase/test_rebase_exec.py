@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ..conftest import Queue, Upstream
+from ..conftest import Queue, Runner, Upstream
 
 A = "".join(f"line {i}\n" for i in range(1, 41))
 
@@ -40,11 +41,12 @@ def moved_upstream(up: Upstream, q: Queue, patchq, edit_20: bool = False) -> str
     return up.commit("upstream moves")
 
 
-def lock(q: Queue) -> dict:  # type: ignore[type-arg]
-    return json.loads(q.lock())
+def lock(q: Queue) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(q.lock())
+    return doc
 
 
-def test_exec_passes_and_is_recorded(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_exec_passes_and_is_recorded(upstream: Upstream, queue: Queue, patchq: Runner) -> None:
     onto = moved_upstream(upstream, queue, patchq)
     r = patchq("rebase", "--onto", "main", "--exec", "test $(grep -c LINE f.txt) -eq 3")
     assert r.code == 0, r.err
@@ -78,7 +80,7 @@ def test_exec_passes_and_is_recorded(upstream: Upstream, queue: Queue, patchq) -
 
 
 def test_a_failing_command_exits_1_with_the_rebase_written(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     onto = moved_upstream(upstream, queue, patchq)
     r = patchq("rebase", "--onto", "main", "--exec", "grep -q 'LINE 6' f.txt")
@@ -105,7 +107,7 @@ def test_a_failing_command_exits_1_with_the_rebase_written(
 
 
 def test_exec_each_runs_with_each_patch_applied(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     moved_upstream(upstream, queue, patchq)
     log = tmp_path / "runs.log"
@@ -127,7 +129,7 @@ def test_exec_each_runs_with_each_patch_applied(
 
 
 def test_a_command_that_leaves_changes_fails_and_stays_where_it_was(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     moved_upstream(upstream, queue, patchq)
     r = patchq(
@@ -147,7 +149,7 @@ def test_a_command_that_leaves_changes_fails_and_stays_where_it_was(
 
 
 def test_the_config_command_its_opt_out_and_the_users_environment(
-    upstream: Upstream, queue: Queue, patchq, monkeypatch: pytest.MonkeyPatch
+    upstream: Upstream, queue: Queue, patchq: Runner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     moved_upstream(upstream, queue, patchq)
     monkeypatch.setenv("BUILD_FLAVOUR", "debug")
@@ -169,7 +171,7 @@ def test_the_config_command_its_opt_out_and_the_users_environment(
 
 
 def test_a_stopped_rebase_runs_its_commands_after_continue(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     moved_upstream(upstream, queue, patchq, edit_20=True)
     log = tmp_path / "ran"

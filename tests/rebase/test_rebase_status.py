@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from ..conftest import Queue, Upstream
+from ..conftest import Queue, Runner, Upstream
 
 A = "".join(f"line {i}\n" for i in range(1, 41))
 
@@ -39,7 +39,7 @@ def stopped_rebase(up: Upstream, q: Queue, patchq) -> tuple[str, str]:  # type: 
 
 
 def test_status_tells_the_stopped_rebase_not_the_old_stack(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     base, onto = stopped_rebase(upstream, queue, patchq)
     r = patchq("status")
@@ -82,7 +82,7 @@ def test_status_tells_the_stopped_rebase_not_the_old_stack(
 
 
 def test_series_v_marks_the_rebase_and_json_names_each_state(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     _, onto = stopped_rebase(upstream, queue, patchq)
     r = patchq("series", "-v")
@@ -107,7 +107,7 @@ def test_series_v_marks_the_rebase_and_json_names_each_state(
     assert patchq("series", "-v").out == "+ p1.patch\n= p3.patch\n# guarded.patch #+never\n"
 
 
-def test_series_json_without_a_rebase(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_series_json_without_a_rebase(upstream: Upstream, queue: Queue, patchq: Runner) -> None:
     upstream.write("f.txt", A)
     base = upstream.commit("base")
     queue.add("p1.patch", one_line(10, "LINE 10")).add("p2.patch", one_line(20, "LINE 20"))

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
-from ..conftest import Queue, Upstream
+from ..conftest import Queue, Result, Runner, Upstream
 
 A = "".join(f"line {i}\n" for i in range(1, 41))
 # p1 adds three lines at the top: every later hunk sits three lines lower on top of it.
@@ -53,7 +54,7 @@ def snapshot(up: Upstream, q: Queue) -> dict[str, str]:
 
 
 def test_sink_refreshes_what_moved_and_gives_the_commits_push_would(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     three(upstream, queue, patchq)
     r = patchq("sink", "p2.patch")
@@ -83,7 +84,7 @@ def test_sink_refreshes_what_moved_and_gives_the_commits_push_would(
     assert (r.code, r.err) == (0, "p2.patch is already at the bottom of the series\n")
 
 
-def test_float_and_what_stays_applied(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_float_and_what_stays_applied(upstream: Upstream, queue: Queue, patchq: Runner) -> None:
     three(upstream, queue, patchq)
     r = patchq("float", "p1.patch")
     assert r.code == 0, r.err
@@ -128,7 +129,7 @@ def resolve(up: Upstream, line5: str) -> None:
 
 
 def test_a_move_that_conflicts_stops_like_a_rebase_and_abort_puts_everything_back(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     crossing(upstream, queue, patchq)
     before = snapshot(upstream, queue)
@@ -165,7 +166,7 @@ def test_a_move_that_conflicts_stops_like_a_rebase_and_abort_puts_everything_bac
 
 
 def test_a_stopped_move_goes_on_with_the_resolution_and_writes_the_new_order(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     crossing(upstream, queue, patchq)
     assert patchq("sink", "again.patch").code == 3
@@ -200,7 +201,7 @@ def test_a_stopped_move_goes_on_with_the_resolution_and_writes_the_new_order(
 
 
 def test_a_stopped_move_can_skip_the_patch_that_conflicts(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     base = crossing(upstream, queue, patchq)
     assert patchq("float", "up.patch").code == 3
@@ -221,7 +222,7 @@ def test_a_stopped_move_can_skip_the_patch_that_conflicts(
 
 
 def test_undo_rolls_back_each_stack_operation_exactly(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     three(upstream, queue, patchq)
 
@@ -229,7 +230,7 @@ def test_undo_rolls_back_each_stack_operation_exactly(
         upstream.write("g.txt", "G edited\n")
         assert patchq("refresh").code == 0
 
-    ops = [
+    ops: list[Callable[[], Result]] = [
         lambda: patchq("pop"),
         lambda: patchq("pop", "-a"),
         lambda: patchq("goto", "p1.patch"),
@@ -261,7 +262,9 @@ def test_undo_rolls_back_each_stack_operation_exactly(
     assert snapshot(upstream, queue) == before
 
 
-def test_undo_refuses_when_anything_changed_since(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_undo_refuses_when_anything_changed_since(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
     three(upstream, queue, patchq)
     r = patchq("undo")
     assert r.code == 0  # the apply itself
@@ -300,7 +303,9 @@ def test_undo_refuses_when_anything_changed_since(upstream: Upstream, queue: Que
     assert "the last change, `patchq rebase` (onto " in r.err and "cannot be undone" in r.err
 
 
-def test_status_json_and_the_lock_follow_a_float(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_status_json_and_the_lock_follow_a_float(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
     three(upstream, queue, patchq)
     assert patchq("float", "p1.patch").code == 0
     lock = json.loads(queue.lock())
@@ -339,7 +344,7 @@ def settle(up: Upstream, line3: str) -> None:
 
 
 def test_a_resolution_that_later_unapplied_patches_depend_on_stops_them_too(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     chain(upstream, queue, patchq)
     assert patchq("pop").code == 0 and patchq("pop").code == 0  # p3, p4 unapplied
@@ -361,7 +366,7 @@ def test_a_resolution_that_later_unapplied_patches_depend_on_stops_them_too(
 
 
 def test_a_stopped_move_refuses_a_changed_series_or_a_moved_target(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     chain(upstream, queue, patchq)
     assert patchq("sink", "p4.patch").code == 3
@@ -387,7 +392,7 @@ def test_a_stopped_move_refuses_a_changed_series_or_a_moved_target(
 
 
 def test_a_file_created_to_resolve_needs_no_git_add_and_a_skipped_patch_is_kept(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     upstream.write("a.txt", LINES)
     base = upstream.commit("base")
@@ -412,7 +417,7 @@ def test_a_file_created_to_resolve_needs_no_git_add_and_a_skipped_patch_is_kept(
 
 
 def test_a_sink_reuses_a_remembered_resolution_and_a_refused_stop_leaves_no_ref(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     chain(upstream, queue, patchq)
     r = patchq("sink", "p4.patch")
@@ -438,7 +443,7 @@ def test_a_sink_reuses_a_remembered_resolution_and_a_refused_stop_leaves_no_ref(
 
 
 def test_a_stop_refused_for_a_file_in_the_way_names_the_reorder(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     upstream.write("a.txt", LINES).write(".gitignore", "new.txt\n")
     base = upstream.commit("base")
@@ -469,7 +474,7 @@ def test_a_stop_refused_for_a_file_in_the_way_names_the_reorder(
 
 
 def test_a_stopped_move_of_a_series_applied_with_fuzz_finishes(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     # An old series: fz.patch's outer context line is not the base's, so the series was
     # applied with --fuzz and does not re-apply exactly. A float above it that stops must

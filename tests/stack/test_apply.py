@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import Queue, Upstream, git, run_patchq
+from ..conftest import Queue, Runner, Upstream, git, run_patchq
 
 BASE = "".join(f"line {i}\n" for i in range(1, 31))
 
@@ -28,7 +28,7 @@ def history(up: Upstream) -> tuple[str, str]:
 
 
 def test_apply_reproduces_upstream_history_and_writes_the_lock(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     base, top = history(upstream)
     r = patchq("import", "--git", f"{base}..{top}")
@@ -59,7 +59,7 @@ def test_apply_reproduces_upstream_history_and_writes_the_lock(
 
 
 def test_commits_are_reproducible_without_mail_headers(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     upstream.write("a.txt", "one\ntwo\n")
     base = upstream.commit("base")
@@ -77,7 +77,7 @@ def test_commits_are_reproducible_without_mail_headers(
     )
 
 
-def test_guards_select_patches(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_guards_select_patches(upstream: Upstream, queue: Queue, patchq: Runner) -> None:
     upstream.write("a.txt", "a\nb\nc\n")
     base = upstream.commit("base")
     queue.add("1.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n c\n", " #+sm120")
@@ -92,7 +92,7 @@ def test_guards_select_patches(upstream: Upstream, queue: Queue, patchq) -> None
 
 
 def test_verify_names_the_changed_patch_and_touches_nothing(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     upstream.write("a.txt", "a\nb\nc\n")
     base = upstream.commit("base")
@@ -110,7 +110,7 @@ def test_verify_names_the_changed_patch_and_touches_nothing(
     assert upstream.git("status", "--porcelain") == ""
 
 
-def test_a_conflict_changes_nothing(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_a_conflict_changes_nothing(upstream: Upstream, queue: Queue, patchq: Runner) -> None:
     upstream.write("a.txt", "a\nb\nc\n")
     base = upstream.commit("base")
     queue.add("1.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n")
@@ -123,7 +123,7 @@ def test_a_conflict_changes_nothing(upstream: Upstream, queue: Queue, patchq) ->
     assert not (queue.path / "series.lock").exists()
 
 
-def test_dirty_target_is_refused(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_dirty_target_is_refused(upstream: Upstream, queue: Queue, patchq: Runner) -> None:
     upstream.write("a.txt", "a\n")
     base = upstream.commit("base")
     queue.add("1.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n")
@@ -145,7 +145,7 @@ def test_dirty_target_is_refused(upstream: Upstream, queue: Queue, patchq) -> No
     ],
 )
 def test_unsafe_paths_are_refused(
-    upstream: Upstream, queue: Queue, patchq, name: str, body: str, phrase: str
+    upstream: Upstream, queue: Queue, patchq: Runner, name: str, body: str, phrase: str
 ) -> None:
     upstream.write("a.txt", "a\n")
     (upstream.path / "link").symlink_to("/tmp")
@@ -158,7 +158,7 @@ def test_unsafe_paths_are_refused(
 
 
 def test_creating_a_symlink_then_writing_through_it_is_refused(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     upstream.write("a.txt", "a\n")
     base = upstream.commit("base")
@@ -180,7 +180,9 @@ def test_creating_a_symlink_then_writing_through_it_is_refused(
     assert r.code == 4 and "goes through a symlink" in r.err
 
 
-def test_binary_patches_are_refused_clearly(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_binary_patches_are_refused_clearly(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
     upstream.write("a.bin", b"\0\1\2")
     base = upstream.commit("base")
     upstream.write("a.bin", b"\0\1\3")
@@ -190,7 +192,7 @@ def test_binary_patches_are_refused_clearly(upstream: Upstream, queue: Queue, pa
     assert r.code == 4 and "binary patch for 'a.bin'" in r.err
 
 
-def test_bad_series_and_patches_exit_4(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_bad_series_and_patches_exit_4(upstream: Upstream, queue: Queue, patchq: Runner) -> None:
     upstream.write("a.txt", "a\n")
     base = upstream.commit("base")
     (queue.path / "series").write_text("missing.patch\n")
@@ -207,7 +209,7 @@ def test_bad_series_and_patches_exit_4(upstream: Upstream, queue: Queue, patchq)
     assert patchq("apply", "--onto", base).code == 4
 
 
-def test_unknown_ref_and_no_lock(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_unknown_ref_and_no_lock(upstream: Upstream, queue: Queue, patchq: Runner) -> None:
     upstream.write("a.txt", "a\n")
     upstream.commit("base")
     r = patchq("apply", "--onto", "nope")
@@ -227,7 +229,7 @@ def test_help_and_version() -> None:
 
 
 def test_verify_files_mode_in_a_checkout_without_the_base(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     upstream.write("a.txt", "a\nb\nc\n").write("other.txt", "x\n")
     base = upstream.commit("base")

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,8 +55,8 @@ CASES = [
 
 @pytest.mark.parametrize("op,setup,args,point", CASES, ids=[f"{c[0]}-{c[3]}" for c in CASES])
 def test_ctrl_c_mid_run_rolls_back_without_a_traceback(
-    tmp_path: Path, op: str, setup, args: list[str], point: str
-) -> None:  # type: ignore[no-untyped-def]
+    tmp_path: Path, op: str, setup: Callable[[Path, Path, str], None], args: list[str], point: str
+) -> None:
     up, q, base = build(tmp_path)
     setup(up, q, base)
     before = snapshot(up, q)

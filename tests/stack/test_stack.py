@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import Queue, Result, Upstream, git, held_lock, run_inprocess
+from ..conftest import Queue, Result, Runner, Upstream, git, held_lock, run_inprocess
 
 A = "".join(f"line {i}\n" for i in range(1, 31))
 B = "".join(f"b {i}\n" for i in range(1, 11))
@@ -82,7 +82,9 @@ def snapshot(*folders: Path) -> dict[str, bytes]:
 # --- init ------------------------------------------------------------------------------
 
 
-def test_init_creates_the_queue_and_refuses_an_existing_one(tmp_path: Path, capsys) -> None:
+def test_init_creates_the_queue_and_refuses_an_existing_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     q = tmp_path / "q"
     r = run_inprocess(
         capsys,
@@ -134,7 +136,9 @@ def test_init_creates_the_queue_and_refuses_an_existing_one(tmp_path: Path, caps
 # --- listing ---------------------------------------------------------------------------
 
 
-def test_listing_commands_print_names_one_a_line(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_listing_commands_print_names_one_a_line(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
     three(upstream, queue)
     queue.add("guarded.patch", P3, " #+sm120")
     r = patchq("status")
@@ -178,7 +182,7 @@ def test_listing_commands_print_names_one_a_line(upstream: Upstream, queue: Queu
 
 
 def test_push_next_n_name_and_all_reporting_each_patch(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     base = three(upstream, queue)
     # p4 was made against a file with two more lines at the top: it applies with an offset.
@@ -233,7 +237,9 @@ def test_push_next_n_name_and_all_reporting_each_patch(
     assert head(upstream) == top and clean(upstream)
 
 
-def test_push_fuzz_only_when_asked_and_reported(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_push_fuzz_only_when_asked_and_reported(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
     upstream.write("a.txt", A)
     upstream.commit("base")
     # Made against a file whose line 13 differed: the last context line no longer matches.
@@ -260,7 +266,7 @@ def test_push_fuzz_only_when_asked_and_reported(upstream: Upstream, queue: Queue
 
 
 def test_push_stops_at_a_patch_that_does_not_apply(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     three(upstream, queue)
     (queue.path / "series").write_text("p1.patch\nbad.patch\np3.patch\n")
@@ -295,7 +301,7 @@ def test_push_stops_at_a_patch_that_does_not_apply(
     assert patchq("applied").out == "p1.patch\n" and clean(upstream)
 
 
-def merge_setup(up: Upstream, q: Queue, patchq, tmp_path: Path) -> str:
+def merge_setup(up: Upstream, q: Queue, patchq: Runner, tmp_path: Path) -> str:
     """A stack on a moved upstream, and a series.lock pinned to the old base.
 
     The patch repo's lock was written by a colleague on the old base (their own clone);
@@ -324,7 +330,7 @@ def merge_setup(up: Upstream, q: Queue, patchq, tmp_path: Path) -> str:
 
 
 def test_push_merge_leaves_conflict_markers_and_refresh_records_the_resolution(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     merge_setup(upstream, queue, patchq, tmp_path)
     before = snapshot(upstream.path)
@@ -387,7 +393,7 @@ def test_push_merge_leaves_conflict_markers_and_refresh_records_the_resolution(
 
 
 def test_push_merge_without_a_lock_uses_the_patch_index_lines(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     upstream.write("a.txt", A)
     base = upstream.commit("base")
@@ -420,7 +426,7 @@ def test_push_merge_without_a_lock_uses_the_patch_index_lines(
 
 
 def test_pop_top_n_name_and_all_and_goto_both_ways(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     base = three(upstream, queue)
     assert patchq("push", "-a").code == 0
@@ -462,7 +468,7 @@ def test_pop_top_n_name_and_all_and_goto_both_ways(
 
 
 def test_new_inserts_after_the_top_and_refresh_writes_it(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     three(upstream, queue)
     assert patchq("push").code == 0
@@ -521,7 +527,7 @@ def test_new_inserts_after_the_top_and_refresh_writes_it(
 
 
 def test_refresh_keeps_a_format_patch_header_and_unchanged_hunks_byte_for_byte(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     upstream.write("a.txt", A).write("b.txt", B)
     base = upstream.commit("base")
@@ -551,7 +557,7 @@ def test_refresh_keeps_a_format_patch_header_and_unchanged_hunks_byte_for_byte(
 
 
 def test_refresh_below_the_top_rebuilds_the_commits_above(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     three(upstream, queue)
     assert patchq("push", "-a").code == 0
@@ -604,7 +610,7 @@ def test_refresh_below_the_top_rebuilds_the_commits_above(
 # --- editing the queue -----------------------------------------------------------------
 
 
-def test_delete_rename_and_fold(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_delete_rename_and_fold(upstream: Upstream, queue: Queue, patchq: Runner) -> None:
     base = three(upstream, queue)
     queue.add("p4.patch", udiff("b.txt", B, B.replace("b 9\n", "B 9\n"), "upper-case b 9\n\n"))
     (queue.path / "series").write_text("# my series\np1.patch\np2.patch\np3.patch #+x\np4.patch\n")
@@ -661,7 +667,7 @@ def test_delete_rename_and_fold(upstream: Upstream, queue: Queue, patchq) -> Non
 
 
 def test_renaming_an_applied_header_less_patch_renames_its_commit(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     upstream.write("a.txt", A)
     upstream.commit("base")
@@ -683,7 +689,11 @@ def test_renaming_an_applied_header_less_patch_renames_its_commit(
 
 
 def test_header_prints_and_edits_only_the_header(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    upstream: Upstream,
+    queue: Queue,
+    patchq: Runner,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     three(upstream, queue)
     assert patchq("push").code == 0
@@ -727,7 +737,7 @@ def test_header_prints_and_edits_only_the_header(
     assert not ran.exists()
 
 
-def test_diff_files_and_patches(upstream: Upstream, queue: Queue, patchq) -> None:
+def test_diff_files_and_patches(upstream: Upstream, queue: Queue, patchq: Runner) -> None:
     base = three(upstream, queue)
     r = patchq("diff")
     assert (r.code, r.err) == (4, "patchq: series: no patch is applied — name a patch\n")
@@ -765,7 +775,7 @@ def test_diff_files_and_patches(upstream: Upstream, queue: Queue, patchq) -> Non
 
 @pytest.mark.parametrize("args", [("push",), ("pop",), ("goto", "p1.patch"), ("goto", "p3.patch")])
 def test_moves_refuse_changes_patchq_did_not_make(
-    upstream: Upstream, queue: Queue, patchq, args: tuple[str, ...]
+    upstream: Upstream, queue: Queue, patchq: Runner, args: tuple[str, ...]
 ) -> None:
     three(upstream, queue)
     assert patchq("push", "2").code == 0
@@ -793,7 +803,7 @@ def test_moves_refuse_changes_patchq_did_not_make(
     ],
 )
 def test_force_saves_the_changes_in_a_stash_and_says_where(
-    upstream: Upstream, queue: Queue, patchq, args: tuple[str, ...], applied: list[str]
+    upstream: Upstream, queue: Queue, patchq: Runner, args: tuple[str, ...], applied: list[str]
 ) -> None:
     three(upstream, queue)
     assert patchq("push", "2").code == 0
@@ -817,7 +827,7 @@ def test_force_saves_the_changes_in_a_stash_and_says_where(
 
 
 def test_new_keeps_edits_for_the_new_patch_and_fold_refuses_them(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     three(upstream, queue)
     assert patchq("push").code == 0
@@ -838,7 +848,7 @@ def test_new_keeps_edits_for_the_new_patch_and_fold_refuses_them(
 
 
 def test_a_second_patchq_on_the_target_waits_its_turn(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     three(upstream, queue)
     assert patchq("push").code == 0
@@ -861,7 +871,7 @@ def test_a_second_patchq_on_the_target_waits_its_turn(
 
 
 def test_the_stack_branch_moved_outside_patchq_is_refused(
-    upstream: Upstream, queue: Queue, patchq
+    upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     three(upstream, queue)
     assert patchq("push").code == 0
@@ -882,7 +892,7 @@ def test_the_stack_branch_moved_outside_patchq_is_refused(
 
 
 def test_a_rebase_in_progress_shows_in_status_and_holds_the_stack(
-    upstream: Upstream, queue: Queue, patchq, monkeypatch: pytest.MonkeyPatch
+    upstream: Upstream, queue: Queue, patchq: Runner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("EDITOR", "false")  # `header -e` must be refused before any editor
     upstream.write("a.txt", A)
@@ -920,7 +930,9 @@ def test_a_rebase_in_progress_shows_in_status_and_holds_the_stack(
     assert "in progress" not in patchq("status").out
 
 
-def test_a_queue_inside_the_target_never_patches_itself(upstream: Upstream, capsys) -> None:
+def test_a_queue_inside_the_target_never_patches_itself(
+    upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
     """quilt-style: series and patches/ tracked in the target's own tree."""
     upstream.write("a.txt", A).write("b.txt", B)
     upstream.write("patches/p1.patch", P1).write("patches/p2.patch", P2)
@@ -991,7 +1003,7 @@ def base_copy(up: Upstream, base: str, dest: Path) -> Path:
 
 @needs_quilt
 def test_a_series_written_by_patchq_pushes_cleanly_with_quilt(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     base = three(upstream, queue)
     assert patchq("push", "-a").code == 0
@@ -1018,7 +1030,7 @@ def test_a_series_written_by_patchq_pushes_cleanly_with_quilt(
 
 @needs_quilt
 def test_a_quilt_made_series_is_used_unchanged(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
 ) -> None:
     upstream.write("a.txt", A).write("b.txt", B)
     base = upstream.commit("base")
@@ -1039,10 +1051,10 @@ def test_a_quilt_made_series_is_used_unchanged(
         elif step == ("edit-b",):
             (work / "b.txt").write_text(B.replace("b 5\n", "B 5\n"))
         else:
-            r = quilt(work, queue.path, *step)
-            assert r.returncode == 0, r.stderr
-    r = quilt(work, queue.path, "header", "-r", "first.patch", input="Upper-case line 3.\n")
-    assert r.returncode == 0, r.stderr
+            q = quilt(work, queue.path, *step)
+            assert q.returncode == 0, q.stderr
+    q = quilt(work, queue.path, "header", "-r", "first.patch", input="Upper-case line 3.\n")
+    assert q.returncode == 0, q.stderr
     series = (
         b"# carried for the 2.0 release\nfirst.patch\n\n# build fix, -p0 from the old days\n"
         b"second.patch -p0\n"
@@ -1074,9 +1086,9 @@ def test_a_quilt_made_series_is_used_unchanged(
     assert (queue.path / "series").read_bytes() == series
     # quilt still takes the refreshed series.
     again = base_copy(upstream, base, tmp_path / "again")
-    r = quilt(again, queue.path, "push", "-a")
-    assert (r.returncode, r.stderr) == (0, "")
-    assert r.stdout == (
+    q = quilt(again, queue.path, "push", "-a")
+    assert (q.returncode, q.stderr) == (0, "")
+    assert q.stdout == (
         "Applying patch first.patch\npatching file a.txt\n\n"
         "Applying patch second.patch\npatching file b.txt\n\n"
         "Now at patch second.patch\n"
@@ -1087,7 +1099,9 @@ def test_a_quilt_made_series_is_used_unchanged(
 # --- a maintainer's day ----------------------------------------------------------------
 
 
-def test_a_maintainers_day(upstream: Upstream, queue: Queue, patchq, tmp_path: Path) -> None:
+def test_a_maintainers_day(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
     upstream.write("a.txt", A).write("b.txt", B)
     base = upstream.commit("base")
     gists = {
@@ -1143,7 +1157,11 @@ def test_a_maintainers_day(upstream: Upstream, queue: Queue, patchq, tmp_path: P
 
 
 def test_a_header_edit_that_would_break_the_patch_changes_nothing(
-    upstream: Upstream, queue: Queue, patchq, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    upstream: Upstream,
+    queue: Queue,
+    patchq: Runner,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     three(upstream, queue)
     assert patchq("push").code == 0

@@ -2,6 +2,12 @@
 
 Every test runs with its own HOME, no system or global git config, fixed dates and
 GIT_EDITOR=false, so results are reproducible and the developer's setup cannot leak in.
+
+The tests mirror the package: tests/core/, git/, store/, formats/, stack/, rebase/,
+commands/ and cli/ test those folders of src/patchq; tests/hostile/ holds the hostile
+inputs' tests (their patches are in tests/data/hostile/) and tests/project/ the checks of
+the repository as a whole (layers, docs, the design's sections, the README, bench).
+Fixtures shared by all live here; tests/project/test_layout.py keeps the layout.
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def run_tests(nodes: list[str], record: Path) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("nodes", nargs="*", default=list(TESTS), help="pytest node ids to run")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the measurements here too")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -78,6 +79,11 @@ def home_touched(before: HomePrint, after: HomePrint) -> list[str]:
     """The watched names a test created, removed or changed."""
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
+
+# Hypothesis' own clocks, the per-example deadline and the too-slow health check, fail a
+# test when the machine is busy, not when patchq is slow: neither is used.
+settings.register_profile("patchq", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("patchq")
 
 # Where wall-clock measurements go (bench/wall_clock.py sets it), read before any test
 # seals the environment.

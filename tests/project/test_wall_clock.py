@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from .. import conftest
 from ..conftest import ROOT
@@ -113,6 +114,15 @@ def test_a_measurement_goes_to_the_file_the_bench_names(
     monkeypatch.setattr(conftest, "WALL_CLOCK", None)
     conftest.wall_clock("c", 1.0, at_most=2.0)  # no file named: nothing written
     assert len(record.read_text().splitlines()) == 2
+
+
+def test_hypothesis_keeps_no_clock() -> None:
+    """A property test's examples are not timed: no deadline, no too-slow health check
+    (a busy machine once failed the rebase state's round trip that way)."""
+    default = settings.default
+    assert default is not None and default.deadline is None
+    assert HealthCheck.too_slow in default.suppress_health_check
+    assert settings(max_examples=5).deadline is None  # a test's own settings inherit it
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from typing import Any
 
 from patchq.core.resolve import Region
 from patchq.core.status import method_of
+from patchq.core.trust import Configured
 
 
 class EvidenceKind(StrEnum):
@@ -239,6 +240,9 @@ class RebaseState:
     exec_cmd: str = ""
     exec_each: str = ""
     reorder: Reorder | None = None  # a stopped `sink`/`float`, not a rebase onto upstream
+    # The commands patchq.toml names that the person has not trusted: not run, and said so
+    # when the rebase is done.
+    untrusted: tuple[Configured, ...] = ()
 
     def with_subjects(self, subjects: dict[str, str]) -> RebaseState:
         """This state knowing `subjects` too (a commit seen again keeps its place)."""
@@ -269,6 +273,7 @@ class LastRebase:
     exec_cmd: str = ""
     exec_each: str = ""
     exec_runs: tuple[ExecRun, ...] = ()
+    untrusted: tuple[Configured, ...] = ()  # configured commands not run (not trusted)
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,7 @@ def finish(
         tuple(new_bytes.items()),
         st.exec_cmd,
         st.exec_each,
+        untrusted=st.untrusted,
     )
     crashpoint("rebase:finishing")
     kept = [r for r in done if r.outcome not in GONE]
@@ -128,7 +129,15 @@ def finish(
     )
     release_rebase_objects(g, repo.config.queue)
     out = RebaseOutcome(
-        st.done, True, None, dict(st.subjects), st.old_base, st.onto, nothing_to_do=nothing
+        st.done,
+        True,
+        None,
+        dict(st.subjects),
+        st.old_base,
+        st.onto,
+        nothing_to_do=nothing,
+        untrusted=st.untrusted,
+        patch_root=str(repo.root),
     )
     return executed(ctx, out, st.exec_cmd, st.exec_each, announce)
 

@@ -93,7 +93,7 @@ def start(
         ref, onto_id = default_onto(ctx, g, onto)
         base, guards = old_base(ctx, g)
         entries = repo.series.active(guards)
-        exec_cmd, exec_each = execute.commands(ctx, *execs, entries)
+        exec_cmd, exec_each, untrusted = execute.commands(ctx, *execs, entries)
         stack = load(g.state_dir(), repo.config.queue)
         branch = stack.branch if stack else branch_name(ctx, None)
         tip = g.try_resolve(f"refs/heads/{stack.branch}") if stack else None
@@ -124,6 +124,7 @@ def start(
             subjects=(),
             exec_cmd=exec_cmd,
             exec_each=exec_each,
+            untrusted=untrusted,
         )
         return _run(ctx, state, progress, announce)
 
@@ -341,6 +342,8 @@ def continue_(
                     last.base,
                     last.onto,
                     removed_lock=g.removed_lock,
+                    untrusted=last.untrusted,
+                    patch_root=str(repo.root),
                 )
                 if (last.exec_cmd or last.exec_each) and not last.exec_runs:
                     out = executed(ctx, out, last.exec_cmd, last.exec_each, announce)

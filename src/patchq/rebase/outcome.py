@@ -4,14 +4,18 @@ and every decision about how it ends: the error to report, the exit code.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
-from patchq.core.errors import ConflictError, ExecFailedError
+from patchq.core.errors import ConflictError, ExecFailedError, UntrustedError
 from patchq.core.records import DonePatch, ExecRun
 from patchq.core.status import CONFLICT, MISSING
+from patchq.core.trust import Configured
 from patchq.core.words import plural
 from patchq.rebase.reorder import stop_error
 from patchq.rebase.replay import PatchCheck, stop_notes
+from patchq.store.patchrepo import CONFIG
 
 # The marker lines of a diff3-style conflict (ours, base, theirs); each carries a label.
 
@@ -40,6 +44,9 @@ class RebaseOutcome:
     top: str | None = None
     unapplied: bool = False  # a float done: the moved patch, last now, is not applied
     note: str | None = None  # a reorder done: why series.lock was left as it was
+    # The commands patchq.toml names that were not run (not trusted), and the patch repo.
+    untrusted: tuple[Configured, ...] = ()
+    patch_root: str = ""
 
     @property
     def exec_failed(self) -> ExecRun | None:
@@ -47,7 +54,7 @@ class RebaseOutcome:
         return next((x for x in self.exec_runs if not x.ok), None)
 
     @property
-    def problem(self) -> ConflictError | ExecFailedError | None:
+    def problem(self) -> ConflictError | ExecFailedError | UntrustedError | None:
         """The stop at a conflict, as the error to report: the patch, its conflicting
         files and the upstream commits behind them; or the --exec command failing on the
         finished rebase; None when the rebase is done."""
@@ -64,6 +71,8 @@ class RebaseOutcome:
                 "the rebased series is written; fix it (`patchq refresh`), "
                 "see `patchq status` and `patchq report`",
             )
+        if c is None and self.untrusted:
+            return untrusted_error(self.untrusted, self.patch_root)
         if c is None:
             return None
         if self.reorder is not None:
@@ -84,6 +93,27 @@ class RebaseOutcome:
     @property
     def exit_code(self) -> int:
         """0 when the run finished; 3 when it stopped at a conflict; 1 when the --exec
-        command failed on the finished rebase."""
+        command failed on the finished rebase, or a configured one was not run (not
+        trusted)."""
         problem = self.problem
         return 0 if problem is None else problem.exit_code
+
+
+def untrusted_error(untrusted: tuple[Configured, ...], patch_root: str) -> UntrustedError:
+    """What a finished rebase did not run, and the one command that allows it."""
+    what = ", ".join(f"`{c.command}` ({c.key} in {CONFIG})" for c in untrusted)
+    return UntrustedError(
+        f"did not run {what}: a patch repo's command runs only once you trust it; "
+        "the rebased series is written",
+        str(Path(patch_root) / CONFIG) if patch_root else CONFIG,
+        f"`{trust_command(patch_root)}` allows it",
+    )
+
+
+def trust_command(patch_root: str) -> str:
+    """`patchq trust`, with `--dir` when the current folder is not in the patch repo."""
+    here = Path.cwd().resolve()
+    root = Path(patch_root)
+    if not patch_root or here == root or root in here.parents:
+        return "patchq trust"
+    return f"patchq --dir {shlex.quote(patch_root)} trust"

@@ -25,6 +25,7 @@ from patchq.core.records import (
     StoppedPatch,
 )
 from patchq.core.resolve import Region
+from patchq.core.trust import Configured
 from patchq.store import jsonrecord as jr
 from patchq.store import stack as stack_record
 from patchq.store.files import atomic_write
@@ -201,6 +202,7 @@ def to_doc(s: RebaseState) -> dict[str, Any]:
             "order": list(s.reorder.order),
             "applied": s.reorder.applied,
         },
+        "untrusted": [c.to_doc() for c in s.untrusted],
     }
 
 
@@ -241,6 +243,16 @@ def from_doc(doc: dict[str, Any]) -> RebaseState:
             jr.texts(reorder, "order"),
             jr.integer(reorder, "applied"),
         ),
+        _untrusted(doc),
+    )
+
+
+def _untrusted(doc: dict[str, Any]) -> tuple[Configured, ...]:
+    if "untrusted" not in doc:
+        return ()
+    return tuple(
+        Configured(jr.text(c, "key"), jr.text(c, "command"), jr.flag(c, "trusted"))
+        for c in jr.objects(doc, "untrusted")
     )
 
 
@@ -282,6 +294,7 @@ def last_to_doc(r: LastRebase) -> dict[str, Any]:
         "exec": r.exec_cmd,
         "exec_each": r.exec_each,
         "exec_runs": [exec_doc(x) for x in r.exec_runs],
+        "untrusted": [c.to_doc() for c in r.untrusted],
     }
 
 
@@ -298,6 +311,7 @@ def last_from_doc(doc: dict[str, Any]) -> LastRebase:
         jr.text_or_none(doc, "exec", required=False) or "",
         jr.text_or_none(doc, "exec_each", required=False) or "",
         tuple(_exec_run(x) for x in jr.objects(doc, "exec_runs")) if "exec_runs" in doc else (),
+        _untrusted(doc),
     )
 
 

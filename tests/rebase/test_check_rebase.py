@@ -85,7 +85,7 @@ def check_json(patchq: Callable[..., Result], *args: str) -> tuple[int, dict[str
     r = patchq("check", "--onto", "main", "--json", *args)
     assert r.code in (0, 1, 3) and r.err == "", r.err
     doc = json.loads(r.out)
-    assert set(doc) == {"base", "onto", "patches"}
+    assert set(doc) == {"base", "onto", "patches", "commands"}
     for p in doc["patches"]:
         assert set(p) == {"name", "status", "hunks", "normalisations", "evidence", "hints"}
         for h in p["hunks"]:
@@ -601,14 +601,20 @@ def test_a_partly_upstreamed_patch_keeps_only_the_rest(
     p = make_patch(upstream, "Two fixes\n\n", {"f.txt": both})
     pin(upstream, queue, patchq, [("two.patch", p)], base)
     took = advance(upstream, "take the first fix", {"f.txt": sub(BASE, "line 5\n", "LINE 5\n")})
+    # Issue #24 point 3: a patch is upstreamed only as a whole. Upstream took one hunk,
+    # so the patch stops for review, the present hunk named and the rest in the tree.
     code, doc = check_json(patchq)
-    assert code == 1
+    assert code == 3
     assert project(doc) == [
-        ("two.patch", "offset", [hunk("f.txt", "upstreamed", [took]), hunk("f.txt", "clean", [])])
+        ("two.patch", "conflict", [hunk("f.txt", "conflict", [took]), hunk("f.txt", "clean", [])])
     ]
     r = patchq("rebase", "--onto", "main")
+    assert r.code == 3, r.err
+    assert "f.txt hunk #1: already upstream, but the rest of its patch is not" in r.out + r.err
+    assert upstream.read("f.txt") == both.encode()
+    r = patchq("rebase", "--continue")
     assert r.code == 0, r.err
-    assert outcomes(queue) == {"two.patch": "refreshed"}
+    assert outcomes(queue) == {"two.patch": "resolved"}
     assert lock(queue)["patches"][0]["drift"] == [took]
     new = (queue.path / "patches/two.patch").read_bytes()
     # The upstreamed hunk is gone, the other kept byte for byte with the header.

@@ -103,6 +103,17 @@ def trivial(line: bytes) -> bool:
     return len(line.strip().strip(b"{}()[];,").strip()) < 3
 
 
+def upstream_added(hunks: Sequence[Hunk], up: Sequence[bytes], pre: Sequence[bytes]) -> bool:
+    """Whether upstream's file holds a telling line the hunks add more often than the
+    pinned base did: upstream made (some of) the change itself (DESIGN §4.1 "Trust")."""
+    adds = {x for h in hunks for _, _, a, _ in change_blocks(h) for x in ended(a)}
+    adds = {x for x in adds if not trivial(x)}
+    if not adds:
+        return False
+    now, was = Counter(ended_file(up)), Counter(ended_file(pre))
+    return any(now[x] > was[x] for x in adds)
+
+
 def anchored(
     content: bytes, hunks: Sequence[Hunk], pre: bytes, split: Split = split_lines
 ) -> bytes | None:
@@ -111,9 +122,12 @@ def anchored(
     the hunk's context from the nearest telling line to it) — occur exactly once, both in
     the new file and in the pinned pre-image `pre` (so it is the same line, not a
     look-alike in another block that upstream left alone while editing the real one).
-    None if any can't."""
+    None if any can't — or if upstream already added a telling line the hunks add (it
+    took part of the change: placing the rest by anchor would duplicate that line)."""
     lines = split(content)
     old = split(pre)
+    if upstream_added(hunks, lines, old):
+        return None
     for h in hunks:
         if h.has_context and count(lines, h.old_lines):
             # The hunk's whole block is in the file, but not where the pinned base puts
@@ -237,10 +251,15 @@ def alike_block(block: Sequence[bytes], lines: Sequence[bytes]) -> bool:
 
 
 def held(h: Hunk, pre: Sequence[bytes], up: Sequence[bytes], align: Alignment) -> bool:
-    """Whether upstream's file holds the hunk's change where the alignment maps the
-    hunk's block: every telling line it adds is there, none it removes (and does not
-    add back) is — judged within that block only, never anywhere in the file."""
-    adds = [x for _, _, added, _ in change_blocks(h) for x in ended(added) if not trivial(x)]
+    """Whether upstream's file holds the hunk's whole change where the alignment maps the
+    hunk's block (DESIGN §4.1 "Trust"): every line it adds (blank ones aside) is there,
+    in the patch's order — a closing `endif()` or `}` as much as the telling line it
+    closes — none it removes (and does not add back) is, and each telling line it adds is
+    there as many more times than in the pinned block as the patch adds it (not an older
+    copy standing in, not a copy the patch would duplicate). Judged within that block
+    only, never anywhere in the file."""
+    added = [x for _, _, a, _ in change_blocks(h) for x in ended(a) if x.strip()]
+    adds = [x for x in added if not trivial(x)]
     if not adds:
         return False  # a pure deletion proves nothing by absence
     rems = {x for _, removed, _, _ in change_blocks(h) for x in ended(removed)}
@@ -249,9 +268,23 @@ def held(h: Hunk, pre: Sequence[bytes], up: Sequence[bytes], align: Alignment) -
     start = h.old_pos if start is None else start
     lo = align.at(start)
     hi = align.at(start + len(h.old_lines), end=True)
-    block = Counter(ended(up[max(lo - SLACK - len(adds), 0) : hi + SLACK + len(adds)]))
-    need = Counter(adds)
-    return all(block[x] >= n for x, n in need.items()) and not any(block[x] for x in rems)
+    reach = SLACK + len(added)
+    window = ended(up[max(lo - reach, 0) : hi + reach])
+    if any(x in rems for x in window) or not in_order(added, window):
+        return False
+    # Each telling line the hunk adds is there exactly as many more times than in the
+    # pinned block as the hunk adds it: fewer, and an `endif()` or a declaration that was
+    # already there stands in for the patch's (the rest is not upstream); more, and the
+    # patch's copy would duplicate one upstream put nearby.
+    was = Counter(ended(pre[max(start - reach, 0) : start + len(h.old_lines) + reach]))
+    block = Counter(window)
+    return all(block[x] == n + was[x] for x, n in Counter(adds).items())
+
+
+def in_order(seq: Sequence[bytes], lines: Sequence[bytes]) -> bool:
+    """Whether `seq` occurs in `lines` as a subsequence (in order, gaps allowed)."""
+    it = iter(lines)
+    return all(any(x == y for y in it) for x in seq)
 
 
 def lacks_removed(

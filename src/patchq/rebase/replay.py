@@ -108,6 +108,28 @@ class PatchCheck:
         return tuple(dict.fromkeys(c for h in self.hunks for c in h.drift))
 
 
+# Why a hunk upstream already holds stops its patch: the rest of the patch is not there.
+PARTLY = "already upstream, but the rest of its patch is not"
+
+
+def partly_upstream(hunks: list[HunkOutcome]) -> list[HunkOutcome]:
+    """DESIGN §4.1 "Trust": a patch is upstreamed only as a whole. Where upstream holds
+    some of its hunks and the others still apply, nothing proves the rest is wanted (or
+    that upstream took the change the patch's way), so the patch stops for review with
+    the present hunks named — the others applied in the tree, no markers — instead of
+    finishing alone with part of its change dropped. A patch that stops anyway keeps its
+    upstreamed hunks as they are (the stop names them)."""
+    up = [h for h in hunks if h.status == UPSTREAMED]
+    if not up or len(up) == len(hunks) or any(h.status in (CONFLICT, MISSING) for h in hunks):
+        return hunks
+    return [
+        replace(h, status=CONFLICT, reason=f"{PARTLY} (review: keep or drop the rest)")
+        if h.status == UPSTREAMED
+        else h
+        for h in hunks
+    ]
+
+
 def stop_notes(p: PatchCheck, subjects: dict[str, str]) -> list[str]:
     """What a stop at `p` must say beyond its files: the evidence that it is upstream,
     where upstream moved a block, and the review hints (the first three)."""
@@ -119,7 +141,9 @@ def stop_notes(p: PatchCheck, subjects: dict[str, str]) -> list[str]:
             f, line, by = h.moved_to
             who = f" by {by[:12]} {subjects.get(by, '')}".rstrip() if by else ""
             out.append(f"{h.file} hunk #{h.index + 1}: its block moved to {f}:{line}{who}")
-        elif h.status in (CONFLICT, MISSING) and "more than one place" in h.reason:
+        elif h.status in (CONFLICT, MISSING) and (
+            "more than one place" in h.reason or h.reason.startswith(PARTLY)
+        ):
             out.append(f"{h.file} hunk #{h.index + 1}: {h.reason}")
     out += [f"hint: {x}" for x in p.hints[:3]]
     return out
@@ -226,6 +250,7 @@ class Replay:
             if merged is not None:
                 markers[s2.path] = merged
         hunks, evidence = self._judge(patch, placed, hunks)
+        hunks = partly_upstream(hunks)
         if evidence is not None and all(h.status == UPSTREAMED for h in hunks):
             st.undo(before)  # upstream holds all of it: nothing of the patch stays
             st.changed = {}

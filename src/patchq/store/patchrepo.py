@@ -23,17 +23,29 @@ from patchq.store.files import atomic_write, confine, escaping_link, read_option
 
 CONFIG, SERIES, PATCHES, LOCK = "patchq.toml", "series", "patches", "series.lock"
 RETIRED = ("remove", "move")  # the values of `retired` in patchq.toml
+# What `lint` may be told to accept (`lint-allow` in patchq.toml, `lint --allow`): patches
+# with no header, a header naming no author, sections whose old name is the new one plus
+# a backup suffix (`--- a.c.orig` / `+++ a.c`, as `diff -u a.c.orig a.c` writes them).
+LINT_ALLOW = ("no-header", "no-author", "orig-names")
 
 
 def own_paths(patch_root: Path, target_root: Path) -> list[str]:
     """The patch repo's files inside the target (when the queue lives in the upstream
-    checkout, quilt-style), as target paths: changes to them are not the user's edits."""
-    try:
-        rel = patch_root.resolve().relative_to(target_root.resolve())
-    except ValueError:
-        return []
-    prefix = "" if str(rel) == "." else rel.as_posix() + "/"
-    return [prefix + n for n in (CONFIG, SERIES, LOCK, PATCHES, RESOLUTIONS)]
+    checkout, quilt-style), as target paths: changes to them are not the user's edits.
+    A name that is a symlink inside the patch repo (Debian's `series ->
+    debian/patches/series`) stands for the file it points to as well."""
+    root, target = patch_root.resolve(), target_root.resolve()
+    out = []
+    for name in (CONFIG, SERIES, LOCK, PATCHES, RESOLUTIONS):
+        places = [root / name]
+        if places[0].is_symlink():
+            places.append(places[0].resolve())
+        for place in places:
+            try:
+                out.append(place.relative_to(target).as_posix())
+            except ValueError:
+                continue
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +71,7 @@ class Config:
     # each replayed patch (`exec-each`); the person's own, never a patch's.
     exec: str | None = None
     exec_each: str | None = None
+    lint_allow: tuple[str, ...] = ()  # LINT_ALLOW kinds this repo's patches are fine without
     extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod
@@ -82,6 +95,7 @@ class Config:
             "rerere": bool,
             "exec": str,
             "exec-each": str,
+            "lint-allow": list,
         }
         kwargs: dict[str, object] = {}
         extra: dict[str, object] = {}
@@ -95,6 +109,16 @@ class Config:
                 word = "true or false" if known[key] is bool else f"a {known[key].__name__}"
                 raise BadInputError(f"`{key}` must be {word}", where)
             kwargs[key.replace("-", "_")] = value
+        allow = kwargs.pop("lint_allow", [])
+        assert isinstance(allow, list)
+        bad = [a for a in allow if a not in LINT_ALLOW]
+        if bad:
+            raise BadInputError(
+                f"`lint-allow` holds {bad[0]!r}",
+                where,
+                "its values: " + ", ".join(f'"{k}"' for k in LINT_ALLOW),
+            )
+        kwargs["lint_allow"] = tuple(allow)
         guards = kwargs.pop("guards", [])
         assert isinstance(guards, list)
         if not all(isinstance(g, str) and g and not g.startswith(("+", "-")) for g in guards):

@@ -7,14 +7,13 @@ boundary that maps exceptions to the exit codes of docs/commands.md.
 from __future__ import annotations
 
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
 import click
 
 from patchq import __version__
-from patchq.cli import completion, output, render
+from patchq.cli import completion, interrupted, output, render
 from patchq.core.errors import FaultError, PatchqError
 from patchq.ops.session import Context
 
@@ -1034,6 +1033,11 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:
         return int(e.code) if isinstance(e.code, int) else 0
     except Exception as e:  # noqa: BLE001 - the one place that reports the unexpected
+        if interrupted():  # an error Ctrl-C caused (a module it cut short): the interrupt
+            output.show(render.interrupted())
+            return 130
+        import traceback  # only here: loading it costs every run
+
         frame = traceback.extract_tb(e.__traceback__)[-1]
         output.show(render.internal_error(e, f"{Path(frame.filename).name}:{frame.lineno}"))
         return 70

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
@@ -138,6 +137,8 @@ def atomic_write(path: Path, data: bytes, root: Path | None = None) -> None:
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # here: a run that writes nothing (a TAB's completion) never loads it
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as f:
             _write(f, data)

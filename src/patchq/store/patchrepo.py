@@ -10,18 +10,22 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patchq.core.errors import BadInputError
-from patchq.core.lock import Lock
-from patchq.core.patchstyle import STYLES
 from patchq.core.paths import check_name
-from patchq.core.resolutions import FOLDER as RESOLUTIONS
-from patchq.core.resolutions import SUFFIX, Book, Remembered
-from patchq.core.resolutions import parse as parse_resolution
 from patchq.core.series import Series
 from patchq.store.files import atomic_write, confine, escaping_link, read_optional, read_regular
 
+if TYPE_CHECKING:
+    from patchq.core.lock import Lock
+    from patchq.core.resolutions import Book, Remembered
+
+# The lock, the patch styles and the resolutions (which load the patch model) are loaded
+# where they are used: reading `patchq.toml` and `series` alone — what shell completion
+# does on each TAB — loads none of them.
 CONFIG, SERIES, PATCHES, LOCK = "patchq.toml", "series", "patches", "series.lock"
+RESOLUTIONS = "resolutions"  # core.resolutions.FOLDER (tests/test_completion.py checks)
 RETIRED = ("remove", "move")  # the values of `retired` in patchq.toml
 # What `lint` may be told to accept (`lint-allow` in patchq.toml, `lint --allow`): patches
 # with no header, a header naming no author, sections whose old name is the new one plus
@@ -130,7 +134,7 @@ class Config:
         if kwargs.get("retired", "remove") not in RETIRED:
             raise BadInputError('`retired` must be "remove" or "move"', where)
         style = kwargs.get("style")
-        if isinstance(style, str) and style not in STYLES:
+        if isinstance(style, str) and style not in _styles():
             raise BadInputError(
                 f'`style` must be "keep", "git" or "quilt", not {style!r}',
                 where,
@@ -140,6 +144,12 @@ class Config:
         if isinstance(queue, str) and not _valid_queue(queue):
             raise BadInputError(f"invalid queue name {queue!r}", where)
         return cls(guards=tuple(guards), extra=extra, **kwargs)  # type: ignore[arg-type]
+
+
+def _styles() -> tuple[str, ...]:
+    from patchq.core.patchstyle import STYLES
+
+    return tuple(STYLES)
 
 
 def _utf8(data: bytes, where: str) -> str:
@@ -252,6 +262,8 @@ class PatchRepo:
         return f"{PATCHES}/{name}"
 
     def read_lock(self) -> Lock | None:
+        from patchq.core.lock import Lock
+
         data = read_optional(self.lock_path)
         if data is None:
             return None
@@ -259,6 +271,9 @@ class PatchRepo:
 
     def resolutions(self) -> Book:
         """The remembered resolutions a run may reuse (none where `rerere = false`)."""
+        from patchq.core.resolutions import Book
+        from patchq.core.resolutions import parse as parse_resolution
+
         if not self.config.rerere:
             return Book(())
         return Book((n, parse_resolution(d, w)) for n, w, d in read_resolutions(self.root))
@@ -291,6 +306,8 @@ def read_resolutions(root: Path) -> list[tuple[str, str, bytes]]:
     Refused (exit 4): a folder that is a symlink out of the patch repo, and a resolution
     that is a symlink or no regular file — a patch repo from a stranger must not make
     patchq read elsewhere."""
+    from patchq.core.resolutions import SUFFIX
+
     folder = root / RESOLUTIONS
     if not folder.is_dir():
         return []

@@ -22,9 +22,24 @@ _state = {"interrupted": False, "raising": False}
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
-    _state["interrupted"] = True
-    if _state["raising"]:
-        raise KeyboardInterrupt
+    """Ctrl-C (and its re-delivery, SIGALRM): remembered; raised only while a command
+    runs, and not inside an import's own bookkeeping (its module locks, whose weakref
+    callback cannot raise: Python would print "Exception ignored in … _get_module_lock"
+    and lose the interrupt), where it is raised again a moment later instead."""
+    if signum == _signal.SIGINT:
+        _state["interrupted"] = True
+    if not _state["raising"] or not _state["interrupted"]:
+        return
+    if frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        _again_soon()
+        return
+    raise KeyboardInterrupt
+
+
+def _again_soon() -> None:
+    """Deliver the interrupt again in 2 ms, at whatever the program is doing then."""
+    _signal.signal(_signal.SIGALRM, _on_sigint)
+    _signal.setitimer(_signal.ITIMER_REAL, 0.002)
 
 
 def take_over_ctrl_c() -> None:
@@ -48,7 +63,7 @@ def _unraisable(hook: Any) -> Any:
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
             _state["interrupted"] = True
             if _state["raising"]:
-                _signal.raise_signal(_signal.SIGINT)
+                _again_soon()  # not now: raised inside this hook, it would be printed
             return
         hook(unraisable)
 
@@ -89,6 +104,7 @@ def run(early: list[int] | None = None) -> None:
             raise  # a real failure to start (a broken installation): Python reports it
         code = -1
     _state["raising"] = False
+    _signal.setitimer(_signal.ITIMER_REAL, 0)  # a re-delivery still pending: not needed now
     if code == -1 or (_state["interrupted"] and code != 130):
         try:
             sys.stdout.flush()

@@ -150,8 +150,17 @@ def _field_block(lines: list[str], start: int) -> tuple[list[tuple[str, list[str
         line = lines[i]
         if line[:1] in (" ", "\t") and line.strip() and fields:
             fields[-1][1].append(line)
-        elif line[:1] in (" ", "\t") and fields and _block_goes_on(lines, i + 1):
-            fields[-1][1].append(line)
+        elif line[:1] in (" ", "\t") and fields:
+            # Spaces only: the run of such lines continues the value if the block goes on
+            # after it (one pass over the run, however long).
+            j = i
+            while j < len(lines) and lines[j][:1] in (" ", "\t") and not lines[j].strip():
+                j += 1
+            if not _block_goes_on(lines, j):
+                break
+            fields[-1][1].extend(lines[i:j])
+            i = j
+            continue
         elif (m := _FIELD_RE.match(line)) is not None:
             fields.append((m.group(1), [m.group(2)]))
         else:
@@ -161,10 +170,8 @@ def _field_block(lines: list[str], start: int) -> tuple[list[tuple[str, list[str
 
 
 def _block_goes_on(lines: list[str], i: int) -> bool:
-    """Whether a field block goes on at line `i`, past any lines of spaces only: a
-    continuation line or another field."""
-    while i < len(lines) and lines[i][:1] in (" ", "\t") and not lines[i].strip():
-        i += 1
+    """Whether a field block goes on at line `i`: a continuation line, or a field DEP-3
+    knows."""
     if i >= len(lines):
         return False
     line = lines[i]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from patchq.commands.fold import FoldOutcome
     from patchq.commands.header import HeaderOutcome
     from patchq.commands.importing import ImportOutcome
+    from patchq.commands.init import InitOutcome
     from patchq.commands.lint import LintOutcome
     from patchq.commands.new import NewOutcome
     from patchq.commands.queries import RebaseView, SeriesView, Status
@@ -280,8 +281,15 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
     return lines
 
 
-def init(root: Path) -> Rendered:
-    return (info(f"initialised an empty patch queue in {root}"),)
+def init(out: InitOutcome) -> Rendered:
+    if out.kept is None:
+        return (info(f"initialised an empty patch queue in {out.root}"),)
+    return (
+        info(
+            f"initialised a patch queue in {out.root} around its series "
+            f"({plural(out.kept, 'patch')}, kept as it is)"
+        ),
+    )
 
 
 def recovered(out: RecoverOutcome) -> Rendered:

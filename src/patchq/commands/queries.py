@@ -295,23 +295,3 @@ def status(ctx: Context) -> Status:
         None,
         exec_runs(ctx),
     )
-
-
-# What each kind of argument completes to (`completions`).
-SERIES, APPLIED, UNAPPLIED, REFS = "series", "applied", "unapplied", "refs"
-
-
-def completions(ctx: Context, kind: str) -> tuple[str, ...]:
-    """The words a shell may complete an argument of `kind` to: the series' patch names,
-    the applied or the unapplied ones, or the target's refs. Where the target cannot be
-    read, the whole series stands in for applied/unapplied, and refs complete to nothing."""
-    if kind == REFS:
-        g = ctx.git()
-        return ("HEAD", *g.ref_names())
-    names = tuple(e.name or "" for e in ctx.repo().series.patches)
-    if kind == SERIES:
-        return names
-    try:
-        return applied(ctx) if kind == APPLIED else unapplied(ctx)
-    except PatchqError:
-        return names

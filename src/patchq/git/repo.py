@@ -33,6 +33,8 @@ from patchq.core.errors import BadInputError, GitError, UnsafeStateError
 from patchq.core.patch import LineCache, unquote
 from patchq.core.resolve import Region, Resolution
 from patchq.git.diffserver import DiffServer
+from patchq.git.gitdir import STATE
+from patchq.git.gitdir import discover as _discover
 
 # Variables that make git look at another repository, index or object store than ours,
 # or that hand git a program to run. Each git child's environment is built without them.
@@ -593,41 +595,6 @@ def _pack_index(offsets: dict[str, tuple[int, int]], pack_checksum: bytes) -> by
     out += pack_checksum
     out += hashlib.sha1(out).digest()
     return bytes(out)
-
-
-def _discover(root: Path) -> tuple[Path, Path]:
-    """(git dir, common dir) of the checkout whose top folder is `root`, found as git
-    finds them: a `.git` folder, or a `.git` file naming one (a linked worktree or a
-    submodule), whose `commondir` names the shared one. No process, no environment."""
-    dotgit = root / ".git"
-    gd: Path | None = None
-    if dotgit.is_dir():
-        gd = dotgit
-    elif dotgit.is_file():
-        text = dotgit.read_bytes()
-        if text.startswith(b"gitdir:"):
-            gd = Path(os.fsdecode(text[7:].strip()))
-            gd = gd if gd.is_absolute() else Path(os.path.normpath(root / gd))
-    elif _is_git_dir(root):
-        raise BadInputError(
-            "the target is a bare repository",
-            str(root),
-            "patchq needs a checkout with a working tree",
-        )
-    if gd is None or not _is_git_dir(gd):
-        raise BadInputError(
-            "not a git checkout", str(root), "give the upstream checkout with --target DIR"
-        )
-    common = gd
-    pointer = gd / "commondir"
-    if pointer.is_file():
-        c = Path(os.fsdecode(pointer.read_bytes().strip()))
-        common = c if c.is_absolute() else Path(os.path.normpath(gd / c))
-    return gd, common
-
-
-def _is_git_dir(d: Path) -> bool:
-    return (d / "HEAD").is_file() and ((d / "objects").is_dir() or (d / "commondir").is_file())
 
 
 class GitRepo:
@@ -1608,7 +1575,7 @@ class GitRepo:
 
     def state_dir(self) -> Path:
         """`.git/patchq/`: state that is not in commits (queue name, an operation in progress)."""
-        return self.git_dir / "patchq"
+        return self.git_dir / STATE
 
     def require_clean(self, ignore: Iterable[str] = ()) -> None:
         dirty = self.dirty_paths(ignore)

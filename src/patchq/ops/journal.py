@@ -39,7 +39,7 @@ from patchq.core.errors import BadInputError, UnsafeStateError
 from patchq.core.resolutions import FOLDER as RESOLUTIONS
 from patchq.git.repo import GitRepo
 from patchq.store import stack as stackfile
-from patchq.store.files import atomic_write, confine, inside
+from patchq.store.files import atomic_write, confine, inside, remove
 from patchq.store.patchrepo import (
     CONFIG,
     LOCK,
@@ -257,9 +257,12 @@ def _fingerprint(patch_root: Path) -> dict[str, list[int]]:
     paths += sorted(p for p in (patch_root / PATCHES).rglob("*") if not p.is_dir())
     for p in paths:
         try:
-            st = p.lstat()
+            st = p.stat()  # through a symlink inside (`series -> debian/patches/series`)
         except OSError:
-            continue
+            try:
+                st = p.lstat()
+            except OSError:
+                continue
         out[p.relative_to(patch_root).as_posix()] = [st.st_mtime_ns, st.st_size]
     return out
 
@@ -696,9 +699,9 @@ def _put_files(g: GitRepo | None, patch_root: Path, doc: dict[str, Any], side: s
             dest = roots[kind] / rel
             if f[side]:
                 atomic_write(dest, (d / kind / side / rel).read_bytes(), root)
+            elif root is not None:
+                remove(dest, root)  # through a symlink inside, which stays
             else:
-                if root is not None:
-                    confine(root, dest)
                 dest.unlink(missing_ok=True)
             if side == "after":
                 crashpoint(f"journal:{'file' if kind == FILES else 'state'}-written")

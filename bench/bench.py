@@ -231,6 +231,7 @@ class Setup:
     patches: list[Path]
     expected_tree: str
     stats: dict[str, object] = field(default_factory=dict)
+    up: str | None = None  # HEAD+D on the first-parent line: where the series landed
 
     @property
     def count(self) -> int:
@@ -304,8 +305,18 @@ def prepare(
             drift_files=len(drift_files),
             drift_files_in_series=len(drift_files & series_files),
         )
+    up = None
+    if drift is not None:
+        # HEAD+D: D steps after the window on the first-parent line of the repository's
+        # HEAD, an upstream that took the whole series (rebase-up). None where the window
+        # ends less than D commits before that line's tip (use --end REV~D).
+        later = git(
+            src, "rev-list", "--first-parent", "--ancestry-path", "--reverse", f"{head}..HEAD"
+        ).split()
+        up = later[drift - 1] if len(later) >= drift else None
+        stats.update(up_commits=drift if up else 0)
     return Setup(
-        tmp, target, queue, pristine, base, head, drift_id, commits, patches, expected, stats
+        tmp, target, queue, pristine, base, head, drift_id, commits, patches, expected, stats, up
     )
 
 
@@ -506,7 +517,23 @@ def make_row_check(onto: Callable[[Setup], str]) -> Callable[[Setup, Ctx], Outco
 
 def row_rebase(s: Setup, cx: Ctx) -> Outcome:
     assert s.drift is not None
-    p = patchq(s, cx, "rebase", "--onto", s.drift, "--json", counted=True)
+    return rebase_onto(s, cx, s.drift)
+
+
+def row_rebase_up(s: Setup, cx: Ctx) -> Outcome:
+    if s.up is None:
+        return Outcome(
+            False,
+            0.0,
+            0,
+            error=f"no commit {s.stats.get('drift_commits')} first-parent steps after the "
+            "window (use --end HEAD~D)",
+        )
+    return rebase_onto(s, cx, s.up)
+
+
+def rebase_onto(s: Setup, cx: Ctx, onto: str) -> Outcome:
+    p = patchq(s, cx, "rebase", "--onto", onto, "--json", counted=True)
     doc = load_json(p)
     if p.rc not in (0, 3) or doc is None:
         return finish(cx, fail(p))
@@ -730,6 +757,7 @@ ROWS = [
     Row(
         "rebase-dry", "patchq rebase --dry-run (all)", "DRIFT", True, setup_applied, row_rebase_dry
     ),
+    Row("rebase-up", "patchq rebase (to its end)", "UP", True, setup_applied, row_rebase_up),
     Row("am", "git am", "BASE", False, fresh_base, row_git_am, "head"),
     Row("am3", "git am -3 (to 1st stop)", "DRIFT", False, fresh_drift, row_git_am3),
     Row(
@@ -753,7 +781,7 @@ ROWS = [
     ),
 ]
 ROW_KEYS = [r.key for r in ROWS]
-DRIFT_KEYS = {r.key for r in ROWS if r.onto == "DRIFT"}
+DRIFT_KEYS = {r.key for r in ROWS if r.onto in ("DRIFT", "UP")}
 # Ratio columns: patchq/peer for each patchq row (peer = one of these rows).
 RATIO_PEERS = ["am", "am3-skip", "loop", "quilt", "floor", "apply"]
 BASELINE = "@baseline"  # key suffix of a --baseline twin row
@@ -1129,7 +1157,7 @@ def process_table(series: list[dict]) -> tuple[list[str], list[list[str]], list[
         f"by git subcommand (N={series[-1]['count']})" if series else "",
     ]
     rows, growing = [], []
-    keys = [r.key for r in ROWS if r.patchq]
+    keys = [k for r in ROWS if r.patchq for k in (r.key, r.key + BASELINE)]
     for k in keys:
         counts = [x["rows"].get(k, {}).get("git_processes") for x in series]
         if all(c is None for c in counts):
@@ -1152,7 +1180,32 @@ def process_table(series: list[dict]) -> tuple[list[str], list[list[str]], list[
                 + " → ".join(str(c) for c in known)
                 + (" (it stops at a different patch at each N)" if stops else "")
             )
-    return headers, rows, growing
+    return headers, rows, growing + per_patch(series)
+
+
+def per_patch(series: list[dict]) -> list[str]:
+    """What a single N shows of a count that grows with the series: a git subcommand one
+    patchq run starts at least N times (once per patch), or more than once beyond the
+    fewest runs of it seen for the same command (at any N, in either build, --baseline)."""
+    seen: list[tuple[str, int, dict, dict[str, int]]] = []
+    for x in series:
+        for k, r in x["rows"].items():
+            if r.get("patchq") and r.get("git_calls") is not None:
+                seen.append((k.removesuffix(BASELINE), x["count"], r, r["git_calls"]))
+    fewest: dict[tuple[str, str], int] = {}
+    for cmd, _, _, calls in seen:
+        for sub in calls:
+            fewest[(cmd, sub)] = min(c.get(sub, 0) for other, _, _, c in seen if other == cmd)
+    out = []
+    for cmd, n, r, calls in seen:
+        what = f"{r['tool']} ({r['onto']}, N={n})"
+        for sub, c in calls.items():
+            low = fewest[(cmd, sub)]
+            if n >= 2 and c >= n:
+                out.append(f"{what}: {c} `git {sub}`, one per patch")
+            elif c > low + 1:
+                out.append(f"{what}: {c} `git {sub}`, where the fewest seen is {low}")
+    return out
 
 
 def series_heading(x: dict) -> list[str]:

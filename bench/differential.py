@@ -4,7 +4,7 @@
     python3 bench/differential.py [--cases 5000] [--seed 1] [--jobs 2] [--show 3]
 
 Not run in CI (a few minutes for 5,000 cases). Standard library, patchq (imported from
-src/), git and GNU patch. Each case is made like tests/test_differential.py's: a file of
+src/), git and GNU patch. Each case is made like tests/core/test_differential.py's: a file of
 3–30 lines (unique `line N`, or lines repeated from a small vocabulary, as in code),
 a downstream edit of 1–3 insertions, deletions or changes, diffed by `git diff` into the
 patch, and upstream drift of 0–3 edits elsewhere. The patch is then applied to the
@@ -53,7 +53,7 @@ TAG = re.compile(rb"\x01\d+\x01")
 def make_case(rnd: random.Random) -> tuple[list[tuple[int, str]], ...]:
     """(old, new, drifted old), each line (identity, text); new lines get fresh ids.
 
-    Half the files are tests/test_differential.py's (unique lines, or lines drawn from a
+    Half the files are tests/core/test_differential.py's (unique lines, or lines drawn from a
     small vocabulary); the other half repeat one block of code several times, as
     generated code, tables and test files do, so that a hunk moved by upstream drift can
     match equally well in two places."""

@@ -2,58 +2,105 @@
 
 Every test runs with its own HOME, no system or global git config, fixed dates and
 GIT_EDITOR=false, so results are reproducible and the developer's setup cannot leak in.
+
+The tests mirror the package: tests/core/, git/, store/, formats/, stack/, rebase/,
+commands/ and cli/ test those folders of src/patchq; tests/hostile/ holds the hostile
+inputs' tests (their patches are in tests/data/hostile/) and tests/project/ the checks of
+the repository as a whole (layers, docs, the design's sections, the README, bench).
+Fixtures shared by all live here; tests/project/test_layout.py keeps the layout.
 """
 
 from __future__ import annotations
 
 import compileall
+import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 # The developer's real home, read before any test seals the environment.
 REAL_HOME = Path(os.path.expanduser("~"))
-# What a run of patchq or git could write in a home: git's and patchq's own files.
+# What a run of patchq or git could write in a home: git's global config and credentials
+# (and the lock git takes to write them), and patchq's own names. Only these are
+# watched: the real home is shared with every other program on the machine (a shell's
+# history, a package manager's cache, another checkout's test run), and their files are
+# none of a test's doing.
 HOME_FILES = (
     ".gitconfig",
-    ".config/git/config",
-    ".config/git/ignore",
-    ".config/git/attributes",
+    ".gitconfig.lock",
+    ".git-credentials",
+    ".config/git",
     ".config/patchq",
     ".patchq",
+    ".cache/patchq",
+    ".local/share/patchq",
 )
+HomePrint = dict[str, str | None]
 
 
-def home_print(home: Path) -> dict[str, tuple[int, int] | None]:
-    """The top-level names of `home` and the stat of the files git or patchq could write
-    there: a test that creates, removes or changes any of them touched the real home."""
-    out: dict[str, tuple[int, int] | None] = {}
-    try:
-        out.update({f"/{e.name}": None for e in os.scandir(home)})
-    except OSError:
-        pass
+def home_print(home: Path) -> HomePrint:
+    """The content of each file git or patchq could write under `home` (a folder's files
+    one by one), by hash, or None where it is absent. Contents, not times: a program
+    that only reads or rewrites the same bytes changes nothing."""
+    out: HomePrint = {}
     for name in HOME_FILES:
-        try:
-            st = (home / name).stat()
-            out[name] = (st.st_mtime_ns, st.st_size)
-        except OSError:
-            out[name] = None
+        path = home / name
+        if path.is_dir() and not path.is_symlink():
+            found = sorted(p for p in path.rglob("*") if not p.is_dir())
+            out[name] = None if found else "(empty folder)"
+            for p in found:
+                out[str(p.relative_to(home))] = _digest(p)
+        else:
+            out[name] = _digest(path)
     return out
 
 
-def home_touched(
-    before: dict[str, tuple[int, int] | None], after: dict[str, tuple[int, int] | None]
-) -> list[str]:
-    return sorted(k for k in before.keys() | after.keys() if before.get(k, 0) != after.get(k, 0))
+def _digest(path: Path) -> str | None:
+    try:
+        if path.is_symlink():
+            return "-> " + os.readlink(path)
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def home_touched(before: HomePrint, after: HomePrint) -> list[str]:
+    """The watched names a test created, removed or changed."""
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+# Hypothesis' own clocks, the per-example deadline and the too-slow health check, fail a
+# test when the machine is busy, not when patchq is slow: neither is used.
+settings.register_profile("patchq", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("patchq")
+
+# Where wall-clock measurements go (bench/wall_clock.py sets it), read before any test
+# seals the environment.
+WALL_CLOCK = os.environ.get("PATCHQ_WALL_CLOCK")
+
+
+def wall_clock(
+    what: str, seconds: float, at_most: float | None = None, at_least: float | None = None
+) -> None:
+    """Record a wall-clock measurement and its bound, for bench/wall_clock.py to judge. A
+    test never asserts one: elapsed time says as much about the machine's load as about
+    patchq, so a bound asserted here flakes on a busy machine. Recorded only when
+    PATCHQ_WALL_CLOCK names a file."""
+    if WALL_CLOCK:
+        record = {"what": what, "seconds": seconds, "at_most": at_most, "at_least": at_least}
+        with open(WALL_CLOCK, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -78,7 +125,9 @@ def byte_compiled_children(tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 @pytest.fixture(autouse=True)
 def home_tripwire() -> Iterator[None]:
-    """Fails any test that touches the real home directory (issue 12, point 7)."""
+    """Fails any test that writes, in the real home directory, a file git or patchq could
+    write there (issue 12, point 7): every test's HOME is sealed (`sealed_env`), so only
+    a test that reaches past the seal can."""
     before = home_print(REAL_HOME)
     yield
     touched = home_touched(before, home_print(REAL_HOME))
@@ -248,8 +297,12 @@ def run_inprocess(capsys: pytest.CaptureFixture[str], *args: str) -> Result:
     return Result(code, out, err)
 
 
+# `patchq(*args)`: the CLI run on the `queue` patch repo, in process.
+Runner = Callable[..., Result]
+
+
 @pytest.fixture
-def patchq(queue: Queue, capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+def patchq(queue: Queue, capsys: pytest.CaptureFixture[str]) -> Runner:
     """`patchq(...)` runs the CLI on the `queue` patch repo, in process."""
 
     def run(*args: str) -> Result:

@@ -22,7 +22,7 @@ pass_ctx = click.make_pass_decorator(Context)
 # `patchq --help` lists the commands by task, in this order; a command missing here is
 # still listed, under "Other", so adding one never hides it.
 TASKS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Set up", ("init", "import", "export", "lint")),
+    ("Set up", ("init", "import", "export", "lint", "trust")),
     (
         "Stack",
         (
@@ -820,13 +820,14 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
     "exec_cmd",
     metavar="CMD",
     help="Run CMD (a shell command, in the target) once the rebased series is applied; "
-    "its failure makes the rebase exit 1 (default: `exec` in patchq.toml).",
+    "its failure makes the rebase exit 1 (default: `exec` in patchq.toml, once trusted "
+    "with `patchq trust`).",
 )
 @click.option(
     "--exec-each",
     metavar="CMD",
     help="Run CMD with each rebased patch applied in turn, bottom first "
-    "(default: `exec-each` in patchq.toml).",
+    "(default: `exec-each` in patchq.toml, once trusted).",
 )
 @click.option("--no-exec", is_flag=True, help="Run no command patchq.toml names.")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
@@ -855,6 +856,8 @@ def rebase(
     --continue too), --exec-each CMD after each rebased patch (PATCHQ_PATCH names it);
     each run is recorded in series.lock and the report, and a failure exits 1 with the
     rebased series written. A stopped rebase runs the commands it was started with.
+    A command patchq.toml names runs only once you trusted it (`patchq trust`); else
+    the rebase is written, says what it did not run, and exits 1.
 
     \b
     Examples:
@@ -977,6 +980,38 @@ def lint_cmd(click_ctx: click.Context, as_json: bool, allow: tuple[str, ...]) ->
 
     out = lint_verb.lint(click_ctx.obj, Path.cwd(), allow)
     _end(render.linted(out, as_json), out.exit_code)
+
+
+@cli.command("trust")
+@click.option("--list", "list_", is_flag=True, help="List every trusted command.")
+@click.option("--revoke", is_flag=True, help="Remove this patch repo's marks.")
+@click.option("--json", "as_json", is_flag=True, help="Print the marks as JSON.")
+@pass_ctx
+def trust_cmd(ctx: Context, list_: bool, revoke: bool, as_json: bool) -> None:
+    """Trust the commands this patch repo's patchq.toml names (exec, exec-each).
+
+    A patch repo's files are anyone's text (a clone, a pull), so `rebase` runs a command
+    patchq.toml names only once you trust it: this lists the commands and marks each
+    one, for this patch repo's folder and that exact text, in your own configuration
+    ($XDG_CONFIG_HOME/patchq/trusted.json). A changed command needs trusting again.
+
+    \b
+    Examples:
+      patchq trust            # see what runs, and allow it
+      patchq trust --list
+      patchq trust --revoke
+    """
+    from patchq.commands import trust as trust_verb
+
+    if list_ and revoke:
+        raise click.UsageError("use one of --list, --revoke")
+    if list_:
+        out = trust_verb.listed(ctx)
+    elif revoke:
+        out = trust_verb.revoke(ctx)
+    else:
+        out = trust_verb.trust(ctx)
+    _end(render.trusted(out, as_json))
 
 
 @cli.command()

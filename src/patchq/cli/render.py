@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from patchq.core.errors import PatchqError
 from patchq.core.series import Entry
 from patchq.core.status import REVIEWABLE
+from patchq.core.trust import Configured
 from patchq.core.words import plural
 from patchq.store.statedir import recovery_verb
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from patchq.commands.refresh import RefreshOutcome
     from patchq.commands.rename import RenameOutcome
     from patchq.commands.report import ReportOutcome
+    from patchq.commands.trust import TrustOutcome
     from patchq.commands.undo import UndoOutcome
     from patchq.commands.verify import VerifyOutcome
     from patchq.ops.apply import Failure, PatchResult
@@ -669,6 +671,7 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
                         }
                         for p in out.patches
                     ],
+                    "commands": [c.to_doc() for c in out.commands],
                 }
             ),
         )
@@ -684,7 +687,23 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
         )
         lines += _check_hunks(p, out.subjects)
     lines.append(data("summary: " + _counts([p.status for p in out.patches])))
+    lines += command_lines(out.commands)
     return tuple(lines)
+
+
+def command_lines(commands: Sequence[Configured]) -> list[Item]:
+    """Each command patchq.toml names, and whether `rebase` will run it (trusted)."""
+    return [
+        data(
+            f"command: {c.key} = `{c.command}` "
+            + (
+                "(trusted: rebase runs it)"
+                if c.trusted
+                else "(NOT trusted: rebase will not run it; `patchq trust` allows it)"
+            )
+        )
+        for c in commands
+    ]
 
 
 def dry_run(out: DryRunOutcome, as_json: bool = False) -> Rendered:
@@ -752,6 +771,7 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                     "patches": [rebasestate.outcome_doc(r.patch) for r in out.records],
                     "conflict": None if out.conflict is None else out.conflict.name,
                     "exec": [rebasestate.exec_doc(x) for x in out.exec_runs],
+                    "untrusted": [c.to_doc() for c in out.untrusted],
                     "reorder": None
                     if out.reorder is None
                     else {"verb": out.reorder[0], "name": out.reorder[1]},
@@ -791,6 +811,11 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
             )
         )
     lines += exec_lines(out.exec_runs)
+    if out.conflict is None:
+        lines += [
+            _word(f"{'NOT RUN':>10}", "yellow", f" `{c.command}` ({c.key}: not trusted)", True)
+            for c in out.untrusted
+        ]
     return tuple(lines)
 
 
@@ -811,6 +836,55 @@ def reported(out: ReportOutcome) -> Rendered:
     if out.written is not None:
         return (*note, info(f"wrote {out.written}"))
     return (*note, Raw(out.text))
+
+
+def trusted(out: TrustOutcome, as_json: bool = False) -> Rendered:
+    """`trust`: the commands marked, every mark (`--list`), or the marks removed."""
+    if as_json:
+        return (
+            Doc(
+                {
+                    "action": out.action,
+                    "file": out.file,
+                    "root": out.root,
+                    "marks": [m.to_doc() for m in out.marks],
+                    "configured": [c.to_doc() for c in out.configured],
+                }
+            ),
+        )
+    if out.action == "trusted":
+        if not out.configured:
+            return (info("patchq.toml names no command (exec, exec-each): nothing to trust"),)
+        return (
+            *(data(f"trusted {c.key} = `{c.command}`") for c in out.configured),
+            info(
+                f"marked for {out.root} in {out.file}; a change to the text needs "
+                "`patchq trust` again"
+            ),
+        )
+    if out.action == "revoked":
+        if not out.marks:
+            return (info(f"no trusted commands for {out.root}"),)
+        return (
+            *(data(f"revoked {m.key} = `{m.command}`") for m in out.marks),
+            info(f"{plural(len(out.marks), 'mark')} removed for {out.root} from {out.file}"),
+        )
+    now = {(c.key, c.command) for c in out.configured if c.trusted}
+    lines: list[Item] = []
+    for m in out.marks:
+        stale = m.root == out.root and (m.key, m.command) not in now
+        lines.append(
+            data(
+                f"{m.root}: {m.key} = `{m.command}`"
+                + (" (stale: patchq.toml names another command now)" if stale else "")
+            )
+        )
+    lines += [
+        data(f"{out.root}: {c.key} = `{c.command}` (NOT trusted: `patchq trust` allows it)")
+        for c in out.configured
+        if not c.trusted
+    ]
+    return tuple(lines) if lines else (info(f"no trusted commands ({out.file})"),)
 
 
 def linted(out: LintOutcome, as_json: bool = False) -> Rendered:

@@ -12,15 +12,24 @@ what `rebase --continue` or `--abort` finishes or undoes.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, replace
+from pathlib import Path
 
-from patchq.core.errors import BadInputError, ConflictError, ExecFailedError, UnsafeStateError
+from patchq.core.errors import (
+    BadInputError,
+    ConflictError,
+    ExecFailedError,
+    UnsafeStateError,
+    UntrustedError,
+)
 from patchq.core.lock import Lock, PatchRecord, records_for, sha256
 from patchq.core.progress import Progress
 from patchq.core.resolutions import Remembered, resolved_regions
 from patchq.core.resolutions import render as render_resolution
 from patchq.core.series import Entry, Series
 from patchq.core.status import CONFLICT, GONE, MISSING, UPSTREAMED
+from patchq.core.trust import Configured
 from patchq.core.words import plural
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo
@@ -52,7 +61,7 @@ from patchq.ops.session import Context
 from patchq.ops.targets import branch_name, default_onto, old_base
 from patchq.store import rebasestate
 from patchq.store.files import inside
-from patchq.store.patchrepo import LOCK, PATCHES, SERIES, resolution_path
+from patchq.store.patchrepo import CONFIG, LOCK, PATCHES, SERIES, resolution_path
 from patchq.store.rebasestate import (
     DonePatch,
     ExecRun,
@@ -112,6 +121,9 @@ class RebaseOutcome:
     top: str | None = None
     unapplied: bool = False  # a float done: the moved patch, last now, is not applied
     note: str | None = None  # a reorder done: why series.lock was left as it was
+    # The commands patchq.toml names that were not run (not trusted), and the patch repo.
+    untrusted: tuple[Configured, ...] = ()
+    patch_root: str = ""
 
     @property
     def exec_failed(self) -> ExecRun | None:
@@ -119,7 +131,7 @@ class RebaseOutcome:
         return next((x for x in self.exec_runs if not x.ok), None)
 
     @property
-    def problem(self) -> ConflictError | ExecFailedError | None:
+    def problem(self) -> ConflictError | ExecFailedError | UntrustedError | None:
         """The stop at a conflict, as the error to report: the patch, its conflicting
         files and the upstream commits behind them; or the --exec command failing on the
         finished rebase; None when the rebase is done."""
@@ -136,6 +148,8 @@ class RebaseOutcome:
                 "the rebased series is written; fix it (`patchq refresh`), "
                 "see `patchq status` and `patchq report`",
             )
+        if c is None and self.untrusted:
+            return untrusted_error(self.untrusted, self.patch_root)
         if c is None:
             return None
         if self.reorder is not None:
@@ -156,9 +170,30 @@ class RebaseOutcome:
     @property
     def exit_code(self) -> int:
         """0 when the run finished; 3 when it stopped at a conflict; 1 when the --exec
-        command failed on the finished rebase."""
+        command failed on the finished rebase, or a configured one was not run (not
+        trusted)."""
         problem = self.problem
         return 0 if problem is None else problem.exit_code
+
+
+def untrusted_error(untrusted: tuple[Configured, ...], patch_root: str) -> UntrustedError:
+    """What a finished rebase did not run, and the one command that allows it."""
+    what = ", ".join(f"`{c.command}` ({c.key} in {CONFIG})" for c in untrusted)
+    return UntrustedError(
+        f"did not run {what}: a patch repo's command runs only once you trust it; "
+        "the rebased series is written",
+        str(Path(patch_root) / CONFIG) if patch_root else CONFIG,
+        f"`{trust_command(patch_root)}` allows it",
+    )
+
+
+def trust_command(patch_root: str) -> str:
+    """`patchq trust`, with `--dir` when the current folder is not in the patch repo."""
+    here = Path.cwd().resolve()
+    root = Path(patch_root)
+    if not patch_root or here == root or root in here.parents:
+        return "patchq trust"
+    return f"patchq --dir {shlex.quote(patch_root)} trust"
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +236,7 @@ def start(
         ref, onto_id = default_onto(ctx, g, onto)
         base, guards = old_base(ctx, g)
         entries = repo.series.active(guards)
-        exec_cmd, exec_each = execute.commands(ctx, *execs, entries)
+        exec_cmd, exec_each, untrusted = execute.commands(ctx, *execs, entries)
         stack = load(g.state_dir(), repo.config.queue)
         branch = stack.branch if stack else branch_name(ctx, None)
         tip = g.try_resolve(f"refs/heads/{stack.branch}") if stack else None
@@ -232,6 +267,7 @@ def start(
             subjects=(),
             exec_cmd=exec_cmd,
             exec_each=exec_each,
+            untrusted=untrusted,
         )
         return _run(ctx, state, progress, announce)
 
@@ -446,6 +482,8 @@ def continue_(
                     last.base,
                     last.onto,
                     removed_lock=g.removed_lock,
+                    untrusted=last.untrusted,
+                    patch_root=str(repo.root),
                 )
                 if (last.exec_cmd or last.exec_each) and not last.exec_runs:
                     out = _executed(ctx, out, last.exec_cmd, last.exec_each, announce)
@@ -604,6 +642,7 @@ def _finish(
         tuple(new_bytes.items()),
         st.exec_cmd,
         st.exec_each,
+        untrusted=st.untrusted,
     )
     crashpoint("rebase:finishing")
     kept = [r for r in done if r.outcome not in GONE]
@@ -676,7 +715,15 @@ def _finish(
     )
     release_rebase_objects(g, repo.config.queue)
     out = RebaseOutcome(
-        st.done, True, None, dict(st.subjects), st.old_base, st.onto, nothing_to_do=nothing
+        st.done,
+        True,
+        None,
+        dict(st.subjects),
+        st.old_base,
+        st.onto,
+        nothing_to_do=nothing,
+        untrusted=st.untrusted,
+        patch_root=str(repo.root),
     )
     return _executed(ctx, out, st.exec_cmd, st.exec_each, announce)
 

@@ -39,6 +39,14 @@ class ExecFailedError(PatchqError):
     exit_code = 1
 
 
+class UntrustedError(PatchqError):
+    """A command patchq.toml names was not run: the person has not trusted it (`patchq
+    trust`). The rebase is written, but the build or test it was configured to check
+    with did not run (exit 1, as a failed one: a CI job must not take it for a pass)."""
+
+    exit_code = 1
+
+
 class ConflictError(PatchqError):
     """A conflict a person must resolve."""
 

@@ -12,6 +12,7 @@ text out. Two kinds, both only ever text, never a decision:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
@@ -31,7 +32,15 @@ def _telling(line: bytes) -> bool:
 
 def _alike(a: bytes, b: bytes) -> bool:
     x, y = a.strip(), b.strip()
-    return x == y or SequenceMatcher(None, x, y, autojunk=False).ratio() >= ALIKE
+    if x == y:
+        return True
+    # The ratio is at most 2·min/(len sum), then at most the quick ratio: most pairs
+    # fail one of those bounds and are never aligned (the answer is the ratio's).
+    if 2 * min(len(x), len(y)) < ALIKE * (len(x) + len(y)):
+        return False
+    if 2 * (Counter(x) & Counter(y)).total() < ALIKE * (len(x) + len(y)):
+        return False  # the quick ratio, without building the matcher
+    return SequenceMatcher(None, x, y, autojunk=False).ratio() >= ALIKE
 
 
 def _changed(h: Hunk) -> list[tuple[int, int, list[bytes]]]:
@@ -66,6 +75,11 @@ def _changed(h: Hunk) -> list[tuple[int, int, list[bytes]]]:
     return out
 
 
+def stripped(up: Sequence[bytes]) -> Counter[bytes]:
+    """How often each line of `up` is there, blanks around it aside."""
+    return Counter(x.strip() for x in up)
+
+
 def maybe_sibling(h: Hunk, near: Sequence[bytes]) -> bool:
     """Whether any of the lines `near` a hunk (in upstream's file, outside the lines it
     matched) looks like a line it changes: the cheap test before aligning anything."""
@@ -86,12 +100,14 @@ def hunk_hints(
     start: int,
     up: Sequence[bytes],
     ops: Sequence[Opcode],
+    seen: Counter[bytes] | None = None,
 ) -> list[str]:
     """The hints for hunk `index` of `path`, whose old lines start at base line `start`
-    (0-based); `ops` aligns the pinned base with upstream's `up` (difflib opcodes)."""
+    (0-based); `ops` aligns the pinned base with upstream's `up` (difflib opcodes);
+    `seen`, if given, is `stripped(up)` (made once for a file's many hunks)."""
     out: list[str] = []
     end = start + len(h.old_lines)
-    present = set(x.strip() for x in up)
+    present = stripped(up) if seen is None else seen
     blocks = [(start + a, start + b, rem) for a, b, rem in _changed(h)]
     changed = [x for _, _, rem in blocks for x in rem if _telling(x)]
     for tag, i1, i2, j1, j2 in ops:
@@ -110,7 +126,7 @@ def hunk_hints(
                 # A sibling: the line the patch changes is still there beside it.
                 same = u.strip() == c.strip()
                 sibling = c.strip() in present and not same and _alike(u, c)
-                again = same and sum(1 for x in up if x.strip() == c.strip()) > 1
+                again = same and present[c.strip()] > 1
                 if sibling or again:
                     out.append(
                         f"{path} hunk #{index + 1}: upstream added `{_text(u)}` beside "

@@ -8,7 +8,7 @@ single, unambiguous place is ever a result that a caller may act on.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -40,9 +40,46 @@ def _ended(x: bytes) -> bytes:
     return x if x.endswith(b"\n") else x + b"\n"
 
 
+@dataclass(frozen=True, slots=True)
+class Indexed:
+    """A file's lines as `find_block` searches them: each ended with a newline, and the
+    set of them. Made once for a file's content and searched for every block: a file
+    without one of a block's lines is passed over at once, and a line's places are
+    found by `list.index`, not by a walk over the file in Python."""
+
+    lines: list[bytes]
+    have: frozenset[bytes]
+
+    def has_any(self, lines: Iterable[bytes]) -> bool:
+        """Whether one of `lines` (ended) is a line of the file."""
+        return any(x in self.have for x in lines)
+
+    def places(self, line: bytes) -> Iterator[int]:
+        """Where `line` (ended) is in the file, first to last."""
+        if line not in self.have:
+            return
+        i = -1
+        while True:
+            try:
+                i = self.lines.index(line, i + 1)
+            except ValueError:
+                return
+            yield i
+
+
+def index(lines: Sequence[bytes]) -> Indexed:
+    ended = [x if x.endswith(b"\n") else x + b"\n" for x in lines]
+    return Indexed(ended, frozenset(ended))
+
+
+def anchors_of(block: Sequence[bytes]) -> list[bytes]:
+    """The block's telling lines, ended: those a file must hold for it to be found there."""
+    return [x for x in map(_ended, block) if telling(x)]
+
+
 def find_block(
     block: Sequence[bytes],
-    files: Mapping[str, Sequence[bytes]],
+    files: Mapping[str, Sequence[bytes] | Indexed],
     skip: Callable[[str, int], bool] | None = None,
     exact_only: frozenset[str] = frozenset(),
 ) -> list[Found]:
@@ -57,18 +94,17 @@ def find_block(
     n = len(want)
     exact: list[Found] = []
     votes: Counter[tuple[str, int]] = Counter()
-    for path in sorted(files):
-        lines = [_ended(x) for x in files[path]]
-        for i, x in enumerate(lines):
-            k = anchors.get(x)
-            if k is None:
-                continue
-            start = i - k
-            if skip is not None and skip(path, start):
-                continue
-            votes[(path, start)] += 1
-            if k == 0 and lines[i : i + n] == want:
-                exact.append(Found(path, i, 1.0))
+    indexed = {p: f if isinstance(f, Indexed) else index(f) for p, f in files.items()}
+    for path in sorted(indexed):
+        ix = indexed[path]
+        for x, k in anchors.items():
+            for i in ix.places(x):
+                start = i - k
+                if skip is not None and skip(path, start):
+                    continue
+                votes[(path, start)] += 1
+                if k == 0 and ix.lines[i : i + n] == want:
+                    exact.append(Found(path, i, 1.0))
     if exact:
         return exact
     need = max(1, len(anchors) // 3)
@@ -76,10 +112,13 @@ def find_block(
     for (path, start), v in votes.items():
         if v < need or path in exact_only:
             continue
-        lines = [_ended(x) for x in files[path]]
+        lines = indexed[path].lines
         lo = max(start, 0)
         window = lines[lo : lo + n]
-        ratio = SequenceMatcher(None, want, window, autojunk=False).ratio()
+        m = SequenceMatcher(None, want, window, autojunk=False)
+        if m.real_quick_ratio() < SIMILAR or m.quick_ratio() < SIMILAR:
+            continue  # bounds of the ratio: below them it is below too
+        ratio = m.ratio()
         if ratio >= SIMILAR:
             scored.append(Found(path, lo, ratio))
     if not scored:

@@ -30,6 +30,9 @@ _C0 = "".join(chr(c) for c in range(32) if chr(c) not in "\t\n") + "\x7f"
 _C1 = "".join(chr(c) for c in range(0x80, 0xA0))
 _SURROGATES = "\udc80-\udcff"
 _UNSAFE = re.compile(f"[{re.escape(_C0 + _C1 + _INVISIBLE)}{_SURROGATES}\n]")
+# The one-line pattern as text, for code patchq generates (the exported script escapes
+# the names it prints with it, as `shown` does).
+UNSAFE_PATTERN = _UNSAFE.pattern
 _UNSAFE_KEEP_LINES = re.compile(f"[{re.escape(_C0 + _C1 + _INVISIBLE)}{_SURROGATES}]")
 _JSON_UNSAFE = re.compile(f"[{re.escape(_C1 + _INVISIBLE)}]")
 _NAMED = {"\r": "\\r", "\n": "\\n", "\x1b": "\\x1b"}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import secrets
 import shutil
 import signal
 import struct
@@ -630,6 +631,7 @@ class GitRepo:
         self.lines = LineCache()  # the run's split texts: the replay splits files often
         self._differ: DiffServer | None = None  # git's diff for merges, started on need
         self._differ_failed = False
+        self._commit_differ: _CommitDiffs | None = None  # commits' own diffs, on need
         self.removed_lock: str | None = None  # a stale index.lock of patchq's killed git
 
     # --- the environment of git children ------------------------------------------------
@@ -1038,8 +1040,12 @@ class GitRepo:
                     full[c] = oid
         if not full:
             return {}
-        # `--no-walk` lists just the commits given that `tip` cannot reach.
-        out = self._run("rev-list", "--no-walk", *sorted(set(full.values())), f"^{tip}")
+        # Lists the commits `tip` cannot reach that the candidates can (a range: git walks
+        # from the candidates down to what `tip` reaches), so a candidate `tip` reaches is
+        # not among them. The candidates go on stdin: a whole series' origins, one process.
+        tip_id = self.resolve(tip)
+        wanted = "".join(f"{oid}\n" for oid in sorted(set(full.values())))
+        out = self._run("rev-list", "--stdin", input=f"{wanted}^{tip_id}\n".encode())
         unreachable = set(out.decode().split())
         return {c: oid for c, oid in full.items() if oid not in unreachable}
 
@@ -1116,18 +1122,15 @@ class GitRepo:
         return ids, commits, [own.get(f) for f in fake]
 
     def commit_diff(self, commit: str) -> bytes:
-        """The -U0 diff of one commit against its first parent (no renames)."""
-        return self._run(
-            "diff-tree",
-            "-p",
-            "-U0",
-            "--no-renames",
-            "--no-color",
-            "--root",
-            "-m",
-            "--first-parent",
-            commit,
-        )
+        """The -U0 diff of one commit against its first parent (no renames), from one
+        `git diff-tree --stdin` kept for the run: however many commits are asked about,
+        one process."""
+        if not re.fullmatch(r"[0-9a-f]{40}", commit):
+            commit = self.resolve(commit)
+        if self._commit_differ is None:
+            self._commit_differ = _CommitDiffs(self)
+            self.processes += 1
+        return self._commit_differ.ask(commit)
 
     def ref_names(self) -> list[str]:
         """The short names of the branches, tags and remote branches (shell completion)."""
@@ -1588,7 +1591,81 @@ class GitRepo:
         if self._differ is not None:
             self._differ.close()
             self._differ = None
+        if self._commit_differ is not None:
+            self._commit_differ.close()
+            self._commit_differ = None
         self.cmd.clear_cache()
+
+
+class _CommitDiffs:
+    """One `git diff-tree --stdin` in the target that answers commits' own -U0 diffs, one
+    commit at a time. diff-tree echoes back (and flushes) any line that is no object id:
+    a line of our own after each commit marks where its answer ends."""
+
+    def __init__(self, g: GitRepo) -> None:
+        self._end = b"\x01patchq-end " + secrets.token_hex(8).encode() + b"\n"
+        self._rest = b""
+        self._proc = subprocess.Popen(
+            [
+                "git",
+                "diff-tree",
+                "--stdin",
+                "--no-ext-diff",
+                "--no-textconv",
+                "-p",
+                "-U0",
+                "--no-renames",
+                "--no-color",
+                "--root",
+                "-m",
+                "--first-parent",
+            ],
+            cwd=g.root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=g.env(),
+        )
+        self._where = str(g.root)
+
+    def ask(self, commit: str) -> bytes:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        try:
+            self._proc.stdin.write(commit.encode() + b"\n" + self._end)
+            self._proc.stdin.flush()
+        except OSError:
+            self._died()
+        fd = self._proc.stdout.fileno()
+        buf, start = self._rest, 0
+        while True:
+            k = buf.find(self._end, start)
+            while k > 0 and buf[k - 1] != 10:  # only a whole line is the end line
+                k = buf.find(self._end, k + 1)
+            if k >= 0:
+                self._rest = buf[k + len(self._end) :]
+                return buf[:k]
+            start = max(0, len(buf) - len(self._end))
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                self._died()
+            buf += chunk
+
+    def _died(self) -> None:
+        self.close()
+        raise GitError("git diff-tree stopped answering", self._where)
+
+    def close(self) -> None:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        try:
+            self._proc.stdin.close()
+        except OSError:
+            pass
+        self._proc.stdout.close()
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
 
 
 def _diff_name(raw: bytes) -> str:

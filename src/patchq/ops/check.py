@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from patchq.core.progress import Progress
 from patchq.core.series import Entry
 from patchq.core.status import CLEAN, CONFLICT, MISSING
+from patchq.core.trust import Configured
 from patchq.ops.apply import load_patch, preimages
 from patchq.ops.replay import PatchCheck, Replay, attribute_drift
 from patchq.ops.session import Context
 from patchq.ops.targets import default_onto, old_base
+from patchq.store import trust
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +28,9 @@ class CheckOutcome:
     onto_ref: str
     patches: tuple[PatchCheck, ...]
     subjects: dict[str, str]
+    # The commands patchq.toml names, with whether the person trusts them (`rebase` runs
+    # only those): named so that no one learns it from a rebase.
+    commands: tuple[Configured, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -75,4 +80,5 @@ def check(
     entries = repo.series.active(guards)
     fz = repo.config.fuzz if fuzz is None else fuzz
     results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress)
-    return CheckOutcome(base, onto_id, ref, tuple(results), subjects)
+    commands = trust.configured(repo.root, repo.config, trust.read())
+    return CheckOutcome(base, onto_id, ref, tuple(results), subjects, commands)

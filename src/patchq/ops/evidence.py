@@ -5,8 +5,10 @@ of the new upstream; its patch-id equals an upstream commit's in `old base..onto
 subject and the files it touches match such a commit. Evidence is never proof on its
 own: the replay takes a patch as upstreamed only when the new upstream holds its change
 (the region-bounded content test) or the named commit's own diff holds it (a trimmed
-backport, `holds`). Each lookup is one batched git call for the whole range, made the
-first time a patch needs it and kept for the rest of the replay.
+backport, `holds`). Each lookup is one batched git call for the whole run, made the
+first time a patch needs it and kept for the rest of the replay: the origins of every
+patch of the series are asked about in one `rev-list`, the range's patch-ids in one
+`patch-id`, and the commits `holds` reads come from one `diff-tree` kept for the run.
 """
 
 from __future__ import annotations
@@ -90,10 +92,16 @@ class Provenance:
     g: GitRepo
     old: str
     onto: str
-    # The paths the whole replay will ask about, read the first time any is needed, so
-    # that the range is read in one pass rather than once per patch.
+    # The patches the whole replay will ask about, read the first time any is needed, so
+    # that the range is read in one pass and every origin asked about in one query,
+    # rather than once per patch.
     expected: Callable[[], Sequence[Patch]] | None = None
     _paths: set[str] = field(default_factory=set)
+    _want_paths: set[str] = field(default_factory=set)  # the series', not yet covered
+    _texts: list[bytes] = field(default_factory=list)  # the series' diffs, not yet sent
+    _want_origins: set[str] = field(default_factory=set)  # the series', not yet asked
+    _asked: set[str] = field(default_factory=set)  # origins asked about
+    _upstream: dict[str, str] = field(default_factory=dict)  # origin → full id, if upstream
     _own_ids: dict[bytes, str | None] = field(default_factory=dict)  # diff text → patch-id
     _ids: dict[str, list[str]] = field(default_factory=dict)
     _commits: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
@@ -101,15 +109,34 @@ class Provenance:
         default_factory=dict
     )
 
+    def _load(self) -> None:
+        """Read the series the replay will ask about, once: every file, diff and origin
+        of it, so that what the first patch asks fetches the answers for all of them."""
+        if self.expected is None:
+            return
+        patches = self.expected()
+        self.expected = None
+        self._want_paths = {p for x in patches for s in x.sections for p in s.paths}
+        self._texts = list(dict.fromkeys(diff_text(x.sections) for x in patches))
+        self._want_origins = {c for x in patches for c in origins(x.header)}
+
+    def _origins(self, named: Sequence[str]) -> dict[str, str]:
+        """Those of `named` that name an ancestor of the new upstream, each → its full id:
+        with the series' other origins, in one `rev-list` for the whole run."""
+        if any(c not in self._asked for c in named):
+            self._load()
+            ask = (set(named) | self._want_origins) - self._asked
+            self._want_origins = set()
+            self._asked |= ask
+            self._upstream.update(self.g.ancestors(sorted(ask), self.onto))
+        return {c: self._upstream[c] for c in named if c in self._upstream}
+
     def _cover(self, paths: Iterable[str]) -> None:
         """Know every commit of the range that touched one of `paths` (whole diffs)."""
-        wanted = set(paths)
-        texts: list[bytes] = []
-        if self.expected is not None:
-            patches = self.expected()
-            self.expected = None
-            wanted |= {p for x in patches for s in x.sections for p in s.paths}
-            texts = list(dict.fromkeys(diff_text(x.sections) for x in patches))
+        self._load()
+        wanted = set(paths) | self._want_paths
+        self._want_paths = set()
+        texts, self._texts = self._texts, []
         new = sorted(wanted - self._paths)
         if (not new and not texts) or self.old == self.onto:
             return
@@ -127,7 +154,7 @@ class Provenance:
         by patch-id and subject (else only the patch's own origin)."""
         named = origins(patch.header)
         if named:
-            found = self.g.ancestors(named, self.onto)
+            found = self._origins(named)
             for c in named:
                 if c in found:
                     return Evidence(ORIGIN, found[c])

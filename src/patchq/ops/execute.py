@@ -12,8 +12,11 @@ that patch, so nothing is checked out over them. Every run is recorded in `serie
 rebase's record that `report` reads, in one last transaction.
 
 The command is the person's only: the option, or `exec`/`exec-each` in patchq.toml as it
-was when the rebase started — and not even that when a patch of the series changes the
-queue's own patchq.toml (a queue inside its target), since a patch may not choose what runs.
+was when the rebase started *and trusted* (core/trust.py: the person marked that exact
+text for that patch repo with `patchq trust`) — a patch repo's files are anyone's text, so
+an untrusted configured command is not run, and the rebase says so (exit 1). Not even a
+trusted one runs when a patch of the series changes the queue's own patchq.toml (a queue
+inside its target), since a patch may not choose what runs.
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ from dataclasses import replace
 
 from patchq.core.errors import BadInputError
 from patchq.core.series import Entry
+from patchq.core.trust import Configured
 from patchq.ops import journal
 from patchq.ops.apply import load_patch
 from patchq.ops.session import Context
 from patchq.shell import command as shell
-from patchq.store import rebasestate
+from patchq.store import rebasestate, trust
 from patchq.store.patchrepo import CONFIG, LOCK
 from patchq.store.rebasestate import ExecRun
 from patchq.store.stack import Stack, load
@@ -43,16 +47,18 @@ def commands(
     exec_each: str | None,
     no_exec: bool,
     entries: Sequence[Entry],
-) -> tuple[str, str]:
-    """The commands a rebase will run ("": none): the options, else patchq.toml's (none
-    with `no_exec`)."""
-    cfg = ctx.repo().config
-    cmd = exec_cmd if exec_cmd is not None else ("" if no_exec else cfg.exec or "")
-    each = exec_each if exec_each is not None else ("" if no_exec else cfg.exec_each or "")
-    configured = (exec_cmd is None and cmd) or (exec_each is None and each)
+) -> tuple[str, str, tuple[Configured, ...]]:
+    """The commands a rebase will run ("": none) — the options, else patchq.toml's trusted
+    ones (none with `no_exec`) — and the configured ones it will not run (untrusted)."""
+    repo = ctx.repo()
+    given = {"exec": exec_cmd, "exec-each": exec_each}
+    named = () if no_exec else trust.configured(repo.root, repo.config, trust.read())
+    taken = {c.key: c.command for c in named if given[c.key] is None and c.trusted}
+    untrusted = tuple(c for c in named if given[c.key] is None and not c.trusted)
+    cmd = exec_cmd if exec_cmd is not None else taken.get("exec", "")
+    each = exec_each if exec_each is not None else taken.get("exec-each", "")
     own = [p for p in ctx.own_paths() if p.endswith(CONFIG)]
-    if configured and own:
-        repo = ctx.repo()
+    if taken and own:
         for e in entries:
             if own[0] in load_patch(repo, e)[1].paths:
                 raise BadInputError(
@@ -61,7 +67,7 @@ def commands(
                     repo.display(e.name or ""),
                     "give it with --exec/--exec-each, or --no-exec",
                 )
-    return cmd, each
+    return cmd, each, untrusted
 
 
 def _changes(ctx: Context) -> str:

@@ -36,10 +36,18 @@ from pathlib import Path
 from typing import Any
 
 from patchq.core.errors import BadInputError, UnsafeStateError
+from patchq.core.resolutions import FOLDER as RESOLUTIONS
 from patchq.git.repo import GitRepo
 from patchq.store import stack as stackfile
 from patchq.store.files import atomic_write, confine, inside, remove
-from patchq.store.patchrepo import CONFIG, LOCK, PATCHES, SERIES, check_writable, own_paths
+from patchq.store.patchrepo import (
+    CONFIG,
+    LOCK,
+    PATCHES,
+    SERIES,
+    check_writable,
+    own_paths,
+)
 from patchq.store.stack import Stack, save, stack_path
 from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint
 
@@ -409,12 +417,13 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
         g = None
     elif g is None:
         raise BadInputError("the interrupted command changed a target", str(patch_root))
+    forward = mode == "continue" and not doc.get("back_only")
+    _check_journal(g, patch_root, doc, "after" if forward else "before")
     if g is not None:
         g.clear_stale_index_lock()
     # Recovering: whatever the working tree holds now is not known to be ours, so it is
     # stashed before anything is forced. (Not decided by pid: in a container patchq is
     # often pid 1 every time.)
-    forward = mode == "continue" and not doc.get("back_only")
     saved = (
         _forward(g, patch_root, doc, recovering=True)
         if forward
@@ -424,6 +433,67 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
     _clear(g, patch_root, doc)
     removed = g.removed_lock if g is not None else None
     return Recovered(str(doc.get("op")), saved, removed, doc)
+
+
+def _check_journal(g: GitRepo | None, patch_root: Path, doc: dict[str, Any], side: str) -> None:
+    """Refuse (exit 5) a journal that is not one patchq wrote, before it moves anything:
+    a patch repo's `.patchq/` can come with a clone, and its journal must not make
+    `recover` write outside the files patchq owns (`../../.bashrc`, `.git/hooks/…`) or
+    copy a file from elsewhere into the patch repo (a copy reached through a symlink).
+    `side`: the copies recovering reads (a back-only journal has no `after` copies)."""
+    where = str(home(g, patch_root) / JOURNAL)
+    if home(g, patch_root).is_symlink():
+        raise UnsafeStateError("the journal's folder is a symlink", where, _NOT_OURS)
+    ident = doc.get("id")
+    if not (isinstance(ident, str) and ident and all(c in "0123456789abcdef" for c in ident)):
+        raise UnsafeStateError("the journal's id is not patchq's", where, _NOT_OURS)
+    for kind in (FILES, STATE):
+        entries = doc.get(kind, {})
+        if not isinstance(entries, dict):
+            raise UnsafeStateError(f"the journal's {kind} are damaged", where, _NOT_OURS)
+        for rel, sides in entries.items():
+            ok = _owned_file(rel) if kind == FILES else _state_name(rel)
+            if not ok or not isinstance(sides, dict):
+                raise UnsafeStateError(
+                    f"the journal names {rel!r}, which is no file patchq writes there",
+                    where,
+                    _NOT_OURS,
+                )
+            copy = f"op/{ident}/{kind}/{side}/{rel}"
+            if sides.get(side) and not _plain_copy(home(g, patch_root), copy):
+                raise UnsafeStateError(
+                    f"the journal's copy of {rel!r} is not a file in its folder",
+                    where,
+                    _NOT_OURS,
+                )
+
+
+_NOT_OURS = "remove that journal (and its `op/` folder) if it is not from a patchq you ran"
+_OWNED = (CONFIG, SERIES, LOCK, PATCHES, RESOLUTIONS)
+
+
+def _owned_file(rel: object) -> bool:
+    """Whether `rel` names a file patchq writes in a patch repo: its own names, no `..`,
+    no `.git` in any spelling, nothing absolute."""
+    if not isinstance(rel, str) or not rel or rel.startswith("/") or "\0" in rel:
+        return False
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") or p.lower().rstrip(". ") == ".git" for p in parts):
+        return False
+    return parts[0] in _OWNED and (len(parts) == 1) == (parts[0] not in (PATCHES, RESOLUTIONS))
+
+
+def _state_name(rel: object) -> bool:
+    """Whether `rel` is a plain file name in the state folder."""
+    return (
+        isinstance(rel, str) and bool(rel) and "/" not in rel and rel not in (".", "..")
+    ) and "\0" not in rel
+
+
+def _plain_copy(folder: Path, rel: str) -> bool:
+    """Whether `folder/rel` is a regular file reached through no symlink."""
+    path = folder / rel
+    return inside(folder, rel) and not path.is_symlink() and path.is_file()
 
 
 def _copies(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> Path:

@@ -27,9 +27,11 @@ from patchq.core.resolutions import parse as parse_resolution
 from patchq.core.sameness import Key, change_key
 from patchq.core.series import Series
 from patchq.core.status import GONE
+from patchq.store import trust
 from patchq.store.patchrepo import LOCK, PATCHES, SERIES, Config, PatchRepo, read_resolutions
 
-ERROR, WARNING = "error", "warning"
+# A note names something worth knowing that is no fault: it leaves the exit code alone.
+ERROR, WARNING, NOTE = "error", "warning", "note"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,7 @@ def lint(root: Path, allow: Iterable[str] = ()) -> list[Finding]:
     except BadInputError as err:
         out.append(Finding(ERROR, err.where or "patchq.toml", err.what))
         config = Config()
+    out += _commands(root, config)
     try:
         series = Series.parse(
             series_path.read_text(encoding="utf-8", errors="surrogateescape"), SERIES
@@ -199,6 +202,28 @@ def _authorship(header: bytes, where: str, allowed: set[str]) -> list[Finding]:
     ]
 
 
+def _commands(root: Path, config: Config) -> list[Finding]:
+    """Each command patchq.toml names (`exec`, `exec-each`), and whether the person
+    trusts it: `rebase` runs only a trusted one (core/trust.py)."""
+    try:
+        marks = trust.read()
+    except BadInputError as err:
+        return [Finding(WARNING, err.where or "trust file", err.what)]
+    return [
+        Finding(
+            NOTE,
+            "patchq.toml",
+            f"{c.key} = `{c.command}`: "
+            + (
+                "trusted, `rebase` runs it"
+                if c.trusted
+                else "not trusted, `rebase` will not run it; `patchq trust` allows it"
+            ),
+        )
+        for c in trust.configured(root.resolve(), config, marks)
+    ]
+
+
 def _resolutions(root: Path) -> list[Finding]:
     """`resolutions/`: each file must parse (an error: rebase and check would refuse
     it); one named otherwise than its conflict's key is worth a look (its sides were
@@ -229,4 +254,4 @@ def _resolutions(root: Path) -> list[Finding]:
 def exit_code(findings: list[Finding]) -> int:
     if any(f.level == ERROR for f in findings):
         return 4
-    return 1 if findings else 0
+    return 1 if any(f.level == WARNING for f in findings) else 0

@@ -17,7 +17,7 @@ counts as upstreamed by reverse-applying only if its patched lines occur once.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
@@ -25,8 +25,8 @@ from difflib import SequenceMatcher
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.header import origins
-from patchq.core.hints import NEAR, hunk_hints, maybe_sibling
-from patchq.core.moved import Found, find_block
+from patchq.core.hints import NEAR, hunk_hints, maybe_sibling, stripped
+from patchq.core.moved import Found, Indexed, anchors_of, find_block, index
 from patchq.core.patch import FilePatch, Hunk, Normalisation, Patch, Split, split_lines
 from patchq.core.resolutions import Book
 from patchq.core.resolve import Region, by_hunk, patch_side
@@ -179,6 +179,10 @@ class Replay:
     open_regions: dict[str, tuple[Region, ...]] = field(default_factory=dict)
     # The old base's tree, read when a moved block's new place is checked.
     _old_tree: MemTree | None = None
+    # The moved-block search's file indexes, by blob (the most recent _INDEXED_BYTES).
+    _indexes: OrderedDict[str, tuple[Indexed | None, int]] = field(default_factory=OrderedDict)
+    _indexes_bytes: int = 0
+    _alignments: dict[tuple[bytes, bytes], _Alignment] = field(default_factory=dict)
 
     @classmethod
     def start(
@@ -507,7 +511,8 @@ class Replay:
                 # Upstream rewrote the block and it now holds the patch's change: found
                 # by content, within the block the alignment maps the hunk to.
                 up_lines = self.g.lines.split(content)
-                align = _Alignment(pre_lines, up_lines)
+                assert pre is not None
+                align = self._align(pre, content)
                 for i in list(failing):
                     if _held(s.hunks[i], pre_lines, up_lines, align):
                         checks[i] = replace(
@@ -577,6 +582,7 @@ class Replay:
         placed = _starts(s.hunks, res)
         pre_lines: list[bytes] | None = None
         align: _Alignment | None = None
+        seen: Counter[bytes] | None = None
         for i, h in enumerate(s.hunks):
             n = len(h.old_lines)
             p = placed.get(i)
@@ -594,7 +600,8 @@ class Replay:
             start = engine.locate(pre_lines, h)
             start = h.old_pos if start is None else start
             if p is None or i in failing:
-                align = align or _Alignment(pre_lines, up)
+                assert pre is not None
+                align = align or self._align(pre, content)
                 p = align.at(start)
             w = 2 * NEAR + 2
             plo, ulo = max(start - w, 0), max(p - w, 0)
@@ -602,7 +609,8 @@ class Replay:
                 None, pre_lines[plo : start + n + w], up[ulo : p + n + w], autojunk=False
             ).get_opcodes()
             shifted = [(t, a + plo, b + plo, c + ulo, d + ulo) for t, a, b, c, d in ops]
-            self._hints.extend(hunk_hints(s.path, i, h, start, up, shifted))
+            seen = stripped(up) if seen is None else seen
+            self._hints.extend(hunk_hints(s.path, i, h, start, up, shifted, seen))
 
     def _was_there(self, block: Sequence[bytes], f: Found) -> bool:
         """Whether the file `f` found the block in held it (or its look-alike) already at
@@ -617,10 +625,46 @@ class Replay:
             return False
         if got is None or got[0] not in ("100644", "100755"):
             return False
-        data = self.g.read_blob(got[1], self.w)
-        if len(data) > _MOVED_BYTES:
-            return False
-        return bool(find_block(block, {f.path: self.g.lines.split(data)}))
+        ix = self._indexed(got[1])
+        return ix is not None and bool(find_block(block, {f.path: ix}))
+
+    def _indexed(self, blob: str) -> Indexed | None:
+        """A file's index for the moved-block search (None past _MOVED_BYTES), made once
+        per content: every failing hunk of the run searches the same upstream files."""
+        hit = self._indexes.get(blob)
+        if hit is not None:
+            self._indexes.move_to_end(blob)
+            return hit[0]
+        data = self.state.content(blob)
+        size = len(data) if len(data) <= _MOVED_BYTES else 0
+        found = index(self.g.lines.split(data)) if size else None
+        self._indexes[blob] = (found, size)
+        self._indexes_bytes += size
+        while self._indexes_bytes > _INDEXED_BYTES and len(self._indexes) > 1:
+            _, (_, old) = self._indexes.popitem(last=False)
+            self._indexes_bytes -= old
+        return found
+
+    def _align(self, pre: bytes, up: bytes) -> _Alignment:
+        """The line alignment of a pinned base with upstream's file, made once for the
+        pair: the held-change test, the hints and the moved-block search all ask it."""
+        key = (pre, up)
+        hit = self._alignments.get(key)
+        if hit is None:
+            hit = self._alignments[key] = _Alignment(
+                self.g.lines.split(pre), self.g.lines.split(up)
+            )
+            if len(self._alignments) > 4:
+                self._alignments.pop(next(iter(self._alignments)))
+        return hit
+
+    def _lines_of(self, p: str, own: str, own_lines: list[bytes] | None) -> list[bytes]:
+        """The lines of file `p` of the current tree (`own_lines` for the section's own)."""
+        if p == own and own_lines is not None:
+            return own_lines
+        got = self.state.tree.peek(p)
+        assert got is not None and got[1] is not None
+        return self.g.lines.split(self.state.content(got[1]))
 
     def _relocate(
         self,
@@ -641,28 +685,28 @@ class Replay:
         split = self.g.lines.split
         cur_lines = split(cur) if cur is not None else None
         up_lines = split(up) if up is not None else None
-        align = (
-            _Alignment(split(pre), up_lines)
-            if pre is not None and up_lines is not None and cur is not None
-            else None
-        )
-        files: dict[str, list[bytes]] = {}
-        blocks = {i: s.hunks[i].old_lines for i in failing}
-        firsts = [x for b in blocks.values() for x in b if _telling_line(x)]
+        firsts = {x for i in failing for x in anchors_of(s.hunks[i].old_lines)}
         if not firsts:
             return None
+        align = (
+            self._align(pre, up)
+            if pre is not None and up is not None and up_lines is not None and cur is not None
+            else None
+        )
+        # Only a file that holds one of the blocks' telling lines can hold a block: each
+        # file's index (made once per content) answers that without reading it through.
+        files: dict[str, Indexed] = {}
         for p in sorted(self.upstream_changed()):
             if p == path:
                 continue
             got = self.state.tree.peek(p)
             if got is None or got[0] not in ("100644", "100755") or got[1] is None:
                 continue
-            data = self.state.content(got[1])
-            if len(data) > _MOVED_BYTES or not any(x.rstrip(b"\n") in data for x in firsts):
-                continue
-            files[p] = split(data)
+            ix = self._indexed(got[1])
+            if ix is not None and ix.has_any(firsts):
+                files[p] = ix
         if cur_lines is not None:
-            files[path] = cur_lines
+            files[path] = index(cur_lines)
         if not files:
             return None
         out: dict[int, HunkCheck] = {}
@@ -732,7 +776,7 @@ class Replay:
         own = cur
         edits: dict[str, list[bytes]] = {}
         for i, f in sorted(plans, key=lambda x: -x[1].line):
-            lines = edits.setdefault(f.path, list(files[f.path]))
+            lines = edits.setdefault(f.path, list(self._lines_of(f.path, path, cur_lines)))
             h = s.hunks[i]
             new = list(h.new_lines)
             end = f.line + len(h.old_lines)
@@ -1047,6 +1091,8 @@ _SLACK = 3
 # bigger than this are not searched for a moved block.
 _HINT_LINES = 20000
 _MOVED_BYTES = 4 << 20
+# What the moved-block search's indexes may hold, in bytes of the files indexed.
+_INDEXED_BYTES = 24 << 20
 
 
 def _telling_line(line: bytes) -> bool:

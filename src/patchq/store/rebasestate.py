@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from patchq.core.resolve import Region
+from patchq.core.trust import Configured
 from patchq.store import jsonrecord as jr
 from patchq.store import stack as stack_record
 from patchq.store.files import atomic_write
@@ -171,6 +172,9 @@ class RebaseState:
     exec_cmd: str = ""
     exec_each: str = ""
     reorder: Reorder | None = None  # a stopped `sink`/`float`, not a rebase onto upstream
+    # The commands patchq.toml names that the person has not trusted: not run, and said so
+    # when the rebase is done.
+    untrusted: tuple[Configured, ...] = ()
 
     def with_subjects(self, subjects: dict[str, str]) -> RebaseState:
         """This state knowing `subjects` too (a commit seen again keeps its place)."""
@@ -201,6 +205,7 @@ class LastRebase:
     exec_cmd: str = ""
     exec_each: str = ""
     exec_runs: tuple[ExecRun, ...] = ()
+    untrusted: tuple[Configured, ...] = ()  # configured commands not run (not trusted)
 
 
 # --- serialisers -------------------------------------------------------------------------
@@ -392,6 +397,7 @@ def to_doc(s: RebaseState) -> dict[str, Any]:
             "order": list(s.reorder.order),
             "applied": s.reorder.applied,
         },
+        "untrusted": [c.to_doc() for c in s.untrusted],
     }
 
 
@@ -432,6 +438,16 @@ def from_doc(doc: dict[str, Any]) -> RebaseState:
             jr.texts(reorder, "order"),
             jr.integer(reorder, "applied"),
         ),
+        _untrusted(doc),
+    )
+
+
+def _untrusted(doc: dict[str, Any]) -> tuple[Configured, ...]:
+    if "untrusted" not in doc:
+        return ()
+    return tuple(
+        Configured(jr.text(c, "key"), jr.text(c, "command"), jr.flag(c, "trusted"))
+        for c in jr.objects(doc, "untrusted")
     )
 
 
@@ -473,6 +489,7 @@ def last_to_doc(r: LastRebase) -> dict[str, Any]:
         "exec": r.exec_cmd,
         "exec_each": r.exec_each,
         "exec_runs": [exec_doc(x) for x in r.exec_runs],
+        "untrusted": [c.to_doc() for c in r.untrusted],
     }
 
 
@@ -489,6 +506,7 @@ def last_from_doc(doc: dict[str, Any]) -> LastRebase:
         jr.text_or_none(doc, "exec", required=False) or "",
         jr.text_or_none(doc, "exec_each", required=False) or "",
         tuple(_exec_run(x) for x in jr.objects(doc, "exec_runs")) if "exec_runs" in doc else (),
+        _untrusted(doc),
     )
 
 

@@ -1,0 +1,187 @@
+"""The git layer and the in-memory tree against real repositories."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchq.core.errors import BadInputError, UnsafePathError
+from patchq.git.memtree import MemTree
+from patchq.git.repo import GitRepo, Ident, object_id
+
+from ..conftest import Queue, Runner, Upstream
+
+
+def test_objects_written_in_a_batch_are_what_git_would_write(upstream: Upstream) -> None:
+    upstream.write("a.b", "x\n").write("a/z", "y\n").write("a-c", "z\n").write("b/c/d", "w\n")
+    head = upstream.commit("base")
+    g = GitRepo(upstream.path)
+    base_tree = g.resolve("HEAD", "tree")
+    assert g.resolve(head[:10]) == head
+    tree = MemTree(g.read_tree, base_tree)
+    w = g.writer()
+    # Rewriting nothing yields the same tree id (git's sort order: "a-c" < "a.b" < "a/").
+    assert tree.write(w) == base_tree
+    blob = w.add("blob", b"new\n")
+    tree.set("a/new.txt", "100644", blob)
+    tree.remove("b/c/d")
+    new_tree = tree.write(w)
+    when = Ident("Pat Q", "pq@example.org", 1700000000, "+0100")
+    commit = GitRepo.commit_object(w, new_tree, [head], "msg\n\nbody\n", when, when)
+    assert w.flush() == 4  # blob, a/, root, commit (b/ vanished)
+    listing = upstream.git("ls-tree", "-r", "--name-only", commit).split()
+    assert listing == ["a-c", "a.b", "a/new.txt", "a/z"]
+    upstream.git("fsck", "--strict", "--no-dangling")
+    assert (
+        upstream.git("log", "-1", "--format=%an|%ae|%ad|%s", "--date=raw", commit).strip()
+        == "Pat Q|pq@example.org|1700000000 +0100|msg"
+    )
+    assert g.read_blob(blob) == b"new\n"
+    assert object_id("blob", b"new\n") == blob
+
+
+def test_unknown_revisions_and_non_repos(upstream: Upstream, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    upstream.write("a", "a\n").commit()
+    g = GitRepo(upstream.path)
+    with pytest.raises(BadInputError, match="unknown revision"):
+        g.resolve("no-such-branch")
+    with pytest.raises(BadInputError, match="invalid revision"):
+        g.resolve("HEAD main")
+    with pytest.raises(BadInputError, match="not a git checkout"):
+        GitRepo(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "path,phrase",
+    [
+        ("/etc/passwd", "absolute"),
+        ("a/../b", "'..'"),
+        ("./a", "'.'"),
+        ("a//b", "empty"),
+        (".git/config", ".git"),
+        ("sub/.GIT/x", ".git"),
+        (".git./x", ".git"),
+        ("x\0y", "NUL"),
+    ],
+)
+def test_tree_refuses_escaping_paths(upstream: Upstream, path: str, phrase: str) -> None:
+    upstream.write("a", "a\n").commit()
+    g = GitRepo(upstream.path)
+    tree = MemTree(g.read_tree, g.resolve("HEAD", "tree"))
+    with pytest.raises(UnsafePathError, match=phrase):
+        tree.set(path, "100644", object_id("blob", b""))
+
+
+def test_dirty_paths_ignore_the_patch_repo(upstream: Upstream) -> None:
+    upstream.write("a", "a\n").write("debian/patches/series", "").commit()
+    g = GitRepo(upstream.path)
+    assert g.dirty_paths() == []
+    upstream.write("debian/patches/series", "x.patch\n").write("new-file", "n\n")
+    assert g.dirty_paths(["debian/patches"]) == ["new-file"]
+
+
+def test_section_state_undo_gives_back_the_tree(upstream: Upstream) -> None:
+    """A replay takes back a conflicting patch by undoing its changes in place: whatever
+    the patch did — edits, new files in new folders, removals that empty a folder, a file
+    and a folder trading places — the tree is the one before, id for id."""
+    import random
+
+    from patchq.ops.apply import SectionState
+
+    upstream.write("a/x", "1\n").write("a/y", "2\n").write("b", "3\n").write("c/d/e", "4\n")
+    upstream.commit("base")
+    g = GitRepo(upstream.path)
+    w = g.writer(dry_run=True)
+    st = SectionState(g, w, g.resolve("HEAD", "tree"))
+    rng = random.Random(4)
+    names = ["a/x", "a/y", "a", "b", "b/n", "c/d/e", "c/d", "c", "n/m/o", "n"]
+    for round_ in range(300):
+        before = st.tree.write(w)
+        st.changed = {}
+        for _ in range(rng.randint(1, 5)):
+            path = rng.choice(names)
+            try:
+                if rng.random() < 0.4:
+                    st.remove(path, "test")
+                else:
+                    st.put(path, "100644", b"%d\n" % rng.randint(0, 3), w, "test")
+            except UnsafePathError:
+                pass  # through a file, or onto a folder: the patch would stop here
+        if rng.random() < 0.5:
+            st.undo(before)
+            assert st.tree.write(w) == before, round_
+            # The undone tree is fully usable: a fresh read agrees on every path.
+            fresh = MemTree(lambda oid: g.read_tree(oid, w), before)
+            for path in names:
+                try:
+                    want = fresh.get(path)
+                except UnsafePathError:
+                    want = None
+                try:
+                    got = st.tree.get(path)
+                except UnsafePathError:
+                    got = None
+                assert got == want, (round_, path)
+        st.changed = None
+
+
+def test_section_state_undo_falls_back_to_reading_the_tree(
+    upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """File and folder trading places, undone; and when putting a path back fails, the
+    tree is read afresh rather than left half restored."""
+    from patchq.ops.apply import SectionState
+
+    upstream.write("a/x", "1\n").write("a/y", "2\n").write("b", "3\n").commit("base")
+    g = GitRepo(upstream.path)
+    w = g.writer(dry_run=True)
+    st = SectionState(g, w, g.resolve("HEAD", "tree"))
+    before = st.tree.write(w)
+    st.changed = {}
+    st.remove("a/x", "t")
+    st.remove("a/y", "t")
+    st.put("a", "100644", b"now a file\n", w, "t")
+    st.remove("b", "t")
+    st.put("b/inside", "100644", b"now a folder\n", w, "t")
+    assert st.tree.write(w) != before
+    st.undo(before)
+    assert st.tree.write(w) == before and st.changed is None
+    assert st.tree.get("a/x") is not None and st.tree.get("b") is not None
+
+    st.changed = {}
+    st.put("b", "100644", b"changed\n", w, "t")
+    real_set = MemTree.set
+
+    def refuse(self: MemTree, path: str, mode: str, oid: str, where: str = "") -> None:
+        raise UnsafePathError("refused", where)
+
+    monkeypatch.setattr(MemTree, "set", refuse)
+    st.undo(before)
+    monkeypatch.setattr(MemTree, "set", real_set)
+    assert st.tree.write(w) == before
+    assert st.content(st.tree.get("b")[1]) == b"3\n"
+
+
+def test_git_failing_in_the_target_is_exit_6_naming_the_command(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    """A git the target refuses (here a stale index.lock) is neither bad input (4) nor a
+    bug (70): exit 6, one line naming the git command, and the branch is not moved."""
+    upstream.write("a.txt", "a\nb\nc\n")
+    base = upstream.commit("base")
+    queue.add("x.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n")
+    (upstream.path / ".git" / "index.lock").write_text("")
+    r = patchq("apply", "--onto", base)
+    assert r.code == 6, (r.code, r.err)
+    assert r.err.count("\n") == 1 and "`git checkout" in r.err, r.err
+    assert upstream.git("branch", "--list", "patchq/*") == ""
+
+
+def test_intend_to_add_takes_names_not_patterns(upstream: Upstream) -> None:
+    """A new file a patch names `*.txt` is that file: the person's other.txt stays out of
+    the index (journal and rebase both mark a conflict's new files this way)."""
+    upstream.write("a.txt", "a\n")
+    upstream.commit("base")
+    upstream.write("*.txt", "literal\n").write("other.txt", "mine\n")
+    g = GitRepo(upstream.path)
+    g.intend_to_add(["*.txt"])
+    assert upstream.git("ls-files").split("\n") == ["*.txt", "a.txt", ""]

@@ -1,0 +1,236 @@
+"""The layers of DESIGN §6 depend one way, and a test says so (issue 12).
+
+    cli → commands → ops → {store, git, formats, shell} → core
+
+Each module may import from its own layer's folder and from the layers below it; the
+three middle layers are peers and do not import each other; a verb in `commands` does
+not import another verb (shared work lives in `ops`). Only `git` runs git: it alone
+imports GitPython, and no module outside it spells a git subcommand; besides it only
+`shell` (the user's own `--exec` command, a peer of `git`) imports `subprocess`.
+Only `cli` imports click. The rules are read from the source with `ast`, so a lazy
+import inside a function counts as much as one at the top.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "patchq"
+RANK = {
+    "core": 0,
+    "git": 1,
+    "store": 1,
+    "formats": 1,
+    "shell": 1,
+    "ops": 2,
+    "commands": 3,
+    "cli": 4,
+}
+# Commands that would be git's own, as they would be spelled in an argument list.
+GIT_WORDS = (
+    "add",
+    "apply",
+    "am",
+    "branch",
+    "cat-file",
+    "checkout",
+    "commit",
+    "config",
+    "diff",
+    "diff-tree",
+    "diff-index",
+    "fetch",
+    "format-patch",
+    "hash-object",
+    "init",
+    "log",
+    "ls-files",
+    "ls-tree",
+    "merge-file",
+    "read-tree",
+    "reset",
+    "rev-list",
+    "rev-parse",
+    "show",
+    "stash",
+    "status",
+    "symbolic-ref",
+    "update-index",
+    "update-ref",
+    "worktree",
+    "write-tree",
+)
+SPELLED = re.compile(r"""\.run\(\s*["'](""" + "|".join(map(re.escape, GIT_WORDS)) + ")[\"']")
+
+
+def modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(SRC.rglob("*.py")):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        out.append((".".join(p for p in parts if p != "__init__"), path))
+    return out
+
+
+def layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in RANK else None
+
+
+def imports(path: Path, module: str) -> list[tuple[int, str]]:
+    """(line, imported module) for every import in the file, relative ones resolved."""
+    tree = ast.parse(path.read_text())
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.append((node.lineno, target))
+            # `from patchq.core import hunks` imports the module patchq.core.hunks
+            found += [
+                (node.lineno, f"{target}.{a.name}")
+                for a in node.names
+                if (SRC.parent / target.replace(".", "/") / f"{a.name}.py").exists()
+            ]
+    return found
+
+
+def test_every_module_lives_in_a_layer() -> None:
+    loose = [m for m, _ in modules() if layer(m) is None and m not in ("patchq", "patchq.__main__")]
+    assert loose == [], f"modules outside the layer folders: {loose}"
+
+
+def test_imports_run_one_way() -> None:
+    wrong = []
+    for module, path in modules():
+        mine = layer(module)
+        for line, target in imports(path, module):
+            theirs = layer(target)
+            where = f"{path.relative_to(SRC.parent)}:{line}: {module} imports {target}"
+            if target == "git" or target.startswith("git."):
+                if mine != "git":
+                    wrong.append(f"{where} (only the git layer uses GitPython)")
+                continue
+            if target in ("subprocess",) and mine not in ("git", "shell"):
+                wrong.append(f"{where} (only the git and shell layers start processes)")
+            if target == "click" and mine != "cli":
+                wrong.append(f"{where} (only the cli uses click)")
+            if mine is None or theirs is None:
+                if mine is not None and target == "patchq.cli.main" and mine != "cli":
+                    wrong.append(where)
+                continue
+            if theirs == mine:
+                if mine == "commands" and target != module and not target.endswith("__init__"):
+                    wrong.append(f"{where} (a verb imports a verb: share it in ops)")
+                continue
+            if RANK[theirs] >= RANK[mine]:
+                wrong.append(f"{where} ({mine} may not import {theirs})")
+    assert wrong == [], "\n" + "\n".join(wrong)
+
+
+def test_no_git_command_is_spelled_outside_the_git_layer() -> None:
+    spelled = []
+    for module, path in modules():
+        if layer(module) == "git":
+            continue
+        for i, text in enumerate(path.read_text().splitlines(), 1):
+            if SPELLED.search(text) or re.search(r"""\[\s*["']git["']\s*,""", text):
+                spelled.append(f"{path.relative_to(SRC.parent)}:{i}: {text.strip()}")
+    assert spelled == [], "\n" + "\n".join(spelled)
+
+
+def test_the_rules_catch_what_they_are_about() -> None:
+    """The checks above are not vacuous: each finds its own kind of fault in a sample."""
+    sample = SRC / "core" / "_layer_probe.py"
+    sample.write_text(
+        'from patchq.ops import replay\nimport subprocess\ndef f(g):\n    g.run("checkout", "-q")\n'
+    )
+    try:
+        found = imports(sample, "patchq.core._layer_probe")
+        assert "patchq.ops.replay" in [t for _, t in found]
+        assert layer("patchq.ops.replay") == "ops" and RANK["ops"] > RANK["core"]
+        assert SPELLED.search(sample.read_text())
+    finally:
+        sample.unlink()
+
+
+# What a click callback in cli/main.py may not do (issue 12, point 5): the CLI only
+# translates — options in, one command called, its result rendered by cli/render and
+# printed by cli/output. A loop (over patches or anything), a dict or f-string (a JSON
+# document or a message being built) or a direct print means work that belongs in a
+# command's result or in cli/render.
+BUILDS = {
+    ast.For: "a for loop",
+    ast.AsyncFor: "a for loop",
+    ast.While: "a while loop",
+    ast.comprehension: "a comprehension (a loop)",
+    ast.Dict: "a dict literal (a JSON document?)",
+    ast.JoinedStr: "an f-string (a message?)",
+}
+PRINTS = ("info", "data", "emit_json", "paint")
+
+
+def callback_faults(source: str) -> list[str]:
+    """Each thing a click callback in `source` builds or prints itself, as `name:line: what`."""
+    faults = []
+    for fn in ast.parse(source).body:
+        if not isinstance(fn, ast.FunctionDef) or not any(
+            isinstance(d, ast.Call)
+            and isinstance(d.func, ast.Attribute)
+            and d.func.attr in ("command", "group")
+            for d in fn.decorator_list
+        ):
+            continue
+        for node in (n for stmt in fn.body for n in ast.walk(stmt)):
+            what = next((w for t, w in BUILDS.items() if isinstance(node, t)), None)
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "output"
+                and node.func.attr in PRINTS
+            ):
+                what = f"output.{node.func.attr} (print via output.show(render…))"
+            if what is not None:
+                faults.append(f"{fn.name}:{getattr(node, 'lineno', fn.lineno)}: {what}")
+    return faults
+
+
+def test_click_callbacks_only_translate() -> None:
+    faults = callback_faults((SRC / "cli" / "main.py").read_text())
+    assert faults == [], "\n" + "\n".join(faults)
+
+
+def test_the_callback_tripwire_fires() -> None:
+    sample = """
+@cli.command()
+@pass_ctx
+def apply(ctx, as_json):
+    out = apply_cmd.apply(ctx)
+    for p in out.patches:
+        output.info(p.name)
+    output.emit_json({"n": len(out.patches)})
+    output.show(render.applied(out, [p for p in out.patches], f"{out}"))
+
+
+def _helper(items):
+    return [i for i in items]
+"""
+    found = sorted(f.split(": ", 1)[1] for f in callback_faults(sample))
+    assert found == sorted(
+        [
+            "a for loop",
+            "output.info (print via output.show(render…))",
+            "output.emit_json (print via output.show(render…))",
+            "a dict literal (a JSON document?)",
+            "a comprehension (a loop)",
+            "an f-string (a message?)",
+        ]
+    ), found

@@ -174,28 +174,6 @@ def lint(root: Path, allow: Iterable[str] = ()) -> list[Finding]:
     return out + _resolutions(root)
 
 
-def _commands(root: Path, config: Config) -> list[Finding]:
-    """Each command patchq.toml names (`exec`, `exec-each`), and whether the person
-    trusts it: `rebase` runs only a trusted one (core/trust.py)."""
-    try:
-        marks = trust.read()
-    except BadInputError as err:
-        return [Finding(WARNING, err.where or "trust file", err.what)]
-    return [
-        Finding(
-            NOTE,
-            "patchq.toml",
-            f"{c.key} = `{c.command}`: "
-            + (
-                "trusted, `rebase` runs it"
-                if c.trusted
-                else "not trusted, `rebase` will not run it; `patchq trust` allows it"
-            ),
-        )
-        for c in trust.configured(root.resolve(), config, marks)
-    ]
-
-
 def _authorship(header: bytes, where: str, allowed: set[str]) -> list[Finding]:
     """A patch with no header, or a header naming no author patchq can read (DEP-3
     `Author:`/`From:`, a mail `From:`, hg's `# User`, git show's `Author:`): its commits
@@ -221,6 +199,28 @@ def _authorship(header: bytes, where: str, allowed: set[str]) -> list[Finding]:
             "names no author patchq can read (DEP-3 `Author:`, or a mail `From:`): "
             "its commits and `export --mbox` credit your git identity instead",
         )
+    ]
+
+
+def _commands(root: Path, config: Config) -> list[Finding]:
+    """Each command patchq.toml names (`exec`, `exec-each`), and whether the person
+    trusts it: `rebase` runs only a trusted one (core/trust.py)."""
+    try:
+        marks = trust.read()
+    except BadInputError as err:
+        return [Finding(WARNING, err.where or "trust file", err.what)]
+    return [
+        Finding(
+            NOTE,
+            "patchq.toml",
+            f"{c.key} = `{c.command}`: "
+            + (
+                "trusted, `rebase` runs it"
+                if c.trusted
+                else "not trusted, `rebase` will not run it; `patchq trust` allows it"
+            ),
+        )
+        for c in trust.configured(root.resolve(), config, marks)
     ]
 
 

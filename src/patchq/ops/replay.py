@@ -180,7 +180,9 @@ class Replay:
     # The old base's tree, read when a moved block's new place is checked.
     _old_tree: MemTree | None = None
     # The moved-block search's file indexes, by blob (the most recent _INDEXED_BYTES).
-    _indexes: OrderedDict[str, tuple[Indexed | None, int]] = field(default_factory=OrderedDict)
+    _indexes: OrderedDict[tuple[str, bool], tuple[str, Indexed | None, int]] = field(
+        default_factory=OrderedDict
+    )
     _indexes_bytes: int = 0
     _alignments: dict[tuple[bytes, bytes], _Alignment] = field(default_factory=dict)
 
@@ -625,24 +627,30 @@ class Replay:
             return False
         if got is None or got[0] not in ("100644", "100755"):
             return False
-        ix = self._indexed(got[1])
+        ix = self._indexed(got[1], f.path, old=True)
         return ix is not None and bool(find_block(block, {f.path: ix}))
 
-    def _indexed(self, blob: str) -> Indexed | None:
-        """A file's index for the moved-block search (None past _MOVED_BYTES), made once
-        per content: every failing hunk of the run searches the same upstream files."""
-        hit = self._indexes.get(blob)
-        if hit is not None:
-            self._indexes.move_to_end(blob)
-            return hit[0]
+    def _indexed(self, blob: str, path: str, old: bool = False) -> Indexed | None:
+        """File `path`'s index for the moved-block search (None past _MOVED_BYTES), made
+        once per content: every failing hunk of the run searches the same upstream files.
+        One version is kept per path (and one of the old base's), the newest, so what is
+        kept is about the size of the files upstream changed."""
+        key = (path, old)
+        hit = self._indexes.get(key)
+        if hit is not None and hit[0] == blob:
+            self._indexes.move_to_end(key)
+            return hit[1]
         data = self.state.content(blob)
         size = len(data) if len(data) <= _MOVED_BYTES else 0
         found = index(self.g.lines.split(data)) if size else None
-        self._indexes[blob] = (found, size)
+        if hit is not None:
+            self._indexes_bytes -= hit[2]
+        self._indexes[key] = (blob, found, size)
+        self._indexes.move_to_end(key)
         self._indexes_bytes += size
         while self._indexes_bytes > _INDEXED_BYTES and len(self._indexes) > 1:
-            _, (_, old) = self._indexes.popitem(last=False)
-            self._indexes_bytes -= old
+            _, (_, _, gone) = self._indexes.popitem(last=False)
+            self._indexes_bytes -= gone
         return found
 
     def _align(self, pre: bytes, up: bytes) -> _Alignment:
@@ -702,7 +710,7 @@ class Replay:
             got = self.state.tree.peek(p)
             if got is None or got[0] not in ("100644", "100755") or got[1] is None:
                 continue
-            ix = self._indexed(got[1])
+            ix = self._indexed(got[1], p)
             if ix is not None and ix.has_any(firsts):
                 files[p] = ix
         if cur_lines is not None:
@@ -1091,8 +1099,9 @@ _SLACK = 3
 # bigger than this are not searched for a moved block.
 _HINT_LINES = 20000
 _MOVED_BYTES = 4 << 20
-# What the moved-block search's indexes may hold, in bytes of the files indexed.
-_INDEXED_BYTES = 24 << 20
+# What the moved-block search's indexes may hold, in bytes of the files indexed (one
+# version a path: about the size of the files upstream changed).
+_INDEXED_BYTES = 32 << 20
 
 
 def _telling_line(line: bytes) -> bool:

@@ -193,3 +193,77 @@ def test_apply_with_fuzz_gives_gnu_patchs_tree(
     queue.add("fuzzy.patch", FUZZY)
     assert patchq("apply", "--onto", base, "--fuzz", "2").code == 0
     assert upstream.read("f") == (gnu / "f").read_bytes()
+
+
+# --- read as GNU patch reads it: each case applied by GNU patch and by patchq ------------
+
+SRC = "".join(f"line {i}\n" for i in range(1, 31)).encode()
+GIT_HUNK = b"@@ -3,5 +3,5 @@\n line 3\n line 4\n-line 5\n+LINE 5\n line 6\n line 7\n"
+ONE_SHORT = b"@@ -3,5 +3,5 @@\n line 3\n line 4\n-line 5\n+LINE 5\n line 6\n line 7\n line 8\n"
+LATER = b"@@ -20,5 +20,5 @@\n line 20\n line 21\n-line 22\n+LINE 22\n line 23\n line 24\n"
+READS = {
+    # A `diff --git` line naming a backup file, the `---`/`+++` lines the real one.
+    "git-backup-name": (
+        b"diff --git a/src/x.c.~1~ b/src/x.c\nindex 1111111..2222222 100644\n"
+        b"--- a/src/x.c\n+++ b/src/x.c\n" + GIT_HUNK,
+        {"git-names"},
+    ),
+    "git-orig-names": (
+        b"diff --git a/src/x.c.orig b/src/x.c\n--- a/src/x.c.orig\n+++ b/src/x.c\n" + GIT_HUNK,
+        set(),
+    ),
+    # `diff --git` names without the a/ b/ prefixes that `---`/`+++` have.
+    "git-no-prefix": (
+        b"diff --git src/x.c src/x.c\nindex 1111111..2222222 100644\n"
+        b"--- a/src/x.c\n+++ b/src/x.c\n" + GIT_HUNK,
+        {"git-names"},
+    ),
+    # A hunk counting a line fewer than it holds: the rest (and a later hunk) skipped.
+    "count-one-short": (
+        b"--- a/src/x.c\n+++ b/src/x.c\n"
+        + ONE_SHORT.replace(b"-3,5 +3,5", b"-2,6 +2,6", 1)
+        + b" line 9\n"
+        + LATER,
+        {"lines-after-hunk", "skipped-hunk"},
+    ),
+    # Two diffs of one file, the second made on the first's result and pasted as one
+    # section: it starts inside the first hunk's trailing context.
+    "two-diffs-one-section": (
+        b"--- a/src/x.c\n+++ b/src/x.c\n"
+        + GIT_HUNK
+        + b"@@ -6,5 +6,5 @@\n line 6\n line 7\n-line 8\n+LINE 8\n line 9\n line 10\n"
+        + b"--- a/src/x.c\n+++ b/src/x.c\n"
+        + b"@@ -4,5 +4,5 @@\n line 4\n LINE 5\n-line 6\n+LINE 6\n line 7\n LINE 8\n",
+        {"overlapping-hunks"},
+    ),
+}
+
+
+@needs_patch
+@pytest.mark.parametrize("name", sorted(READS))
+def test_reads_the_patch_as_gnu_patch_does(
+    name: str, tmp_path: Path, upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    data, kinds = READS[name]
+    gnu = tmp_path / "gnu"
+    (gnu / "src").mkdir(parents=True)
+    (gnu / "src" / "x.c").write_bytes(SRC)
+    proc = subprocess.run(
+        ["patch", "-p1", "--batch", "--no-backup-if-mismatch", "-r", "-"],
+        cwd=gnu,
+        input=data,
+        capture_output=True,
+    )
+    assert proc.returncode == 0, proc.stdout
+    upstream.write("src/x.c", SRC)
+    base = upstream.commit("release")
+    queue.add(f"{name}.patch", data)
+    r = patchq("apply", "--onto", base, "--fuzz", "2", "--json")
+    assert r.code == 0, r.err
+    assert upstream.read("src/x.c") == (gnu / "src" / "x.c").read_bytes()
+    assert sorted(upstream.path.glob("src/*")) == [upstream.path / "src" / "x.c"]
+    got = {n["kind"] for n in json.loads(r.out)["patches"][0]["normalisations"]}
+    assert kinds <= got, got
+    if kinds:
+        r = patchq("lint")
+        assert r.code == 1 and all(f"needed normalisation {k} " in r.out for k in kinds), r.out

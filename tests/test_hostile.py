@@ -181,6 +181,10 @@ def big_file(env: Env) -> None:
     env.queue.add("big.patch", patch)
 
 
+def _expect_file(env: Env, name: str, text: str) -> None:
+    assert (env.up.path / name).read_text() == text
+
+
 def expect_big_file(env: Env) -> None:
     data = (env.up.path / "big.txt").read_bytes()
     assert len(data) == BIG_LINES * 52 - 52 * 2 + len(b"CHANGED\n") + len(b"LAST\n")
@@ -487,11 +491,13 @@ TABLE: list[Row] = [
         ("truncated-after-header.patch",),
         phrase="truncated-after-header.patch:3: truncated hunk",
     ),
+    # GNU patch stops reading a hunk at its counts: the rest is skipped (`lines-after-hunk`),
+    # and the hunk, now without trailing context, fails at fuzz 0 as with `patch -F0`.
     Row(
         "count-too-few",
         ("count-too-few.patch",),
-        phrase="count-too-few.patch:7: hunk header says 2 old and 2 new lines, but the hunk "
-        "goes on",
+        code=3,
+        phrase="applies with fuzz 1, as GNU patch would: rerun with `--fuzz 1`",
     ),
     Row(
         "count-too-many",
@@ -524,10 +530,15 @@ TABLE: list[Row] = [
         ("hunks-out-of-order.patch",),
         phrase="hunks-out-of-order.patch:8: hunks are out of order or overlap",
     ),
+    # The second hunk changes a line of the first's trailing context: GNU patch applies
+    # both (it freezes the file only up to a hunk's last change).
     Row(
         "hunks-overlap",
         ("hunks-overlap.patch",),
-        phrase="hunks-overlap.patch:10: hunks are out of order or overlap",
+        code=0,
+        expect=lambda env: _expect_file(
+            env, "lines.txt", LINES.replace("line 4\n", "LINE 4\n").replace("line 6\n", "LINE 6\n")
+        ),
     ),
     # -- two sections for one file
     Row(

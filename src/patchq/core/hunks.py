@@ -131,8 +131,8 @@ def apply_hunks(
         fast = _exact_in_place(content, hs)
         if fast is not None:
             return fast
-    if gnu:
-        placed = gnu_apply(split(content or b""), hs, fuzz)
+    if gnu and content:
+        placed = gnu_apply(split(content), hs, fuzz)
         if placed is not None:
             return placed
     return _apply_lines(content, hs, fuzz, split)
@@ -379,18 +379,21 @@ def gnu_apply(lines: list[bytes], hunks: Sequence[Hunk], max_fuzz: int) -> FileR
     frozen = 0  # lines of the file consumed so far (GNU's last_frozen_line)
     in_offset = 0
     results: list[HunkResult] = []
+    seams: list[int] = []  # where copied and patched lines meet in `out`
     for i, h in enumerate(hunks):
         place = _gnu_locate(h, lines, index, frozen, in_offset, max_fuzz)
         lead, trail = h.leading_context, h.trailing_context
-        if not h.has_context or not h.changes:
-            lead = trail = 0
+        if lead == len(h.lines):
+            lead = trail = 0  # no change in it: GNU patch refuses such a hunk anyway
         if place is None or place.start + lead < frozen:
             return None  # not found, or "misordered hunks" (GNU patch fails the hunk)
         start = place.start
         old, new = h.old_lines, h.new_lines
         out.extend(lines[frozen : start + lead])
+        seams.append(len(out))
         landed = len(out) + 1 - lead
         out.extend(new[lead : len(new) - trail])
+        seams.append(len(out))
         frozen = start + len(old) - trail
         in_offset = start - h.old_pos
         if place.full:
@@ -410,7 +413,7 @@ def gnu_apply(lines: list[bytes], hunks: Sequence[Hunk], max_fuzz: int) -> FileR
             )
         )
     out.extend(lines[frozen:])
-    if any(not x.endswith(b"\n") for x in out[:-1]):
+    if any(0 < k < len(out) and not out[k - 1].endswith(b"\n") for k in seams):
         return None  # a line without a newline put before another: the rules above refuse
     return FileResult(b"".join(out), tuple(results))
 

@@ -20,7 +20,8 @@ from patchq.core import hunks as engine
 from patchq.core.errors import ApplyError, BadInputError, UnsafePathError
 from patchq.core.header import commit_message, fallback_subject, header_info
 from patchq.core.lock import PatchRecord, sha256
-from patchq.core.patch import FilePatch, Normalisation, Patch, parse, resolve_section
+from patchq.core.names import Normalisation, resolve_section
+from patchq.core.patch import FilePatch, Patch, parse
 from patchq.core.paths import check_link_path, file_mode, is_git_name
 from patchq.core.progress import Progress
 from patchq.core.series import Entry

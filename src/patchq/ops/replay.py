@@ -27,7 +27,8 @@ from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.header import origins
 from patchq.core.hints import NEAR, hunk_hints, maybe_sibling
 from patchq.core.moved import Found, find_block
-from patchq.core.patch import FilePatch, Hunk, Normalisation, Patch, Split, split_lines
+from patchq.core.names import Normalisation
+from patchq.core.patch import FilePatch, Hunk, Patch, Split, split_lines
 from patchq.core.resolutions import Book
 from patchq.core.resolve import Region, by_hunk, patch_side
 from patchq.core.series import Entry

@@ -74,10 +74,14 @@ def test_less_trailing_than_leading_context_anchors_to_the_end_until_fuzz_evens_
     assert placed is None  # `patch -F0` fails it
     placed = engine.gnu_apply(engine.split_lines(content), hunks, 2)
     assert placed is not None and placed.hunks[0].status == "exact"  # fuzz 2 evens it
-    # Where GNU patch fails, the engine's own rules apply it (exact at the stated line).
-    assert engine.apply_hunks(content, hunks, gnu=True).content == content.replace(
+    # As `patch -F0`, `apply` without fuzz refuses it; the rules of a rebase take it.
+    res = engine.apply_hunks(content, hunks, gnu=True)
+    assert not res.ok and "longer at one end than the other" in res.hunks[0].reason
+    assert res.content == content
+    assert engine.apply_hunks(content, hunks, fuzz=2, gnu=True).content == content.replace(
         b"5\n", b"five\n"
     )
+    assert engine.apply_hunks(content, hunks).content == content.replace(b"5\n", b"five\n")
 
 
 def test_a_hunk_may_overlap_the_trailing_context_of_the_one_before() -> None:

@@ -125,17 +125,42 @@ def apply_hunks(
     the run's line splitter (a `LineCache`'s), where one is at hand.
 
     `gnu`: place hunks as GNU patch does (`gnu_apply`), where it places them all — a
-    series applied on the base it was made for; elsewhere the rules above decide."""
+    series applied on the base it was made for. Where GNU patch needs more fuzz than
+    `fuzz` (up to its default, 2), the hunks it would fuzz fail, as `patch -F0` fails
+    them; elsewhere the rules above decide."""
     hs = [h.reversed() for h in hunks] if reverse else hunks
     if content:
-        fast = _exact_in_place(content, hs)
+        fast = _exact_in_place(content, hs, gnu)
         if fast is not None:
             return fast
     if gnu and content:
-        placed = gnu_apply(split(content), hs, fuzz)
+        lines = split(content)
+        placed, _ = _gnu_run(lines, hs, fuzz)
         if placed is not None:
             return placed
+        if fuzz < 2:
+            more, levels = _gnu_run(lines, hs, 2)
+            if more is not None:
+                return _needs_fuzz(content, more, levels, fuzz)
     return _apply_lines(content, hs, fuzz, split)
+
+
+def _needs_fuzz(content: bytes, placed: FileResult, levels: list[int], fuzz: int) -> FileResult:
+    """The file unchanged, and the hunks GNU patch places only with more fuzz than
+    `fuzz` failed (what `patch -F0` does with them)."""
+    out = []
+    for h, level in zip(placed.hunks, levels, strict=True):
+        if level <= fuzz:
+            out.append(h)
+            continue
+        why = "its context and removed lines are not in the file"
+        if h.status != FUZZ:
+            why = (
+                "its context is longer at one end than the other, which GNU patch reads "
+                "as the start or end of the file unless fuzz evens it"
+            )
+        out.append(HunkResult(h.index, FAILED, reason=why))
+    return FileResult(content, tuple(out))
 
 
 def _apply_lines(
@@ -178,7 +203,7 @@ def locate(lines: list[bytes], hunk: Hunk) -> int | None:
     return None if place is None else place[0]
 
 
-def _exact_in_place(content: bytes, hunks: Sequence[Hunk]) -> FileResult | None:
+def _exact_in_place(content: bytes, hunks: Sequence[Hunk], gnu: bool = False) -> FileResult | None:
     """The common case without splitting the file into lines: every hunk has context and
     its old lines stand exactly at its stated line (so no offset ever predicts another
     place). Each hunk's old lines are found as one byte string (a C search from the
@@ -199,7 +224,8 @@ def _exact_in_place(content: bytes, hunks: Sequence[Hunk]) -> FileResult | None:
         no_eol = bool(new) and not new[-1].endswith(b"\n")
         if h.old_start <= 1 and stated != 0:
             return None  # the anchors `_window` sets
-        if h.trailing_context == 0 or no_eol:
+        uneven = gnu and h.trailing_context < h.leading_context  # GNU: the end, unfuzzed
+        if h.trailing_context == 0 or no_eol or uneven:
             if n < 0:
                 n = content.count(b"\n") + (not content.endswith(b"\n"))
             if stated != n - len(old):
@@ -362,8 +388,16 @@ class _GnuPlace:
 
 
 def gnu_apply(lines: list[bytes], hunks: Sequence[Hunk], max_fuzz: int) -> FileResult | None:
+    """The file after `hunks` placed as GNU patch places them, or None (`_gnu_run`)."""
+    return _gnu_run(lines, hunks, max_fuzz)[0]
+
+
+def _gnu_run(
+    lines: list[bytes], hunks: Sequence[Hunk], max_fuzz: int
+) -> tuple[FileResult | None, list[int]]:
     """The file after `hunks` placed as GNU patch 2.7 places them (patch.c `locate_hunk`,
-    `apply_hunk`), or None where GNU patch fails a hunk.
+    `apply_hunk`), or None where GNU patch fails a hunk; and the fuzz level that found
+    each hunk placed.
 
     For each hunk GNU patch tries fuzz 0, then 1, up to `max_fuzz` (never more than the
     hunk's context): at each level every offset from the place the previous hunk's offset
@@ -380,14 +414,16 @@ def gnu_apply(lines: list[bytes], hunks: Sequence[Hunk], max_fuzz: int) -> FileR
     in_offset = 0
     results: list[HunkResult] = []
     seams: list[int] = []  # where copied and patched lines meet in `out`
+    levels: list[int] = []
     for i, h in enumerate(hunks):
         place = _gnu_locate(h, lines, index, frozen, in_offset, max_fuzz)
         lead, trail = h.leading_context, h.trailing_context
         if lead == len(h.lines):
             lead = trail = 0  # no change in it: GNU patch refuses such a hunk anyway
         if place is None or place.start + lead < frozen:
-            return None  # not found, or "misordered hunks" (GNU patch fails the hunk)
+            return None, levels  # not found, or "misordered hunks": GNU patch fails it
         start = place.start
+        levels.append(place.fuzz)
         old, new = h.old_lines, h.new_lines
         out.extend(lines[frozen : start + lead])
         seams.append(len(out))
@@ -414,8 +450,8 @@ def gnu_apply(lines: list[bytes], hunks: Sequence[Hunk], max_fuzz: int) -> FileR
         )
     out.extend(lines[frozen:])
     if any(0 < k < len(out) and not out[k - 1].endswith(b"\n") for k in seams):
-        return None  # a line without a newline put before another: the rules above refuse
-    return FileResult(b"".join(out), tuple(results))
+        return None, levels  # a line without its newline put before another: refused
+    return FileResult(b"".join(out), tuple(results)), levels
 
 
 def _gnu_locate(

@@ -141,7 +141,7 @@ FUZZY = hunk_patch("@@ -6,5 +6,5 @@", " (", " int a;", "-x++;", "+x += 2;", " }"
 
 
 def test_apply_needs_the_option_says_which_and_records_what_it_passed_over(
-    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+    tmp_path: Path, upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
 ) -> None:
     upstream.write("f", TWICE)
     base = upstream.commit("two copies")
@@ -173,8 +173,10 @@ def test_apply_needs_the_option_says_which_and_records_what_it_passed_over(
     r = patchq("status")
     assert "fuzzy.patch: f hunk #1 placed with fuzz 1 at line 2" in r.out
     assert json.loads(patchq("status", "--json").out)["placed"][0]["patch"] == "fuzzy.patch"
-    # The lock keeps the placement: verify re-places it the same way.
+    # The lock keeps the placement: verify and the exported script re-place it the same way.
     r = patchq("verify")
+    assert r.code == 0, r.err
+    r = patchq("export", "--script", str(tmp_path / "apply.py"))
     assert r.code == 0, r.err
 
 

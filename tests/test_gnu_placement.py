@@ -242,6 +242,13 @@ READS = {
         + b"@@ -4,5 +4,5 @@\n line 4\n LINE 5\n-line 6\n+LINE 6\n line 7\n LINE 8\n",
         {"overlapping-hunks"},
     ),
+    # A hunk stated before the one above it: GNU patch looks for it after that one.
+    "hunks-out-of-order": (
+        b"--- a/src/x.c\n+++ b/src/x.c\n"
+        + b"@@ -20,5 +20,5 @@\n line 20\n line 21\n-line 22\n+LINE 22\n line 23\n line 24\n"
+        + b"@@ -10,5 +10,5 @@\n line 26\n line 27\n-line 28\n+LINE 28\n line 29\n line 30\n",
+        {"overlapping-hunks"},
+    ),
 }
 
 

@@ -525,10 +525,13 @@ TABLE: list[Row] = [
         expect=file_is("lines.txt", LINES.replace("line 10\n", "LINE 10\n").encode()),
     ),
     # -- hunks out of order or overlapping
+    # GNU patch looks for a hunk stated before the last one after it ("misordered hunks"):
+    # not there, it fails, and so does patchq (a conflict, nothing changed).
     Row(
         "hunks-out-of-order",
         ("hunks-out-of-order.patch",),
-        phrase="hunks-out-of-order.patch:8: hunks are out of order or overlap",
+        code=3,
+        phrase="lines.txt: hunk #2 (patch line 8, file line 2) failed",
     ),
     # The second hunk changes a line of the first's trailing context: GNU patch applies
     # both (it freezes the file only up to a hunk's last change).

@@ -60,12 +60,14 @@ PARSED: dict[str, tuple[set[str], int]] = {
     "hunk-count-one-short.patch": ({P.HUNK_OVERRUN, P.SKIPPED_HUNK}, 13),
     "hunk-after-blank-line.patch": ({P.SKIPPED_HUNK}, 15),
     "hunks-overlap-context.patch": ({P.OVERLAP}, 14),
+    "hunks-out-of-order.patch": ({P.OVERLAP}, 13),
 }
 PARSE_ONLY = {
     "minus-without-plus.patch",
     "hunk-count-one-short.patch",
     "hunk-after-blank-line.patch",
     "hunks-overlap-context.patch",
+    "hunks-out-of-order.patch",
 }
 OVER_TREE = [n for n in PARSED if n not in PARSE_ONLY and "garbage" not in n]
 

@@ -463,7 +463,6 @@ MALFORMED = [
     ("bad-hunk-header.patch", 1, 5, "malformed hunk header"),
     ("hunk-at-line-zero.patch", 1, 5, "puts lines at line 0"),
     ("hunk-outside-section.patch", 1, 1, "hunk outside any file section"),
-    ("hunks-out-of-order.patch", 1, 13, "hunks are out of order or overlap"),
     ("bad-index-line.patch", 1, 2, "malformed `index` line"),
     ("unknown-file-mode.patch", 1, 2, "unknown file mode '100999'"),
     ("nul-in-name.patch", 1, 1, "NUL byte"),

@@ -932,18 +932,17 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
     for prev, nxt_h in zip(hunks, hunks[1:], strict=False):
         if nxt_h.old_pos >= prev.old_pos + prev.old_len:
             continue
-        if nxt_h.old_pos < prev.old_pos + prev.old_len - prev.trailing_context:
-            raise cur.error(
-                "hunks are out of order or overlap",
-                nxt_h.lineno,
-                f"the hunk on line {prev.lineno} ends after this one starts",
-            )
         # GNU patch freezes a file only up to a hunk's last change: the next hunk may
-        # start in its trailing context (two diffs of one file pasted into one section).
+        # start in its trailing context (two diffs of one file pasted into one section),
+        # and one stated before it is looked for after it (placement decides).
+        inside = nxt_h.old_pos >= prev.old_pos + prev.old_len - prev.trailing_context
         cur.note(
             OVERLAP,
             nxt_h.lineno,
-            f"the hunk starts inside the trailing context of the hunk on line {prev.lineno}",
+            f"the hunk starts inside the trailing context of the hunk on line {prev.lineno}"
+            if inside
+            else f"the hunk is stated before the end of the hunk on line {prev.lineno}; it "
+            "is looked for after it, as GNU patch looks",
         )
     if not fields["git"] and not hunks:
         raise cur.error("section has no hunks", start + 1)

@@ -218,6 +218,12 @@ READS = {
         b"diff --git a/src/x.c.orig b/src/x.c\n--- a/src/x.c.orig\n+++ b/src/x.c\n" + GIT_HUNK,
         set(),
     ),
+    # The backup name on the new side: two names and no rename, the one that exists.
+    "git-new-side-backup-name": (
+        b"diff --git a/src/x.c b/src/x.c-patched\nindex 1111111..2222222 100644\n"
+        b"--- a/src/x.c\n+++ b/src/x.c-patched\n" + GIT_HUNK,
+        {"name-choice"},
+    ),
     # `diff --git` names without the a/ b/ prefixes that `---`/`+++` have.
     "git-no-prefix": (
         b"diff --git src/x.c src/x.c\nindex 1111111..2222222 100644\n"

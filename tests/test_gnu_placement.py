@@ -248,6 +248,8 @@ READS = {
         + b"@@ -4,5 +4,5 @@\n line 4\n LINE 5\n-line 6\n+LINE 6\n line 7\n LINE 8\n",
         {"overlapping-hunks"},
     ),
+    # The patch file cut inside its last (context) line: a line without its newline.
+    "eof-mid-line": (b"--- a/src/x.c\n+++ b/src/x.c\n" + GIT_HUNK[:-1], {"eof-mid-line"}),
     # A hunk stated before the one above it: GNU patch looks for it after that one.
     "hunks-out-of-order": (
         b"--- a/src/x.c\n+++ b/src/x.c\n"

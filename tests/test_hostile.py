@@ -481,10 +481,13 @@ TABLE: list[Row] = [
     Row("nul-diff-git-line", ("nul-diff-git-line.patch",), phrase="contains a NUL byte"),
     # -- truncated hunks and line counts that lie
     Row("truncated", ("truncated-hunk.patch",), phrase="truncated-hunk.patch:3: truncated hunk"),
+    # GNU patch reads a last line cut short as a line without its newline: here a context
+    # line that then matches only with fuzz, as with `patch -F0`.
     Row(
         "truncated-mid-line",
         ("truncated-mid-line.patch",),
-        phrase="truncated-mid-line.patch:7: truncated line",
+        code=3,
+        phrase="applies with fuzz 1, as GNU patch would: rerun with `--fuzz 1`",
     ),
     Row(
         "truncated-after-header",

@@ -28,6 +28,7 @@ NAME_CHOICE = "name-choice"  # old, new and Index: names differ; one chosen by t
 CREATED = "created"  # a hunk at line 0 whose file exists nowhere: GNU patch creates it
 CRLF = "crlf"  # a patch file with CRLF line ends applied to a file without them
 SKIPPED_TEXT = "skipped-text"  # text between or after sections that is no diff
+EOF_MID_LINE = "eof-mid-line"  # the patch ends inside a hunk line, without its newline
 HUNK_OVERRUN = "lines-after-hunk"  # hunk lines after a hunk's counts are done: skipped
 SKIPPED_HUNK = "skipped-hunk"  # a hunk after text that ended its section: not applied
 GIT_NAMES = "git-names"  # `---`/`+++` names differ from the `diff --git` line's

@@ -28,6 +28,7 @@ from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.names import (
     BLANK_CONTEXT,
     EOF_CONTEXT,
+    EOF_MID_LINE,
     GIT_NAMES,
     HUNK_OVERRUN,
     MINUS_ONLY,
@@ -745,12 +746,14 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     if old_left > 0 or new_left > 0:
         raise _count_error(cur, start, old_len, new_len, old_left, new_left)
     if i == n and not src[-1].endswith(b"\n") and src[-1][:1] != b"\\":
-        # Only the file's last line can lack an LF; a hunk line without one (and without
-        # `\ No newline at end of file`) was cut off. git apply refuses it too.
-        raise cur.error(
-            "truncated line: the patch ends in the middle of a line",
+        # The patch file ends without a newline, inside a hunk line: GNU patch says
+        # "patch unexpectedly ends in middle of line" and reads it as a line without
+        # one (a context line so read then matches only with fuzz).
+        cur.note(
+            EOF_MID_LINE,
             n,
-            "the file was cut short; get the whole patch again",
+            "the patch ends in the middle of a line: read as a line without its newline, "
+            "as GNU patch reads it",
         )
     nxt = cur.peek()
     if nxt is not None and nxt.startswith(b"\\") and lines:

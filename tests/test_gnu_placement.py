@@ -250,6 +250,12 @@ READS = {
     ),
     # The patch file cut inside its last (context) line: a line without its newline.
     "eof-mid-line": (b"--- a/src/x.c\n+++ b/src/x.c\n" + GIT_HUNK[:-1], {"eof-mid-line"}),
+    # Cut inside a line, one blank context line short of its counts.
+    "eof-mid-line-short": (
+        b"--- a/src/x.c\n+++ b/src/x.c\n@@ -2,7 +2,7 @@\n line 2\n"
+        + GIT_HUNK.split(b"\n", 1)[1][:-1],
+        {"eof-mid-line", "eof-blank-context"},
+    ),
     # A hunk stated before the one above it: GNU patch looks for it after that one.
     "hunks-out-of-order": (
         b"--- a/src/x.c\n+++ b/src/x.c\n"

@@ -676,6 +676,13 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     while old_left > 0 or new_left > 0:
         if i >= n:
             if old_left == new_left <= 3 and _chopped_context(lines, old_left, src[i - 1]):
+                if not src[i - 1].endswith(b"\n"):
+                    cur.note(
+                        EOF_MID_LINE,
+                        i,
+                        "the patch ends in the middle of a line: read as a line without its "
+                        "newline, as GNU patch reads it",
+                    )
                 # GNU patch (pch.c) takes up to three missing lines at the end of the
                 # patch for blank context lines an editor or mailer chopped off.
                 cur.note(
@@ -769,8 +776,10 @@ def _chopped_context(lines: list[tuple[str, bytes]], missing: int, last: bytes) 
     trailing context (an editor dropped the file's last empty lines), not its change:
     the change is there, the hunk ends in context, and that context with the missing
     lines is no longer than its leading context. Anything else (a hunk that stops at a
-    change line, say) is refused as a truncated patch."""
-    if not lines or not last.endswith(b"\n") or lines[-1][0] != " ":
+    change line, say) is refused as a truncated patch. A last line cut in the middle
+    (`last` without its newline) is read as GNU patch reads it too: a line without one."""
+    del last  # GNU patch fills chopped blank lines after a line cut short as well
+    if not lines or lines[-1][0] != " ":
         return False
     lead = trail = 0
     for t, _ in lines:

@@ -257,8 +257,9 @@ def test_push_fuzz_only_when_asked_and_reported(
         3,
         "patchq: patches/fz.patch: patch does not apply: a.txt: hunk #1 "
         "(patch line 4, file line 7) failed: its context and removed "
-        "lines are not in the file; applies with fuzz 2, as GNU patch would: "
-        "rerun with `--fuzz 2` — or rebase it (`patchq rebase`)\n",
+        "lines are not in the file; applies with fuzz 1, as GNU patch would: "
+        "rerun with `--fuzz 1` (or set `fuzz = 1` in patchq.toml) — or rebase it "
+        "(`patchq rebase`)\n",
     )
     assert patchq("applied").out == "" and clean(upstream)
     r = patchq("push", "--fuzz", "1")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchq.core.errors import PatchqError
+from patchq.core.lock import placement_text
 from patchq.core.series import Entry
 from patchq.core.status import REVIEWABLE
 from patchq.core.trust import Configured
@@ -120,6 +121,9 @@ def moved(p: PatchResult) -> str:
             how = f"fuzz {h.fuzz}" if h.status == "fuzz" else h.status
             if h.offset or h.status == "offset":
                 how += f" {h.offset:+d}" if h.status == "offset" else f" offset {h.offset:+d}"
+            if h.passed_over:
+                how += ", passing over line " + ", ".join(str(n) for n in h.passed_over[:3])
+                how += ", …" if len(h.passed_over) > 3 else ""
             notes.append(f"{s.path} hunk #{h.index + 1} {how}")
     return f" ({'; '.join(notes)})" if notes else ""
 
@@ -141,7 +145,13 @@ def patch_json(p: PatchResult) -> dict[str, Any]:
                 "action": s.action,
                 "status": s.status,
                 "hunks": [
-                    {"status": h.status, "offset": h.offset, "fuzz": h.fuzz, "line": h.line}
+                    {
+                        "status": h.status,
+                        "offset": h.offset,
+                        "fuzz": h.fuzz,
+                        "line": h.line,
+                        "passed_over": list(h.passed_over),
+                    }
                     for h in s.hunks
                 ],
             }
@@ -536,6 +546,7 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                     "operation": st.operation,
                     "rebase": rebase_json(st.rebase),
                     "exec": [rebasestate.exec_doc(x) for x in st.execs],
+                    "placed": [{"patch": name, **x} for name, x in st.placed],
                 }
             ),
         )
@@ -568,6 +579,8 @@ def status(st: Status, as_json: bool = False) -> Rendered:
         )
         lines.append(data(f"last rebase --exec: {verdict} (series.lock)"))
         lines += exec_lines(failed[:5], err=False)
+    for name, x in st.placed:
+        lines.append(data(f"{name}: {placement_text(x)}"))
     if st.operation and st.operation.startswith("running "):
         lines.append(
             data(f"{st.operation}: another patchq is changing the target now; wait for it")

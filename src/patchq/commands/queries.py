@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from patchq.core.errors import BadInputError, PatchqError
 from patchq.core.series import Entry
@@ -236,6 +237,18 @@ class Status:
     rebase: RebaseView | None = None
     # The runs of the last `rebase --exec`/`--exec-each` that series.lock records.
     execs: tuple[ExecRun, ...] = ()
+    # Hunks the lock records as placed by GNU patch's rules (fuzz, or past another
+    # match): (patch, the placement record).
+    placed: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+
+def lock_placements(ctx: Context) -> tuple[tuple[str, Mapping[str, Any]], ...]:
+    """The hunk placements series.lock records, by patch (`PatchRecord.placed`)."""
+    try:
+        lock = ctx.repo().read_lock()
+    except PatchqError:
+        return ()
+    return tuple((p.name, x) for p in lock.patches for x in p.placed) if lock else ()
 
 
 def exec_runs(ctx: Context) -> tuple[ExecRun, ...]:
@@ -282,6 +295,7 @@ def status(ctx: Context) -> Status:
             op,
             view,
             exec_runs(ctx),
+            lock_placements(ctx),
         )
     return Status(
         stack.branch if stack else None,
@@ -294,4 +308,5 @@ def status(ctx: Context) -> Status:
         op,
         None,
         exec_runs(ctx),
+        lock_placements(ctx),
     )

@@ -29,7 +29,8 @@ def export_script(ctx: Context, out: Path) -> int:
         )
     entries = repo.series.active(lock.guards)
     w = g.writer(dry_run=True)
-    res = apply_series(g, repo, lock.base, entries, w, commits=False)
+    # With the fuzz the lock's placements needed, placed as `apply` placed them.
+    res = apply_series(g, repo, lock.base, entries, w, fuzz=lock.fuzz, commits=False)
     if res.failure is not None:
         raise_failure(res.failure)
     if lock.result_tree is not None and res.tree != lock.result_tree:

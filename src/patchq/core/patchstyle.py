@@ -15,12 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from patchq.core.names import MINUS_ONLY, PLUS_ONLY, SHORT_NAME, SPACED_STAMP, UNSAFE_NAME
 from patchq.core.patch import (
-    MINUS_ONLY,
-    PLUS_ONLY,
-    SHORT_NAME,
-    SPACED_STAMP,
-    UNSAFE_NAME,
     FilePatch,
     Hunk,
     Patch,

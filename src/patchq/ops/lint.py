@@ -4,7 +4,8 @@ Errors (exit 4) make the series unusable: a missing or unparsable patch, a dupli
 malformed guard or strip level, an unsafe name. Warnings (exit 1) are worth a look: a
 patch without a header or without an author patchq can read, a patch that needed a
 normalisation to be read as GNU patch reads it (whitespace damage, a lone `+++` line, …),
-a lock whose hashes no longer match, a file in patches/ that no series line names, two
+a lock whose hashes no longer match, a hunk `apply` placed with fuzz or past another
+match (GNU patch's placement, kept by the lock), a file in patches/ that no series line names, two
 patches that make the same change (core.sameness: applied in order, the second fails).
 The lock's records of patches the last rebase upstreamed or dropped are expected, not
 findings, so `patchq lint && git commit` works right after a rebase. A repo whose
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from patchq.core.errors import BadInputError, PatchqError
 from patchq.core.header import header_info
-from patchq.core.lock import Lock, sha256
+from patchq.core.lock import Lock, placement_text, sha256
 from patchq.core.patch import parse
 from patchq.core.resolutions import parse as parse_resolution
 from patchq.core.sameness import Key, change_key
@@ -149,6 +150,8 @@ def lint(root: Path, allow: Iterable[str] = ()) -> list[Finding]:
                             Finding(WARNING, LOCK, f"{rec.name} is locked but not in the series")
                         )
                     continue
+                for x in rec.placed:
+                    out.append(Finding(WARNING, f"{PATCHES}/{rec.name}", placement_text(x)))
                 if hashes[rec.name] != rec.sha256:
                     out.append(
                         Finding(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from patchq.core.lock import Lock, records_for
 from patchq.git.repo import GitRepo
-from patchq.ops.apply import Failure, apply_series
+from patchq.ops.apply import Failure, apply_series, with_placements
 from patchq.store import rebasestate
 from patchq.store.patchrepo import LOCK, PatchRepo
 from patchq.store.statedir import last_rebase_path
@@ -48,11 +48,15 @@ def reapplied(g: GitRepo, written: PatchRepo, lock: Lock) -> Lock | Failure:
     reordered series): the active series re-applied on the lock's base in memory, as
     `verify` will, its records carried over; or where it no longer applies exactly."""
     entries = written.series.active(lock.guards)
-    res = apply_series(g, written, lock.base, entries, g.writer(dry_run=True), commits=False)
+    res = apply_series(
+        g, written, lock.base, entries, g.writer(dry_run=True), fuzz=lock.fuzz, commits=False
+    )
     if res.failure is not None:
         return res.failure
     datas = [(e.name or "", written.read_patch(e.name or "")) for e in entries]
-    records = records_for(datas, lock, [e.raw for e in written.series.entries])
+    records = with_placements(
+        records_for(datas, lock, [e.raw for e in written.series.entries]), res.patches
+    )
     return Lock(lock.base, res.tree, res.files, lock.guards, records, lock.last_rebase)
 
 

@@ -27,7 +27,8 @@ from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.header import origins
 from patchq.core.hints import NEAR, hunk_hints, maybe_sibling, stripped
 from patchq.core.moved import Found, Indexed, anchors_of, find_block, index
-from patchq.core.patch import FilePatch, Hunk, Normalisation, Patch, Split, split_lines
+from patchq.core.names import Normalisation
+from patchq.core.patch import FilePatch, Hunk, Patch, Split, split_lines
 from patchq.core.resolutions import Book
 from patchq.core.resolve import Region, by_hunk, patch_side
 from patchq.core.series import Entry
@@ -434,9 +435,12 @@ class Replay:
         failing = [h.index for h in res.failures]
         moved = any(h.status in (OFFSET, FUZZ) for h in res.hunks)
         pre = self._preimage(s, name, pin_path) if failing or moved else None
-        # The patch on its own pinned preimage: what the doubt and the merge compare with.
+        # The patch on its own pinned preimage, placed as `apply` placed it there (GNU
+        # patch's placement): what the doubt and the merge compare with.
         theirs = (
-            engine.apply_hunks(pre, s.hunks, split=self.g.lines.split) if pre is not None else None
+            engine.apply_hunks(pre, s.hunks, split=self.g.lines.split, gnu=True)
+            if pre is not None
+            else None
         )
         pinned_fuzz = 0
         if (
@@ -447,7 +451,9 @@ class Replay:
         ):
             # Placed there as the pinned series placed it (`apply --fuzz`; see OldStack).
             pinned_fuzz = PINNED_FUZZ
-            theirs = engine.apply_hunks(pre, s.hunks, fuzz=pinned_fuzz, split=self.g.lines.split)
+            theirs = engine.apply_hunks(
+                pre, s.hunks, fuzz=pinned_fuzz, split=self.g.lines.split, gnu=True
+            )
         doubtful = _doubtful(s.hunks, res, content, pre, theirs, self.g.lines.split)
         if doubtful and pre is not None and theirs is not None:
             # A hunk that moved to a place whose surroundings differ from the pinned base's

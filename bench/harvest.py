@@ -825,7 +825,7 @@ def build_manifest(
                 if reason is not None:
                     skipped[reason] += 1
                     skipped_patches[reason] += len(pkg.patches)
-                    if reason == "upstream mirror not fetched" and pkg.upstream_repo and not label:
+                    if reason == "upstream mirror not fetched" and pkg.upstream_repo:
                         missing_upstreams[pkg.upstream_repo] += len(pkg.patches)
                     continue
                 ident = json.dumps([key, [(files[p][1], s) for p, s in pkg.patches], up_commit])
@@ -1288,7 +1288,16 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument(
         "--at",
         nargs="*",
-        default=["2025-01-01", "2024-01-01", "2023-01-01", "2022-01-01", "2021-01-01"],
+        default=[
+            "2025-07-01",
+            "2025-01-01",
+            "2024-01-01",
+            "2023-01-01",
+            "2022-01-01",
+            "2021-01-01",
+            "2020-01-01",
+            "2019-01-01",
+        ],
         help="also harvest each downstream at its last commit before these dates",
     )
     f = sub.add_parser("fetch-list")

@@ -790,7 +790,7 @@ def snapshot_commits(gd: Path, dates: list[str]) -> list[tuple[str, str]]:
     for d in dates:
         c = git(gd, "rev-list", "-1", f"--before={d}", "HEAD").decode().strip()
         if c:
-            out.append((d[:4], c))
+            out.append((d[:7], c))
     return out
 
 
@@ -1303,6 +1303,11 @@ def main(argv: list[str] | None = None) -> int:
     f = sub.add_parser("fetch-list")
     f.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST)
     f.add_argument("--top", type=int, default=0)
+    f.add_argument(
+        "--needed",
+        action="store_true",
+        help="every mirror the cases need (missing ones marked), not the missing upstreams",
+    )
     z = sub.add_parser("materialize")
     z.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST)
     z.add_argument("--out", type=Path, default=Path("/work/corpus/parity"))
@@ -1325,6 +1330,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "fetch-list":
         man = json.loads(args.manifest.read_text())
+        if args.needed:
+            need = Counter()
+            for c in man["cases"]:
+                need[c["downstream_repo"]] += 0
+                need[c["upstream_repo"]] += len(c["patches"])
+            for repo in sorted(need, key=str.lower):
+                gone = "" if mirror_gitdir(args.mirrors, repo) else "\tmissing"
+                print(f"github:{repo}{gone}")
+            return 0
         items = list(man["missing_upstreams"].items())
         for repo, n in items[: args.top or None]:
             print(f"github:{repo}\t{n}")
@@ -1345,17 +1359,21 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 0 if res["ok"] == len(cases) else 1
     if args.cmd == "bumps":
+        keys = [k for k in VERSION_FILE if not args.only or k in args.only]
         allcases: list[dict[str, Any]] = []
-        for key in DOWNSTREAMS:
-            if args.only and key not in args.only:
-                continue
+
+        def one(key: str) -> tuple[str, list[dict[str, Any]], Counter[str], float]:
             t = time.time()
             cases, reasons = find_bumps(args.mirrors, key, args.since, args.limit or None)
-            print(
-                f"{key}: {len(cases)} bumps in {time.time() - t:.0f}s; not taken: {dict(reasons)}",
-                file=sys.stderr,
-            )
-            allcases += cases
+            return key, cases, reasons, time.time() - t
+
+        with concurrent.futures.ThreadPoolExecutor(max(1, len(keys))) as ex:
+            for key, cases, reasons, secs in ex.map(one, keys):
+                print(
+                    f"{key}: {len(cases)} bumps in {secs:.0f}s; not taken: {dict(reasons)}",
+                    file=sys.stderr,
+                )
+                allcases += cases
         seen: Counter[str] = Counter()
         for c in allcases:
             seen[c["name"]] += 1

@@ -513,7 +513,9 @@ def main(argv: list[str] | None = None) -> int:
         if index.is_file()
         else sorted(p.name for p in args.corpus.iterdir() if (p / "case.json").is_file())
     )
-    names = [n for n in names if (args.corpus / n / "case.json").is_file()]
+    names = [
+        n for n in names if not n.endswith(".part") and (args.corpus / n / "case.json").is_file()
+    ]
     if args.only:
         names = [n for n in names if n in args.only]
     version = patchq_version(pq)

@@ -503,7 +503,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "parity-work")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--fresh", action="store_true")
+    ap.add_argument(
+        "--report",
+        action="store_true",
+        help="only write --md from --results (e.g. of a run going on)",
+    )
     args = ap.parse_args(argv)
+    if args.report:
+        old = json.loads(args.results.read_text())
+        write_md(old["cases"], args.md, old["meta"]["command"], None)
+        return 0
     pq = args.patchq.split()
     if os.sep in pq[0] and not os.path.isabs(pq[0]):
         pq[0] = os.path.abspath(pq[0])

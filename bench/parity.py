@@ -261,7 +261,18 @@ def differing_files(a: Path, b: Path) -> list[str]:
             else:
                 out.append(line[:120])
     if not out:  # same bytes, other modes
-        out.append("(file modes differ)")
+        modes = [
+            dict(
+                (ln.split("\t", 1)[1], ln.split()[0])
+                for ln in run(["git", "ls-files", "-s"], cwd=d).stdout.splitlines()
+            )
+            for d in (a, b)
+        ]
+        out = [
+            f"mode {p}: GNU {modes[0][p]}, patchq {modes[1].get(p)}"
+            for p in sorted(modes[0])
+            if modes[0][p] != modes[1].get(p)
+        ] or ["(file modes differ)"]
     return out[:10]
 
 
@@ -275,7 +286,7 @@ def compare(gnu: dict[str, Any], pq: dict[str, Any], fuzz_refusal: bool = False)
         kind = "tree differs"
         if any("only one side" in f for f in files):
             kind = "tree differs: a file only one tool created or deleted"
-        elif files == ["(file modes differ)"]:
+        elif all(f.startswith(("mode ", "(file modes")) for f in files):
             kind = "tree differs: file modes"
         return {"outcome": "different", "mechanism": kind, "files": files}
     if gnu["ok"]:
@@ -486,9 +497,13 @@ def save(results: dict[str, Any], path: Path, meta: dict[str, Any]) -> None:
 
 
 def patchq_version(pq: list[str]) -> str:
+    """What decides whether old results still hold: the program's version and a digest of
+    the patchq sources beside this bench (the code `-m patchq` runs from this checkout)."""
     r = run([*pq, "--version"])
-    head = run(["git", "-C", str(ROOT), "rev-parse", "HEAD"]).stdout.strip()
-    return (r.stdout.strip() or r.stderr.strip()) + " " + head
+    h = hashlib.sha256()
+    for f in sorted((ROOT / "src" / "patchq").rglob("*.py")):
+        h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
+    return (r.stdout.strip() or r.stderr.strip()) + " src:" + h.hexdigest()[:16]
 
 
 def main(argv: list[str] | None = None) -> int:

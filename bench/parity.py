@@ -396,7 +396,13 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
     return s
 
 
-def write_md(results: dict[str, Any], path: Path, command: str, seconds: float | None) -> None:
+def write_md(
+    results: dict[str, Any],
+    path: Path,
+    command: str,
+    seconds: float | None,
+    total: int | None = None,
+) -> None:
     s = summarize(results)
     recs = sorted(results.values(), key=lambda r: r["name"])
     g = s["gnu"]
@@ -411,6 +417,16 @@ def write_md(results: dict[str, Any], path: Path, command: str, seconds: float |
         "",
         f"Command: `{command}`" + (f" ({seconds:.0f} s)" if seconds else ""),
         "",
+        *(
+            [
+                f"**Partial run: {len(results)} of the {total} materialized series so far** "
+                "(the cases run in a hash order of their names, so this is a sample across "
+                "downstreams and projects; `parity.py` resumes where it stopped).",
+                "",
+            ]
+            if total and len(results) < total
+            else []
+        ),
         f"Materialized: {s['patches']} patches in {s['series']} series, "
         f"{len(s['downstreams'])} downstreams ({', '.join(s['downstreams'])}), "
         f"{s['upstreams']} upstream projects.",
@@ -526,7 +542,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.report:
         old = json.loads(args.results.read_text())
-        write_md(old["cases"], args.md, old["meta"]["command"], None)
+        index = args.corpus / "index.json"
+        total = old["meta"].get("total") or (
+            len(json.loads(index.read_text())) if index.is_file() else None
+        )
+        write_md(old["cases"], args.md, old["meta"]["command"], None, total)
         return 0
     pq = args.patchq.split()
     if os.sep in pq[0] and not os.path.isabs(pq[0]):
@@ -555,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     lock = threading.Lock()
     command = "python3 bench/parity.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    meta = {"patchq": version, "corpus": str(args.corpus), "command": command}
+    meta = {"patchq": version, "corpus": str(args.corpus), "command": command, "total": len(names)}
     t = time.time()
     done = 0
     print(f"{len(names)} cases, {len(todo)} to run", file=sys.stderr)
@@ -582,7 +602,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {done}/{len(todo)} in {time.time() - t:.0f}s", file=sys.stderr)
     meta["seconds"] = round(time.time() - t)
     save(results, args.results, meta)
-    write_md(results, args.md, command, None)
+    write_md(results, args.md, command, meta["seconds"], len(names))
     s = summarize(results)
     print(
         json.dumps(

@@ -419,7 +419,7 @@ def write_md(
         "",
         *(
             [
-                f"**Partial run: {len(results)} of the {total} materialized series so far** "
+                f"**Partial run: {len(results)} of the {total} series of the corpus so far** "
                 "(the cases run in a hash order of their names, so this is a sample across "
                 "downstreams and projects; `parity.py` resumes where it stopped).",
                 "",

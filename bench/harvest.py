@@ -147,6 +147,29 @@ class Blobs:
         data = self.read(spec)
         return None if data is None else data.decode("utf-8", "replace")
 
+    def tree(self, spec: str, prefix: str, depth: int = 3) -> dict[str, tuple[str, str]]:
+        """path -> (mode, id) under the tree SPEC names (`COMMIT:DIR`), read through the
+        same cat-file process (no process a call), DEPTH levels down."""
+        data = self.read(spec)
+        out: dict[str, tuple[str, str]] = {}
+        if data is None:
+            return out
+        i = 0
+        while i < len(data):
+            sp = data.index(b" ", i)
+            nul = data.index(b"\0", sp)
+            mode = data[i:sp].decode()
+            name = data[sp + 1 : nul].decode("utf-8", "surrogateescape")
+            sha = data[nul + 1 : nul + 21].hex()
+            i = nul + 21
+            path = f"{prefix}/{name}"
+            if mode == "40000":
+                if depth > 1:
+                    out.update(self.tree(sha, path, depth - 1))
+            else:
+                out[path] = (mode.rjust(6, "0"), sha)
+        return out
+
     def close(self) -> None:
         if self.proc.stdin:
             self.proc.stdin.close()
@@ -1040,7 +1063,7 @@ def package_at(
     mirrors: Path, key: str, gd: Path, blobs: Blobs, commit: str, pkgdir: str
 ) -> Package | None:
     """The one package in PKGDIR at COMMIT, read as its downstream reads it."""
-    files = ls_tree(gd, commit, pkgdir + "/")
+    files = blobs.tree(f"{commit}:{pkgdir}", pkgdir)
     if not files:
         return None
     if key == "buildroot":
@@ -1114,6 +1137,7 @@ def find_bumps(
         gd,
         "log",
         "--no-merges",
+        "--no-renames",  # rename detection reads blobs, and a snapshot may lack big ones
         f"--since={since}",
         "--format=@%H %P%x09%s",
         "--name-only",
@@ -1364,22 +1388,12 @@ def main(argv: list[str] | None = None) -> int:
 
         def one(key: str) -> tuple[str, list[dict[str, Any]], Counter[str], float]:
             t = time.time()
-            cases, reasons = find_bumps(args.mirrors, key, args.since, args.limit or None)
+            try:
+                cases, reasons = find_bumps(args.mirrors, key, args.since, args.limit or None)
+            except RuntimeError as e:  # one unreadable mirror does not lose the others
+                cases, reasons = [], Counter({f"mirror unreadable: {str(e)[-120:]}": 1})
             return key, cases, reasons, time.time() - t
 
-        with concurrent.futures.ThreadPoolExecutor(max(1, len(keys))) as ex:
-            for key, cases, reasons, secs in ex.map(one, keys):
-                print(
-                    f"{key}: {len(cases)} bumps in {secs:.0f}s; not taken: {dict(reasons)}",
-                    file=sys.stderr,
-                )
-                allcases += cases
-        seen: Counter[str] = Counter()
-        for c in allcases:
-            seen[c["name"]] += 1
-            if seen[c["name"]] > 1:
-                c["name"] += f"-{seen[c['name']]}"
-                c["split"] = split_of(c["name"])
         header = (
             "# Version-bump refresh cases found by bench/harvest.py bumps (every bump\n"
             "# that qualifies, none chosen by hand): names and commit ids only.\n"
@@ -1387,7 +1401,25 @@ def main(argv: list[str] | None = None) -> int:
             '# by sha256(name)[0] < 0.7*256. substitute = "termux": sed the\n'
             "# @TERMUX_...@ placeholders as Termux's build does before applying."
         )
-        write_cases_toml(allcases, args.out, header)
+        done: dict[str, list[dict[str, Any]]] = {}
+        with concurrent.futures.ThreadPoolExecutor(max(1, len(keys))) as ex:
+            futs = [ex.submit(one, k) for k in keys]
+            for fut in concurrent.futures.as_completed(futs):
+                key, cases, reasons, secs = fut.result()
+                print(
+                    f"{key}: {len(cases)} bumps in {secs:.0f}s; not taken: {dict(reasons)}",
+                    file=sys.stderr,
+                )
+                done[key] = cases
+                # downstream order, whatever finished first; written after each downstream
+                allcases = [c for k in keys if k in done for c in done[k]]
+                seen: Counter[str] = Counter()
+                for c in allcases:
+                    seen[c["name"]] += 1
+                    if seen[c["name"]] > 1:
+                        c["name"] = c["name"].rsplit("~", 1)[0] + f"~{seen[c['name']]}"
+                        c["split"] = split_of(c["name"])
+                write_cases_toml(allcases, args.out, header)
         n = sum(len(c["old_series"]) for c in allcases)
         ups = len({c["upstream_repo"] for c in allcases})
         print(

@@ -11,12 +11,14 @@ totals must be the ones the fixture was built to give.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -266,3 +268,64 @@ def test_harvest_and_parity_on_a_fixture_corpus(tmp_path: Path) -> None:
         capture_output=True, text=True, env=ENV, cwd=tmp_path,
     )  # fmt: skip
     assert again.returncode == 0 and "10 cases, 0 to run" in again.stderr
+
+
+def test_bumps_finds_a_version_bump_with_its_refreshed_series(tmp_path: Path) -> None:
+    """A Buildroot package bumped from 1.0 to 1.1 with its series refreshed (one patch
+    kept, one renumbered, one dropped, one added) is found, with both upstream commits,
+    the successor map and a split; a commit that changes a patch but not the version is
+    not a bump."""
+    mirrors = tmp_path / "mirrors"
+    up = new_repo(mirrors, "up/proj0")
+    (up / "a.c").write_text("one\n")
+    commit_all(up, "1.0")
+    git(up, "tag", "v1.0")
+    (up / "a.c").write_text("one\ntwo\n")
+    commit_all(up, "1.1")
+    git(up, "tag", "v1.1")
+    br = new_repo(mirrors, "buildroot/buildroot")
+    d = br / "package" / "pkg0"
+    d.mkdir(parents=True)
+    mk = "PKG0_VERSION = {}\nPKG0_SITE = $(call github,up,proj0,v$(PKG0_VERSION))\n"
+    (d / "pkg0.mk").write_text(mk.format("1.0"))
+    for name, subject in (
+        ("0001-keep.patch", "keep"),
+        ("0002-drop.patch", "drop"),
+        ("0003-renum.patch", "renum"),
+    ):
+        (d / name).write_text(f"Subject: [PATCH] {subject}\n---\n--- a/a.c\n+++ b/a.c\n")
+    commit_all(br, "package/pkg0: new")
+    (d / "0001-keep.patch").write_text("Subject: [PATCH] keep\n---\n--- a/a.c\n+++ b/a.c\n\n")
+    commit_all(br, "package/pkg0: touch a patch, same version")
+    (d / "pkg0.mk").write_text(mk.format("1.1"))
+    (d / "0002-drop.patch").unlink()
+    (d / "0003-renum.patch").rename(d / "0002-renum.patch")
+    (d / "0003-new.patch").write_text("Subject: [PATCH] new\n---\n--- a/a.c\n+++ b/a.c\n")
+    commit_all(br, "package/pkg0: bump to version 1.1")
+
+    out = tmp_path / "bumps.toml"
+    r = subprocess.run(
+        [sys.executable, str(HARVEST), "--mirrors", str(mirrors), "bumps", "--only", "buildroot",
+         "--since", "2000-01-01", "--out", str(out)],
+        capture_output=True, text=True, env=ENV,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    cases = tomllib.loads(out.read_text())["case"]
+    assert len(cases) == 1
+    c = cases[0]
+    assert c["name"] == "br-pkg0-1.0-to-1.1"
+    assert (c["old_ref"], c["new_ref"]) == ("v1.0", "v1.1")
+    assert c["old_commit"] == git(up, "rev-parse", "v1.0").strip()
+    assert c["new_commit"] == git(up, "rev-parse", "v1.1").strip()
+    assert c["downstream_new_commit"] == git(br, "rev-parse", "HEAD").strip()
+    assert c["downstream_old_commit"] == git(br, "rev-parse", "HEAD~1").strip()
+    assert c["old_series"] == ["0001-keep.patch", "0002-drop.patch", "0003-renum.patch"]
+    assert c["new_series"] == ["0001-keep.patch", "0002-renum.patch", "0003-new.patch"]
+    assert c["successor"] == {
+        "0001-keep.patch": "0001-keep.patch",
+        "0002-drop.patch": "",
+        "0003-renum.patch": "0002-renum.patch",
+    }
+    assert c["added"] == ["0003-new.patch"]
+    first = hashlib.sha256(c["name"].encode()).digest()[0]
+    assert c["split"] == ("tuning" if first < int(0.7 * 256) else "validation")

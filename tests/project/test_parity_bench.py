@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 HARVEST = ROOT / "bench" / "harvest.py"
 PARITY = ROOT / "bench" / "parity.py"
 PER_SERIES = 30

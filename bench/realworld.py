@@ -2,7 +2,9 @@
 """Drive patchq through real downstream series refreshes and score it beside its peers.
 
     .venv/bin/python bench/realworld.py [--mirrors /work/.mirror] [--out /tmp/realworld-patchq]
-        [--cases FILE ...] [--only NAME ...] [--md bench/REALWORLD.md] [--no-materialize]
+        [--cases FILE ...] [--only NAME ...] [--split all|tuning|validation]
+        [--mode both|default|accept-all] [--md bench/REALWORLD.md]
+        [--precision-md bench/PRECISION.md] [--no-materialize] [--rescore] [--report-only]
 
 The corpus is ../shared/realworld/ (cases.toml, materialize.py, peers.py; see its README)
 plus this folder's realworld-cases.toml. Nothing fetched is stored here: the case files
@@ -29,6 +31,25 @@ old-series/, new-series/, case.json):
  4. peers.py scores git apply, GNU patch, git am -3, wiggle and the patchq candidate
     against the maintainer's own refresh; the report (--md) puts patchq beside them per
     case, per kind of change, and for step 1, and lists patchq's failures grouped by cause.
+
+Scoring (bench/refresh_corpus.py holds the rules, in its docstring):
+
+- **Split.** Each case is `tuning` (70%) or `validation` (30%) by the sha256 of its name,
+  for every case file. `--split` runs one part or both; per-case and per-patch results are
+  printed and reported for the tuning part only, the validation part as totals; its raw
+  results (logs, candidates, peers.json) go to OUT/sealed/ and are not to be read.
+- **Cost per tool.** Per patch: same as the maintainer, wrong (applied but not the
+  maintainer's, or left out without a stop although the maintainer kept it), or a miss
+  (a stop or a failure); cost = misses + 3 × wrong, a default-mode stop that the
+  `--accept all` run gets right counting half a miss.
+- **Modes.** `default` runs patchq's rebase as it is; `accept-all` adds `--accept all`
+  (candidate `patchq-accept`) when `patchq rebase --help` lists `--accept`, and is reported
+  "unsupported" otherwise.
+- **Precision per method.** Every hunk patchq placed with a method in a patch it kept (or
+  recorded upstreamed) is a use; it is right when the region its hunk produced equals the
+  maintainer's file at the aligned place. The tables (validation with the DESIGN §4.1 tier,
+  and tuning) go to the report and to --precision-md with the command and the case files'
+  revision.
 
 Every patchq command of a case, its exit code, its stderr and the per-patch outcome
 (applied exact/offset/fuzz on X, then unchanged/refreshed/merged/upstreamed/stopped and
@@ -1099,11 +1120,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="rebuild the reports from the last run's files under OUT (run.json, logs/, "
         "peers.json, sealed/)",
     )
+    ap.add_argument(
+        "--rescore",
+        action="store_true",
+        help="judge the method uses of the last run under OUT again (refresh_corpus.score_uses "
+        "on its logs and candidates), then rebuild the reports",
+    )
     ap.add_argument("--no-peers", action="store_true", help="only drive patchq and write its logs")
     a = ap.parse_args(argv)
 
     pq_cmd = shlex.split(a.patchq) if a.patchq else [sys.executable, "-m", "patchq"]
     out: Path = a.out.resolve()
+    if a.rescore:
+        return rescore(out, a.md, a.precision_md)
     if a.report_only:
         return write_report(out, a.md, a.precision_md)
     cases_dir = out / "cases"
@@ -1196,6 +1225,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
     return write_report(out, a.md, a.precision_md)
+
+
+def rescore(out: Path, md: Path | None, precision: Path | None) -> int:
+    """The region verdicts of a finished run again, from its logs and candidates."""
+    try:
+        run_rec = json.loads((out / "run.json").read_text())
+    except (OSError, ValueError) as e:
+        print(f"realworld.py: no finished run in {out}: {e}", file=sys.stderr)
+        return 1
+    work = out / "work" / "rescore"
+    work.mkdir(parents=True, exist_ok=True)
+    for n in run_rec["cases"]:
+        for mode in run_rec.get("modes", ["default"]):
+            path = log_path(out, n, mode)
+            rec = json.loads(path.read_text())
+            cand = part_dir(out, n) / CANDIDATE[mode] / n
+            rec["uses"] = rc.score_uses(
+                out / "cases" / n, cand, rec["rebase"]["hunks"], rec["rebase"]["outcomes"], work
+            )
+            path.write_text(json.dumps(rec, indent=1) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    return write_report(out, md, precision)
 
 
 def part_dir(out: Path, name: str) -> Path:

@@ -37,9 +37,11 @@ delete-wins, reused, upstreamed) in a patch it kept (or recorded `upstreamed`):
 - the region: the lines of that file covered by the hunk's post-image (context and added
   lines), i.e. lines new_start … new_start + new_len − 1 of the refreshed patch's hunk paired
   with this hunk (pairing by file and order, by likeness where a file's hunk count changed).
-  A hunk with no refreshed counterpart (an `upstreamed` hunk) is located by its old
-  post-image (its context and added lines, else the span from its first to its last change)
-  in patchq's file, the occurrence nearest its old line; not found: the use is *unscored*;
+  A hunk with no refreshed counterpart (an `upstreamed` hunk) is located in patchq's file
+  by its old post-image (context and added lines), else the span from its first to its last
+  change, each the exact occurrence nearest its old line; else the span from its leading
+  to its trailing context (both found exactly); else the window as long as its post-image
+  most like it (difflib ratio ≥ 0.6). Not found: the use is *unscored*;
 - the maintainer's file: the same path in Y + the maintainer's new series (added patches left
   out) applied in order up to the successor of this patch (up to the last successor of an
   earlier patch when the maintainer dropped this one);
@@ -244,12 +246,17 @@ def strip_path(raw: bytes, strip: int) -> str:
     return "/".join(p for p in parts if p != ".")
 
 
-def _header(old: str, new: str) -> FileDiff:
-    """A file section from its two names; a name with a `..` component is ignored in
-    favour of the other, as GNU patch does (Termux's `--- ../build/…/src/x.c`)."""
-    if ".." in old.split("/") and new:
+def _header(raw_old: bytes, raw_new: bytes, strip: int) -> FileDiff:
+    """A file section from its two header names; a name with a `..` component is ignored
+    in favour of the other, as GNU patch does (Termux's `--- ../build/…/src/x.c`)."""
+    old, new = strip_path(raw_old, strip), strip_path(raw_new, strip)
+
+    def dotdot(raw: bytes) -> bool:
+        return b".." in raw.split(b"\t")[0].strip().split(b"/")
+
+    if dotdot(raw_old) and new:
         old = new
-    if ".." in new.split("/") and old:
+    if dotdot(raw_new) and old:
         new = old
     return FileDiff(old, new)
 
@@ -264,7 +271,7 @@ def parse_unified(data: bytes, strip: int = 1) -> list[FileDiff]:
     while i < len(lines):
         ln = lines[i]
         if ln.startswith(b"--- ") and i + 1 < len(lines) and lines[i + 1].startswith(b"+++ "):
-            cur = _header(strip_path(ln[4:], strip), strip_path(lines[i + 1][4:], strip))
+            cur = _header(ln[4:], lines[i + 1][4:], strip)
             files.append(cur)
             i += 2
             continue
@@ -474,7 +481,7 @@ def tier(method: str, validation: MethodRow | None) -> str:
         return "automatic (earned)"
     if scored < EARN_USES:
         return f"proposed ({scored} < {EARN_USES} uses)"
-    return f"proposed ({100 * (p or 0):.0f}% < {100 * EARN_PRECISION:.0f}%)"
+    return f"proposed ({100 * (p or 0):.1f}% < {100 * EARN_PRECISION:.0f}%)"
 
 
 def pct(x: float | None) -> str:
@@ -641,7 +648,7 @@ def score_uses(
     uses: list[dict[str, Any]] = []
     for n in old_series:
         outcome = outcomes.get(n)
-        finished = n in kept or outcome == "upstreamed"
+        finished = outcome == "upstreamed" or (n in kept and outcome != "dropped")
         recs = [h for h in hunks.get(n, []) if (h.get("method") or "") not in ("", "conflict")]
         if not finished or not recs:
             continue

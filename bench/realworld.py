@@ -1157,6 +1157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     skipped: list[str] = []
     cases_files = a.cases if a.cases else [a.corpus / "cases.toml", LOCAL_CASES]
     cases_files = [c.resolve() for c in cases_files if c.is_file()]
+    for cf in cases_files:
+        for msg in split_disagreements(cf):
+            print(f"realworld.py: {msg}", file=sys.stderr)
     if a.no_materialize:
         names = existing_cases(cases_dir, a.only)
     else:
@@ -1181,7 +1184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 rec = drive_case(pq_cmd, cases_dir / n, part_dir(out, n), a.rebase_fuzz, mode)
             except RuntimeError as e:
-                print(f"FAIL {n:40} {'(validation)' if sealed else e}", flush=True)
+                print(f"FAIL {'a validation case' if sealed else n:40} {'' if sealed else e}")
                 skipped.append(f"{n}: {'driver failure (validation case)' if sealed else e}")
                 break
             path = log_path(out, n, mode)
@@ -1247,6 +1250,28 @@ def rescore(out: Path, md: Path | None, precision: Path | None) -> int:
             path.write_text(json.dumps(rec, indent=1) + "\n")
     shutil.rmtree(work, ignore_errors=True)
     return write_report(out, md, precision)
+
+
+def split_disagreements(cases_file: Path) -> list[str]:
+    """A case file may carry its own `split` per case (a harvested manifest does): where
+    it disagrees with refresh_corpus.split_of, say so (the name's hash decides here)."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(cases_file.read_text())
+    except (OSError, ValueError) as e:
+        return [f"{cases_file}: not read ({e})"]
+    bad = [
+        str(c.get("name"))
+        for c in doc.get("case", [])
+        if isinstance(c, dict) and "split" in c and c["split"] != rc.split_of(str(c.get("name")))
+    ]
+    if not bad:
+        return []
+    return [
+        f"{cases_file}: {len(bad)} cases carry a `split` other than the sha256 rule's "
+        f"(e.g. {bad[0]}); the rule's is used"
+    ]
 
 
 def part_dir(out: Path, name: str) -> Path:

@@ -507,3 +507,26 @@ def test_score_uses_judges_each_hunk_by_its_region_in_real_git_trees(
     assert rc.score_uses(case, cand, hunks, skipped, tmp_path / "scratch") == [
         u for u in uses if u["patch"] == "p2.patch"
     ]
+
+
+def test_accept_support_is_read_from_rebase_help(rw: ModuleType) -> None:
+    with_opt = "print('Options:\\n  --onto REF  x\\n  --accept METHODS  take proposals')"
+    without = "print('Options:\\n  --onto REF  x\\n  --skip  drop it (see --accept-less docs)')"
+    assert rw.supports_accept([sys.executable, "-c", with_opt])
+    assert not rw.supports_accept([sys.executable, "-c", without])
+    assert not rw.supports_accept([sys.executable, "-c", "import sys; sys.exit(2)"])
+
+
+def test_a_case_file_split_that_disagrees_with_the_rule_is_named(
+    rw: ModuleType, rc: ModuleType, tmp_path: Path
+) -> None:
+    v, t = "deb-openssh-8.4p1-to-8.7p1", "tx-uftrace-0.12-to-0.13"
+    f = tmp_path / "cases.toml"
+    f.write_text(
+        f'[[case]]\nname = "{v}"\nsplit = "validation"\n\n[[case]]\nname = "{t}"\n'
+        'split = "tuning"\n\n[[case]]\nname = "no-split-field"\n'
+    )
+    assert rw.split_disagreements(f) == []
+    f.write_text(f'[[case]]\nname = "{t}"\nsplit = "validation"\n')
+    (msg,) = rw.split_disagreements(f)
+    assert "1 cases" in msg and t in msg

@@ -42,15 +42,22 @@ delete-wins, reused, upstreamed) in a patch it kept (or recorded `upstreamed`):
   change, each the exact occurrence nearest its old line; else the span from its leading
   to its trailing context (both found exactly); else the window as long as its post-image
   most like it (difflib ratio ≥ 0.6). Not found: the use is *unscored*;
-- the maintainer's file: the same path in Y + the maintainer's new series (added patches left
-  out) applied in order up to the successor of this patch (up to the last successor of an
-  earlier patch when the maintainer dropped this one);
-- aligned place: the two files are aligned by a line diff (git's histogram diff);
-  the use is **right** when no difference of the alignment touches the region: no line of
-  the region is changed or deleted, and nothing is inserted strictly inside it (an insertion
-  at either edge lies outside the region). An empty region (a zero-context pure deletion) is
-  right when no difference touches its point. A file missing on one side only is wrong;
-  missing on both is right.
+- the maintainer's file, in two readings: (1) the same path in Y + the maintainer's new
+  series (added patches left out) applied in order up to the successor of this patch (up
+  to the last successor of an earlier patch when the maintainer dropped this one); (2) the
+  maintainer's refreshed patch applied with GNU patch to patchq's own tree just before this
+  patch (that tree itself when the maintainer dropped the patch) — peers.py's "same" at
+  the scale of a hunk, so that a difference another patch made (one patchq stopped at, or
+  one the maintainer folded in) is not charged to this hunk;
+- aligned place: patchq's file and a maintainer's file are aligned by a line diff (git's
+  histogram diff); the region matches when no difference of the alignment touches it: no
+  line of the region is changed or deleted, and nothing is inserted strictly inside it (an
+  insertion at either edge lies outside the region). An empty region (a zero-context pure
+  deletion) matches when no difference touches its point. A file missing on one side only
+  does not match; missing on both matches;
+- the use is **right** when the region matches reading (1) or (2), **wrong** when it
+  matches neither of those that could be built, *unscored* when neither could be built
+  (the maintainer's series or patch does not apply there) or the region is not found.
 
 precision = right / (right + wrong). A method acts alone only at ≥ 97% precision over ≥ 30
 scored validation uses (DESIGN §4.1), besides the methods that are automatic always.
@@ -545,10 +552,7 @@ def _apply(tree: Path, patch: Path, strip: int, git_first: bool) -> bool:
     )
     for cmd in tries:
         r = subprocess.run(cmd, cwd=tree, capture_output=True)
-        if r.returncode == 0:
-            for junk in (*tree.rglob("*.rej"), *tree.rglob("*.orig")):
-                if ".git" not in junk.parts:
-                    junk.unlink()
+        if r.returncode == 0:  # (a patch that applied leaves no .rej; no backups asked)
             _git(tree, "add", "-A", "-f")
             _git(tree, "commit", "-q", "--allow-empty", "--no-verify", "-m", patch.name)
             return True
@@ -629,8 +633,10 @@ def score_uses(
 
     # patchq's trees: Y + its refreshed series up to each patch
     stage: dict[str, str | None] = {}
+    before: dict[str, str | None] = {}
     last: str | None = y
     for n in old_series:
+        before[n] = last
         if n in kept and last is not None:
             ok = _apply(tree, cand_dir / n, strip, git_first=True)
             last = _git(tree, "rev-parse", "HEAD").stdout.decode().strip() if ok else None
@@ -658,7 +664,8 @@ def score_uses(
             old_series, case["new_series"], case["successor"], case["added"], n
         )
         mine = stage.get(n)
-        theirs = y if upto is None else mstage.get(upto)
+        theirs = [y if upto is None else mstage.get(upto)]
+        theirs.append(_theirs_on_mine(tree, case_dir, case["successor"].get(n), before[n], strip))
         for h in recs:
             u = {"patch": n, "file": h.get("file"), "index": h.get("index"), "method": h["method"]}
             ups = {
@@ -666,10 +673,48 @@ def score_uses(
                 for r in recs
                 if r.get("file") == h.get("file") and r.get("method") == "upstreamed"
             }
-            u.update(_judge(tree, h, ups, old, new, mine, theirs))
+            u.update(_judge_all(tree, h, ups, old, new, mine, theirs))
             uses.append(u)
     shutil.rmtree(tree, ignore_errors=True)
     return uses
+
+
+def _theirs_on_mine(
+    tree: Path, case_dir: Path, successor: str | None, base: str | None, strip: int
+) -> str | None:
+    """The maintainer's refreshed patch applied (GNU patch) to patchq's tree just before
+    this patch (that tree itself when the maintainer dropped the patch); None if it does
+    not apply."""
+    if base is None:
+        return None
+    if not successor:
+        return base
+    _git(tree, "checkout", "-q", "-f", "--detach", base)
+    if not _apply(tree, case_dir / "new-series" / successor, strip, git_first=False):
+        return None
+    return _git(tree, "rev-parse", "HEAD").stdout.decode().strip()
+
+
+def _judge_all(
+    tree: Path,
+    h: Mapping[str, Any],
+    upstreamed: set[int],
+    old: Sequence[FileDiff],
+    new: Sequence[FileDiff],
+    mine: str | None,
+    theirs: Sequence[str | None],
+) -> dict[str, str]:
+    """Right when the region equals either maintainer's file (the maintainer's own tree, or
+    the maintainer's patch on patchq's tree); wrong when it equals neither of those that
+    could be built; else unscored."""
+    verdicts = [_judge(tree, h, upstreamed, old, new, mine, t) for t in theirs]
+    for i, v in enumerate(verdicts):
+        if v["verdict"] == "right":
+            return {"verdict": "right", "why": "" if i == 0 else "on patchq's tree"}
+    for v in verdicts:
+        if v["verdict"] == "wrong":
+            return v
+    return verdicts[0]
 
 
 def _judge(

@@ -530,3 +530,60 @@ def test_a_case_file_split_that_disagrees_with_the_rule_is_named(
     f.write_text(f'[[case]]\nname = "{t}"\nsplit = "validation"\n')
     (msg,) = rw.split_disagreements(f)
     assert "1 cases" in msg and t in msg
+
+
+def test_a_region_another_patch_changed_is_judged_on_patchqs_own_tree(
+    rc: ModuleType, tmp_path: Path
+) -> None:
+    """The maintainer kept p0, which adds a line inside p1's region; patchq stopped at p0
+    (skipped). p1's hunk placed as the maintainer's p1 places it on patchq's tree is right,
+    though the maintainer's own tree differs there."""
+    x = [f"a{i}" for i in range(30)]
+    y = ["new0", *x]
+    work = tmp_path / "work"
+    work.mkdir()
+    _g(work, "init", "-q", "-b", "case-old")
+    (work / "f.c").write_text("\n".join(x) + "\n")
+    _g(work, "add", "f.c")
+    _g(work, "commit", "-qm", "X")
+    _g(work, "checkout", "-qb", "case-new")
+    (work / "f.c").write_text("\n".join(y) + "\n")
+    _g(work, "commit", "-qam", "Y")
+    case = tmp_path / "case"
+    _g(tmp_path, "clone", "-q", "--bare", str(work), str(case / "upstream.git"))
+    for d in ("old-series", "new-series"):
+        (case / d).mkdir()
+    with_p0 = [*y[: y.index("a2") + 1], "p0line", *y[y.index("a2") + 1 :]]
+    (case / "old-series" / "p0.patch").write_text(_udiff(x, [*x[:3], "p0line", *x[3:]]))
+    p1_x = [("p5" if v == "a5" else v) for v in x]
+    (case / "old-series" / "p1.patch").write_text(_udiff(x, p1_x))
+    (case / "new-series" / "p0.patch").write_text(_udiff(y, with_p0))
+    (case / "new-series" / "p1.patch").write_text(
+        _udiff(with_p0, [("p5" if v == "a5" else v) for v in with_p0])
+    )
+    cand = tmp_path / "cand"
+    cand.mkdir()
+    (cand / "p1.patch").write_text(_udiff(y, [("p5" if v == "a5" else v) for v in y]))
+    (cand / "series").write_text("p1.patch\n")
+    (case / "case.json").write_text(
+        json.dumps(
+            {
+                "strip": 1,
+                "old_series": ["p0.patch", "p1.patch"],
+                "new_series": ["p0.patch", "p1.patch"],
+                "successor": {"p0.patch": "p0.patch", "p1.patch": "p1.patch"},
+                "added": [],
+            }
+        )
+    )
+    hunks = {"p1.patch": [{"file": "f.c", "index": 0, "method": "anchored"}]}
+    (tmp_path / "scratch").mkdir()
+    outcomes = {"p0.patch": "dropped", "p1.patch": "refreshed"}
+    (use,) = rc.score_uses(case, cand, hunks, outcomes, tmp_path / "scratch")
+    assert (use["verdict"], use["why"]) == ("right", "on patchq's tree")
+    # patchq put p5 one line off: wrong against both
+    off = list(y)
+    off[off.index("a6")] = "p5"
+    (cand / "p1.patch").write_text(_udiff(y, off))
+    (use,) = rc.score_uses(case, cand, hunks, outcomes, tmp_path / "scratch")
+    assert use["verdict"] == "wrong"

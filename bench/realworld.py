@@ -1249,6 +1249,10 @@ def rescore(out: Path, md: Path | None, precision: Path | None) -> int:
             )
             path.write_text(json.dumps(rec, indent=1) + "\n")
     shutil.rmtree(work, ignore_errors=True)
+    again = f"bench/realworld.py --out {shlex.quote(str(out))} --rescore"
+    commit = run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"]).stdout.strip()
+    run_rec["command"] = run_rec["command"].split("\n")[0] + f"\n{again}  # at {commit}"
+    (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
     return write_report(out, md, precision)
 
 

@@ -1024,7 +1024,10 @@ def corpus_revision(cases_files: Sequence[Path]) -> list[str]:
         except OSError:
             continue
         n = len(re.findall(rb"^\[\[case\]\]", data, re.M))
-        line = f"`{f}`: sha256 {hashlib.sha256(data).hexdigest()[:16]}, {n} cases"
+        shown = str(f)
+        if f.is_relative_to(HERE.parent):
+            shown = str(f.relative_to(HERE.parent))
+        line = f"`{shown}`: sha256 {hashlib.sha256(data).hexdigest()[:16]}, {n} cases"
         r = run(["git", "-C", str(f.parent), "log", "-1", "--format=%h", "--", f.name])
         if r.returncode == 0 and r.stdout.strip():
             line += f", last commit {r.stdout.strip()}"
@@ -1341,8 +1344,10 @@ def patchq_version(pq_cmd: list[str]) -> str:
     """Which patchq was measured: its --version and, from a checkout, the commit."""
     version = run([*pq_cmd, "--version"]).stdout.strip()
     commit = run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"])
+    src = run(["git", "-C", str(HERE.parent), "log", "-1", "--format=%h", "--", "src"])
     if commit.returncode == 0:
-        version += f" (checkout at {commit.stdout.strip()})"
+        version += f" (checkout at {commit.stdout.strip()}"
+        version += f", src/ last changed in {src.stdout.strip()})" if src.stdout.strip() else ")"
     return version
 
 

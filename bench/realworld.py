@@ -84,17 +84,8 @@ import refresh_corpus as rc  # noqa: E402  (beside this file: the split, cost an
 
 # ../shared/realworld from the main checkout; ../../shared/realworld from a worktree
 # under wt/ (the first that exists).
-DEFAULT_CORPUS = next(
-    (
-        d
-        for d in (
-            HERE.parents[1] / "shared" / "realworld",
-            HERE.parents[2] / "shared" / "realworld",
-        )
-        if (d / "materialize.py").is_file()
-    ),
-    HERE.parents[1] / "shared" / "realworld",
-)
+_CORPORA = [p / "shared" / "realworld" for p in list(HERE.parents)[1:3]]
+DEFAULT_CORPUS = next((d for d in _CORPORA if (d / "materialize.py").is_file()), _CORPORA[0])
 LOCAL_CASES = HERE / "realworld-cases.toml"
 PEER_TOOLS = ("git-apply", "patch", "git-am-3", "wiggle")
 # patchq's run modes and the candidate (peers.py column) each writes.
@@ -499,7 +490,7 @@ def drive_case(
         rec["uses"] = rc.score_uses(
             case_dir, cand, rec["rebase"]["hunks"], rec["rebase"]["outcomes"], work
         )
-    except RuntimeError as e:  # a git failure in the region pass: the uses stay unscored
+    except (RuntimeError, OSError, ValueError) as e:  # the region pass failed: counted
         rec["uses"] = []
         rec["uses_error"] = str(e)[:400]
     rec["seconds"] = round(time.perf_counter() - t0, 2)
@@ -873,6 +864,11 @@ def precision_section(
         "**validation** split; with fewer uses it stays proposed.",
         "",
     ]
+    failed = sum(
+        1 for _, p in parts for lg in (p.accept_logs or p.logs).values() if lg.get("uses_error")
+    )
+    if failed:
+        L += [f"In {failed} cases the region pass failed: their uses are not counted.", ""]
     for label, _ in parts:
         n_cases = len(dict(parts)[label].cases)
         n_patch = sum(c["patches"] for c in dict(parts)[label].cases)
@@ -1358,9 +1354,8 @@ def load_part(out: Path, split: str, names: Sequence[str], modes: Sequence[str])
     for n in names:
         for m in modes:
             logs[m][n] = json.loads(log_path(out, n, m).read_text())
-    if "default" not in modes:  # only the accept-all run: it stands in as patchq's logs
-        logs["default"] = logs["accept-all"]
-        return Part(peers, logs["default"])
+    if "default" not in modes:  # only the accept-all run: its logs stand in for the tables
+        return Part(peers, logs["accept-all"], logs["accept-all"])
     return Part(peers, logs["default"], logs["accept-all"])
 
 

@@ -2,10 +2,10 @@
 precision of each placement method. Standard library only; no patchq import.
 
 **Split.** Every case is in the `tuning` part (70%) or the `validation` part (30%), decided
-once by its name alone:
+once by its name alone — the rule bench/harvest.py writes into a harvested manifest too:
 
-    h = int.from_bytes(sha256(name.encode("utf-8")).digest()[:8], "big")
-    validation  if  h % 100 < 30  else  tuning
+    first = sha256(name.encode("utf-8")).digest()[0]      # the first byte, 0..255
+    tuning  if  first < int(0.7 * 256)  (= 179)  else  validation
 
 The rule holds for every case file (the shared cases.toml, bench/realworld-cases.toml and any
 harvested manifest given with `--cases`): the same name is always in the same part.
@@ -77,7 +77,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-VALIDATION_PERCENT = 30
+TUNING_BELOW = int(0.7 * 256)  # 179: first sha256 bytes 0..178 tune, 179..255 validate
 SPLITS = ("tuning", "validation")
 METHODS = (
     "exact",
@@ -104,10 +104,8 @@ NOT_APPLIED = ("failed", "already")
 # ------------------------------------------------------------------------- split
 def split_of(name: str) -> str:
     """`validation` or `tuning`, from the sha256 of the case name (see the module doc)."""
-    digest = hashlib.sha256(name.encode("utf-8")).digest()
-    return (
-        "validation" if int.from_bytes(digest[:8], "big") % 100 < VALIDATION_PERCENT else "tuning"
-    )
+    first = hashlib.sha256(name.encode("utf-8")).digest()[0]
+    return "tuning" if first < TUNING_BELOW else "validation"
 
 
 def select(names: Iterable[str], split: str) -> list[str]:

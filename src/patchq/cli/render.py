@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from patchq.core.errors import PatchqError
 from patchq.core.series import Entry
 from patchq.core.status import REVIEWABLE
+from patchq.core.text import bounded
 from patchq.core.trust import Configured
 from patchq.core.words import plural
 from patchq.store.statedir import recovery_verb
@@ -177,7 +178,7 @@ def failure_json(f: Failure | None) -> dict[str, Any] | None:
 
 def error(e: PatchqError) -> Rendered:
     """An expected failure: its one stderr line."""
-    return (info(f"patchq: {e.line()}"),)
+    return (info(bounded(f"patchq: {e.line()}")),)
 
 
 def interrupted() -> Rendered:

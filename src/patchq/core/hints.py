@@ -13,8 +13,8 @@ text out. Two kinds, both only ever text, never a decision:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from difflib import SequenceMatcher
 
+from patchq.core import bounded
 from patchq.core.patch import Hunk
 
 # How far from a hunk's lines an upstream addition still counts as beside it.
@@ -31,7 +31,10 @@ def _telling(line: bytes) -> bool:
 
 def _alike(a: bytes, b: bytes) -> bool:
     x, y = a.strip(), b.strip()
-    return x == y or SequenceMatcher(None, x, y, autojunk=False).ratio() >= ALIKE
+    if x == y:
+        return True
+    r = bounded.ratio(x, y)  # lines too long to compare in bounded time: no hint
+    return r is not None and r >= ALIKE
 
 
 def _changed(h: Hunk) -> list[tuple[int, int, list[bytes]]]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
+
+from patchq.core import bounded
 
 # A window this similar to the block is the block, edited.
 SIMILAR = 0.7
@@ -57,8 +58,9 @@ def find_block(
     n = len(want)
     exact: list[Found] = []
     votes: Counter[tuple[str, int]] = Counter()
-    for path in sorted(files):
-        lines = [_ended(x) for x in files[path]]
+    # Each file's lines are indexed once, for the votes and every window scored after.
+    indexed = {path: [_ended(x) for x in files[path]] for path in sorted(files)}
+    for path, lines in indexed.items():
         for i, x in enumerate(lines):
             k = anchors.get(x)
             if k is None:
@@ -76,10 +78,9 @@ def find_block(
     for (path, start), v in votes.items():
         if v < need or path in exact_only:
             continue
-        lines = [_ended(x) for x in files[path]]
         lo = max(start, 0)
-        window = lines[lo : lo + n]
-        ratio = SequenceMatcher(None, want, window, autojunk=False).ratio()
+        window = indexed[path][lo : lo + n]
+        ratio = bounded.ratio(want, window) or 0.0
         if ratio >= SIMILAR:
             scored.append(Found(path, lo, ratio))
     if not scored:

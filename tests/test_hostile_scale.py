@@ -1,0 +1,156 @@
+"""Every input costs linear time (issue 27, class 5): twice the input, about twice the time.
+
+Each path that compared unbounded input with difflib's SequenceMatcher (up to the
+product of the two sides' lengths) now goes through `core.bounded`, which answers
+beyond its bound in linear time: the exported script's diff (common head and tail, one
+replacement), the look-alike hint (no hint), the word merge's line pairing (not paired:
+a conflict), the HTML report's side-by-side layout and interdiff (a plain layout), the
+report's hunk pairing (none), the moved-code search (files indexed once, windows
+compared within the bound). Each test times a path on input past the bound and on
+twice that input (best of three, in process) and allows three times the time; and the
+linear answers are checked to still be right answers.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from patchq.core import bounded
+from patchq.core.hints import _alike
+from patchq.core.moved import find_block
+from patchq.core.resolve import _ratio
+from patchq.formats.report import HunkView, _side_by_side, interdiff
+from patchq.formats.script import build_files
+
+
+def best_of(f: Callable[[], object], runs: int = 3) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def linear(make: Callable[[int], Callable[[], object]], n: int) -> None:
+    """`make(n)` builds a run on input of size n; twice the input may take at most about
+    twice the time (three times, for a loaded machine; a small floor for timer noise)."""
+    small, large = make(n), make(2 * n)
+    for _ in range(3):  # a loaded machine: a slow sample is retried, a quadratic path is not
+        t1, t2 = best_of(small), best_of(large)
+        if t2 <= 3 * max(t1, 0.02):
+            return
+    raise AssertionError((n, t1, t2))
+
+
+def words(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [f"w{rng.randrange(10**9)}\n" for _ in range(n)]
+
+
+def apply_opcodes(a: Sequence[str], b: Sequence[str], ops: list[bounded.Opcode]) -> list[str]:
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in ops:
+        out += list(a[i1:i2]) if tag == "equal" else list(b[j1:j2])
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    a=st.lists(st.sampled_from("abcd"), max_size=40),
+    b=st.lists(st.sampled_from("abcd"), max_size=40),
+    limit=st.sampled_from([0, 10, 10_000]),
+)
+def test_bounded_opcodes_turn_a_into_b_within_and_beyond_the_bound(
+    a: list[str], b: list[str], limit: int
+) -> None:
+    old = bounded.LIMIT
+    bounded.LIMIT = limit
+    try:
+        ops = bounded.opcodes(a, b)
+    finally:
+        bounded.LIMIT = old
+    assert apply_opcodes(a, b, ops) == b
+    # Contiguous, covering both sides, equal runs really equal.
+    assert [o[1] for o in ops[1:]] == [o[2] for o in ops[:-1]]
+    assert [o[3] for o in ops[1:]] == [o[4] for o in ops[:-1]]
+    if ops:
+        assert (ops[0][1], ops[0][3], ops[-1][2], ops[-1][4]) == (0, 0, len(a), len(b))
+    assert all(a[i1:i2] == b[j1:j2] for t, i1, i2, j1, j2 in ops if t == "equal")
+
+
+def test_the_exported_scripts_diff() -> None:
+    def make(n: int) -> Callable[[], object]:
+        before = "".join(words(n, 1)).encode()
+        after = "".join(words(n, 2)).encode()
+        return lambda: build_files({"f": (before, after)}, {"f": (None, None)}, {}, {})
+
+    linear(make, 4000)
+    # The linear answer is still an exact edit list.
+    before = "".join(["same\n"] * 5 + words(3000, 1) + ["tail\n"]).encode()
+    after = "".join(["same\n"] * 5 + words(3000, 2) + ["tail\n"]).encode()
+    (f,) = build_files({"f": (before, after)}, {"f": (None, None)}, {}, {})
+    assert f.edits == ((5, 3000, "".join(words(3000, 2))),)
+
+
+def test_the_look_alike_hint() -> None:
+    def make(n: int) -> Callable[[], object]:
+        a = ("x = f(" + "a, " * n + ")").encode()
+        b = ("x = g(" + "b, " * n + ")").encode()
+        return lambda: _alike(a, b)
+
+    linear(make, 200_000)
+    assert _alike(b"x = frobnicate(a, b);", b"x = frobnicate(a, c);")  # short: compared
+
+
+def test_the_word_merges_pairing() -> None:
+    def make(n: int) -> Callable[[], object]:
+        a = " ".join(f"t{i}" for i in range(n)).encode()
+        b = " ".join(f"u{i}" for i in range(n)).encode()
+        return lambda: _ratio(a, b)
+
+    linear(make, 50_000)
+    assert _ratio(b"call(a, b)", b"call(a, c)") > 0.5
+
+
+def test_interdiff_of_many_runs() -> None:
+    """Every other line changed, under one file name: each run once, not walking back."""
+
+    def make(n: int) -> Callable[[], object]:
+        before = ["=== f"] + [f"line {i}" if i % 2 else f"old {i}" for i in range(n)]
+        after = ["=== f"] + [f"line {i}" if i % 2 else f"new {i}" for i in range(n)]
+        return lambda: interdiff(before, after)
+
+    linear(make, 1000)
+    assert interdiff(["=== f", "a", "b"], ["=== f", "a", "c"]) == (" === f", "-b", "+c")
+
+
+def test_the_html_layout_and_interdiff() -> None:
+    def make(n: int) -> Callable[[], object]:
+        old = "".join(" " + w for w in words(n, 3))
+        new = "".join(" " + w for w in words(n, 4))
+        view = HunkView("f", old, new, "changed", ())
+        before, after = old.splitlines(), new.splitlines()
+        return lambda: (_side_by_side(view), interdiff(before, after))
+
+    linear(make, 4000)
+
+
+def test_the_moved_code_search() -> None:
+    block = [f"telling line {i}\n".encode() for i in range(40)]
+
+    def make(n: int) -> Callable[[], object]:
+        # Many files and many windows that share a third of the block's telling lines.
+        files = {}
+        for k in range(n):
+            body = [f"other {k} {j}\n".encode() for j in range(200)]
+            body[50:90] = [x if i % 3 == 0 else b"edited\n" for i, x in enumerate(block)]
+            files[f"f{k}.c"] = body
+        return lambda: find_block(block, files)
+
+    linear(make, 60)

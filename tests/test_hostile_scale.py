@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from patchq.core import bounded
+from patchq.core.errors import BadInputError
 from patchq.core.hints import _alike
 from patchq.core.moved import find_block
 from patchq.core.resolve import _ratio
@@ -154,3 +155,49 @@ def test_the_moved_code_search() -> None:
         return lambda: find_block(block, files)
 
     linear(make, 60)
+
+
+def test_a_mail_subject_of_many_prefixes() -> None:
+    from patchq.core.header import read_header
+
+    def make(n: int) -> Callable[[], object]:
+        h = f"From: a <a@example.org>\nSubject: {'[PATCH] ' * n}fix\n\n".encode()
+        return lambda: read_header(h)
+
+    linear(make, 40_000)
+    h = read_header(b"From: a <a@example.org>\nSubject: [PATCH v2 1/3] [RFC] [media] fix\n\n")
+    assert h.info.subject == "[media] fix"
+
+
+def test_a_mail_subject_of_many_encoded_words() -> None:
+    from patchq.core.header import read_header
+
+    def make(n: int) -> Callable[[], object]:
+        h = f"From: a <a@example.org>\nSubject: {'=?utf-8?q?a?= ' * n}x\n\n".encode()
+        return lambda: read_header(h)
+
+    linear(make, 4000)
+    h = read_header(b"From: a <a@example.org>\nSubject: =?utf-8?q?caf=C3=A9?=\n\n")
+    assert h.info.subject == "caf\u00e9"  # a short one is still decoded
+
+
+def test_a_diff_git_line_with_many_spaces() -> None:
+    from patchq.core.patch import parse
+
+    def make(n: int) -> Callable[[], object]:
+        name = "a " * n + "z"
+        same = f"diff --git a/{name} b/{name}\nnew file mode 100644\n".encode()
+        many = ("diff --git " + "a/b " * n + "\nnew file mode 100644\n").encode()
+
+        def run() -> None:
+            parse(same, "x", 1)
+            try:
+                parse(many, "x", 1)
+            except BadInputError:
+                pass
+
+        return run
+
+    linear(make, 40_000)
+    (s,) = parse(b"diff --git a/x y/f b/x y/f\nnew file mode 100644\n", "x", 1).sections
+    assert s.new_path == "x y/f"

@@ -201,3 +201,26 @@ def test_a_diff_git_line_with_many_spaces() -> None:
     linear(make, 40_000)
     (s,) = parse(b"diff --git a/x y/f b/x y/f\nnew file mode 100644\n", "x", 1).sections
     assert s.new_path == "x y/f"
+
+
+def test_function_context_of_many_hunks() -> None:
+    """GNU diff `-p` headings of a file's hunks: one walk down the file, not one walk
+    back from each hunk (a file of no function lines and a hunk every few lines)."""
+    from patchq.core.patchstyle import diff_p_heading, diff_p_headings
+
+    def make(n: int) -> Callable[[], object]:
+        lines = [b"  indented, no function here\n"] * n
+        firsts = list(range(0, n, 4))
+        return lambda: diff_p_headings(lines, firsts)
+
+    linear(make, 20_000)
+    lines = [b"int f(void)\n", b"{\n", b"  x;\n", b"static int g(int a)\n", b"  y;\n"]
+    firsts = [0, 2, 5, 3, 2]
+    assert diff_p_headings(lines, firsts) == [diff_p_heading(lines, f) for f in firsts]
+    assert diff_p_headings(lines, firsts) == [
+        b"",
+        b" int f(void)",
+        b" static int g(int a)",
+        b" int f(void)",
+        b" int f(void)",
+    ]

@@ -22,6 +22,7 @@ from patchq.core.errors import PatchqError
 from patchq.core.lock import placement_text
 from patchq.core.series import Entry
 from patchq.core.status import REVIEWABLE
+from patchq.core.text import bounded
 from patchq.core.trust import Configured
 from patchq.core.words import plural
 from patchq.store.statedir import recovery_verb
@@ -188,7 +189,7 @@ def failure_json(f: Failure | None) -> dict[str, Any] | None:
 
 def error(e: PatchqError) -> Rendered:
     """An expected failure: its one stderr line."""
-    return (info(f"patchq: {e.line()}"),)
+    return (info(bounded(f"patchq: {e.line()}")),)
 
 
 def interrupted() -> Rendered:

@@ -213,9 +213,11 @@ def _one_line(text: str) -> str:
 def _clean_subject(raw: str) -> str:
     """Drop `[PATCH v2 3/7]`/`[RFC]` prefixes as `git am -b` does; keep `[media]` and the like."""
     text = _one_line(raw)
-    while (m := _PREFIX_RE.match(text)) is not None:
-        text = text[m.end() :].lstrip()
-    return text
+    # Matched in place (no slice a prefix): a subject of many prefixes is read in one pass.
+    pos = 0
+    while (m := _PREFIX_RE.match(text, pos)) is not None:
+        pos = m.end()
+    return text[pos:].lstrip()
 
 
 def _split_free(lines: Sequence[str]) -> tuple[str | None, str]:
@@ -269,8 +271,16 @@ def _mail_values(fields: list[tuple[str, list[str]]]) -> dict[str, str]:
     return out
 
 
+# The longest header value handed to the email package: its RFC 2047 decoding takes time
+# growing with the square of the encoded words; a longer value is kept as it is written.
+DECODE_MAX = 4096
+
+
 def _decoded(name: str, value: str) -> Any:
-    """The email package's parsed header (RFC 2047 decoded), or None if it chokes."""
+    """The email package's parsed header (RFC 2047 decoded), or None if it chokes or the
+    value is too long to decode in bounded time."""
+    if len(value) > DECODE_MAX:
+        return None
     try:
         return email.policy.default.header_factory(name, value)
     except Exception:  # the email package has had parser crashes on odd input

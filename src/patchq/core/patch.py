@@ -19,6 +19,7 @@ module stays pure.
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import re
 from collections.abc import Callable
@@ -613,15 +614,10 @@ def _git_names(line: bytes, strip: int, cur: _Lines, lineno: int) -> tuple[str, 
     else:
         # Unquoted names may hold spaces: split where both halves name the same file.
         candidates = [m.start() for m in re.finditer(rb" ", rest)]
+        pos = _same_name_split(rest, candidates)
         first = second = b""
-        for pos in candidates:
-            a, b = rest[:pos], rest[pos + 1 :]
-            if b.startswith(b'"'):
-                first, second = a, b
-                break
-            if a.split(b"/", 1)[-1] == b.split(b"/", 1)[-1]:
-                first, second = a, b
-                break
+        if pos is not None:
+            first, second = rest[:pos], rest[pos + 1 :]
         if not first:
             if not candidates:
                 raise cur.error("cannot read the file names of this `diff --git` line", lineno)
@@ -646,6 +642,25 @@ def _too_short(raw: bytes, strip: int) -> bool:
         return False
     parts = name.split(b"/")
     return bool(strip) and not name.startswith(b"/") and len([p for p in parts[:-1] if p]) < strip
+
+
+def _same_name_split(rest: bytes, spaces: list[int]) -> int | None:
+    """The first space of `spaces` where `rest` splits into `A B` with B quoted, or with
+    A and B naming the same file after their first `/` — in linear time: a split's two
+    names can be equal only where their lengths are, and as the space moves right the
+    first name's length grows while the second's shrinks, so at most one space on each
+    side of the first `/` is compared byte by byte."""
+    slashes = [m.start() for m in re.finditer(rb"/", rest)]
+    n = len(rest)
+    for pos in spaces:
+        if rest[pos + 1 : pos + 2] == b'"':
+            return pos
+        a_start = slashes[0] + 1 if slashes and slashes[0] < pos else 0
+        k = bisect.bisect_right(slashes, pos)
+        b_start = slashes[k] + 1 if k < len(slashes) else pos + 1
+        if pos - a_start == n - b_start and rest[a_start:pos] == rest[b_start:]:
+            return pos
+    return None
 
 
 def _parse_hunk(cur: _Lines) -> Hunk:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from patchq.core.errors import BadInputError, UnsafePathError
+from patchq.core.text import shortened
 
 # The usual file-system limits (Linux's NAME_MAX and PATH_MAX): a longer name would go
 # into the tree and then fail only when git checks the tree out.
@@ -204,7 +205,7 @@ def check_name(name: str, where: str, new: bool = False) -> None:
         problem = "starts with `.` (a hidden file)"
     if problem is not None:
         raise BadInputError(
-            f"unsafe patch name {name!r}: it {problem}",
+            f"unsafe patch name {shortened(name)!r}: it {problem}",
             where,
             "patch names are relative paths under patches/",
         )

@@ -27,6 +27,7 @@ journal (a rebase, a recovery) leaves a record that says there is nothing to und
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchq.core.errors import BadInputError, UnsafeStateError
+from patchq.core.errors import BadInputError, FaultError, UnsafeStateError
 from patchq.core.resolutions import FOLDER as RESOLUTIONS
 from patchq.git.repo import GitRepo
 from patchq.store import stack as stackfile
@@ -157,6 +158,7 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
     check_writable(patch_root)
     for rel in plan.files:
         confine(patch_root, patch_root / rel)
+        _can_write(patch_root / rel)
     aside = _protect_target(g, plan) if g is not None else None
     try:
         doc = _record(g, patch_root, plan)
@@ -178,6 +180,23 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
         raise  # the first error is the story
     _clear(g, patch_root, doc)
     return aside or saved
+
+
+def _can_write(path: Path) -> None:
+    """Refuse (exit 5) before anything moves a file whose folder cannot be written (a
+    read-only file system, a folder the person may not write): the target must not be
+    moved by a transaction whose patch-repo writes are bound to fail."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if os.access(folder, os.W_OK):
+        return
+    try:
+        readonly = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        readonly = False
+    code = errno.EROFS if readonly else errno.EACCES
+    raise FaultError.from_os(OSError(code, os.strerror(code)), "write", str(path))
 
 
 def _protect_target(g: GitRepo, plan: Plan) -> str | None:
@@ -698,7 +717,12 @@ def _put_files(g: GitRepo | None, patch_root: Path, doc: dict[str, Any], side: s
         for rel, f in doc.get(kind, {}).items():
             dest = roots[kind] / rel
             if f[side]:
-                atomic_write(dest, (d / kind / side / rel).read_bytes(), root)
+                data = (d / kind / side / rel).read_bytes()
+                # A file that already holds these bytes is not written again: rolling
+                # back a transaction whose writes never happened (a read-only patch
+                # repo) must not fail on the very files it never changed.
+                if not (dest.is_file() and not dest.is_symlink() and dest.read_bytes() == data):
+                    atomic_write(dest, data, root)
             elif root is not None:
                 remove(dest, root)  # through a symlink inside, which stays
             else:

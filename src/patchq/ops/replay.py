@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
+from patchq.core import bounded
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.header import origins
@@ -613,9 +614,9 @@ class Replay:
                 p = align.at(start)
             w = 2 * NEAR + 2
             plo, ulo = max(start - w, 0), max(p - w, 0)
-            ops = SequenceMatcher(
-                None, pre_lines[plo : start + n + w], up[ulo : p + n + w], autojunk=False
-            ).get_opcodes()
+            # A window around the hunk, but a hunk may be as long as anyone likes: bounded
+            # (beyond the bound, head and tail alike and one change: fewer hints).
+            ops = bounded.opcodes(pre_lines[plo : start + n + w], up[ulo : p + n + w])
             shifted = [(t, a + plo, b + plo, c + ulo, d + ulo) for t, a, b, c, d in ops]
             seen = stripped(up) if seen is None else seen
             self._hints.extend(hunk_hints(s.path, i, h, start, up, shifted, seen))
@@ -1118,7 +1119,8 @@ def _alike_block(block: Sequence[bytes], lines: Sequence[bytes]) -> bool:
     """Whether `lines` (where the alignment maps a hunk's block) still look like it."""
     if not lines:
         return False
-    return SequenceMatcher(None, _ended(block), _ended(lines), autojunk=False).ratio() >= 0.6
+    ratio = bounded.ratio(_ended(block), _ended(lines))  # too long to compare: not alike
+    return ratio is not None and ratio >= 0.6
 
 
 def _held(h: Hunk, pre: Sequence[bytes], up: Sequence[bytes], align: _Alignment) -> bool:

@@ -179,7 +179,7 @@ def test_build_report_counts_what_the_inputs_say(rw: ModuleType) -> None:
 
 
 # ------------------------------------------------------------------------- issue 24: scoring
-RC_PATH = Path(__file__).resolve().parent.parent / "bench" / "refresh_corpus.py"
+RC_PATH = Path(__file__).resolve().parents[2] / "bench" / "refresh_corpus.py"
 
 
 @pytest.fixture(scope="module")

@@ -520,12 +520,29 @@ def materialize(
             got = json.loads((cases_dir / "index.json").read_text())
         except (OSError, ValueError):
             got = []
+        unverified = verify_failed(r.stdout.splitlines())
+        messages += [
+            f"{n}: a series does not apply (materialize.py --verify)" for n in sorted(unverified)
+        ]
         for c in got:
+            if c["name"] in unverified:
+                continue
             if c["name"] not in written:
                 written.append(c["name"])
                 index.append(c)
     (cases_dir / "index.json").write_text(json.dumps(index, indent=1))
     return written, messages
+
+
+def verify_failed(lines: Iterable[str]) -> set[str]:
+    """The cases materialize.py --verify wrote but found broken (`OK   NAME … VERIFY
+    FAILED`: a series does not apply where it should); peers.py cannot score them."""
+    out = set()
+    for ln in lines:
+        parts = ln.split()
+        if len(parts) > 1 and parts[0] == "OK" and ln.rstrip().endswith("VERIFY FAILED"):
+            out.add(parts[1])
+    return out
 
 
 def existing_cases(cases_dir: Path, only: Sequence[str]) -> list[str]:

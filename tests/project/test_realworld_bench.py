@@ -588,3 +588,12 @@ def test_a_region_another_patch_changed_is_judged_on_patchqs_own_tree(
     (cand / "p1.patch").write_text(_udiff(y, off))
     (use,) = rc.score_uses(case, cand, hunks, outcomes, tmp_path / "scratch")
     assert use["verdict"] == "wrong"
+
+
+def test_a_case_that_fails_verification_is_left_out(rw: ModuleType) -> None:
+    lines = [
+        "    VERIFY FAIL br-x-1-to-2: 0001-a.patch does not apply on case-old",
+        "  OK   br-x-1-to-2                   3 old /  2 new patches (1 dropped); VERIFY FAILED",
+        "  OK   br-y-1-to-2                   2 old /  2 new patches (1 identical, 1 modified)",
+    ]
+    assert rw.verify_failed(lines) == {"br-x-1-to-2"}

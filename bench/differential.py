@@ -156,6 +156,22 @@ def _one(seed: int, work: Path) -> dict[str, object]:
         target,
         patch,
     )
+    # GNU placement (apply/push of a series on its own base): GNU patch's tree wherever
+    # GNU patch applies, at fuzz 0 and at its default fuzz 2.
+    gnu2 = run(
+        ["patch", "-s", "-p1", "--fuzz=2", "--no-backup-if-mismatch", "-r", "-", "-i"],
+        work,
+        target,
+        patch,
+    )
+    mode0 = engine.apply_hunks(target, hunks, gnu=True)
+    mode2 = engine.apply_hunks(target, hunks, fuzz=2, gnu=True)
+    out["gnu_mode"] = [
+        gnu is None or (mode0.ok and mode0.content == gnu),
+        gnu2 is None or (mode2.ok and mode2.content == gnu2),
+        gnu2 is not None,
+        mode2.ok,
+    ]
     right = truth(old, new, drift)
     out.update(
         kind="case",
@@ -174,6 +190,15 @@ def _one(seed: int, work: Path) -> dict[str, object]:
             "gnu": gnu is not None and gnu == right,
         },
     )
+    if not all(out["gnu_mode"][:2]):  # type: ignore[index]
+        out["gnu_detail"] = {
+            "patch": patch.decode(errors="replace"),
+            "target": target.decode(errors="replace"),
+            "gnu": gnu.decode(errors="replace") if gnu is not None else None,
+            "patchq gnu": mode0.content.decode(errors="replace") if mode0.ok else None,
+            "gnu fuzz 2": gnu2.decode(errors="replace") if gnu2 is not None else None,
+            "patchq gnu fuzz 2": mode2.content.decode(errors="replace") if mode2.ok else None,
+        }
     if (
         (ours.ok and git is not None and ours.content != git)
         or (ours.ok and git is None)
@@ -224,6 +249,15 @@ def main() -> int:
         c["gnu agreed"] += bool(r["gnu_agree"])
         c["git and gnu both applied"] += bool(r["git"] and r["gnu"])
         c["git and gnu differ"] += bool(r["git"] and r["gnu"] and not r["git_gnu_agree"])
+        same0, same2, gnu2, pq2 = r["gnu_mode"]  # type: ignore[misc]
+        c["gnu placement same, fuzz 0"] += bool(r["gnu"] and same0)
+        c["gnu fuzz 2 applied"] += bool(gnu2)
+        c["gnu placement same, fuzz 2"] += bool(gnu2 and same2)
+        c["gnu placement fuzz 2 applied where GNU refused"] += bool(pq2 and not gnu2)
+        if not (same0 and same2):
+            bad.setdefault("GNU placement differs from GNU patch", []).append(
+                {"seed": r["seed"], "detail": r.get("gnu_detail")}
+            )
         right = r["right"]
         if r["patchq"] == "applied" and isinstance(right, dict):
             c["patchq applied, truth known"] += 1
@@ -316,6 +350,19 @@ def main() -> int:
         ("GNU patch (--fuzz=0) applied", pct(c["gnu applied"], n)),
         ("GNU patch agreed with patchq", pct(c["gnu agreed"], n)),
         ("GNU patch and git both applied but differ", str(c["git and gnu differ"])),
+        (
+            "patchq with GNU placement (apply/push), fuzz 0: GNU patch's bytes",
+            f"{c['gnu placement same, fuzz 0']:,} of {c['gnu applied']:,}",
+        ),
+        ("GNU patch --fuzz=2 applied", pct(c["gnu fuzz 2 applied"], n)),
+        (
+            "patchq with GNU placement, --fuzz 2: GNU patch's bytes",
+            f"{c['gnu placement same, fuzz 2']:,} of {c['gnu fuzz 2 applied']:,}",
+        ),
+        (
+            "… applied where GNU patch --fuzz=2 refused (patchq's own rules)",
+            str(c["gnu placement fuzz 2 applied where GNU refused"]),
+        ),
         ("time", f"{took:.1f} s on {args.jobs} processes"),
     ]
     width = max(len(a) for a, _ in rows)

@@ -2,7 +2,9 @@
 """Drive patchq through real downstream series refreshes and score it beside its peers.
 
     .venv/bin/python bench/realworld.py [--mirrors /work/.mirror] [--out /tmp/realworld-patchq]
-        [--cases FILE ...] [--only NAME ...] [--md bench/REALWORLD.md] [--no-materialize]
+        [--cases FILE ...] [--only NAME ...] [--split all|tuning|validation]
+        [--mode both|default|accept-all] [--md bench/REALWORLD.md]
+        [--precision-md bench/PRECISION.md] [--no-materialize] [--rescore] [--report-only]
 
 The corpus is ../shared/realworld/ (cases.toml, materialize.py, peers.py; see its README)
 plus this folder's realworld-cases.toml. Nothing fetched is stored here: the case files
@@ -30,6 +32,25 @@ old-series/, new-series/, case.json):
     against the maintainer's own refresh; the report (--md) puts patchq beside them per
     case, per kind of change, and for step 1, and lists patchq's failures grouped by cause.
 
+Scoring (bench/refresh_corpus.py holds the rules, in its docstring):
+
+- **Split.** Each case is `tuning` (70%) or `validation` (30%) by the sha256 of its name,
+  for every case file. `--split` runs one part or both; per-case and per-patch results are
+  printed and reported for the tuning part only, the validation part as totals; its raw
+  results (logs, candidates, peers.json) go to OUT/sealed/ and are not to be read.
+- **Cost per tool.** Per patch: same as the maintainer, wrong (applied but not the
+  maintainer's, or left out without a stop although the maintainer kept it), or a miss
+  (a stop or a failure); cost = misses + 3 × wrong, a default-mode stop that the
+  `--accept all` run gets right counting half a miss.
+- **Modes.** `default` runs patchq's rebase as it is; `accept-all` adds `--accept all`
+  (candidate `patchq-accept`) when `patchq rebase --help` lists `--accept`, and is reported
+  "unsupported" otherwise.
+- **Precision per method.** Every hunk patchq placed with a method in a patch it kept (or
+  recorded upstreamed) is a use; it is right when the region its hunk produced equals the
+  maintainer's file at the aligned place. The tables (validation with the DESIGN §4.1 tier,
+  and tuning) go to the report and to --precision-md with the command and the case files'
+  revision.
+
 Every patchq command of a case, its exit code, its stderr and the per-patch outcome
 (applied exact/offset/fuzz on X, then unchanged/refreshed/merged/upstreamed/stopped and
 skipped on Y, with the placement method of each hunk) is kept in OUT/logs/CASE.json.
@@ -42,6 +63,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -52,13 +74,23 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_CORPUS = HERE.parent.parent / "shared" / "realworld"
+sys.path.insert(0, str(HERE))
+import refresh_corpus as rc  # noqa: E402  (beside this file: the split, cost and region rules)
+
+# ../shared/realworld from the main checkout; ../../shared/realworld from a worktree
+# under wt/ (the first that exists).
+_CORPORA = [p / "shared" / "realworld" for p in list(HERE.parents)[1:3]]
+DEFAULT_CORPUS = next((d for d in _CORPORA if (d / "materialize.py").is_file()), _CORPORA[0])
 LOCAL_CASES = HERE / "realworld-cases.toml"
 PEER_TOOLS = ("git-apply", "patch", "git-am-3", "wiggle")
+# patchq's run modes and the candidate (peers.py column) each writes.
+MODES = ("default", "accept-all")
+CANDIDATE = {"default": "patchq", "accept-all": "patchq-accept"}
 CLASSES = (
     "identical",
     "header-only",
@@ -83,6 +115,9 @@ IDENT = {
     "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
     "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
 }
+# What the log keeps of each hunk patchq recorded on Y (index: the hunk's place in its
+# file's section of the old patch; moved_to: where a `moved` hunk went).
+HUNK_KEYS = ("file", "index", "status", "method", "reason", "offset", "fuzz", "moved_to")
 # `patchq: patches/NAME: …` or `patchq: patches/NAME:LINE: …` names the patch at fault.
 PATCH_AT_FAULT = re.compile(r"^patchq: patches/(?P<name>[^:\n]+?)(?::\d+)?: ", re.M)
 
@@ -307,10 +342,15 @@ def apply_on_old(
     return {}, refused
 
 
-def rebase_onto_new(pq: Patchq, fuzz: int | None, limit: int) -> dict[str, Any]:
+def rebase_onto_new(
+    pq: Patchq, fuzz: int | None, limit: int, accept: bool = False
+) -> dict[str, Any]:
     """Rebase onto Y, skipping at every stop. Returns the finished run's JSON plus `stops`
-    ({patch: error}) and `error` (a failure that was not a stop)."""
+    ({patch: error}) and `error` (a failure that was not a stop). ACCEPT passes
+    `--accept all`; its exit 1 ("done, review the proposals") is then a finished run."""
     extra = [] if fuzz is None else ["--fuzz", str(fuzz)]
+    if accept:
+        extra += ["--accept", "all"]
     r = pq("rebase", "--onto", "case-new", *extra, "--json", step="rebase")
     stops: dict[str, str] = {}
     for _ in range(limit + 1):
@@ -322,7 +362,9 @@ def rebase_onto_new(pq: Patchq, fuzz: int | None, limit: int) -> dict[str, Any]:
         r = pq("rebase", "--skip", "--json", step="skip")
     final = pq.json(r) or {}
     final["stops"] = stops
-    if r.returncode != 0:
+    if accept and r.returncode == 1 and final.get("finished"):
+        final["accepted_proposals"] = True
+    elif r.returncode != 0:
         final["error"] = error_line(r.stderr) or f"exit {r.returncode}"
         final["rc"] = r.returncode
     return final
@@ -351,8 +393,12 @@ def gnu_patch_on_old(
     return res, tree_id
 
 
-def drive_case(pq_cmd: list[str], case_dir: Path, out: Path, rebase_fuzz: str) -> dict[str, Any]:
-    """Steps 1-3 of the module doc for one case; returns its log record."""
+def drive_case(
+    pq_cmd: list[str], case_dir: Path, out: Path, rebase_fuzz: str, mode: str = "default"
+) -> dict[str, Any]:
+    """Steps 1-3 of the module doc for one case, then the region verdict of every method's
+    use (refresh_corpus.score_uses); returns its log record. MODE `accept-all` rebases with
+    `--accept all` and writes its candidate under OUT/patchq-accept/."""
     case = json.loads((case_dir / "case.json").read_text())
     name, strip, names = case["name"], int(case["strip"]), list(case["old_series"])
     work = out / "work" / name
@@ -360,7 +406,7 @@ def drive_case(pq_cmd: list[str], case_dir: Path, out: Path, rebase_fuzz: str) -
         shutil.rmtree(work)
     work.mkdir(parents=True)
     log: list[dict[str, Any]] = []
-    rec: dict[str, Any] = {"name": name, "patches": names, "commands": log}
+    rec: dict[str, Any] = {"name": name, "mode": mode, "patches": names, "commands": log}
     t0 = time.perf_counter()
 
     gnu0, _ = gnu_patch_on_old(case_dir, work, names, strip, 0)
@@ -394,7 +440,7 @@ def drive_case(pq_cmd: list[str], case_dir: Path, out: Path, rebase_fuzz: str) -
         fuzz = int(rebase_fuzz)
     final: dict[str, Any] = {"patches": [], "stops": {}}
     if applied2:
-        final = rebase_onto_new(pq, fuzz, len(names))
+        final = rebase_onto_new(pq, fuzz, len(names), accept=mode == "accept-all")
     rec["rebase"] = {
         "fuzz": fuzz,
         "finished": bool(final.get("finished")),
@@ -406,10 +452,7 @@ def drive_case(pq_cmd: list[str], case_dir: Path, out: Path, rebase_fuzz: str) -
             for p in final.get("patches", [])
         },
         "hunks": {
-            p["name"]: [
-                {k: h.get(k) for k in ("file", "status", "method", "reason", "offset", "fuzz")}
-                for h in p.get("hunks", [])
-            ]
+            p["name"]: [{k: h.get(k) for k in HUNK_KEYS} for h in p.get("hunks", [])]
             for p in final.get("patches", [])
         },
     }
@@ -431,7 +474,7 @@ def drive_case(pq_cmd: list[str], case_dir: Path, out: Path, rebase_fuzz: str) -
         per_patch[n] = entry
     rec["per_patch"] = per_patch
 
-    cand = out / "patchq" / name
+    cand = out / CANDIDATE[mode] / name
     if cand.exists():
         shutil.rmtree(cand)
     cand.mkdir(parents=True)
@@ -443,6 +486,13 @@ def drive_case(pq_cmd: list[str], case_dir: Path, out: Path, rebase_fuzz: str) -
         rec["candidate"] = kept
     else:  # patchq did not finish: no series, peers.py counts every patch as failed
         rec["candidate"] = None
+    try:
+        rec["uses"] = rc.score_uses(
+            case_dir, cand, rec["rebase"]["hunks"], rec["rebase"]["outcomes"], work
+        )
+    except (RuntimeError, OSError, ValueError) as e:  # the region pass failed: counted
+        rec["uses"] = []
+        rec["uses_error"] = str(e)[:400]
     rec["seconds"] = round(time.perf_counter() - t0, 2)
     shutil.rmtree(work, ignore_errors=True)
     return rec
@@ -470,12 +520,29 @@ def materialize(
             got = json.loads((cases_dir / "index.json").read_text())
         except (OSError, ValueError):
             got = []
+        unverified = verify_failed(r.stdout.splitlines())
+        messages += [
+            f"{n}: a series does not apply (materialize.py --verify)" for n in sorted(unverified)
+        ]
         for c in got:
+            if c["name"] in unverified:
+                continue
             if c["name"] not in written:
                 written.append(c["name"])
                 index.append(c)
     (cases_dir / "index.json").write_text(json.dumps(index, indent=1))
     return written, messages
+
+
+def verify_failed(lines: Iterable[str]) -> set[str]:
+    """The cases materialize.py --verify wrote but found broken (`OK   NAME … VERIFY
+    FAILED`: a series does not apply where it should); peers.py cannot score them."""
+    out = set()
+    for ln in lines:
+        parts = ln.split()
+        if len(parts) > 1 and parts[0] == "OK" and ln.rstrip().endswith("VERIFY FAILED"):
+            out.add(parts[1])
+    return out
 
 
 def existing_cases(cases_dir: Path, only: Sequence[str]) -> list[str]:
@@ -706,23 +773,152 @@ def per_patch_tables(
     return lines
 
 
+@dataclass
+class Part:
+    """The measured cases of one split: peers.py's JSON (patchq among the tools as the
+    candidates `patchq` and `patchq-accept`) and patchq's logs per mode, by case name."""
+
+    peers: dict[str, Any]
+    logs: dict[str, dict[str, Any]]
+    accept_logs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def cases(self) -> list[dict[str, Any]]:
+        return list(self.peers.get("cases", []))
+
+
+def part_tallies(part: Part) -> dict[str, rc.Tally]:
+    """Every tool's verdict totals over a part (refresh_corpus: same, wrong, stops, cost);
+    patchq's stops come from its logs, and a default-mode stop that the `--accept all` run
+    got right is half a miss."""
+    out: dict[str, rc.Tally] = {}
+    for tool in part.peers.get("tools", []):
+        t = rc.Tally()
+        for c in part.cases:
+            pp = None
+            if tool == CANDIDATE["default"]:
+                pp = part.logs.get(c["name"], {}).get("per_patch", {})
+            elif tool == CANDIDATE["accept-all"]:
+                pp = part.accept_logs.get(c["name"], {}).get("per_patch", {})
+            verdicts = rc.case_verdicts(c, tool, pp)
+            accepted: dict[str, str] = {}
+            if tool == CANDIDATE["default"] and CANDIDATE["accept-all"] in c["tools"]:
+                app = part.accept_logs.get(c["name"], {}).get("per_patch", {})
+                accepted = rc.case_verdicts(c, CANDIDATE["accept-all"], app)
+            for n, v in verdicts.items():
+                t.add(v, accept_right=v == "stop" and accepted.get(n) == "same")
+        out[tool] = t
+    return out
+
+
+def cost_table(parts: Sequence[tuple[str, Part]]) -> list[str]:
+    """Per split and tool: same, wrong (applied / left out silently), stops, failures, the
+    half-misses, misses and cost = misses + 3 × wrong."""
+    lines = [
+        row(
+            "split",
+            "tool",
+            "patches",
+            "same as the maintainer",
+            "wrong: applied",
+            "wrong: left out silently",
+            "stops",
+            "failed",
+            "stops right with --accept all (½ miss)",
+            "misses",
+            "**cost**",
+        ),
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, part in parts:
+        for tool, t in part_tallies(part).items():
+            lines.append(
+                row(
+                    label,
+                    tool,
+                    t.patches,
+                    t.same,
+                    t.wrong,
+                    t.dropped_wrong,
+                    t.stops,
+                    t.failed,
+                    t.half,
+                    rc.fmt_num(t.misses),
+                    f"**{rc.fmt_num(t.cost)}**",
+                )
+            )
+    return lines
+
+
+def part_uses(part: Part) -> list[dict[str, Any]]:
+    """The method uses the precision is computed from: the `--accept all` run's where it ran
+    (in the default mode a proposed method stops and is not seen), else the default run's."""
+    logs = part.accept_logs if part.accept_logs else part.logs
+    return [u for lg in logs.values() for u in lg.get("uses", [])]
+
+
+def precision_section(
+    parts: Sequence[tuple[str, Part]], accept_status: str, level: str = "##"
+) -> list[str]:
+    """The per-method tables (validation first: the tiers are fixed from it)."""
+    rows = {label: rc.precision_rows(part_uses(p)) for label, p in parts}
+    val = rows.get("validation", {})
+    tiers = {m: rc.tier(m, val.get(m)) for label in rows for m in rows[label]}
+    src = (
+        "the `--accept all` run (every proposal taken, so every method's use is seen)"
+        if accept_status == "run"
+        else "the default run (patchq's `rebase` has no `--accept` yet, so every method "
+        "still acts alone and every use is seen there)"
+    )
+    L = [
+        f"Uses are taken from {src}. A use is right when the region its hunk produced (the "
+        "lines of patchq's file covered by the refreshed hunk's post-image) equals the "
+        "maintainer's refreshed file at the aligned place (bench/refresh_corpus.py's docstring "
+        "has the rule); *unscored*: the region or the maintainer's file could not be found. "
+        "precision = right / (right + wrong). Besides the methods DESIGN §4.1 makes automatic "
+        f'always ({", ".join(rc.ALWAYS_AUTOMATIC)}), a method reaches "automatic" only at '
+        f"≥ {100 * rc.EARN_PRECISION:.0f}% precision over ≥ {rc.EARN_USES} scored uses on the "
+        "**validation** split; with fewer uses it stays proposed.",
+        "",
+    ]
+    failed = sum(
+        1 for _, p in parts for lg in (p.accept_logs or p.logs).values() if lg.get("uses_error")
+    )
+    if failed:
+        L += [f"In {failed} cases the region pass failed: their uses are not counted.", ""]
+    for label, _ in parts:
+        n_cases = len(dict(parts)[label].cases)
+        n_patch = sum(c["patches"] for c in dict(parts)[label].cases)
+        L += [f"{level} {label} split ({n_cases} cases, {n_patch} old-series patches)", ""]
+        L += rc.precision_table(rows[label], tiers if label == "validation" else None) + [""]
+    return L
+
+
 def build_report(
     peers: dict[str, Any],
     logs: dict[str, dict[str, Any]],
     command: str,
     date: str,
     skipped: Sequence[str],
+    validation: Part | None = None,
+    accept_logs: dict[str, dict[str, Any]] | None = None,
+    accept_status: str = "not asked",
 ) -> str:
-    """REALWORLD.md from peers.py's JSON (every tool, patchq as a candidate) and patchq's logs."""
+    """REALWORLD.md from peers.py's JSON (every tool, patchq as a candidate) and patchq's logs:
+    PEERS/LOGS are the tuning part, shown per case and per patch; VALIDATION is shown as
+    totals only."""
+    tuning = Part(peers, logs, accept_logs or {})
     tools: list[str] = list(peers["tools"])
     cases: list[dict[str, Any]] = peers["cases"]
-    npatch = sum(c["patches"] for c in cases)
-    downstreams = sorted({c["downstream_repo"] for c in cases})
+    everything = cases + (validation.cases if validation else [])
+    npatch = sum(c["patches"] for c in everything)
+    downstreams = sorted({c["downstream_repo"] for c in everything})
     L = ["# patchq on real series refreshes", ""]
     L += [f"Measured {date} with:", "", "```", command, "```", ""]
     L.append(
-        f"{len(cases)} cases, {npatch} old-series patches, from {len(downstreams)} downstream "
-        f"repositories ({', '.join(f'`{d}`' for d in downstreams)}). Each old series is applied "
+        f"{len(everything)} cases, {npatch} old-series patches, from {len(downstreams)} "
+        f"downstream repositories ({', '.join(f'`{d}`' for d in downstreams)}). Each old series "
+        "is applied "
         "on the old upstream release X and carried to the new release Y; the result is "
         "compared, patch by patch, with the refresh the downstream maintainer committed. "
         "patchq: `apply --onto X` (with `--fuzz 2` when fuzz 0 refuses a patch; a patch "
@@ -733,11 +929,43 @@ def build_report(
         "A dropped patch is right when the maintainer dropped it too."
     )
     L.append("")
+    L.append(
+        f"Split (bench/refresh_corpus.py, fixed by the sha256 of the case name): "
+        f"{len(cases)} tuning cases ({sum(c['patches'] for c in cases)} patches), "
+        + (
+            f"{len(validation.cases)} validation cases "
+            f"({sum(c['patches'] for c in validation.cases)} patches)"
+            if validation
+            else "no validation case in this run"
+        )
+        + ". Per-case and per-patch results below are of the tuning part only; the "
+        "validation part is reported as totals. `--accept all` mode: "
+        + {
+            "run": "run (column `patchq-accept`).",
+            "unsupported": "unsupported (this patchq's `rebase --help` has no `--accept`).",
+        }.get(accept_status, "not run.")
+    )
+    L.append("")
     if skipped:
         L += ["Not measured (missing mirror or failed materialization):", ""]
         L += [f"- `{s}`" for s in skipped]
         L.append("")
-    L += ["## Summary", ""] + summary_table(cases, tools) + [""]
+    parts = [("tuning", tuning)] if cases else []
+    if validation is not None and validation.cases:
+        parts.append(("validation", validation))
+    L += ["## Cost per tool", ""]
+    L.append(
+        "Per patch, a tool is *same* (handled the maintainer's way), *wrong* (applied but not "
+        "the maintainer's result, or left out without a stop although the maintainer kept "
+        "it), or a *miss* (a stop or a failure). A patchq stop that the `--accept all` run "
+        "gets right is half a miss. **cost = misses + 3 × wrong** (DESIGN §4.1)."
+    )
+    L += [""] + cost_table(parts) + [""]
+    L += ["## Precision per placement method (patchq)", ""]
+    L += precision_section(parts, accept_status, "###")
+    if not cases:
+        return "\n".join(L).rstrip() + "\n"
+    L += ["## Tuning part: summary", ""] + summary_table(cases, tools) + [""]
     L += ["## Per case: same as the maintainer", ""]
     L.append(
         "Cells: kept patches right + dropped patches left out = same; in brackets, patches the "
@@ -776,6 +1004,58 @@ def build_report(
     return "\n".join(L).rstrip() + "\n"
 
 
+def precision_md(
+    parts: Sequence[tuple[str, Part]],
+    command: str,
+    revision: Sequence[str],
+    patchq: str,
+    date: str,
+    accept_status: str,
+) -> str:
+    """bench/PRECISION.md: the per-method tables and what produced them."""
+    L = ["# Placement-method precision on real refreshes (DESIGN §4.1)", ""]
+    L += ["Produced by:", "", "```", command, "```", ""]
+    L += [f"Measured {date} with {patchq}. Corpus revision (case files, their sha256):", ""]
+    L += [f"- {r}" for r in revision] + [""]
+    L.append(
+        '**Methods reach "automatic" only at ≥ 97% precision over ≥ 30 validation uses** '
+        "(DESIGN §4.1); the validation table is the one the tiers are fixed from, the tuning "
+        "table may be read per patch and is where methods are tuned."
+    )
+    L.append("")
+    if any("realworld/cases.toml" in r or "realworld-cases.toml" in r for r in revision):
+        L.append(
+            "Caveat: the cases of `../shared/realworld/cases.toml` and "
+            "`bench/realworld-cases.toml` were read patch by patch and tuned on before the "
+            "split existed, so their validation part is not unseen data; only a harvested "
+            "manifest's validation part is."
+        )
+        L.append("")
+    L += precision_section(parts, accept_status)
+    return "\n".join(L).rstrip() + "\n"
+
+
+def corpus_revision(cases_files: Sequence[Path]) -> list[str]:
+    """Each case file: its path, the sha256 of its bytes, its case count and, inside a git
+    checkout, the last commit that touched it."""
+    out = []
+    for f in cases_files:
+        try:
+            data = f.read_bytes()
+        except OSError:
+            continue
+        n = len(re.findall(rb"^\[\[case\]\]", data, re.M))
+        shown = str(f)
+        if f.is_relative_to(HERE.parent):
+            shown = str(f.relative_to(HERE.parent))
+        line = f"`{shown}`: sha256 {hashlib.sha256(data).hexdigest()[:16]}, {n} cases"
+        r = run(["git", "-C", str(f.parent), "log", "-1", "--format=%h", "--", f.name])
+        if r.returncode == 0 and r.stdout.strip():
+            line += f", last commit {r.stdout.strip()}"
+        out.append(line)
+    return out
+
+
 # ------------------------------------------------------------------------- main
 
 
@@ -802,20 +1082,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         nargs="*",
         default=None,
-        help=f"case files to materialize (default: CORPUS/cases.toml and {LOCAL_CASES.name})",
+        help=f"case files to materialize, e.g. a harvested manifest (default: CORPUS/cases.toml "
+        f"and {LOCAL_CASES.name})",
     )
     ap.add_argument("--only", nargs="*", default=[], help="run only these case names")
+    ap.add_argument(
+        "--split",
+        choices=["all", "tuning", "validation"],
+        default="all",
+        help="which part of the corpus to run (refresh_corpus.split_of: sha256 of the case "
+        "name); the validation part is only ever reported as totals (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--mode",
+        choices=["both", "default", "accept-all"],
+        default="both",
+        help="patchq's rebase as it is, with `--accept all` (when its rebase has the option; "
+        "else reported unsupported), or both (default: %(default)s)",
+    )
     ap.add_argument(
         "--out",
         type=Path,
         default=Path("/tmp/realworld-patchq"),
-        help="work folder: cases/, patchq/ (candidates), logs/, peers.json (default: %(default)s)",
+        help="work folder: cases/, patchq/ (candidates), logs/, peers.json, sealed/ (the "
+        "validation part's raw results, not to be read) (default: %(default)s)",
     )
     ap.add_argument(
         "--md",
         type=Path,
         default=None,
         help="write the report here (e.g. bench/REALWORLD.md; default: OUT/REALWORLD.md)",
+    )
+    ap.add_argument(
+        "--precision-md",
+        type=Path,
+        default=None,
+        help="write the per-method precision table here (e.g. bench/PRECISION.md; default: "
+        "OUT/PRECISION.md)",
     )
     ap.add_argument(
         "--patchq",
@@ -838,18 +1141,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--report-only",
         action="store_true",
-        help="rebuild the report from the last run's files under OUT (run.json, logs/, peers.json)",
+        help="rebuild the reports from the last run's files under OUT (run.json, logs/, "
+        "peers.json, sealed/)",
+    )
+    ap.add_argument(
+        "--rescore",
+        action="store_true",
+        help="judge the method uses of the last run under OUT again (refresh_corpus.score_uses "
+        "on its logs and candidates), then rebuild the reports",
     )
     ap.add_argument("--no-peers", action="store_true", help="only drive patchq and write its logs")
     a = ap.parse_args(argv)
 
     pq_cmd = shlex.split(a.patchq) if a.patchq else [sys.executable, "-m", "patchq"]
     out: Path = a.out.resolve()
+    if a.rescore:
+        return rescore(out, a.md, a.precision_md)
     if a.report_only:
-        return write_report(out, a.md)
+        return write_report(out, a.md, a.precision_md)
     cases_dir = out / "cases"
     cases_dir.mkdir(parents=True, exist_ok=True)
-    (out / "logs").mkdir(exist_ok=True)
     for exe in ("git", "patch", *(("wiggle",) if "wiggle" in a.tools else ())):
         if not shutil.which(exe):
             print(f"realworld.py: {exe} not found (apt-get install patch wiggle)", file=sys.stderr)
@@ -857,68 +1168,73 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not (a.corpus / "materialize.py").is_file():
         print(f"realworld.py: no materialize.py in {a.corpus} (--corpus)", file=sys.stderr)
         return 2
+    accept_status = "not asked"
+    modes = [m for m in MODES if a.mode in ("both", m)]
+    if "accept-all" in modes:
+        accept_status = "run" if supports_accept(pq_cmd) else "unsupported"
+        if accept_status == "unsupported":
+            modes.remove("accept-all")
+            print("accept-all mode: unsupported (patchq rebase has no --accept)", flush=True)
+    if not modes:
+        print("realworld.py: no mode to run (--mode accept-all is unsupported)", file=sys.stderr)
+        return 1
     skipped: list[str] = []
+    cases_files = a.cases if a.cases else [a.corpus / "cases.toml", LOCAL_CASES]
+    cases_files = [c.resolve() for c in cases_files if c.is_file()]
+    for cf in cases_files:
+        for msg in split_disagreements(cf):
+            print(f"realworld.py: {msg}", file=sys.stderr)
     if a.no_materialize:
         names = existing_cases(cases_dir, a.only)
     else:
-        cases_files = a.cases if a.cases else [a.corpus / "cases.toml", LOCAL_CASES]
-        cases_files = [c for c in cases_files if c.is_file()]
         print(
             f"materializing {', '.join(map(str, cases_files))} into {cases_dir}",
             flush=True,
         )
         names, skipped = materialize(a.corpus, a.mirrors, cases_files, cases_dir, a.only)
+    names = rc.select(names, a.split)
     if not names:
         print("realworld.py: no case to run (mirrors missing? see above)", file=sys.stderr)
         return 1
+    n_val = sum(1 for n in names if rc.split_of(n) == "validation")
+    print(f"{len(names) - n_val} tuning and {n_val} validation cases; modes: {', '.join(modes)}")
 
-    logs: dict[str, dict[str, Any]] = {}
+    done: list[str] = []
+    val_done = 0
     for n in names:
+        sealed = rc.split_of(n) == "validation"
         t = time.perf_counter()
-        try:
-            rec = drive_case(pq_cmd, cases_dir / n, out, a.rebase_fuzz)
-        except RuntimeError as e:
-            print(f"FAIL {n:40} {e}", flush=True)
-            skipped.append(f"{n}: {e}")
-            continue
-        logs[n] = rec
-        (out / "logs" / (n + ".json")).write_text(json.dumps(rec, indent=1) + "\n")
-        oc = Counter(
-            str(e.get("on_new") if e["on_old"] != "refused" else "refused on X")
-            for e in rec["per_patch"].values()
-        )
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(oc.items()))
-        print(f"{n:40} {counts}  [{time.perf_counter() - t:.0f}s]", flush=True)
+        for mode in modes:
+            try:
+                rec = drive_case(pq_cmd, cases_dir / n, part_dir(out, n), a.rebase_fuzz, mode)
+            except RuntimeError as e:
+                print(f"FAIL {'a validation case' if sealed else n:40} {'' if sealed else e}")
+                skipped.append(f"{n}: {'driver failure (validation case)' if sealed else e}")
+                break
+            path = log_path(out, n, mode)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(rec, indent=1) + "\n")
+            if sealed:
+                continue
+            oc = Counter(
+                str(e.get("on_new") if e["on_old"] != "refused" else "refused on X")
+                for e in rec["per_patch"].values()
+            )
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(oc.items()))
+            tag = "" if mode == "default" else f" [{mode}]"
+            print(f"{n:40} {counts}{tag}  [{time.perf_counter() - t:.0f}s]", flush=True)
+        else:
+            done.append(n)
+            if sealed:
+                val_done += 1
+                print(f"validation case {val_done} of {n_val} done", flush=True)
     if a.no_peers:
         return 0
 
-    cmd = [
-        sys.executable,
-        str(a.corpus / "peers.py"),
-        "--cases-dir",
-        str(cases_dir),
-        "--work",
-        str(out / "peers-work"),
-        "--tools",
-        a.tools,
-        "--candidate",
-        "patchq=%s/{case}" % (out / "patchq"),
-        "--out-json",
-        str(out / "peers.json"),
-        "--out-md",
-        str(out / "peers.md"),
-        "--only",
-        *logs,
-    ]
-    print("scoring: " + " ".join(shlex.quote(c) for c in cmd), flush=True)
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-    for line in r.stdout.splitlines():
-        if line.startswith("#"):
-            break
-        print("  " + line, flush=True)
-    if r.returncode != 0:
-        print(f"realworld.py: peers.py failed (exit {r.returncode})", file=sys.stderr)
-        return 1
+    for split in rc.SPLITS:
+        part = [n for n in done if rc.split_of(n) == split]
+        if part and score_part(a, out, split, part, modes) != 0:
+            return 1
     command = " ".join(
         shlex.quote(x)
         for x in ["bench/realworld.py", *(argv if argv is not None else sys.argv[1:])]
@@ -928,35 +1244,189 @@ def main(argv: Sequence[str] | None = None) -> int:
         "date": datetime.date.today().isoformat(),
         "patchq": patchq_version(pq_cmd),
         "skipped": skipped,
-        "cases": list(logs),
+        "cases": done,
+        "split": a.split,
+        "modes": modes,
+        "accept": accept_status,
+        "corpus": corpus_revision(cases_files),
     }
     (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
-    return write_report(out, a.md)
+    return write_report(out, a.md, a.precision_md)
+
+
+def rescore(out: Path, md: Path | None, precision: Path | None) -> int:
+    """The region verdicts of a finished run again, from its logs and candidates."""
+    try:
+        run_rec = json.loads((out / "run.json").read_text())
+    except (OSError, ValueError) as e:
+        print(f"realworld.py: no finished run in {out}: {e}", file=sys.stderr)
+        return 1
+    work = out / "work" / "rescore"
+    work.mkdir(parents=True, exist_ok=True)
+    for n in run_rec["cases"]:
+        for mode in run_rec.get("modes", ["default"]):
+            path = log_path(out, n, mode)
+            rec = json.loads(path.read_text())
+            cand = part_dir(out, n) / CANDIDATE[mode] / n
+            rec["uses"] = rc.score_uses(
+                out / "cases" / n, cand, rec["rebase"]["hunks"], rec["rebase"]["outcomes"], work
+            )
+            path.write_text(json.dumps(rec, indent=1) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    again = f"bench/realworld.py --out {shlex.quote(str(out))} --rescore"
+    commit = run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"]).stdout.strip()
+    run_rec["command"] = run_rec["command"].split("\n")[0] + f"\n{again}  # at {commit}"
+    (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
+    return write_report(out, md, precision)
+
+
+def split_disagreements(cases_file: Path) -> list[str]:
+    """A case file may carry its own `split` per case (a harvested manifest does): where
+    it disagrees with refresh_corpus.split_of, say so (the name's hash decides here)."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(cases_file.read_text())
+    except (OSError, ValueError) as e:
+        return [f"{cases_file}: not read ({e})"]
+    bad = [
+        str(c.get("name"))
+        for c in doc.get("case", [])
+        if isinstance(c, dict) and "split" in c and c["split"] != rc.split_of(str(c.get("name")))
+    ]
+    if not bad:
+        return []
+    return [
+        f"{cases_file}: {len(bad)} cases carry a `split` other than the sha256 rule's "
+        f"(e.g. {bad[0]}); the rule's is used"
+    ]
+
+
+def part_dir(out: Path, name: str) -> Path:
+    """Where a case's raw results go: OUT, or OUT/sealed for a validation case."""
+    return out / "sealed" if rc.split_of(name) == "validation" else out
+
+
+def log_path(out: Path, name: str, mode: str) -> Path:
+    suffix = "" if mode == "default" else f".{mode}"
+    return part_dir(out, name) / "logs" / f"{name}{suffix}.json"
+
+
+def supports_accept(pq_cmd: list[str]) -> bool:
+    """Does this patchq's `rebase` take `--accept`? (Read from `patchq rebase --help`.)"""
+    r = run([*pq_cmd, "rebase", "--help"])
+    return r.returncode == 0 and re.search(r"(?m)^\s*--accept\b", r.stdout) is not None
+
+
+def score_part(
+    a: argparse.Namespace, out: Path, split: str, names: Sequence[str], modes: Sequence[str]
+) -> int:
+    """peers.py over one split's cases, patchq's modes as candidates. The validation part's
+    results go to OUT/sealed/ and nothing of them is printed."""
+    base = out / "sealed" if split == "validation" else out
+    cmd = [
+        sys.executable,
+        str(a.corpus / "peers.py"),
+        "--cases-dir",
+        str(out / "cases"),
+        "--work",
+        str(out / "peers-work"),
+        "--tools",
+        a.tools,
+        *(
+            x
+            for m in modes
+            for x in ("--candidate", f"{CANDIDATE[m]}={base / CANDIDATE[m]}/{{case}}")
+        ),
+        "--out-json",
+        str(base / "peers.json"),
+        "--out-md",
+        str(base / "peers.md"),
+        "--only",
+        *names,
+    ]
+    print(f"scoring the {split} part: " + " ".join(shlex.quote(c) for c in cmd), flush=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if split == "tuning":
+        for line in r.stdout.splitlines():
+            if line.startswith("#"):
+                break
+            print("  " + line, flush=True)
+    if r.returncode != 0:
+        print(
+            f"realworld.py: peers.py failed on the {split} part (exit {r.returncode})",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def patchq_version(pq_cmd: list[str]) -> str:
     """Which patchq was measured: its --version and, from a checkout, the commit."""
     version = run([*pq_cmd, "--version"]).stdout.strip()
     commit = run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"])
+    src = run(["git", "-C", str(HERE.parent), "log", "-1", "--format=%h", "--", "src"])
     if commit.returncode == 0:
-        version += f" (checkout at {commit.stdout.strip()})"
+        version += f" (checkout at {commit.stdout.strip()}"
+        version += f", src/ last changed in {src.stdout.strip()})" if src.stdout.strip() else ")"
     return version
 
 
-def write_report(out: Path, md: Path | None) -> int:
-    """Build the report from a finished run's files (run.json, logs/, peers.json)."""
+def load_part(out: Path, split: str, names: Sequence[str], modes: Sequence[str]) -> Part:
+    base = out / "sealed" if split == "validation" else out
+    peers = json.loads((base / "peers.json").read_text())
+    logs: dict[str, dict[str, dict[str, Any]]] = {m: {} for m in MODES}
+    for n in names:
+        for m in modes:
+            logs[m][n] = json.loads(log_path(out, n, m).read_text())
+    if "default" not in modes:  # only the accept-all run: its logs stand in for the tables
+        return Part(peers, logs["accept-all"], logs["accept-all"])
+    return Part(peers, logs["default"], logs["accept-all"])
+
+
+def write_report(out: Path, md: Path | None, precision: Path | None = None) -> int:
+    """Build the reports from a finished run's files (run.json, logs/, peers.json, sealed/)."""
     try:
         run_rec = json.loads((out / "run.json").read_text())
-        peers = json.loads((out / "peers.json").read_text())
-        logs = {n: json.loads((out / "logs" / f"{n}.json").read_text()) for n in run_rec["cases"]}
+        modes = run_rec.get("modes", ["default"])
+        parts: dict[str, Part] = {}
+        for split in rc.SPLITS:
+            names = [n for n in run_rec["cases"] if rc.split_of(n) == split]
+            if names:
+                parts[split] = load_part(out, split, names, modes)
     except (OSError, ValueError, KeyError) as e:
         print(f"realworld.py: no finished run in {out}: {e}", file=sys.stderr)
         return 1
     date = run_rec["date"] + (f", {run_rec['patchq']}" if run_rec.get("patchq") else "")
-    text = build_report(peers, logs, run_rec["command"], date, run_rec["skipped"])
+    accept = run_rec.get("accept", "not asked")
+    tuning = parts.get("tuning") or Part({"tools": [], "cases": []}, {})
+    if not tuning.peers.get("tools") and "validation" in parts:
+        tuning.peers = {"tools": parts["validation"].peers["tools"], "cases": []}
+    text = build_report(
+        tuning.peers,
+        tuning.logs,
+        run_rec["command"],
+        date,
+        run_rec["skipped"],
+        validation=parts.get("validation"),
+        accept_logs=tuning.accept_logs,
+        accept_status=accept,
+    )
     md_path = md or (out / "REALWORLD.md")
     md_path.write_text(text)
     print(f"wrote {md_path}")
+    ordered = [(s, parts[s]) for s in ("validation", "tuning") if s in parts]
+    ptext = precision_md(
+        ordered,
+        run_rec["command"],
+        run_rec.get("corpus", []),
+        run_rec.get("patchq", ""),
+        run_rec["date"],
+        accept,
+    )
+    p_path = precision or (out / "PRECISION.md")
+    p_path.write_text(ptext)
+    print(f"wrote {p_path}")
     return 0
 
 

@@ -4,6 +4,7 @@ it: `_PATCHQ_COMPLETE=bash_complete` with COMP_WORDS/COMP_CWORD, in a real proce
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,11 +17,12 @@ from ..conftest import Queue, Result, Upstream
 P = "--- a/f.txt\n+++ b/f.txt\n@@ -{n},1 +{n},1 @@\n-line {n}\n+LINE {n}\n"
 
 
-def complete(cwd: Path, line: str) -> list[str]:
+def complete(cwd: Path, line: str, extra: dict[str, str] | None = None) -> list[str]:
     """What bash would offer after typing `line` (a trailing space: a new word)."""
     words = line.split()
     cword = len(words) if line.endswith(" ") else len(words) - 1
     env = dict(os.environ, COMP_WORDS=line, COMP_CWORD=str(cword), _PATCHQ_COMPLETE="bash_complete")
+    env.update(extra or {})
     proc = subprocess.run(
         [sys.executable, "-m", "patchq"], cwd=cwd, env=env, capture_output=True, text=True
     )
@@ -82,3 +84,63 @@ def test_the_bash_script_is_generated(stacked: Path) -> None:
     )
     assert "_patchq_completion()" in proc.stdout
     assert "complete -o nosort -F _patchq_completion patchq" in proc.stdout
+
+
+def git_logging(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An environment whose `git` on PATH logs each call before running the real one."""
+    real = shutil.which("git")
+    assert real is not None
+    log = tmp_path / "git-calls.log"
+    log.write_text("")
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    (shim / "git").chmod(0o755)
+    return {"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"}, log
+
+
+def test_patch_names_complete_without_starting_git(stacked: Path, tmp_path: Path) -> None:
+    """A TAB on a patch name reads the series and the stack record, and starts no git
+    (issue 26, point 9): a `git` on PATH that logs its calls sees none. `--onto` does ask
+    git for refs, which shows the logging `git` is the one patchq would run."""
+    env, log = git_logging(tmp_path)
+    assert complete(stacked, "patchq push ", env) == ["0003-sm120.patch"]
+    assert complete(stacked, "patchq pop ", env) == ["0001-fix-build.patch", "0002-fix-docs.patch"]
+    assert complete(stacked, "patchq delete 000", env) == [
+        "0001-fix-build.patch",
+        "0002-fix-docs.patch",
+        "0003-sm120.patch",
+    ]
+    assert complete(stacked, "patchq refresh 0002", env) == ["0002-fix-docs.patch"]
+    assert log.read_text() == ""
+    assert "release" in complete(stacked, "patchq rebase --onto ", env)
+    assert log.read_text() != ""
+
+
+def test_during_a_rebase_names_complete_as_status_says_without_git(
+    stacked: Path, upstream: Upstream, tmp_path: Path
+) -> None:
+    upstream.git("checkout", "-q", "main")
+    upstream.write("f.txt", "".join(f"line {i}\n" for i in range(1, 11)).replace("line 5", "L5"))
+    upstream.commit("upstream edits line 5")
+    upstream.git("checkout", "-q", "patchq/main")
+    r = subprocess.run(
+        [sys.executable, "-m", "patchq", "rebase", "--onto", "main"],
+        cwd=stacked,
+        capture_output=True,
+    )
+    assert r.returncode == 3, r.stderr
+    env, log = git_logging(tmp_path)
+    assert complete(stacked, "patchq pop ", env) == ["0001-fix-build.patch"]
+    assert complete(stacked, "patchq push ", env) == ["0002-fix-docs.patch", "0003-sm120.patch"]
+    assert log.read_text() == ""
+
+    # The same as `applied`/`unapplied` say (these run git).
+    def names(verb: str) -> list[str]:
+        out = subprocess.run(
+            [sys.executable, "-m", "patchq", verb], cwd=stacked, capture_output=True, text=True
+        )
+        return out.stdout.split()
+
+    assert names("applied") == ["0001-fix-build.patch"]
+    assert names("unapplied") == ["0002-fix-docs.patch", "0003-sm120.patch"]

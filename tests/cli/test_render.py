@@ -94,8 +94,8 @@ def test_apply_json_is_one_document_with_each_hunk() -> None:
             "action": "modify",
             "status": "offset",
             "hunks": [
-                {"status": "exact", "offset": 0, "fuzz": 0, "line": 10},
-                {"status": "offset", "offset": -2, "fuzz": 0, "line": 40},
+                {"status": "exact", "offset": 0, "fuzz": 0, "line": 10, "passed_over": []},
+                {"status": "offset", "offset": -2, "fuzz": 0, "line": 40, "passed_over": []},
             ],
         }
     ]

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from patchq.core import patch as P
+from patchq.core import names as P
 from patchq.core.errors import BadInputError
-from patchq.core.patch import parse, resolve_section
+from patchq.core.names import resolve_section
+from patchq.core.patch import parse
 
 from ..conftest import Queue, Result, Upstream, wall_clock
 
@@ -55,8 +56,21 @@ PARSED: dict[str, tuple[set[str], int]] = {
     "minus-without-plus.patch": ({P.MINUS_ONLY}, 3),
     "garbage-between-sections.patch": ({P.SKIPPED_TEXT}, 28),
     "garbage-after-mode-change.patch": ({P.SKIPPED_TEXT}, 4),
+    # GNU patch reads a hunk up to its counts; what follows, up to the next file's header,
+    # is skipped — hunks too (pch.c another_hunk, intuit_diff_type).
+    "hunk-count-one-short.patch": ({P.HUNK_OVERRUN, P.SKIPPED_HUNK}, 13),
+    "hunk-after-blank-line.patch": ({P.SKIPPED_HUNK}, 15),
+    "hunks-overlap-context.patch": ({P.OVERLAP}, 14),
+    "hunks-out-of-order.patch": ({P.OVERLAP}, 13),
 }
-OVER_TREE = [n for n in PARSED if n not in {"minus-without-plus.patch"} and "garbage" not in n]
+PARSE_ONLY = {
+    "minus-without-plus.patch",
+    "hunk-count-one-short.patch",
+    "hunk-after-blank-line.patch",
+    "hunks-overlap-context.patch",
+    "hunks-out-of-order.patch",
+}
+OVER_TREE = [n for n in PARSED if n not in PARSE_ONLY and "garbage" not in n]
 
 # Sample → normalisations only the tree can tell (made when applying).
 APPLIED = {
@@ -66,8 +80,9 @@ APPLIED = {
     "create-at-line-zero.patch": P.CREATED,
 }
 
-# Where patchq refuses what GNU patch applies, and why (docs/patch-formats.md).
-REFUSED = {("ambiguous-fuzz.patch", 2): "ambiguous"}
+# Where patchq refuses what GNU patch applies, and why (docs/patch-formats.md): nowhere
+# (an ambiguous fuzzed match is placed as GNU patch places it, the other match recorded).
+REFUSED: dict[tuple[str, int], str] = {}
 
 pytestmark = pytest.mark.skipif(shutil.which("patch") is None, reason="GNU patch missing")
 

@@ -181,6 +181,10 @@ def big_file(env: Env) -> None:
     env.queue.add("big.patch", patch)
 
 
+def _expect_file(env: Env, name: str, text: str) -> None:
+    assert (env.up.path / name).read_text() == text
+
+
 def expect_big_file(env: Env) -> None:
     data = (env.up.path / "big.txt").read_bytes()
     assert len(data) == BIG_LINES * 52 - 52 * 2 + len(b"CHANGED\n") + len(b"LAST\n")
@@ -487,21 +491,26 @@ TABLE: list[Row] = [
     Row("nul-diff-git-line", ("nul-diff-git-line.patch",), phrase="contains a NUL byte"),
     # -- truncated hunks and line counts that lie
     Row("truncated", ("truncated-hunk.patch",), phrase="truncated-hunk.patch:3: truncated hunk"),
+    # GNU patch reads a last line cut short as a line without its newline: here a context
+    # line that then matches only with fuzz, as with `patch -F0`.
     Row(
         "truncated-mid-line",
         ("truncated-mid-line.patch",),
-        phrase="truncated-mid-line.patch:7: truncated line",
+        code=3,
+        phrase="applies with fuzz 1, as GNU patch would: rerun with `--fuzz 1`",
     ),
     Row(
         "truncated-after-header",
         ("truncated-after-header.patch",),
         phrase="truncated-after-header.patch:3: truncated hunk",
     ),
+    # GNU patch stops reading a hunk at its counts: the rest is skipped (`lines-after-hunk`),
+    # and the hunk, now without trailing context, fails at fuzz 0 as with `patch -F0`.
     Row(
         "count-too-few",
         ("count-too-few.patch",),
-        phrase="count-too-few.patch:7: hunk header says 2 old and 2 new lines, but the hunk "
-        "goes on",
+        code=3,
+        phrase="applies with fuzz 1, as GNU patch would: rerun with `--fuzz 1`",
     ),
     Row(
         "count-too-many",
@@ -529,15 +538,23 @@ TABLE: list[Row] = [
         expect=file_is("lines.txt", LINES.replace("line 10\n", "LINE 10\n").encode()),
     ),
     # -- hunks out of order or overlapping
+    # GNU patch looks for a hunk stated before the last one after it ("misordered hunks"):
+    # not there, it fails, and so does patchq (a conflict, nothing changed).
     Row(
         "hunks-out-of-order",
         ("hunks-out-of-order.patch",),
-        phrase="hunks-out-of-order.patch:8: hunks are out of order or overlap",
+        code=3,
+        phrase="lines.txt: hunk #2 (patch line 8, file line 2) failed",
     ),
+    # The second hunk changes a line of the first's trailing context: GNU patch applies
+    # both (it freezes the file only up to a hunk's last change).
     Row(
         "hunks-overlap",
         ("hunks-overlap.patch",),
-        phrase="hunks-overlap.patch:10: hunks are out of order or overlap",
+        code=0,
+        expect=lambda env: _expect_file(
+            env, "lines.txt", LINES.replace("line 4\n", "LINE 4\n").replace("line 6\n", "LINE 6\n")
+        ),
     ),
     # -- two sections for one file
     Row(

@@ -26,7 +26,7 @@ from ..conftest import Result, git, home_print, home_touched, run_patchq
 
 TEXT = "".join(f"line {i}\n" for i in range(1, 31))
 PATCH = (
-    "Subject: [PATCH] change line 10\n\n---\n"
+    "From: A U Thor <a@example.org>\nSubject: [PATCH] change line 10\n\n---\n"
     "--- a/f.txt\n+++ b/f.txt\n@@ -9,3 +9,3 @@\n line 9\n-line 10\n+LINE 10\n line 11\n"
 )
 
@@ -271,7 +271,7 @@ def test_the_home_tripwire_sees_a_mark(tmp_path: Path, monkeypatch: pytest.Monke
     before = home_print(home)
     assert s.patchq("trust").code == 0
     assert (home / ".config" / "patchq" / "trusted.json").is_file()
-    assert ".config/patchq" in home_touched(before, home_print(home))
+    assert ".config/patchq/trusted.json" in home_touched(before, home_print(home))
 
 
 def test_a_journal_from_a_clone_cannot_write_outside(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ pin the pieces whose mistakes would silently mislabel a measurement.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -175,3 +176,424 @@ def test_build_report_counts_what_the_inputs_say(rw: ModuleType) -> None:
         "in the file | 1 | `deb-x-1-to-2/2.patch` |" in md
     )
     assert "| 2.patch | modified | fuzz | stopped, skipped conflict | failed / fuzz |" in md
+
+
+# ------------------------------------------------------------------------- issue 24: scoring
+RC_PATH = Path(__file__).resolve().parents[2] / "bench" / "refresh_corpus.py"
+
+
+@pytest.fixture(scope="module")
+def rc(rw: ModuleType) -> ModuleType:
+    """bench/refresh_corpus.py, the module realworld.py itself imports."""
+    mod = sys.modules["refresh_corpus"]
+    assert Path(mod.__file__ or "").resolve() == RC_PATH
+    return mod
+
+
+def test_split_is_the_sha256_rule_of_the_case_name(rc: ModuleType) -> None:
+    import hashlib
+
+    names = [f"deb-pkg{i}-{i}.0-to-{i}.1" for i in range(3000)]
+    for n in names[:50] + ["br-efivar-37-to-38", "ünïcode-case"]:
+        first = hashlib.sha256(n.encode("utf-8")).digest()[0]
+        assert rc.split_of(n) == ("tuning" if first < 179 else "validation")
+    share = sum(rc.split_of(n) == "validation" for n in names) / len(names)
+    assert 0.27 < share < 0.33
+    # pinned names: the rule may never change silently (the same as bench/harvest.py's)
+    assert rc.split_of("tx-libnl-3.7.0-to-3.8.0") == "validation"
+    assert rc.split_of("ms-libplist-2.2.0-to-2.3.0") == "validation"
+    assert rc.split_of("tx-uftrace-0.12-to-0.13") == "tuning"
+    assert rc.split_of("deb-openssh-8.4p1-to-8.7p1") == "tuning"
+    part = rc.select(names, "validation")
+    assert part == [n for n in names if rc.split_of(n) == "validation"]
+    assert rc.select(names, "all") == names
+    assert sorted(part + rc.select(names, "tuning")) == sorted(names)
+
+
+def test_verdicts_for_peers_and_patchq(rc: ModuleType) -> None:
+    v = rc.verdict
+    assert v("clean", True, True) == "same"
+    assert v("fuzz", False, True) == "wrong"
+    assert v("clean", False, False) == "wrong"  # applied a patch the maintainer dropped
+    assert v("failed", False, True) == "failed"
+    assert v("already", False, True) == "dropped-wrong"  # git am's silent "no changes"
+    assert v("already", True, False) == "same"
+    # patchq: what its log says decides between a stop, a failure and a silent drop
+    assert v("already", False, True, "stopped, skipped") == "stop"
+    assert v("already", True, False, "stopped, skipped") == "same"
+    assert v("already", False, True, "upstreamed") == "dropped-wrong"
+    assert v("already", False, True, "refused on X") == "failed"
+    assert v("merged", False, True, "merged") == "wrong"
+
+
+def test_cost_is_misses_plus_three_wrong_with_half_misses(rc: ModuleType) -> None:
+    t = rc.tally(
+        ["same", "wrong", "dropped-wrong", "stop", "stop", "failed", "same"],
+        [False, False, False, True, False, False, False],
+    )
+    assert (t.patches, t.same, t.wrong, t.dropped_wrong, t.stops, t.failed, t.half) == (
+        7, 2, 1, 1, 2, 1, 1,
+    )  # fmt: skip
+    assert t.wrong_total == 2
+    assert t.misses == 2.5  # two stops (one right with --accept all: half) and a failure
+    assert t.cost == 2.5 + 3 * 2
+    assert rc.fmt_num(t.cost) == "8.5" and rc.fmt_num(4.0) == "4"
+    with pytest.raises(ValueError):
+        rc.tally(["maybe"])
+
+
+def _peer_case(
+    name: str, tools: dict[str, tuple[dict[str, str], dict[str, bool]]]
+) -> dict[str, Any]:
+    succ = {"1.patch": "1.patch", "2.patch": "2.patch", "3.patch": None}
+    out = {
+        "name": name,
+        "downstream_repo": "someone/x",
+        "patches": 3,
+        "successor": succ,
+        "human_change": {"1.patch": "identical", "2.patch": "modified", "3.patch": "dropped"},
+        "facts": {n: {"applies_alone_on_Y": False, "reverse_applies_on_Y": False} for n in succ},
+        "tools": {t: _tool(st, same, {"1.patch", "2.patch"}) for t, (st, same) in tools.items()},
+    }
+    return out
+
+
+def _pq_log(name: str, on_new: dict[str, str], uses: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "gnu_on_old": {
+            "fuzz0": dict.fromkeys(on_new, "clean"),
+            "fuzz2": dict.fromkeys(on_new, "clean"),
+        },
+        "patchq_on_old": {
+            "fuzz0": {"applied": {}, "refused": {}},
+            "fuzz2": {"applied": {}, "refused": {}},
+        },
+        "per_patch": {
+            n: {"on_old": "exact", "on_new": o, "methods": []} for n, o in on_new.items()
+        },
+        "uses": uses,
+    }
+
+
+def test_tallies_credit_a_stop_the_accept_run_got_right_as_half_a_miss(rw: ModuleType) -> None:
+    case = _peer_case(
+        "c1",
+        {
+            "patch": ({"1.patch": "clean", "2.patch": "fuzz", "3.patch": "failed"},
+                      {"1.patch": True, "2.patch": False, "3.patch": True}),
+            "patchq": ({"1.patch": "clean", "2.patch": "already", "3.patch": "already"},
+                       {"1.patch": True, "2.patch": False, "3.patch": True}),
+            "patchq-accept": ({"1.patch": "clean", "2.patch": "merged", "3.patch": "already"},
+                              {"1.patch": True, "2.patch": True, "3.patch": True}),
+        },
+    )  # fmt: skip
+    on_new = {"1.patch": "unchanged", "2.patch": "stopped, skipped", "3.patch": "upstreamed"}
+    acc = {"1.patch": "unchanged", "2.patch": "merged", "3.patch": "upstreamed"}
+    part = rw.Part(
+        {"tools": ["patch", "patchq", "patchq-accept"], "cases": [case]},
+        {"c1": _pq_log("c1", on_new, [])},
+        {"c1": _pq_log("c1", acc, [])},
+    )
+    t = rw.part_tallies(part)
+    assert (t["patch"].same, t["patch"].wrong, t["patch"].cost) == (2, 1, 3)
+    assert (t["patchq"].same, t["patchq"].stops, t["patchq"].half, t["patchq"].cost) == (
+        2, 1, 1, 0.5,
+    )  # fmt: skip
+    assert (t["patchq-accept"].same, t["patchq-accept"].cost) == (3, 0)
+    table = "\n".join(rw.cost_table([("tuning", part)]))
+    assert "| tuning | patchq | 3 | 2 | 0 | 0 | 1 | 0 | 1 | 0.5 | **0.5** |" in table
+    assert "| tuning | patch | 3 | 2 | 1 | 0 | 0 | 0 | 0 | 0 | **3** |" in table
+
+
+def test_validation_part_is_reported_as_totals_only(rw: ModuleType, rc: ModuleType) -> None:
+    tools = {
+        "patch": ({"1.patch": "clean", "2.patch": "fuzz", "3.patch": "failed"},
+                  {"1.patch": True, "2.patch": False, "3.patch": True}),
+        "patchq": ({"1.patch": "clean", "2.patch": "merged", "3.patch": "already"},
+                   {"1.patch": True, "2.patch": False, "3.patch": True}),
+    }  # fmt: skip
+    on_new = {"1.patch": "unchanged", "2.patch": "merged", "3.patch": "upstreamed"}
+    tname = "tx-uftrace-0.12-to-0.13"
+    vname = "tx-libnl-3.7.0-to-3.8.0"
+    assert rc.split_of(tname) == "tuning" and rc.split_of(vname) == "validation"
+    vuses = [{"patch": "secret-2.patch", "method": "word", "verdict": "wrong"}]
+    tuses = [{"patch": "2.patch", "method": "word", "verdict": "right"}]
+    val = rw.Part(
+        {"tools": ["patch", "patchq"], "cases": [_peer_case(vname, tools)]},
+        {vname: _pq_log(vname, on_new, vuses)},
+    )
+    tun_peers = {"tools": ["patch", "patchq"], "cases": [_peer_case(tname, tools)]}
+    md = rw.build_report(
+        tun_peers, {tname: _pq_log(tname, on_new, tuses)}, "cmd", "D", [], validation=val
+    )
+    assert tname in md and vname not in md and "secret-2.patch" not in md
+    assert "| validation | patchq | 3 | 2 | 1 | 0 | 0 | 0 | 0 | 0 | **3** |" in md
+    # the validation precision table carries the tiers; its one word use is wrong
+    assert "| word | 1 | 0 | 1 | 0 | 0.0% | proposed (1 < 30 uses) |" in md
+    assert "| word | 1 | 1 | 0 | 0 | 100.0% |" in md  # tuning: no tier column
+    pmd = rw.precision_md(
+        [("validation", val)], "cmd --split validation", ["`x.toml`"], "pq", "D", "unsupported"
+    )
+    assert "cmd --split validation" in pmd and "`x.toml`" in pmd
+    assert "≥ 97% precision over ≥ 30 validation uses" in pmd and vname not in pmd
+
+
+def test_tiers_follow_design_4_1(rc: ModuleType) -> None:
+    row = rc.MethodRow
+    assert rc.tier("merge", None) == "automatic (always)"
+    assert rc.tier("word", None) == "proposed (no use)"
+    assert rc.tier("word", row(uses=30, right=30)) == "automatic (earned)"
+    # 29 of 30 scored is 96.7%: short of 97% however it is rounded; unscored uses don't count
+    assert rc.tier("word", row(uses=40, right=29, wrong=1, unscored=10)) == "proposed (96.7% < 97%)"
+    assert rc.tier("word", row(uses=40, right=29, unscored=11)) == "proposed (29 < 30 uses)"
+    assert rc.tier("word", row(uses=100, right=97, wrong=3)) == "automatic (earned)"
+    assert rc.tier("word", row(uses=100, right=96, wrong=4)) == "proposed (96.0% < 97%)"
+    rows = rc.precision_rows(
+        [{"method": "word", "verdict": v} for v in ("right", "wrong", "unscored", "right")]
+    )
+    r = rows["word"]
+    assert (r.uses, r.right, r.wrong, r.unscored, r.precision) == (4, 2, 1, 1, 2 / 3)
+
+
+def test_region_rule_on_synthetic_files(rc: ModuleType) -> None:
+    a = [b"l%d" % i for i in range(12)]
+    b = list(a)
+    b[5] = b"changed"  # inside [3, 8)
+    blocks = rc.blocks_of(a, b)
+    assert not rc.region_right(blocks, 3, 8)
+    assert rc.region_right(blocks, 6, 10) and rc.region_right(blocks, 0, 5)
+    ins = a[:4] + [b"new"] + a[4:]  # inserted before line 4
+    bi = rc.blocks_of(a, ins)
+    assert not rc.region_right(bi, 3, 8)  # strictly inside
+    assert rc.region_right(bi, 4, 8) and rc.region_right(bi, 0, 4)  # at an edge: outside
+    assert not rc.region_right(bi, 4, 4)  # an empty region at the insertion point
+    assert rc.region_right(bi, 6, 6)
+    dele = a[:2] + a[3:]
+    assert not rc.region_right(rc.blocks_of(a, dele), 2, 3)
+    assert not rc.region_right(rc.blocks_of(a, dele), 2, 2)  # the point of a deletion
+    # git's -U0 hunks read into the same blocks difflib gives (insert, change, delete)
+    u0 = b"@@ -4,0 +5 @@\n+new\n@@ -6 +7 @@\n-l5\n+x\n@@ -9,2 +9,0 @@\n-l8\n-l9\n"
+    assert rc.blocks_from_u0(u0) == [(4, 0, 4, 1), (5, 1, 6, 1), (8, 2, 9, 0)]
+    c = a[:4] + [b"new"] + a[4:5] + [b"x"] + a[6:8] + a[10:]
+    assert rc.blocks_of(a, c) == rc.blocks_from_u0(u0)
+
+
+def test_hunk_parsing_pairing_and_location(rc: ModuleType) -> None:
+    text = (
+        b"Subject: x\n---\n--- ../build/pkg-1.0/src/x.c\t2014-01-01\n+++ ./src/x.c\n"
+        b"@@ -2,3 +2,4 @@\n a\n-b\n+B\n+C\n c\n@@ -10,0 +11 @@\n+tail\n"
+        b"diff --git a/y.c b/y.c\n--- a/y.c\n+++ b/y.c\n@@ -1 +1 @@\n-u\n"
+        b"\\ No newline at end of file\n+v\n"
+    )
+    files = rc.parse_unified(text, 1)
+    assert [(f.old, f.new) for f in files] == [("src/x.c", "src/x.c"), ("y.c", "y.c")]
+    h0, h1 = files[0].hunks
+    assert h0.post_image() == [b"a", b"B", b"C", b"c"] and rc.region_of(h0) == (1, 5)
+    assert h1.new_len == 1 and rc.region_of(h1) == (10, 11)
+    assert rc.region_of(rc.Hunk(5, 1, 4, 0, [("-", b"gone")])) == (4, 4)
+    assert files[1].hunks[0].changed() == [("-", b"u"), ("+", b"v")]
+    assert rc.strip_path(b"/dev/null", 1) == "" and rc.strip_path(b"a/b/./c", 1) == "b/c"
+    # pairing: by order when the counts match, else by likeness of the changed lines
+    olds = [
+        rc.Hunk(1, 1, 1, 1, [("-", b"x"), ("+", b"X")]),
+        rc.Hunk(9, 1, 9, 1, [("-", b"y"), ("+", b"Y")]),
+    ]
+    assert rc.pair_hunks(olds, olds[::-1]) == {0: 0, 1: 1}
+    assert rc.pair_hunks(olds, [olds[1]]) == {1: 0}  # x→X is like nothing: unpaired
+    # location of an upstreamed hunk: exact, else between its contexts
+    hay = [b"p", b"a", b"B", b"C", b"c", b"q"]
+    assert rc.locate(h0.post_image(), hay, 0) == (1, 5)
+    edited = [b"p", b"a", b"B2", b"C", b"D", b"c", b"q"]
+    assert rc.locate(h0.post_image(), edited, 0) is None
+    assert rc.locate_between(h0, edited, 0) == (1, 6)
+    twice = hay + hay
+    assert rc.locate(h0.post_image(), twice, 8) == (7, 11)
+
+
+def _g(cwd: Path, *args: str) -> str:
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@invalid", GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@invalid",
+    )  # fmt: skip
+    r = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    return r.stdout
+
+
+def _udiff(before: list[str], after: list[str], path: str = "f.c") -> str:
+    import difflib
+
+    lines = difflib.unified_diff(
+        [x + "\n" for x in before], [x + "\n" for x in after], f"a/{path}", f"b/{path}"
+    )
+    return "".join(lines)
+
+
+def test_score_uses_judges_each_hunk_by_its_region_in_real_git_trees(
+    rc: ModuleType, tmp_path: Path
+) -> None:
+    """A synthetic case (upstream X and Y in git, an old series, patchq's refreshed series
+    and the maintainer's): a hunk refreshed as the maintainer did is right, one whose lines
+    differ from the maintainer's is wrong, an upstreamed hunk of a patch the maintainer
+    dropped is right."""
+    x = [f"a{i}" for i in range(30)]
+    y = ["new0", "new1", *x[:10], "up", *x[10:]]  # upstream shifted everything, took P2
+    y[3] = "A1"  # and edited a line far from P1's hunks
+    work = tmp_path / "work"
+    work.mkdir()
+    _g(work, "init", "-q", "-b", "case-old")
+    (work / "f.c").write_text("\n".join(x) + "\n")
+    _g(work, "add", "f.c")
+    _g(work, "commit", "-qm", "X")
+    _g(work, "checkout", "-qb", "case-new")
+    (work / "f.c").write_text("\n".join(y) + "\n")
+    _g(work, "commit", "-qam", "Y")
+    case = tmp_path / "case"
+    _g(tmp_path, "clone", "-q", "--bare", str(work), str(case / "upstream.git"))
+
+    def put(folder: str, name: str, text: str) -> None:
+        (case / folder).mkdir(parents=True, exist_ok=True)
+        (case / folder / name).write_text(text)
+
+    p1_old = list(x)
+    p1_old[5], p1_old[20] = "p5", "p20"
+    put("old-series", "p1.patch", _udiff(x, p1_old))
+    put("old-series", "p2.patch", _udiff(x, [*x[:10], "up", *x[10:]]))
+    mine, theirs = list(y), list(y)
+    i5, i20 = y.index("a5"), y.index("a20")
+    mine[i5], theirs[i5] = "p5", "p5"
+    mine[i20], theirs[i20] = "q20", "p20"  # patchq's second hunk is not the maintainer's
+    put("new-series", "p1.patch", _udiff(y, theirs))
+    cand = tmp_path / "cand"
+    cand.mkdir()
+    (cand / "p1.patch").write_text(_udiff(y, mine))
+    (cand / "series").write_text("p1.patch\n")
+    (case / "case.json").write_text(
+        json.dumps(
+            {
+                "strip": 1,
+                "old_series": ["p1.patch", "p2.patch"],
+                "new_series": ["p1.patch"],
+                "successor": {"p1.patch": "p1.patch", "p2.patch": ""},
+                "added": [],
+            }
+        )
+    )
+    hunks = {
+        "p1.patch": [
+            {"file": "f.c", "index": 0, "method": "offset"},
+            {"file": "f.c", "index": 1, "method": "word"},
+        ],
+        "p2.patch": [{"file": "f.c", "index": 0, "method": "upstreamed"}],
+    }
+    outcomes = {"p1.patch": "refreshed", "p2.patch": "upstreamed"}
+    (tmp_path / "scratch").mkdir()
+    uses = rc.score_uses(case, cand, hunks, outcomes, tmp_path / "scratch")
+    got = [(u["patch"], u["index"], u["method"], u["verdict"]) for u in uses]
+    assert got == [
+        ("p1.patch", 0, "offset", "right"),
+        ("p1.patch", 1, "word", "wrong"),
+        ("p2.patch", 0, "upstreamed", "right"),
+    ]
+    # the maintainer takes p1 as patchq did: every use is right
+    put("new-series", "p1.patch", _udiff(y, mine))
+    uses = rc.score_uses(case, cand, hunks, outcomes, tmp_path / "scratch")
+    assert [u["verdict"] for u in uses] == ["right", "right", "right"]
+    # a skipped patch's hunks are not uses
+    skipped = {"p1.patch": "dropped", "p2.patch": "upstreamed"}
+    assert rc.score_uses(case, cand, hunks, skipped, tmp_path / "scratch") == [
+        u for u in uses if u["patch"] == "p2.patch"
+    ]
+
+
+def test_accept_support_is_read_from_rebase_help(rw: ModuleType) -> None:
+    with_opt = "print('Options:\\n  --onto REF  x\\n  --accept METHODS  take proposals')"
+    without = "print('Options:\\n  --onto REF  x\\n  --skip  drop it (see --accept-less docs)')"
+    assert rw.supports_accept([sys.executable, "-c", with_opt])
+    assert not rw.supports_accept([sys.executable, "-c", without])
+    assert not rw.supports_accept([sys.executable, "-c", "import sys; sys.exit(2)"])
+
+
+def test_a_case_file_split_that_disagrees_with_the_rule_is_named(
+    rw: ModuleType, rc: ModuleType, tmp_path: Path
+) -> None:
+    v, t = "tx-libnl-3.7.0-to-3.8.0", "tx-uftrace-0.12-to-0.13"
+    f = tmp_path / "cases.toml"
+    f.write_text(
+        f'[[case]]\nname = "{v}"\nsplit = "validation"\n\n[[case]]\nname = "{t}"\n'
+        'split = "tuning"\n\n[[case]]\nname = "no-split-field"\n'
+    )
+    assert rw.split_disagreements(f) == []
+    f.write_text(f'[[case]]\nname = "{t}"\nsplit = "validation"\n')
+    (msg,) = rw.split_disagreements(f)
+    assert "1 cases" in msg and t in msg
+
+
+def test_a_region_another_patch_changed_is_judged_on_patchqs_own_tree(
+    rc: ModuleType, tmp_path: Path
+) -> None:
+    """The maintainer kept p0, which adds a line inside p1's region; patchq stopped at p0
+    (skipped). p1's hunk placed as the maintainer's p1 places it on patchq's tree is right,
+    though the maintainer's own tree differs there."""
+    x = [f"a{i}" for i in range(30)]
+    y = ["new0", *x]
+    work = tmp_path / "work"
+    work.mkdir()
+    _g(work, "init", "-q", "-b", "case-old")
+    (work / "f.c").write_text("\n".join(x) + "\n")
+    _g(work, "add", "f.c")
+    _g(work, "commit", "-qm", "X")
+    _g(work, "checkout", "-qb", "case-new")
+    (work / "f.c").write_text("\n".join(y) + "\n")
+    _g(work, "commit", "-qam", "Y")
+    case = tmp_path / "case"
+    _g(tmp_path, "clone", "-q", "--bare", str(work), str(case / "upstream.git"))
+    for d in ("old-series", "new-series"):
+        (case / d).mkdir()
+    with_p0 = [*y[: y.index("a2") + 1], "p0line", *y[y.index("a2") + 1 :]]
+    (case / "old-series" / "p0.patch").write_text(_udiff(x, [*x[:3], "p0line", *x[3:]]))
+    p1_x = [("p5" if v == "a5" else v) for v in x]
+    (case / "old-series" / "p1.patch").write_text(_udiff(x, p1_x))
+    (case / "new-series" / "p0.patch").write_text(_udiff(y, with_p0))
+    (case / "new-series" / "p1.patch").write_text(
+        _udiff(with_p0, [("p5" if v == "a5" else v) for v in with_p0])
+    )
+    cand = tmp_path / "cand"
+    cand.mkdir()
+    (cand / "p1.patch").write_text(_udiff(y, [("p5" if v == "a5" else v) for v in y]))
+    (cand / "series").write_text("p1.patch\n")
+    (case / "case.json").write_text(
+        json.dumps(
+            {
+                "strip": 1,
+                "old_series": ["p0.patch", "p1.patch"],
+                "new_series": ["p0.patch", "p1.patch"],
+                "successor": {"p0.patch": "p0.patch", "p1.patch": "p1.patch"},
+                "added": [],
+            }
+        )
+    )
+    hunks = {"p1.patch": [{"file": "f.c", "index": 0, "method": "anchored"}]}
+    (tmp_path / "scratch").mkdir()
+    outcomes = {"p0.patch": "dropped", "p1.patch": "refreshed"}
+    (use,) = rc.score_uses(case, cand, hunks, outcomes, tmp_path / "scratch")
+    assert (use["verdict"], use["why"]) == ("right", "on patchq's tree")
+    # patchq put p5 one line off: wrong against both
+    off = list(y)
+    off[off.index("a6")] = "p5"
+    (cand / "p1.patch").write_text(_udiff(y, off))
+    (use,) = rc.score_uses(case, cand, hunks, outcomes, tmp_path / "scratch")
+    assert use["verdict"] == "wrong"
+
+
+def test_a_case_that_fails_verification_is_left_out(rw: ModuleType) -> None:
+    lines = [
+        "    VERIFY FAIL br-x-1-to-2: 0001-a.patch does not apply on case-old",
+        "  OK   br-x-1-to-2                   3 old /  2 new patches (1 dropped); VERIFY FAILED",
+        "  OK   br-y-1-to-2                   2 old /  2 new patches (1 identical, 1 modified)",
+    ]
+    assert rw.verify_failed(lines) == {"br-x-1-to-2"}

@@ -29,7 +29,7 @@ UP_FLAGS = ("option_10 = 10\n", "option_10 = 32\n")  # upstream's edit of the sa
 OTHER = ("option_30 = 30\n", "option_30 = 300\n")
 UP_OTHER = ("option_30 = 30\n", "option_30 = 31\n")
 MINE = "option_10 = 64 # upstream: 32\n"  # what the person writes
-HEADER = "Description: tune the daemon for our build farm\n\n"
+HEADER = "Description: tune the daemon for our build farm\nAuthor: A Packager <ap@example.org>\n\n"
 MINE_30 = "option_30 = 300 # upstream: 31\n"
 
 

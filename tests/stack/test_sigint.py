@@ -10,9 +10,11 @@ with `status` and `recover` agreeing that nothing is left to finish.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -135,3 +137,84 @@ def test_push_all_with_everything_applied_exits_0(tmp_path: Path) -> None:
     assert snapshot(up, q) == before
     r = run(q, "push")  # one more patch was asked for, and there is none
     assert r.returncode == 4 and "nothing to push" in r.stderr
+
+
+# --- Ctrl-C at any early moment (issue 26, point 8) -------------------------------------
+
+
+def long_series(root: Path, n: int) -> tuple[Path, Path, str]:
+    """An upstream with one long file and a patch repo of `n` one-line patches down it."""
+    up, q = root / "upstream", root / "queue"
+    up.mkdir()
+    git(up, "init", "-q", "-b", "main")
+    (up / "f.txt").write_text("".join(f"line {i}\n" for i in range(4 * n + 10)))
+    git(up, "add", "-A")
+    git(up, "commit", "-q", "-m", "base")
+    (q / "patches").mkdir(parents=True)
+    (q / "patchq.toml").write_text('target = "../upstream"\n')
+    for i in range(n):
+        (q / "patches" / f"{i:04d}.patch").write_text(
+            f"--- a/f.txt\n+++ b/f.txt\n@@ -{4 * i + 2},3 +{4 * i + 2},3 @@\n"
+            f" line {4 * i + 1}\n-line {4 * i + 2}\n+LINE {4 * i + 2}\n line {4 * i + 3}\n"
+        )
+    (q / "series").write_text("".join(f"{i:04d}.patch\n" for i in range(n)))
+    return up, q, git(up, "rev-parse", "HEAD").strip()
+
+
+def interrupted_after(queue: Path, args: list[str], delay: float) -> tuple[int, str]:
+    """Start patchq, and press Ctrl-C `delay` seconds after it has taken Ctrl-C over
+    (it says `ready` on stderr: what happens before is the interpreter's own start-up,
+    see docs/commands.md); (exit code, the rest of stderr)."""
+    env = dict(os.environ, PATCHQ_SAY_READY="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "patchq", "--dir", str(queue), *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    assert proc.stderr.readline() == b"ready\n"
+    time.sleep(delay)
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+    except ProcessLookupError:
+        pass  # it finished first
+    rest = proc.stderr.read()
+    proc.wait(timeout=60)
+    return proc.returncode, rest.decode(errors="replace")
+
+
+def test_ctrl_c_at_random_early_moments_never_prints_a_traceback(tmp_path: Path) -> None:
+    """While modules load, while the series is read and applied, while it ends: an
+    interrupt at any of those moments exits 130 with one line (or, too late, the run
+    finished with 0), never a traceback nor "Exception ignored in …", and leaves a state
+    `status` explains. A seeded random set of moments, bounded in number and time."""
+    up, q, base = long_series(tmp_path, 1000)
+    rng = random.Random(26)
+    start = time.monotonic()
+    outcomes: dict[int, int] = {}
+    for trial in range(30):
+        if trial >= 8 and time.monotonic() - start > 90:
+            break  # a loaded machine: fewer moments, still random ones
+        # Two moments in three while modules load and the series is read, the rest later.
+        delay = rng.uniform(0.0, 0.25) if trial % 3 else rng.uniform(0.0, 0.8)
+        code, err = interrupted_after(q, ["apply", "--onto", base], delay)
+        outcomes[code] = outcomes.get(code, 0) + 1
+        assert "Traceback" not in err and "Exception ignored" not in err, (delay, err)
+        if code == 130:
+            assert err.splitlines()[-1] == "patchq: interrupted", (delay, err)
+        else:
+            assert code == 0, (delay, code, err)
+        st = run(q, "status")
+        assert st.returncode == 0 and "Traceback" not in st.stderr, st.stderr
+        if "interrupted" in st.stdout:  # a journal left to finish: status says how
+            assert "`patchq apply --continue` to finish" in st.stdout, st.stdout
+            assert run(q, "apply", "--abort").returncode == 0
+        # Back to nothing applied for the next moment.
+        git(up, "checkout", "-q", "main")
+        git(up, "branch", "-q", "-D", "patchq/main", check=False)
+        (q / "series.lock").unlink(missing_ok=True)
+        for state in (up / ".git" / "patchq").glob("*.json"):
+            state.unlink()
+    assert outcomes.get(130, 0) >= 3, outcomes  # most moments land before the end

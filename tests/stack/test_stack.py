@@ -123,13 +123,14 @@ def test_init_creates_the_queue_and_refuses_an_existing_one(
         "(patchq.toml) — edit it instead, or choose another folder\n"
     )
     assert snapshot(q) == before
-    # A quilt series folder is a queue too: init does not overwrite its series.
+    # A quilt series folder becomes a queue around its series (issue 26, point 3): init
+    # writes patchq.toml and patches/, and never overwrites the series.
     quilt_dir = tmp_path / "quilt"
     quilt_dir.mkdir()
     (quilt_dir / "series").write_text("fix.patch -p0\n")
     r = run_inprocess(capsys, "--dir", str(quilt_dir), "init")
-    assert r.code == 4 and "a patch queue already exists here (series)" in r.err
-    assert sorted(p.name for p in quilt_dir.iterdir()) == ["series"]
+    assert r.code == 0 and "around its series (1 patch, kept as it is)" in r.err
+    assert sorted(p.name for p in quilt_dir.iterdir()) == ["patches", "patchq.toml", "series"]
     assert (quilt_dir / "series").read_text() == "fix.patch -p0\n"
 
 
@@ -256,8 +257,9 @@ def test_push_fuzz_only_when_asked_and_reported(
         3,
         "patchq: patches/fz.patch: patch does not apply: a.txt: hunk #1 "
         "(patch line 4, file line 7) failed: its context and removed "
-        "lines are not in the file; applies with fuzz 2, as GNU patch would: "
-        "rerun with `--fuzz 2` — or rebase it (`patchq rebase`)\n",
+        "lines are not in the file; applies with fuzz 1, as GNU patch would: "
+        "rerun with `--fuzz 1` (or set `fuzz = 1` in patchq.toml) — or rebase it "
+        "(`patchq rebase`)\n",
     )
     assert patchq("applied").out == "" and clean(upstream)
     r = patchq("push", "--fuzz", "1")

@@ -30,17 +30,17 @@ def _context(ctx: click.Context) -> Context:
 
 
 def words(kind: str) -> Completer:
-    """A click `shell_complete` callback offering the `kind` words of `queries.completions`
+    """A click `shell_complete` callback offering the `kind` words of `complete.words`
     that start with what has been typed."""
 
     def complete(
         ctx: click.Context, param: click.Parameter, incomplete: str
     ) -> list[CompletionItem]:
-        from patchq.commands import queries  # here: loading it costs every run, completing or not
+        from patchq.commands import complete as offers  # here: not loaded by other runs
 
         session = _context(ctx)
         try:
-            found = queries.completions(session, kind)
+            found = offers.words(session, kind)
         except Exception:  # noqa: BLE001 - a completion never shows an error
             return []
         finally:
@@ -50,7 +50,7 @@ def words(kind: str) -> Completer:
     return complete
 
 
-# The kinds of `queries.completions`.
+# The kinds of `complete.words`.
 SERIES = words("series")
 APPLIED = words("applied")
 UNAPPLIED = words("unapplied")

@@ -7,14 +7,13 @@ boundary that maps exceptions to the exit codes of docs/commands.md.
 from __future__ import annotations
 
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
 import click
 
 from patchq import __version__
-from patchq.cli import completion, output, render
+from patchq.cli import completion, interrupted, output, render
 from patchq.core.errors import FaultError, PatchqError
 from patchq.stack.context import Context
 
@@ -219,6 +218,13 @@ def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...], as_json: bo
 @click.option(
     "--force", is_flag=True, help="Import a patch even if the series already makes its change."
 )
+@click.option(
+    "--order",
+    metavar="LIST",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Take the folder's patches in this file's order (one name a line), as a "
+    "recipe lists them.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what was imported as JSON.")
 @pass_ctx
 def import_cmd(
@@ -229,6 +235,7 @@ def import_cmd(
     quilt: Path | None,
     after: str | None,
     force: bool,
+    order: Path | None,
     as_json: bool,
 ) -> None:
     """Bring patches into the series: diff files, an mbox, a series folder or git commits.
@@ -239,7 +246,9 @@ def import_cmd(
     under it, else its *.patch and *.diff files in sorted name order (OpenWrt,
     Buildroot), other files skipped and named. A patch whose change the series already
     makes is refused (exit 4) unless --force. An existing patch file is never
-    overwritten; on any error nothing is written.
+    overwritten; on any error nothing is written. --order LIST takes a folder's patches
+    in the order a list file gives (a conda-forge recipe's `patches:`, a vcpkg
+    portfile's PATCHES), the folder's other patches skipped and named.
 
     \b
     Examples:
@@ -248,12 +257,13 @@ def import_cmd(
       patchq import --mbox series.mbox
       patchq import --quilt ../debian/patches
       patchq import ../openwrt/package/foo/patches
+      patchq import --order recipe-order.txt ../recipe
     """
     from patchq.commands import importing
 
     if [bool(files), bool(git_range), bool(mbox), bool(quilt)].count(True) != 1:
         raise click.UsageError("give exactly one of FILE…, --git A..B, --mbox F or --quilt DIR")
-    out = importing.import_patches(ctx, files, git_range, mbox, quilt, after, force)
+    out = importing.import_patches(ctx, files, git_range, mbox, quilt, after, force, order)
     output.show(render.imported(out, as_json))
 
 
@@ -948,18 +958,27 @@ def demo(folder: Path | None) -> None:
 
 @cli.command("lint")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="KIND",
+    help="Accept no-header, no-author or orig-names (`diff -u a.c.orig a.c` names) "
+    "besides `lint-allow` in patchq.toml; repeat or separate with commas.",
+)
 @click.pass_context
-def lint_cmd(click_ctx: click.Context, as_json: bool) -> None:
-    """Check the patch repo alone: entries exist and parse, no duplicates, guards, headers,
-    whitespace damage, lock hashes. Exit 0 clean, 1 warnings, 4 errors.
+def lint_cmd(click_ctx: click.Context, as_json: bool, allow: tuple[str, ...]) -> None:
+    """Check the patch repo alone: entries exist and parse, no duplicates, guards, headers
+    and authors, whitespace damage, lock hashes. Exit 0 clean, 1 warnings, 4 errors.
 
     \b
     Example:
       patchq lint && git commit -am "refresh series"
+      patchq lint --allow no-header,orig-names   # a recipe's bare `diff -u` patches
     """
     from patchq.commands import lint as lint_verb
 
-    out = lint_verb.lint(click_ctx.obj, Path.cwd())
+    out = lint_verb.lint(click_ctx.obj, Path.cwd(), allow)
     _end(render.linted(out, as_json), out.exit_code)
 
 
@@ -1049,6 +1068,11 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:
         return int(e.code) if isinstance(e.code, int) else 0
     except Exception as e:  # noqa: BLE001 - the one place that reports the unexpected
+        if interrupted():  # an error Ctrl-C caused (a module it cut short): the interrupt
+            output.show(render.interrupted())
+            return 130
+        import traceback  # only here: loading it costs every run
+
         frame = traceback.extract_tb(e.__traceback__)[-1]
         output.show(render.internal_error(e, f"{Path(frame.filename).name}:{frame.lineno}"))
         return 70

@@ -10,7 +10,6 @@ the token into an escape sequence, after the escaping.
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -19,7 +18,8 @@ from patchq.cli.render import Doc, Item, Line
 from patchq.core.text import json_text, shown
 
 # Private-use code points drawn at random: a patch cannot spell the colour token.
-_TOKEN = "".join(chr(0xF0000 + secrets.randbelow(0xFFFD)) for _ in range(6))
+# (os.urandom rather than `secrets`, which loads `random` and `hashlib` on every run.)
+_TOKEN = "".join(chr(0xF0000 + int.from_bytes(os.urandom(4), "big") % 0xFFFD) for _ in range(6))
 _OPEN, _CLOSE = _TOKEN + "[", _TOKEN + "m"
 
 

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchq.core.errors import PatchqError
+from patchq.core.lock import placement_text
 from patchq.core.series import Entry
 from patchq.core.status import REVIEWABLE, Outcome
 from patchq.core.status import Status as Word
+from patchq.core.text import bounded
 from patchq.core.trust import Configured
 from patchq.core.words import plural
 from patchq.store.statedir import recovery_verb
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from patchq.commands.fold import FoldOutcome
     from patchq.commands.header import HeaderOutcome
     from patchq.commands.importing import ImportOutcome
+    from patchq.commands.init import InitOutcome
     from patchq.commands.lint import LintOutcome
     from patchq.commands.new import NewOutcome
     from patchq.commands.queries import RebaseView, SeriesView, Status
@@ -120,6 +123,9 @@ def moved(p: PatchResult) -> str:
             how = f"fuzz {h.fuzz}" if h.status == Word.FUZZ else h.status
             if h.offset or h.status == Word.OFFSET:
                 how += f" {h.offset:+d}" if h.status == Word.OFFSET else f" offset {h.offset:+d}"
+            if h.passed_over:
+                how += ", passing over line " + ", ".join(str(n) for n in h.passed_over[:3])
+                how += ", …" if len(h.passed_over) > 3 else ""
             notes.append(f"{s.path} hunk #{h.index + 1} {how}")
     return f" ({'; '.join(notes)})" if notes else ""
 
@@ -141,7 +147,13 @@ def patch_json(p: PatchResult) -> dict[str, Any]:
                 "action": s.action,
                 "status": s.status,
                 "hunks": [
-                    {"status": h.status, "offset": h.offset, "fuzz": h.fuzz, "line": h.line}
+                    {
+                        "status": h.status,
+                        "offset": h.offset,
+                        "fuzz": h.fuzz,
+                        "line": h.line,
+                        "passed_over": list(h.passed_over),
+                    }
                     for h in s.hunks
                 ],
             }
@@ -178,7 +190,7 @@ def failure_json(f: Failure | None) -> dict[str, Any] | None:
 
 def error(e: PatchqError) -> Rendered:
     """An expected failure: its one stderr line."""
-    return (info(f"patchq: {e.line()}"),)
+    return (info(bounded(f"patchq: {e.line()}")),)
 
 
 def interrupted() -> Rendered:
@@ -281,8 +293,15 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
     return lines
 
 
-def init(root: Path) -> Rendered:
-    return (info(f"initialised an empty patch queue in {root}"),)
+def init(out: InitOutcome) -> Rendered:
+    if out.kept is None:
+        return (info(f"initialised an empty patch queue in {out.root}"),)
+    return (
+        info(
+            f"initialised a patch queue in {out.root} around its series "
+            f"({plural(out.kept, 'patch')}, kept as it is)"
+        ),
+    )
 
 
 def recovered(out: RecoverOutcome) -> Rendered:
@@ -529,6 +548,7 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                     "operation": st.operation,
                     "rebase": rebase_json(st.rebase),
                     "exec": [rebasestate.exec_doc(x) for x in st.execs],
+                    "placed": [{"patch": name, **x} for name, x in st.placed],
                 }
             ),
         )
@@ -561,6 +581,8 @@ def status(st: Status, as_json: bool = False) -> Rendered:
         )
         lines.append(data(f"last rebase --exec: {verdict} (series.lock)"))
         lines += exec_lines(failed[:5], err=False)
+    for name, x in st.placed:
+        lines.append(data(f"{name}: {placement_text(x)}"))
     if st.operation and st.operation.startswith("running "):
         lines.append(
             data(f"{st.operation}: another patchq is changing the target now; wait for it")

@@ -15,7 +15,7 @@ from patchq.core.progress import Progress
 from patchq.core.records import Stack
 from patchq.core.words import plural
 from patchq.stack import journal
-from patchq.stack.apply import SeriesResult, apply_series, raise_failure
+from patchq.stack.apply import SeriesResult, apply_series, raise_failure, with_placements
 from patchq.stack.context import Context
 from patchq.stack.targets import active_entries, branch_name, check_own_branch, choose_base
 from patchq.store.patchrepo import LOCK
@@ -64,7 +64,10 @@ def apply(
             result_tree=result.tree,
             files=result.files,
             guards=active,
-            patches=records_for(datas, previous, [e.raw for e in repo.series.entries]),
+            patches=with_placements(
+                records_for(datas, previous, [e.raw for e in repo.series.entries]),
+                result.patches,
+            ),
             last_rebase=previous.last_rebase if previous else None,
             exec=previous.exec if previous else None,
         )

@@ -116,6 +116,40 @@ def from_quilt(ctx: Context, folder: Path) -> tuple[list[Incoming], list[importe
     return importers.from_quilt(text, read, str(series), _existing(ctx)), []
 
 
+def from_order(
+    ctx: Context, order: Path, folder: Path
+) -> tuple[list[Incoming], list[importers.Skipped]]:
+    """The patches of `folder` in the order a list file gives (one name a line, relative
+    to the folder; blank lines and `#` comments allowed, `-pN` and guards as in a
+    series): a recipe's own order (a conda-forge `meta.yaml`'s `patches:`, a vcpkg
+    portfile's `PATCHES`), whatever the names sort to. The folder's patch files the list
+    does not name are skipped and named."""
+    if not folder.is_dir():
+        raise BadInputError("no such folder", str(folder), "--order LIST takes a folder of patches")
+    try:
+        text = read_regular(order).decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        raise BadInputError("no such file", str(order)) from None
+    except IsADirectoryError:
+        raise BadInputError("is a folder, not a list of patch names", str(order)) from None
+    base = folder.resolve()
+
+    def read(name: str) -> bytes:
+        p = (folder / name).resolve()
+        if base not in p.parents:
+            raise BadInputError(f"patch {name!r} is outside {folder}", str(order))
+        return read_regular(p)  # OSError: the importer names the list's line
+
+    incoming = importers.from_quilt(text, read, str(order), _existing(ctx), str(folder))
+    named = {i.name for i in incoming}
+    skipped = [
+        importers.Skipped(str(folder / p.name), None, f"not named in {order.name}")
+        for p in sorted(folder.iterdir())
+        if p.is_file() and p.name.endswith(importers.PATCH_SUFFIXES) and p.name not in named
+    ]
+    return incoming, skipped
+
+
 def _refuse_target_journal(ctx: Context) -> None:
     """A command killed while changing the target may have the series in its journal;
     writing the series now would be undone (or lost) by its recovery."""
@@ -233,14 +267,25 @@ def import_patches(
     quilt: Path | None,
     after: str | None,
     force: bool = False,
+    order: Path | None = None,
 ) -> ImportOutcome:
     """Read the one source given (files, a git range, an mbox or a series folder) and
     write what it holds as one transaction. A folder given as the only FILE is a series
-    folder, as with `--quilt`."""
+    folder, as with `--quilt`; with `order`, a folder of patches in the order that list
+    file gives."""
     skipped: tuple[importers.Skipped, ...] = ()
     if len(files) == 1 and quilt is None and files[0].is_dir():
         quilt, files = files[0], []
-    if files:
+    if order is not None:
+        if quilt is None:
+            raise BadInputError(
+                "--order takes the folder of the patches it lists",
+                str(order),
+                "`patchq import --order LIST DIR`",
+            )
+        incoming, order_skipped = from_order(ctx, order, quilt)
+        skipped = tuple(order_skipped)
+    elif files:
         incoming = from_files(ctx, files)
     elif quilt is not None:
         incoming, folder_skipped = from_quilt(ctx, quilt)

@@ -2,21 +2,27 @@
 
 Errors (exit 4) make the series unusable: a missing or unparsable patch, a duplicate, a
 malformed guard or strip level, an unsafe name. Warnings (exit 1) are worth a look: a
-patch without a header, a patch that needed a normalisation to be read as GNU patch
-reads it (whitespace damage, a lone `+++` line, …), a lock whose hashes no longer
-match, a file in patches/ that no series line names, two patches that make the same
-change (core.sameness: applied in order, the second fails). The lock's records of patches the
-last rebase upstreamed or dropped are expected, not findings, so `patchq lint && git
-commit` works right after a rebase. Pure over the files it is given.
+patch without a header or without an author patchq can read, a patch that needed a
+normalisation to be read as GNU patch reads it (whitespace damage, a lone `+++` line, …),
+a lock whose hashes no longer match, a hunk `apply` placed with fuzz or past another
+match (GNU patch's placement, kept by the lock), a file in patches/ that no series line names, two
+patches that make the same change (core.sameness: applied in order, the second fails).
+The lock's records of patches the last rebase upstreamed or dropped are expected, not
+findings, so `patchq lint && git commit` works right after a rebase. A repo whose
+ecosystem carries patches without headers, or made with `diff -u a.c.orig a.c`, says so
+once (`lint-allow` in patchq.toml, or `lint --allow`), and `patchq lint && git commit`
+works there too. Pure over the files it is given.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from patchq.core.errors import BadInputError, PatchqError
-from patchq.core.lock import Lock, sha256
+from patchq.core.header import header_info
+from patchq.core.lock import Lock, placement_text, sha256
 from patchq.core.patch import parse
 from patchq.core.resolutions import parse as parse_resolution
 from patchq.core.sameness import Key, change_key
@@ -24,7 +30,15 @@ from patchq.core.series import Series
 from patchq.core.status import GONE
 from patchq.stack.context import Context
 from patchq.store import trust
-from patchq.store.patchrepo import LOCK, PATCHES, SERIES, Config, PatchRepo, read_resolutions
+from patchq.store.patchrepo import (
+    LINT_ALLOW,
+    LOCK,
+    PATCHES,
+    SERIES,
+    Config,
+    PatchRepo,
+    read_resolutions,
+)
 
 # A note names something worth knowing that is no fault: it leaves the exit code alone.
 ERROR, WARNING, NOTE = "error", "warning", "note"
@@ -40,8 +54,26 @@ class Finding:
         return f"{self.where}: {self.level}: {self.what}"
 
 
-def findings(root: Path) -> list[Finding]:
-    """Every finding for the patch repo at `root`, errors first within each file."""
+# The backup suffixes `diff -u a.c.orig a.c` leaves on a section's old name.
+BACKUP_SUFFIXES = (".orig", ".old", ".bak", ".original", "~")
+
+
+def backup_names(names: Sequence[str]) -> bool:
+    """Whether differing section names are one name with and without a backup suffix
+    (`a.c.orig` and `a.c`): the way conda-forge and vcpkg recipes' patches are made."""
+    bare = set()
+    for name in names:
+        for suffix in BACKUP_SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+                break
+        bare.add(name)
+    return len(bare) == 1
+
+
+def findings(root: Path, allow: Iterable[str] = ()) -> list[Finding]:
+    """Every finding for the patch repo at `root`, errors first within each file; the
+    kinds in `allow` (and in the config's `lint-allow`) are not findings."""
     out: list[Finding] = []
     series_path = root / SERIES
     if not series_path.is_file():
@@ -65,6 +97,7 @@ def findings(root: Path) -> list[Finding]:
     except BadInputError as err:
         return out + [Finding(ERROR, err.where or SERIES, err.what)]
     repo = PatchRepo(root, config, series)
+    allowed = set(allow) | set(config.lint_allow)
     hashes: dict[str, str] = {}
     changes: dict[Key, str] = {}  # what each patch changes: the first patch making it
     for e in series.patches:
@@ -95,20 +128,12 @@ def findings(root: Path) -> list[Finding]:
             )
         elif key is not None:
             changes[key] = e.name
-        if not patch.header.strip():
-            out.append(
-                Finding(
-                    WARNING,
-                    where,
-                    "has no header: say what it does and why "
-                    "(DEP-3 Description/Author/Origin/Forwarded, or a mail header)",
-                )
-            )
+        out.extend(_authorship(patch.header, where, allowed))
         # What GNU patch would read but the patch needed repaired (core.patch).
         for n in patch.normalisations:
             out.append(Finding(WARNING, f"{where}:{n.line}", n.message()))
         for s in patch.sections:
-            if s.candidates:
+            if s.candidates and not ("orig-names" in allowed and backup_names(s.candidates)):
                 names = ", ".join(repr(c) for c in s.candidates)
                 out.append(
                     Finding(
@@ -134,6 +159,8 @@ def findings(root: Path) -> list[Finding]:
                             Finding(WARNING, LOCK, f"{rec.name} is locked but not in the series")
                         )
                     continue
+                for x in rec.placed:
+                    out.append(Finding(WARNING, f"{PATCHES}/{rec.name}", placement_text(x)))
                 if hashes[rec.name] != rec.sha256:
                     out.append(
                         Finding(
@@ -144,14 +171,47 @@ def findings(root: Path) -> list[Finding]:
                     )
     listed = set(series.names())
     pdir = root / PATCHES
+    # The patch repo's own files, where a link puts them in patches/ (Debian's `series ->
+    # debian/patches/series` with `patches -> debian/patches`): not stray patches.
+    own = {(root / n).resolve() for n in (SERIES, LOCK, "patchq.toml")}
     if pdir.is_dir():
         for f in sorted(pdir.rglob("*")):
             rel = f.relative_to(pdir).as_posix()
+            if f.resolve() in own:
+                continue
             if f.is_file() and rel not in listed and not rel.startswith(".") and rel != "series":
                 commented = any(rel in (x.raw or "") for x in series.entries if x.name is None)
                 if not commented:
                     out.append(Finding(WARNING, f"{PATCHES}/{rel}", "not named in series"))
     return out + _resolutions(root)
+
+
+def _authorship(header: bytes, where: str, allowed: set[str]) -> list[Finding]:
+    """A patch with no header, or a header naming no author patchq can read (DEP-3
+    `Author:`/`From:`, a mail `From:`, hg's `# User`, git show's `Author:`): its commits
+    and `export --mbox` would credit the person running patchq instead."""
+    if not header.strip():
+        if "no-header" in allowed:
+            return []
+        return [
+            Finding(
+                WARNING,
+                where,
+                "has no header: say what it does and why "
+                "(DEP-3 Description/Author/Origin/Forwarded, or a mail header)",
+            )
+        ]
+    info = header_info(header)
+    if info.author_name or info.author_email or "no-author" in allowed:
+        return []
+    return [
+        Finding(
+            WARNING,
+            where,
+            "names no author patchq can read (DEP-3 `Author:`, or a mail `From:`): "
+            "its commits and `export --mbox` credit your git identity instead",
+        )
+    ]
 
 
 def _commands(root: Path, config: Config) -> list[Finding]:
@@ -221,8 +281,18 @@ class LintOutcome:
         return exit_code(list(self.findings))
 
 
-def lint(ctx: Context, cwd: Path) -> LintOutcome:
-    """Lint the patch repo given (`--dir`), else the nearest one up from `cwd`. The repo
-    is not opened as commands open it: a broken one is what lint is for."""
+def lint(ctx: Context, cwd: Path, allow: Sequence[str] = ()) -> LintOutcome:
+    """Lint the patch repo given (`--dir`), else the nearest one up from `cwd`, accepting
+    the `allow` kinds (`LINT_ALLOW`, each value a comma-separated list) besides the
+    config's. The repo is not opened as commands open it: a broken one is what lint is
+    for."""
+    kinds = [k.strip() for value in allow for k in value.split(",") if k.strip()]
+    unknown = [a for a in kinds if a not in LINT_ALLOW]
+    if unknown:
+        raise BadInputError(
+            f"lint --allow {unknown[0]}: no such kind",
+            None,
+            "one of " + ", ".join(LINT_ALLOW),
+        )
     root = ctx.dir if ctx.dir is not None else PatchRepo.find(cwd)
-    return LintOutcome(tuple(findings(root)))
+    return LintOutcome(tuple(findings(root, kinds)))

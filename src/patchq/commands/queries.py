@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from patchq.core.errors import BadInputError, PatchqError
 from patchq.core.records import ExecRun, RebaseState
@@ -237,6 +238,18 @@ class Status:
     rebase: RebaseView | None = None
     # The runs of the last `rebase --exec`/`--exec-each` that series.lock records.
     execs: tuple[ExecRun, ...] = ()
+    # Hunks the lock records as placed by GNU patch's rules (fuzz, or past another
+    # match): (patch, the placement record).
+    placed: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+
+def lock_placements(ctx: Context) -> tuple[tuple[str, Mapping[str, Any]], ...]:
+    """The hunk placements series.lock records, by patch (`PatchRecord.placed`)."""
+    try:
+        lock = ctx.repo().read_lock()
+    except PatchqError:
+        return ()
+    return tuple((p.name, x) for p in lock.patches for x in p.placed) if lock else ()
 
 
 def exec_runs(ctx: Context) -> tuple[ExecRun, ...]:
@@ -283,6 +296,7 @@ def status(ctx: Context) -> Status:
             op,
             view,
             exec_runs(ctx),
+            lock_placements(ctx),
         )
     return Status(
         stack.branch if stack else None,
@@ -295,24 +309,5 @@ def status(ctx: Context) -> Status:
         op,
         None,
         exec_runs(ctx),
+        lock_placements(ctx),
     )
-
-
-# What each kind of argument completes to (`completions`).
-SERIES, APPLIED, UNAPPLIED, REFS = "series", "applied", "unapplied", "refs"
-
-
-def completions(ctx: Context, kind: str) -> tuple[str, ...]:
-    """The words a shell may complete an argument of `kind` to: the series' patch names,
-    the applied or the unapplied ones, or the target's refs. Where the target cannot be
-    read, the whole series stands in for applied/unapplied, and refs complete to nothing."""
-    if kind == REFS:
-        g = ctx.git()
-        return ("HEAD", *g.ref_names())
-    names = tuple(e.name or "" for e in ctx.repo().series.patches)
-    if kind == SERIES:
-        return names
-    try:
-        return applied(ctx) if kind == APPLIED else unapplied(ctx)
-    except PatchqError:
-        return names

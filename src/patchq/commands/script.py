@@ -29,7 +29,8 @@ def export_script(ctx: Context, out: Path) -> int:
         )
     entries = repo.series.active(lock.guards)
     g.writer(dry_run=True)  # the re-application stays in memory
-    res = apply_series(g, repo, lock.base, entries, commits=False)
+    # With the fuzz the lock's placements needed, placed as `apply` placed them.
+    res = apply_series(g, repo, lock.base, entries, fuzz=lock.fuzz, commits=False)
     if res.failure is not None:
         raise_failure(res.failure)
     if lock.result_tree is not None and res.tree != lock.result_tree:

@@ -74,7 +74,7 @@ def verify(ctx: Context, files_only: bool = False) -> VerifyOutcome:
                 False, lock.result_tree, None, tuple(problems + base_or_problems), mode, hint
             )
         base = base_or_problems
-    result = apply_series(g, repo, base, entries, fuzz=0, commits=False)
+    result = apply_series(g, repo, base, entries, fuzz=lock.fuzz, commits=False)
     if result.failure is not None:
         problems.append(
             f"{result.failure.display}: does not apply exactly on the base: "

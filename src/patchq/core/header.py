@@ -140,19 +140,50 @@ def _decode(data: bytes) -> str:
 
 
 def _field_block(lines: list[str], start: int) -> tuple[list[tuple[str, list[str]]], int]:
-    """`Name: value` lines (with continuation lines) from `start` to the first other line."""
+    """`Name: value` lines (with continuation lines) from `start` to the first other line.
+    A line of nothing but spaces inside a value (a paragraph break written as " "
+    rather than DEP-3's " .") continues it when more of the block follows: it must not
+    end the block and hide the `Author:` below."""
     fields: list[tuple[str, list[str]]] = []
     i = start
     while i < len(lines):
         line = lines[i]
         if line[:1] in (" ", "\t") and line.strip() and fields:
             fields[-1][1].append(line)
+        elif line[:1] in (" ", "\t") and fields:
+            # Spaces only: the run of such lines continues the value if the block goes on
+            # after it (one pass over the run, however long).
+            j = i
+            while j < len(lines) and lines[j][:1] in (" ", "\t") and not lines[j].strip():
+                j += 1
+            if not _block_goes_on(lines, j):
+                break
+            fields[-1][1].extend(lines[i:j])
+            i = j
+            continue
         elif (m := _FIELD_RE.match(line)) is not None:
             fields.append((m.group(1), [m.group(2)]))
         else:
             break
         i += 1
     return fields, i
+
+
+def _block_goes_on(lines: list[str], i: int) -> bool:
+    """Whether a field block goes on at line `i`: a continuation line, or a field DEP-3
+    knows."""
+    if i >= len(lines):
+        return False
+    line = lines[i]
+    if line[:1] in (" ", "\t"):
+        return bool(line.strip())
+    m = _FIELD_RE.match(line)
+    return m is not None and _is_dep3_name(m.group(1))
+
+
+def _is_dep3_name(name: str) -> bool:
+    key = name.lower()
+    return key in _DEP3_ONLY | {"from", "subject", "date"} or key.startswith("bug-")
 
 
 def _until_break(lines: Sequence[str]) -> list[str]:
@@ -182,9 +213,11 @@ def _one_line(text: str) -> str:
 def _clean_subject(raw: str) -> str:
     """Drop `[PATCH v2 3/7]`/`[RFC]` prefixes as `git am -b` does; keep `[media]` and the like."""
     text = _one_line(raw)
-    while (m := _PREFIX_RE.match(text)) is not None:
-        text = text[m.end() :].lstrip()
-    return text
+    # Matched in place (no slice a prefix): a subject of many prefixes is read in one pass.
+    pos = 0
+    while (m := _PREFIX_RE.match(text, pos)) is not None:
+        pos = m.end()
+    return text[pos:].lstrip()
 
 
 def _split_free(lines: Sequence[str]) -> tuple[str | None, str]:
@@ -238,8 +271,16 @@ def _mail_values(fields: list[tuple[str, list[str]]]) -> dict[str, str]:
     return out
 
 
+# The longest header value handed to the email package: its RFC 2047 decoding takes time
+# growing with the square of the encoded words; a longer value is kept as it is written.
+DECODE_MAX = 4096
+
+
 def _decoded(name: str, value: str) -> Any:
-    """The email package's parsed header (RFC 2047 decoded), or None if it chokes."""
+    """The email package's parsed header (RFC 2047 decoded), or None if it chokes or the
+    value is too long to decode in bounded time."""
+    if len(value) > DECODE_MAX:
+        return None
     try:
         return email.policy.default.header_factory(name, value)
     except Exception:  # the email package has had parser crashes on odd input
@@ -350,7 +391,7 @@ def _dep3_header(fields: list[tuple[str, list[str]]], lines: list[str], end: int
     if desc is not None:
         for cont in desc[1:]:
             text = cont[1:] if cont[:1] in (" ", "\t") else cont
-            body_lines.append("" if text.strip() == "." else text)
+            body_lines.append("" if text.strip() in (".", "") else text)
         subject = _one_line(desc[0]) or None
         if subject is None:  # `Description:` alone, the summary on the next line
             subject, rest = _split_free(body_lines)
@@ -362,7 +403,7 @@ def _dep3_header(fields: list[tuple[str, list[str]]], lines: list[str], end: int
             extra = rest
         if extra:
             body_lines.extend(["", *extra.split("\n")] if body_lines else extra.split("\n"))
-    author = first.get("author") or first.get("from")
+    author = first.get("author") or first.get("from") or _stray_author(lines[end:])
     name: str | None
     addr: str | None
     name, addr = _address(_one_line(" ".join(author))) if author else (None, None)
@@ -373,6 +414,19 @@ def _dep3_header(fields: list[tuple[str, list[str]]], lines: list[str], end: int
         date = _iso_date(first["last-update"][0])
         tz = "+0000" if date is not None else None
     return HeaderInfo(name, addr, date, tz, subject, _clean_body(body_lines))
+
+
+_AUTHOR_LINE_RE = re.compile(r"(Author|From):[ \t]*(\S.*)$", re.I)
+
+
+def _stray_author(lines: Sequence[str]) -> list[str] | None:
+    """An `Author:`/`From:` line further down a DEP-3 header than its fields reach (after
+    a description that a blank line interrupted): still the patch's author."""
+    for line in _until_break(lines):
+        m = _AUTHOR_LINE_RE.match(line)
+        if m is not None and "@" in m.group(2):
+            return [m.group(2)]
+    return None
 
 
 def _hg_header(lines: list[str]) -> HeaderInfo:

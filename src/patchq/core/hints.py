@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from difflib import SequenceMatcher
 
+from patchq.core import bounded
 from patchq.core.patch import Hunk
 
 # How far from a hunk's lines an upstream addition still counts as beside it.
@@ -40,7 +40,8 @@ def _alike(a: bytes, b: bytes) -> bool:
         return False
     if 2 * (Counter(x) & Counter(y)).total() < ALIKE * (len(x) + len(y)):
         return False  # the quick ratio, without building the matcher
-    return SequenceMatcher(None, x, y, autojunk=False).ratio() >= ALIKE
+    r = bounded.ratio(x, y)  # lines too long to compare in bounded time: no hint
+    return r is not None and r >= ALIKE
 
 
 def _changed(h: Hunk) -> list[tuple[int, int, list[bytes]]]:

@@ -42,6 +42,10 @@ class HunkResult:
     line: int = 0
     candidates: int = 0
     reason: str = ""
+    # GNU placement (`apply_hunks(gnu=True)`): the other lines (1-based, in the file
+    # before the patch) where the hunk matched as well and that GNU patch's nearest-first
+    # order passed over.
+    passed_over: tuple[int, ...] = ()
 
     @property
     def applied(self) -> bool:
@@ -115,15 +119,48 @@ def apply_hunks(
     fuzz: int = 0,
     reverse: bool = False,
     split: Split = split_lines,
+    gnu: bool = False,
 ) -> FileResult:
     """Apply `hunks` to `content` (None: the file does not exist) in order; `split` is
-    the run's line splitter (a `LineCache`'s), where one is at hand."""
+    the run's line splitter (a `LineCache`'s), where one is at hand.
+
+    `gnu`: place hunks as GNU patch does (`gnu_apply`), where it places them all — a
+    series applied on the base it was made for. Where GNU patch needs more fuzz than
+    `fuzz` (up to its default, 2), the hunks it would fuzz fail, as `patch -F0` fails
+    them; elsewhere the rules above decide."""
     hs = [h.reversed() for h in hunks] if reverse else hunks
     if content:
-        fast = _exact_in_place(content, hs)
+        fast = _exact_in_place(content, hs, gnu)
         if fast is not None:
             return fast
+    if gnu and content:
+        lines = split(content)
+        placed, _ = _gnu_run(lines, hs, fuzz)
+        if placed is not None:
+            return placed
+        if fuzz < 2:
+            more, levels = _gnu_run(lines, hs, 2)
+            if more is not None:
+                return _needs_fuzz(content, more, levels, fuzz)
     return _apply_lines(content, hs, fuzz, split)
+
+
+def _needs_fuzz(content: bytes, placed: FileResult, levels: list[int], fuzz: int) -> FileResult:
+    """The file unchanged, and the hunks GNU patch places only with more fuzz than
+    `fuzz` failed (what `patch -F0` does with them)."""
+    out = []
+    for h, level in zip(placed.hunks, levels, strict=True):
+        if level <= fuzz:
+            out.append(h)
+            continue
+        why = "its context and removed lines are not in the file"
+        if h.status != FUZZ:
+            why = (
+                "its context is longer at one end than the other, which GNU patch reads "
+                "as the start or end of the file unless fuzz evens it"
+            )
+        out.append(HunkResult(h.index, FAILED, reason=why))
+    return FileResult(content, tuple(out))
 
 
 def _apply_lines(
@@ -166,7 +203,7 @@ def locate(lines: list[bytes], hunk: Hunk) -> int | None:
     return None if place is None else place[0]
 
 
-def _exact_in_place(content: bytes, hunks: Sequence[Hunk]) -> FileResult | None:
+def _exact_in_place(content: bytes, hunks: Sequence[Hunk], gnu: bool = False) -> FileResult | None:
     """The common case without splitting the file into lines: every hunk has context and
     its old lines stand exactly at its stated line (so no offset ever predicts another
     place). Each hunk's old lines are found as one byte string (a C search from the
@@ -187,7 +224,8 @@ def _exact_in_place(content: bytes, hunks: Sequence[Hunk]) -> FileResult | None:
         no_eol = bool(new) and not new[-1].endswith(b"\n")
         if h.old_start <= 1 and stated != 0:
             return None  # the anchors `_window` sets
-        if h.trailing_context == 0 or no_eol:
+        uneven = gnu and h.trailing_context < h.leading_context  # GNU: the end, unfuzzed
+        if h.trailing_context == 0 or no_eol or uneven:
             if n < 0:
                 n = content.count(b"\n") + (not content.endswith(b"\n"))
             if stated != n - len(old):
@@ -333,6 +371,153 @@ def _locate(
     if h.old_start <= 1 and h.has_context and lines[: len(old)] != old and found == []:
         why = "it must match at the top of the file, and does not"
     return HunkResult(i, FAILED, reason=why), None
+
+
+# --- GNU patch's placement ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _GnuPlace:
+    """Where GNU patch puts a hunk: the start of its whole pattern, the fuzz level that
+    found it, and the other starts that matched at that level, in the order passed over."""
+
+    start: int
+    fuzz: int
+    full: bool  # the whole pattern matches there (no context line actually differs)
+    others: tuple[int, ...]
+
+
+def gnu_apply(lines: list[bytes], hunks: Sequence[Hunk], max_fuzz: int) -> FileResult | None:
+    """The file after `hunks` placed as GNU patch places them, or None (`_gnu_run`)."""
+    return _gnu_run(lines, hunks, max_fuzz)[0]
+
+
+def _gnu_run(
+    lines: list[bytes], hunks: Sequence[Hunk], max_fuzz: int
+) -> tuple[FileResult | None, list[int]]:
+    """The file after `hunks` placed as GNU patch 2.7 places them (patch.c `locate_hunk`,
+    `apply_hunk`), or None where GNU patch fails a hunk; and the fuzz level that found
+    each hunk placed.
+
+    For each hunk GNU patch tries fuzz 0, then 1, up to `max_fuzz` (never more than the
+    hunk's context): at each level every offset from the place the previous hunk's offset
+    predicts, nearest first (after before, at equal distance), and takes the first match.
+    Fuzz F drops context lines from the ends of the hunk's pattern so that both ends keep
+    `max(prefix, suffix) - F` lines at most: a hunk with less trailing than leading
+    context (and a hunk at line 1 with less leading context) stays anchored to the end
+    (start) of the file until fuzz evens them out. A hunk may overlap the trailing
+    context of the one before (GNU patch only freezes lines up to a hunk's last change);
+    the lines dropped by fuzz are kept as the file has them."""
+    out: list[bytes] = []
+    index = _Index(lines)
+    frozen = 0  # lines of the file consumed so far (GNU's last_frozen_line)
+    in_offset = 0
+    results: list[HunkResult] = []
+    seams: list[int] = []  # where copied and patched lines meet in `out`
+    levels: list[int] = []
+    for i, h in enumerate(hunks):
+        place = _gnu_locate(h, lines, index, frozen, in_offset, max_fuzz)
+        lead, trail = h.leading_context, h.trailing_context
+        if lead == len(h.lines):
+            lead = trail = 0  # no change in it: GNU patch refuses such a hunk anyway
+        if place is None or place.start + lead < frozen:
+            return None, levels  # not found, or "misordered hunks": GNU patch fails it
+        start = place.start
+        levels.append(place.fuzz)
+        old, new = h.old_lines, h.new_lines
+        out.extend(lines[frozen : start + lead])
+        seams.append(len(out))
+        landed = len(out) + 1 - lead
+        out.extend(new[lead : len(new) - trail])
+        seams.append(len(out))
+        frozen = start + len(old) - trail
+        in_offset = start - h.old_pos
+        if place.full:
+            status = EXACT if start == h.old_pos else OFFSET
+            fuzz = 0
+        else:
+            status, fuzz = FUZZ, place.fuzz
+        results.append(
+            HunkResult(
+                i,
+                status,
+                start - h.old_pos,
+                fuzz,
+                landed,
+                1 + len(place.others),
+                passed_over=tuple(p + 1 for p in place.others),
+            )
+        )
+    out.extend(lines[frozen:])
+    if any(0 < k < len(out) and not out[k - 1].endswith(b"\n") for k in seams):
+        return None, levels  # a line without its newline put before another: refused
+    return FileResult(b"".join(out), tuple(results)), levels
+
+
+def _gnu_locate(
+    h: Hunk, lines: list[bytes], index: _Index, frozen: int, in_offset: int, max_fuzz: int
+) -> _GnuPlace | None:
+    """GNU patch's `locate_hunk` for every fuzz level in turn (0-based lines)."""
+    old = h.old_lines
+    size, n = len(old), len(lines)
+    guess = h.old_pos + in_offset
+    if not size:
+        # "null range matches always", where the offset puts it.
+        return _GnuPlace(guess, 0, True, ()) if frozen <= guess <= n else None
+    prefix, suffix = h.leading_context, h.trailing_context
+    context = max(prefix, suffix)
+    first = h.old_start + (h.old_len == 0)  # GNU's pch_first()
+    for fuzz in range(min(max_fuzz, context) + 1):
+        pf, sf = fuzz + prefix - context, fuzz + suffix - context
+        max_start = n - (size - sf)
+        max_pos, max_neg = max_start - guess, guess - frozen
+        if guess + 1 <= max_neg:
+            max_neg = guess
+        if pf < 0 and first <= 1:
+            # Can only match the start of the file (and, with sf < 0 too, all of it).
+            if sf < 0 and (size != n or prefix < frozen):
+                continue
+            if frozen <= prefix and -guess <= max_pos and _gnu_match(lines, old, 0, 0, sf):
+                return _GnuPlace(0, fuzz, _gnu_match(lines, old, 0, 0, 0), ())
+            continue
+        pf = max(pf, 0)
+        if sf < 0:
+            # Can only match the end of the file.
+            start = n - size
+            if guess - start <= max_neg and _gnu_match(lines, old, start, pf, 0):
+                return _GnuPlace(start, fuzz, _gnu_match(lines, old, start, 0, 0), ())
+            continue
+        min_off = guess - max_start if max_pos < 0 else guess - frozen if max_neg < 0 else 0
+        max_off = max(max_pos, max_neg)
+        if max_off < min_off:
+            continue
+        # Every start GNU's loop tries, ranked by when it tries it.
+        rank: dict[int, tuple[int, int]] = {}
+        lo = min(guess + min_off, guess - min(max_off, max_neg))
+        hi = max(guess + min(max_off, max_pos), guess - min_off)
+        core = old[pf : size - sf]
+        c_lo, c_hi = max(lo + pf, 0), min(hi + pf, n - len(core))
+        for c in index.matches(core, c_lo, c_hi) if c_lo <= c_hi else ():
+            start = c - pf
+            off = start - guess
+            if min_off <= off <= min(max_off, max_pos):
+                rank[start] = min(rank.get(start, (off, 0)), (off, 0))
+            if min_off <= -off <= min(max_off, max_neg):
+                rank[start] = min(rank.get(start, (-off, 1)), (-off, 1))
+        if rank:
+            order = sorted(rank, key=rank.__getitem__)
+            start = order[0]
+            return _GnuPlace(start, fuzz, _gnu_match(lines, old, start, 0, 0), tuple(order[1:]))
+    return None
+
+
+def _gnu_match(lines: list[bytes], old: list[bytes], start: int, pf: int, sf: int) -> bool:
+    """GNU's `patch_match`: the pattern less `pf` leading and `sf` trailing lines matches
+    the file at `start` (lines outside the file match nothing)."""
+    lo, hi = start + pf, start + len(old) - sf
+    if lo < 0 or hi > len(lines):
+        return hi <= lo and lo >= 0
+    return lines[lo:hi] == old[pf : len(old) - sf]
 
 
 def _window(lo: int, hi: int, begin: bool, end: bool, n: int, size: int) -> range:

@@ -36,6 +36,11 @@ class PatchRecord:
     # `rebase --exec-each`: the command's run with this patch (and those below) applied,
     # {"command": …, "ok": bool, "code": N}.
     exec: Mapping[str, Any] | None = None
+    # Hunks `apply` placed with fuzz, or where another place matched as well: as GNU
+    # patch placed them on `base` (DESIGN §4 step 3), {"file", "hunk" (1-based), "line",
+    # "fuzz", "passed_over": [lines]} each. `verify` and a rebase's pinned preimages
+    # re-place them the same way.
+    placed: tuple[Mapping[str, Any], ...] = ()
 
     def to_doc(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -52,7 +57,14 @@ class PatchRecord:
             doc["hints"] = list(self.hints)
         if self.exec is not None:
             doc["exec"] = dict(self.exec)
+        if self.placed:
+            doc["placed"] = [dict(x) for x in self.placed]
         return doc
+
+    @property
+    def fuzz(self) -> int:
+        """The most fuzz a recorded placement needed (0: none)."""
+        return max((int(x.get("fuzz", 0)) for x in self.placed), default=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +78,12 @@ class Lock:
     last_rebase: Mapping[str, str] | None = None
     # `rebase --exec`: the command's run on the whole rebased series (`result_tree`).
     exec: Mapping[str, Any] | None = None
+
+    @property
+    def fuzz(self) -> int:
+        """The fuzz the pinned series was applied with, as far as its hunks needed any:
+        re-applied with it, GNU placement puts every hunk where `apply` put it."""
+        return max((p.fuzz for p in self.patches), default=0)
 
     def record(self, name: str) -> PatchRecord | None:
         for p in self.patches:
@@ -111,6 +129,7 @@ class Lock:
                     else None,
                     tuple(str(x) for x in p.get("hints", [])),
                     _exec_record(p.get("exec")),
+                    tuple(_placement(x) for x in p.get("placed", [])),
                 )
                 for p in doc["patches"]
             )
@@ -148,6 +167,33 @@ def _exec_record(doc: Any) -> dict[str, Any] | None:
     ):
         raise ValueError(f"malformed exec record {doc!r}")
     return {"command": doc["command"], "ok": doc["ok"], "code": doc.get("code", 0)}
+
+
+def placement_text(x: Mapping[str, Any]) -> str:
+    """One hunk placement `series.lock` records, for a person (lint, status)."""
+    how = f"with fuzz {x['fuzz']}" if x["fuzz"] else "exactly"
+    text = f"{x['file']} hunk #{x['hunk']} placed {how} at line {x['line']}"
+    passed = x.get("passed_over") or []
+    if passed:
+        lines = ", ".join(str(n) for n in passed[:5]) + (", …" if len(passed) > 5 else "")
+        text += f", passing over the match{'es' if len(passed) > 1 else ''} at line {lines}"
+    return text + " (GNU patch's placement, kept by series.lock)"
+
+
+def _placement(doc: Any) -> dict[str, Any]:
+    """A recorded GNU placement of a hunk (see `PatchRecord.placed`)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("file"), str):
+        raise ValueError(f"malformed placement record {doc!r}")
+    out: dict[str, Any] = {"file": doc["file"]}
+    for key in ("hunk", "line", "fuzz"):
+        if not isinstance(doc.get(key), int):
+            raise ValueError(f"malformed placement record {doc!r}")
+        out[key] = doc[key]
+    passed = doc.get("passed_over", [])
+    if not isinstance(passed, list) or not all(isinstance(n, int) for n in passed):
+        raise ValueError(f"malformed placement record {doc!r}")
+    out["passed_over"] = list(passed)
+    return out
 
 
 def keeps_exec(previous: Lock, lock: Lock) -> bool:
@@ -188,7 +234,8 @@ def records_for(
         names.add(name)
         old = previous.record(name) if previous else None
         if old is not None and old.rebase not in GONE:
-            out.append(replace(old, sha256=sha256(data)))
+            # Placements were of the last application; the caller records this one's.
+            out.append(replace(old, sha256=sha256(data), placed=()))
         else:
             out.append(PatchRecord(name, sha256(data)))
     if previous is not None:

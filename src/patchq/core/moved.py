@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
+
+from patchq.core import bounded
 
 # A window this similar to the block is the block, edited.
 SIMILAR = 0.7
@@ -112,13 +113,9 @@ def find_block(
     for (path, start), v in votes.items():
         if v < need or path in exact_only:
             continue
-        lines = indexed[path].lines
         lo = max(start, 0)
-        window = lines[lo : lo + n]
-        m = SequenceMatcher(None, want, window, autojunk=False)
-        if m.real_quick_ratio() < SIMILAR or m.quick_ratio() < SIMILAR:
-            continue  # bounds of the ratio: below them it is below too
-        ratio = m.ratio()
+        window = indexed[path].lines[lo : lo + n]
+        ratio = bounded.ratio(want, window) or 0.0
         if ratio >= SIMILAR:
             scored.append(Found(path, lo, ratio))
     if not scored:

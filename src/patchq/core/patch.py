@@ -6,6 +6,7 @@ parsed patch reproduces it byte for byte; values built anew (refreshed hunks) re
 git's canonical spelling. This module knows nothing of git processes or the terminal.
 
 Malformed input raises `BadInputError` naming `file:line` and what is wrong.
+Which of a section's names is the file is core.names' to say, against the tree.
 
 The parser reads what GNU patch reads (docs/patch-formats.md): whitespace-damaged
 hunks, a `+++` line without `---`, timestamps after spaces, `Index:`/`RCS file:`/`Only in`
@@ -18,13 +19,31 @@ module stays pure.
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from patchq.core.errors import BadInputError, UnsafePathError
+from patchq.core.names import (
+    BLANK_CONTEXT,
+    EOF_CONTEXT,
+    EOF_MID_LINE,
+    GIT_NAMES,
+    HUNK_OVERRUN,
+    MINUS_ONLY,
+    OVERLAP,
+    PLUS_ONLY,
+    SHORT_NAME,
+    SKIPPED_HUNK,
+    SKIPPED_TEXT,
+    SPACED_STAMP,
+    TAB_CONTEXT,
+    UNSAFE_NAME,
+    Normalisation,
+    best_name,
+)
 from patchq.core.paths import file_mode
 
 NO_EOL = b"\\ No newline at end of file\n"
@@ -55,32 +74,6 @@ _GIT_EXT = (
 
 
 Split = Callable[[bytes], list[bytes]]  # split_lines, or a LineCache's split
-
-# The normalisations the parser and the name resolver make (docs/patch-formats.md).
-BLANK_CONTEXT = "blank-context"  # an empty line in a hunk read as a blank context line
-TAB_CONTEXT = "tab-context"  # a line starting with a tab read as context that lost its space
-EOF_CONTEXT = "eof-blank-context"  # blank context lines chopped off the end of the patch
-MINUS_ONLY = "minus-only-header"  # a section with a `---` line and no `+++` line
-PLUS_ONLY = "plus-only-header"  # a section with a `+++` line and no `---` line
-SPACED_STAMP = "timestamp-after-spaces"  # a name followed by spaces and a date, no tab
-SHORT_NAME = "short-name"  # a name with fewer components than the strip level, ignored
-UNSAFE_NAME = "unsafe-name"  # a name with a `..` component, ignored for the other one
-NAME_CHOICE = "name-choice"  # old, new and Index: names differ; one chosen by the tree
-CREATED = "created"  # a hunk at line 0 whose file exists nowhere: GNU patch creates it
-CRLF = "crlf"  # a patch file with CRLF line ends applied to a file without them
-SKIPPED_TEXT = "skipped-text"  # text between or after sections that is no diff
-
-
-@dataclass(frozen=True, slots=True)
-class Normalisation:
-    """One repair a patch needed to be read as GNU patch reads it: what, and where."""
-
-    kind: str
-    line: int
-    detail: str
-
-    def message(self) -> str:
-        return f"needed normalisation {self.kind} at line {self.line}: {self.detail}"
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -621,26 +614,53 @@ def _git_names(line: bytes, strip: int, cur: _Lines, lineno: int) -> tuple[str, 
     else:
         # Unquoted names may hold spaces: split where both halves name the same file.
         candidates = [m.start() for m in re.finditer(rb" ", rest)]
+        pos = _same_name_split(rest, candidates)
         first = second = b""
-        for pos in candidates:
-            a, b = rest[:pos], rest[pos + 1 :]
-            if b.startswith(b'"'):
-                first, second = a, b
-                break
-            if a.split(b"/", 1)[-1] == b.split(b"/", 1)[-1]:
-                first, second = a, b
-                break
+        if pos is not None:
+            first, second = rest[:pos], rest[pos + 1 :]
         if not first:
             if not candidates:
                 raise cur.error("cannot read the file names of this `diff --git` line", lineno)
             if len(candidates) > 1:
                 return None
             first, second = rest[: candidates[0]], rest[candidates[0] + 1 :]
+    if _too_short(first, strip) or _too_short(second, strip):
+        # GNU patch (pch.c) drops both names then, and goes by the `---`/`+++` ones.
+        return None
     old = strip_path(first, strip, cur, lineno, exact=True)
     new = strip_path(second, strip, cur, lineno, exact=True)
     if old is None or new is None:
         raise cur.error("`diff --git` line names /dev/null", lineno)
     return old, new
+
+
+def _too_short(raw: bytes, strip: int) -> bool:
+    """Whether a `diff --git` name has no more components than the strip level."""
+    try:
+        name = unquote(raw.rstrip(b"\r\n"))
+    except ValueError:
+        return False
+    parts = name.split(b"/")
+    return bool(strip) and not name.startswith(b"/") and len([p for p in parts[:-1] if p]) < strip
+
+
+def _same_name_split(rest: bytes, spaces: list[int]) -> int | None:
+    """The first space of `spaces` where `rest` splits into `A B` with B quoted, or with
+    A and B naming the same file after their first `/` — in linear time: a split's two
+    names can be equal only where their lengths are, and as the space moves right the
+    first name's length grows while the second's shrinks, so at most one space on each
+    side of the first `/` is compared byte by byte."""
+    slashes = [m.start() for m in re.finditer(rb"/", rest)]
+    n = len(rest)
+    for pos in spaces:
+        if rest[pos + 1 : pos + 2] == b'"':
+            return pos
+        a_start = slashes[0] + 1 if slashes and slashes[0] < pos else 0
+        k = bisect.bisect_right(slashes, pos)
+        b_start = slashes[k] + 1 if k < len(slashes) else pos + 1
+        if pos - a_start == n - b_start and rest[a_start:pos] == rest[b_start:]:
+            return pos
+    return None
 
 
 def _parse_hunk(cur: _Lines) -> Hunk:
@@ -671,6 +691,13 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     while old_left > 0 or new_left > 0:
         if i >= n:
             if old_left == new_left <= 3 and _chopped_context(lines, old_left, src[i - 1]):
+                if not src[i - 1].endswith(b"\n"):
+                    cur.note(
+                        EOF_MID_LINE,
+                        i,
+                        "the patch ends in the middle of a line: read as a line without its "
+                        "newline, as GNU patch reads it",
+                    )
                 # GNU patch (pch.c) takes up to three missing lines at the end of the
                 # patch for blank context lines an editor or mailer chopped off.
                 cur.note(
@@ -741,12 +768,14 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     if old_left > 0 or new_left > 0:
         raise _count_error(cur, start, old_len, new_len, old_left, new_left)
     if i == n and not src[-1].endswith(b"\n") and src[-1][:1] != b"\\":
-        # Only the file's last line can lack an LF; a hunk line without one (and without
-        # `\ No newline at end of file`) was cut off. git apply refuses it too.
-        raise cur.error(
-            "truncated line: the patch ends in the middle of a line",
+        # The patch file ends without a newline, inside a hunk line: GNU patch says
+        # "patch unexpectedly ends in middle of line" and reads it as a line without
+        # one (a context line so read then matches only with fuzz).
+        cur.note(
+            EOF_MID_LINE,
             n,
-            "the file was cut short; get the whole patch again",
+            "the patch ends in the middle of a line: read as a line without its newline, "
+            "as GNU patch reads it",
         )
     nxt = cur.peek()
     if nxt is not None and nxt.startswith(b"\\") and lines:
@@ -762,8 +791,10 @@ def _chopped_context(lines: list[tuple[str, bytes]], missing: int, last: bytes) 
     trailing context (an editor dropped the file's last empty lines), not its change:
     the change is there, the hunk ends in context, and that context with the missing
     lines is no longer than its leading context. Anything else (a hunk that stops at a
-    change line, say) is refused as a truncated patch."""
-    if not lines or not last.endswith(b"\n") or lines[-1][0] != " ":
+    change line, say) is refused as a truncated patch. A last line cut in the middle
+    (`last` without its newline) is read as GNU patch reads it too: a line without one."""
+    del last  # GNU patch fills chopped blank lines after a line cut short as well
+    if not lines or lines[-1][0] != " ":
         return False
     lead = trail = 0
     for t, _ in lines:
@@ -798,6 +829,7 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
     named = True  # False while a `diff --git` line's names are unknown
     binary = False
     minus = plus = b""
+    candidates: tuple[str, ...] = ()
     if first.startswith(b"Binary files "):
         cur.take()
         m = re.match(rb"Binary files (.*) and (.*) differ", first.rstrip(b"\r\n"))
@@ -866,7 +898,6 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
                     and not line.startswith(b"-- ")
                 ):
                     cur.take()
-    candidates: tuple[str, ...] = ()
     crlf = False
     if not fields["git"]:
         old_path, new_path, candidates, minus, plus, crlf = _plain_names(cur, strip)
@@ -890,17 +921,31 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
                 cur.note(PLUS_ONLY, at_b, "a `+++` line without a `---` line before it")
             if not at_b:
                 cur.note(MINUS_ONLY, at_a, "a `---` line without a `+++` line after it")
-            a = strip_path(minus, strip, cur, at_a) if at_a else old_path
-            b = strip_path(plus, strip, cur, at_b) if at_b else new_path
-            if not named:
-                old_path, new_path, named = a, b, True
-            # ---/+++ are authoritative for the content; /dev/null marks create/delete.
-            if at_a and a is None:
-                old_path = None
-            if at_b and b is None:
-                new_path = None
-            if a is None and b is None:
+            a_name, a_kind = _plain_name(minus, strip, cur, at_a) if at_a else (None, SHORT)
+            b_name, b_kind = _plain_name(plus, strip, cur, at_b) if at_b else (None, SHORT)
+            if a_kind == NULL and b_kind == NULL:
                 raise cur.error("both sides of the section are /dev/null", at_a or at_b)
+            # GNU patch (pch.c): a `---`/`+++` name replaces the `diff --git` one; a
+            # /dev/null or too short one leaves it (and /dev/null marks create/delete).
+            a = a_name if a_kind == NAMED else old_path
+            b = b_name if b_kind == NAMED else new_path
+            if not named:
+                if a is None and b is None:
+                    # Every name too short for the strip level: the error says so.
+                    strip_path(
+                        minus if a_kind == SHORT and at_a else plus, strip, cur, at_a or at_b
+                    )
+                if a is None or b is None:
+                    a, b = a or b, b or a
+                old_path, new_path, named = a, b, True
+            elif not fields.get("rename") and not fields.get("copy"):
+                old_path, new_path, candidates = _git_choice(
+                    cur, start + 1, (old_path, new_path), (a, b)
+                )
+            if a_kind == NULL:
+                old_path = None
+            if b_kind == NULL:
+                new_path = None
     if not named:
         raise cur.error(
             "cannot read the file names of this `diff --git` line",
@@ -912,12 +957,20 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
     while (line := cur.peek()) is not None and line.startswith(b"@@ "):
         hunks.append(_parse_hunk(cur))
     for prev, nxt_h in zip(hunks, hunks[1:], strict=False):
-        if nxt_h.old_pos < prev.old_pos + prev.old_len:
-            raise cur.error(
-                "hunks are out of order or overlap",
-                nxt_h.lineno,
-                f"the hunk on line {prev.lineno} ends after this one starts",
-            )
+        if nxt_h.old_pos >= prev.old_pos + prev.old_len:
+            continue
+        # GNU patch freezes a file only up to a hunk's last change: the next hunk may
+        # start in its trailing context (two diffs of one file pasted into one section),
+        # and one stated before it is looked for after it (placement decides).
+        inside = nxt_h.old_pos >= prev.old_pos + prev.old_len - prev.trailing_context
+        cur.note(
+            OVERLAP,
+            nxt_h.lineno,
+            f"the hunk starts inside the trailing context of the hunk on line {prev.lineno}"
+            if inside
+            else f"the hunk is stated before the end of the hunk on line {prev.lineno}; it "
+            "is looked for after it, as GNU patch looks",
+        )
     if not fields["git"] and not hunks:
         raise cur.error("section has no hunks", start + 1)
     if not fields["git"] and hunks:
@@ -1027,7 +1080,7 @@ def _plain_names(
                 cur.note(UNSAFE_NAME, at, f"{name!r} has a '..' component; the other name is used")
         names = safe
     cands = tuple(dict.fromkeys(name for name, _ in names))
-    path = cands[0] if len(cands) == 1 else _best_name(*cands)
+    path = cands[0] if len(cands) == 1 else best_name(*cands)
     return (
         None if old_kind == NULL else path,
         None if new_kind == NULL else path,
@@ -1038,24 +1091,43 @@ def _plain_names(
     )
 
 
+def _git_choice(
+    cur: _Lines,
+    lineno: int,
+    git: tuple[str | None, str | None],
+    plain: tuple[str | None, str | None],
+) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """A git section's (old path, new path, names the tree chooses among) when its
+    `---`/`+++` names `plain` may differ from its `diff --git` names `git`: as GNU
+    patch, the `---`/`+++` names (a backup file named by `diff --git`, a prefix it lacks
+    is not the file)."""
+    old, new = plain
+    if (old, new) == git:
+        if old is None or new is None or old == new:
+            return old, new, ()
+        # Two names and no rename: no git made it (`diff --git a/x.c.orig b/x.c`).
+        return best_name(old, new), best_name(old, new), (old, new)
+    shown = " and ".join(repr(n) for n in dict.fromkeys(x for x in git if x))
+    cur.note(
+        GIT_NAMES,
+        lineno,
+        f"the `diff --git` line names {shown}, the `---`/`+++` lines "
+        f"{' and '.join(repr(n) for n in dict.fromkeys(x for x in plain if x))}: "
+        "those are used, as GNU patch uses them",
+    )
+    if old is None or new is None:
+        return old, new, ()
+    names = tuple(dict.fromkeys((old, new)))
+    pick = best_name(*names)
+    return pick, pick, names if len(names) > 1 else ()
+
+
 def _opt_str(v: object) -> str | None:
     return v if isinstance(v, str) else None
 
 
 def _opt_int(v: object) -> int | None:
     return v if isinstance(v, int) else None
-
-
-def _best_name(*names: str) -> str:
-    """GNU patch's best_name(): fewest directories, then shortest base name, then shortest
-    name, then the first (old before new)."""
-
-    def key(name: str) -> tuple[int, int, int]:
-        raw = name.encode("utf-8", "surrogateescape")
-        parts = raw.split(b"/")
-        return len([p for p in parts[:-1] if p]), len(parts[-1]), len(raw)
-
-    return min(names, key=key)
 
 
 def _is_epoch(name_line: bytes) -> bool:
@@ -1096,26 +1168,33 @@ def parse(data: bytes, where: str = "<patch>", strip: int = 1) -> Patch:
             tail_start = blank_from
             break
         mail = _at_trailer(cur)
-        if line.startswith(b"@@ "):
-            raise cur.error("hunk outside any file section")
-        if not mail and sections and sections[-1].hunks and line[:1] in (b" ", b"-", b"+"):
-            end = sections[-1].hunks[-1]
-            raise cur.error(
-                f"hunk header says {end.old_len} old and {end.new_len} new "
-                "lines, but the hunk goes on",
-                None,
-                f"the hunk starting on line {end.lineno} has wrong line counts",
-            )
         noted = mail or line.startswith(_DIFF_R_TEXT) or _is_section_start(cur)
+        if not noted and sections and sections[-1].hunks and line[:1] in (b" ", b"-", b"+"):
+            # GNU patch reads a hunk up to its counts; what follows, up to the next
+            # file's header, is text it skips (pch.c another_hunk, intuit_diff_type).
+            end = sections[-1].hunks[-1]
+            cur.note(
+                HUNK_OVERRUN,
+                cur.i + 1,
+                f"the hunk on line {end.lineno} counts {end.old_len} old and {end.new_len} "
+                "new lines and goes on: the lines after its counts are skipped, as GNU "
+                "patch skips them",
+            )
+            noted = True
         # Linear: each line is looked at once on the way to the next section.
         while (line := cur.peek()) is not None and not _is_section_start(cur):
             if line.startswith(b"@@ -") and not mail:
-                raise cur.error(
-                    "hunk outside any file section",
-                    None,
-                    "the `---`/`+++` lines that name its file are missing",
+                # A hunk after text that ended its file's section: GNU patch looks for a
+                # new file header and skips it.
+                cur.note(
+                    SKIPPED_HUNK,
+                    cur.i + 1,
+                    "a hunk after text that ended its file's section (a blank line, or "
+                    "lines past the last hunk's counts) is not applied, as GNU patch "
+                    "skips it",
                 )
-            if not noted and line.strip() and not line.startswith(_DIFF_R_TEXT):
+                noted = True
+            elif not noted and line.strip() and not line.startswith(_DIFF_R_TEXT):
                 cur.note(
                     SKIPPED_TEXT,
                     cur.i + 1,
@@ -1194,93 +1273,3 @@ def _refuse_other_formats(lines: list[bytes], cur: _Lines, whole: bool) -> None:
         raise cur.error(
             "this looks like an ed-script diff; patchq takes only unified diffs", n, redo
         )
-
-
-# --- the tree's say: which name a plain diff patches, and its line ends ----------------
-
-
-class TreeView(Protocol):
-    """What `resolve_section` asks of the tree a section is about to be applied to."""
-
-    def exists(self, path: str) -> bool:
-        """Whether `path` is a file (not a folder) in the tree."""
-        ...
-
-    def is_dir(self, path: str) -> bool:
-        """Whether `path` is a folder in the tree."""
-        ...
-
-    def has_crlf(self, path: str) -> bool:
-        """Whether the file at `path` has a CRLF line end (False when it does not exist)."""
-        ...
-
-
-def resolve_section(s: FilePatch, tree: TreeView) -> tuple[FilePatch, tuple[Normalisation, ...]]:
-    """The section as GNU patch would apply it to `tree`, and the normalisations that took.
-
-    - Among a plain diff's names (old, new, `Index:`), the file that exists is patched
-      (the best by GNU patch's best_name() if several do);
-    - a plain hunk at line 0 (`@@ -0,0 …`) whose file exists under none of its names
-      creates it, under the name that needs the fewest new folders (pch.c);
-    - a patch file whose `---`/`+++` lines end in CRLF (a converted patch file, not a
-      patch of CRLF content) has its CRs stripped, as GNU patch does, unless the file it
-      changes has CRLF line ends itself (where GNU patch fails, patchq applies as is).
-    """
-    notes: list[Normalisation] = []
-    out = s
-    if not s.git and not s.is_new and not s.is_delete:
-        names = s.candidates or (s.path,)
-        here = [n for n in names if tree.exists(n)]
-        first = s.hunks[0] if s.hunks else None
-        if here:
-            pick = _best_name(*here)
-            if pick != s.path:
-                out = replace(out, old_path=pick, new_path=pick)
-            if len(names) > 1:
-                listed = ", ".join(repr(n) for n in names)
-                notes.append(
-                    Normalisation(
-                        NAME_CHOICE,
-                        s.lineno,
-                        f"the names {listed} differ; patched {pick!r}, the one that exists",
-                    )
-                )
-        elif first is not None and first.old_start == 0 and first.old_len == 0:
-
-            def new_dirs(name: str) -> int:
-                parts = name.split("/")[:-1]
-                have = 0
-                while have < len(parts) and tree.is_dir("/".join(parts[: have + 1])):
-                    have += 1
-                return len(parts) - have
-
-            fewest = min(new_dirs(n) for n in names)
-            pick = _best_name(*(n for n in names if new_dirs(n) == fewest))
-            out = replace(out, old_path=None, new_path=pick)
-            notes.append(
-                Normalisation(
-                    CREATED,
-                    s.lineno,
-                    f"{pick!r} exists under none of its names and the hunk starts at line 0: "
-                    "created, as GNU patch does",
-                )
-            )
-    if s.crlf and not tree.has_crlf(out.old_path or out.path):
-        hunks = tuple(replace(h, lines=tuple((t, _uncr(c)) for t, c in h.lines)) for h in s.hunks)
-        if hunks != s.hunks:
-            out = replace(out, hunks=hunks)
-            notes.append(
-                Normalisation(
-                    CRLF,
-                    s.lineno,
-                    "the patch file has CRLF line ends and the file has none: "
-                    "CRs stripped, as GNU patch does",
-                )
-            )
-    return out, tuple(notes)
-
-
-def _uncr(line: bytes) -> bytes:
-    if line.endswith(b"\r\n"):
-        return line[:-2] + b"\n"
-    return line[:-1] if line.endswith(b"\r") else line

@@ -15,12 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from patchq.core.names import MINUS_ONLY, PLUS_ONLY, SHORT_NAME, SPACED_STAMP, UNSAFE_NAME
 from patchq.core.patch import (
-    MINUS_ONLY,
-    PLUS_ONLY,
-    SHORT_NAME,
-    SPACED_STAMP,
-    UNSAFE_NAME,
     FilePatch,
     Hunk,
     Patch,
@@ -297,30 +293,43 @@ def _tail(name: bytes, stamp: bytes) -> bytes:
     return stamp if stamp else (b"\t" if b" " in name else b"")
 
 
-def heading(function: str, git_heading: bytes, old_lines: Sequence[bytes] | None, h: Hunk) -> bytes:
-    """A hunk header's function context (with its leading space) in the given style.
+def headings(
+    function: str, old_lines: Sequence[bytes] | None, hunks: Sequence[Hunk]
+) -> list[bytes]:
+    """Each hunk header's function context (with its leading space) in the given style.
 
-    `git_heading` is what git wrote; `old_lines` the file before the change, from which
-    GNU diff's `-p` context is found (None: derived from git's, which uses the same rule
-    where no diff driver is configured)."""
+    Each hunk's `heading` is what git wrote; `old_lines` the file before the change, from
+    which GNU diff's `-p` context is found (None: derived from git's, which uses the same
+    rule where no diff driver is configured) — in one walk down the file for all hunks."""
     if function == FUNC_NONE:
-        return b""
+        return [b"" for _ in hunks]
     if function == FUNC_GIT:
-        return git_heading
+        return [h.heading for h in hunks]
     if old_lines is None:
-        text = git_heading[1:] if git_heading.startswith(b" ") else git_heading
-        return _clip(text)
-    return diff_p_heading(old_lines, h.old_pos)
+        return [_clip(h.heading[1:] if h.heading.startswith(b" ") else h.heading) for h in hunks]
+    return diff_p_headings(old_lines, [h.old_pos for h in hunks])
 
 
 def diff_p_heading(old_lines: Sequence[bytes], first: int) -> bytes:
-    """GNU diff `-p`: the nearest line before index `first` that starts with a letter,
-    `_` or `$`, cut to 40 bytes, trailing blanks dropped; b"" when there is none."""
-    for i in range(min(first, len(old_lines)) - 1, -1, -1):
-        line = old_lines[i]
-        if _FUNCTION_LINE.match(line):
-            return _clip(line)
-    return b""
+    """GNU diff `-p` for one hunk starting at index `first` (see `diff_p_headings`)."""
+    return diff_p_headings(old_lines, [first])[0]
+
+
+def diff_p_headings(old_lines: Sequence[bytes], firsts: Sequence[int]) -> list[bytes]:
+    """GNU diff `-p` for each index of `firsts`: the nearest line before it that starts
+    with a letter, `_` or `$`, cut to 40 bytes, trailing blanks dropped (b"" when there is
+    none). One walk down the file whatever the number of hunks (a walk back from each
+    hunk costs the file's length per hunk)."""
+    found: dict[int, bytes] = {}
+    last, i = b"", 0
+    for first in sorted(set(firsts)):
+        stop = min(first, len(old_lines))
+        while i < stop:
+            if _FUNCTION_LINE.match(old_lines[i]):
+                last = old_lines[i]
+            i += 1
+        found[first] = _clip(last) if last else b""
+    return [found[f] for f in firsts]
 
 
 def _clip(text: bytes) -> bytes:

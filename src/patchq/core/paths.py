@@ -19,6 +19,7 @@ import re
 from enum import StrEnum
 
 from patchq.core.errors import BadInputError, UnsafePathError
+from patchq.core.text import shortened
 
 
 class FileMode(StrEnum):
@@ -218,7 +219,7 @@ def check_name(name: str, where: str, new: bool = False) -> None:
         problem = "starts with `.` (a hidden file)"
     if problem is not None:
         raise BadInputError(
-            f"unsafe patch name {name!r}: it {problem}",
+            f"unsafe patch name {shortened(name)!r}: it {problem}",
             where,
             "patch names are relative paths under patches/",
         )

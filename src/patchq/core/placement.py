@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 
+from patchq.core import bounded, merge3
 from patchq.core import hunks as engine
-from patchq.core import merge3
 from patchq.core.moved import find_block
 from patchq.core.patch import Hunk, Split, split_lines
 from patchq.core.records import HunkOutcome
@@ -247,7 +247,8 @@ def alike_block(block: Sequence[bytes], lines: Sequence[bytes]) -> bool:
     """Whether `lines` (where the alignment maps a hunk's block) still look like it."""
     if not lines:
         return False
-    return SequenceMatcher(None, ended(block), ended(lines), autojunk=False).ratio() >= 0.6
+    ratio = bounded.ratio(ended(block), ended(lines))  # too long to compare: not alike
+    return ratio is not None and ratio >= 0.6
 
 
 def held(h: Hunk, pre: Sequence[bytes], up: Sequence[bytes], align: Alignment) -> bool:

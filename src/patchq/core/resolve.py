@@ -25,8 +25,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
+from patchq.core import bounded
 from patchq.core.status import DELETE_WINS, REUSED, WORD, ZEALOUS
 
 # How alike two lines must be to count as the same line edited: difflib's ratio over
@@ -143,9 +143,10 @@ Edit = tuple[int, int, tuple[bytes, ...]]
 
 def edits(base: Sequence[bytes], side: Sequence[bytes]) -> list[Edit]:
     """The edits that turn `base` into `side`, in order."""
-    sm = SequenceMatcher(None, list(base), list(side), autojunk=False)
     return [
-        (i1, i2, tuple(side[j1:j2])) for op, i1, i2, j1, j2 in sm.get_opcodes() if op != "equal"
+        (i1, i2, tuple(side[j1:j2]))
+        for op, i1, i2, j1, j2 in bounded.opcodes(list(base), list(side))
+        if op != "equal"
     ]
 
 
@@ -310,7 +311,9 @@ def _ratio(a: bytes, b: bytes) -> float:
     wa, wb = _words(a), _words(b)
     if not wa or not wb:
         return 0.0
-    sm = SequenceMatcher(None, wa, wb, autojunk=False)
+    sm = bounded.matcher(wa, wb)
+    if sm is None:
+        return 0.0  # lines too long to pair in bounded time: not paired (a conflict)
     if sm.real_quick_ratio() < SIMILAR or sm.quick_ratio() < SIMILAR:
         return 0.0  # an upper bound already below the bar: not similar, and cheap
     return sm.ratio()

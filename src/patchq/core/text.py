@@ -99,3 +99,23 @@ def json_text(doc: Any, indent: int | None = 2) -> str:
     text = json.dumps(doc, indent=indent, sort_keys=True, ensure_ascii=False)
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def shortened(text: str, limit: int = 120) -> str:
+    """`text` at most about `limit` characters: its head and tail around an ellipsis and
+    the count left out, so a name longer than any file name still makes a short line."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 3
+    return f"{text[:head]}…({len(text) - head - tail} more)…{text[-tail:]}"
+
+
+_LONG_WORD = re.compile(r"\S{241,}")
+LINE_MAX = 2000  # the most characters one error line holds
+
+
+def bounded(line: str) -> str:
+    """One message line, bounded: every run without spaces over 240 characters (a name
+    longer than file systems hold) shortened, and the whole line at most LINE_MAX."""
+    out = _LONG_WORD.sub(lambda m: shortened(m.group(), 240), line)
+    return out if len(out) <= LINE_MAX else shortened(out, LINE_MAX)

@@ -286,7 +286,11 @@ def _top_block(message: bytes) -> bytes:
 
 
 def from_quilt(
-    series_text: str, read: Callable[[str], bytes], where: str, existing: Sequence[str]
+    series_text: str,
+    read: Callable[[str], bytes],
+    where: str,
+    existing: Sequence[str],
+    folder: str | None = None,
 ) -> list[Incoming]:
     """The patches of a quilt series, in order, keeping names, `-pN`, guards and comments.
 
@@ -300,10 +304,12 @@ def from_quilt(
     are kept, as quilt keeps them. The series' comment and blank lines come along
     verbatim (a Debian series says why a patch is there, or holds one commented out):
     each patch carries those just above it in `before`, the last one those below it in
-    `trailer`; blank lines at either end are left out.
+    `trailer`; blank lines at either end are left out. `folder`: where the patches are,
+    when the list is not in their folder (`import --order LIST DIR`).
     """
     series_where = where
-    folder = posixpath.dirname(where)
+    if folder is None:
+        folder = posixpath.dirname(where)
     series = Series.parse(series_text, series_where)
     taken = _Taken(existing)
     lines: dict[str, int] = {}  # names imported so far, with their series lines

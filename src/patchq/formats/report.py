@@ -16,12 +16,12 @@ back), returns strings.
 
 from __future__ import annotations
 
-import difflib
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from patchq.core import bounded
 from patchq.core.errors import BadInputError
 from patchq.core.patch import FilePatch, Hunk, Patch, parse
 from patchq.core.records import HunkOutcome, LastRebase
@@ -96,24 +96,26 @@ def interdiff(before: Sequence[str], after: Sequence[str]) -> tuple[str, ...]:
     led by the name of its file (` === path`): `-` for the old patch, `+` for the new."""
     out: list[str] = []
     shown = None
-    sm = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+    old_file, new_file = _files_before(before), _files_before(after)
+    for tag, i1, i2, j1, j2 in bounded.opcodes(before, after):
         if tag == "equal":
             continue
         run = [*before[i1:i2], *after[j1:j2]]
-        where = _file_before(after, j1) or _file_before(before, i1)
+        where = new_file[j1] or old_file[i1]
         if not run[0].startswith("=== ") and where is not None and where != shown:
             out.append(" " + where)
         out += ["-" + x for x in before[i1:i2]] + ["+" + x for x in after[j1:j2]]
-        shown = _file_before(after, j2) or _file_before(before, i2)
+        shown = new_file[j2] or old_file[i2]
     return tuple(out)
 
 
-def _file_before(lines: Sequence[str], k: int) -> str | None:
-    for line in reversed(lines[:k]):
-        if line.startswith("=== "):
-            return line
-    return None
+def _files_before(lines: Sequence[str]) -> list[str | None]:
+    """For each k in 0..len(lines), the last `=== path` line before line k (one pass,
+    so many runs of changes cost no more than one)."""
+    out: list[str | None] = [None]
+    for line in lines:
+        out.append(line if line.startswith("=== ") else out[-1])
+    return out
 
 
 # Placements a reviewer need not read again: the change itself is as it was.
@@ -181,7 +183,7 @@ def _likest(olds: Sequence[Hunk], h: Hunk, used: set[int]) -> int | None:
         if k in used:
             continue
         theirs = [t + c.decode("utf-8", "replace") for t, c in o.lines]
-        ratio = difflib.SequenceMatcher(None, theirs, mine, autojunk=False).ratio()
+        ratio = bounded.ratio(theirs, mine) or 0.0  # too long to compare: no pairing
         if ratio > score:
             best, score = k, ratio
     return best
@@ -497,8 +499,7 @@ def _side_by_side(v: HunkView) -> list[str]:
     old = (v.old or "").splitlines()
     new = (v.new or "").splitlines()
     rows: list[tuple[str, str, str]] = []  # (old line, new line, class)
-    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+    for tag, i1, i2, j1, j2 in bounded.opcodes(old, new):  # too long: a plain layout
         if tag == "equal":
             rows += [(a, a, "") for a in old[i1:i2]]
             continue

@@ -11,12 +11,12 @@ rename. A second run finds every file already at its result and does nothing.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from patchq.core import bounded
 from patchq.core.patch import split_lines
 from patchq.core.text import UNSAFE_PATTERN
 
@@ -43,9 +43,7 @@ def build_files(
         a, b = split_lines(before or b""), split_lines(after or b"")
         edits = tuple(
             (i1, i2 - i1, b"".join(b[j1:j2]).decode("utf-8", "surrogateescape"))
-            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
-                None, a, b, autojunk=False
-            ).get_opcodes()
+            for tag, i1, i2, j1, j2 in bounded.opcodes(a, b)
             if tag != "equal"
         )
         out.append(

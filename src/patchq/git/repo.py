@@ -46,6 +46,8 @@ from patchq.git.environment import (
     neutralised,
     user_identity,
 )
+from patchq.git.gitdir import STATE
+from patchq.git.gitdir import discover as _discover
 from patchq.git.objects import TREE_MODE, Ident, ObjectWriter, object_id, parse_tree, render_tree
 
 
@@ -83,41 +85,6 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 _READ_CACHE = 48 << 20  # bytes of recently read objects kept by GitRepo.read
-
-
-def _discover(root: Path) -> tuple[Path, Path]:
-    """(git dir, common dir) of the checkout whose top folder is `root`, found as git
-    finds them: a `.git` folder, or a `.git` file naming one (a linked worktree or a
-    submodule), whose `commondir` names the shared one. No process, no environment."""
-    dotgit = root / ".git"
-    gd: Path | None = None
-    if dotgit.is_dir():
-        gd = dotgit
-    elif dotgit.is_file():
-        text = dotgit.read_bytes()
-        if text.startswith(b"gitdir:"):
-            gd = Path(os.fsdecode(text[7:].strip()))
-            gd = gd if gd.is_absolute() else Path(os.path.normpath(root / gd))
-    elif _is_git_dir(root):
-        raise BadInputError(
-            "the target is a bare repository",
-            str(root),
-            "patchq needs a checkout with a working tree",
-        )
-    if gd is None or not _is_git_dir(gd):
-        raise BadInputError(
-            "not a git checkout", str(root), "give the upstream checkout with --target DIR"
-        )
-    common = gd
-    pointer = gd / "commondir"
-    if pointer.is_file():
-        c = Path(os.fsdecode(pointer.read_bytes().strip()))
-        common = c if c.is_absolute() else Path(os.path.normpath(gd / c))
-    return gd, common
-
-
-def _is_git_dir(d: Path) -> bool:
-    return (d / "HEAD").is_file() and ((d / "objects").is_dir() or (d / "commondir").is_file())
 
 
 class GitRepo:
@@ -1105,7 +1072,7 @@ class GitRepo:
 
     def state_dir(self) -> Path:
         """`.git/patchq/`: state that is not in commits (queue name, an operation in progress)."""
-        return self.git_dir / "patchq"
+        return self.git_dir / STATE
 
     def require_clean(self, ignore: Iterable[str] = ()) -> None:
         dirty = self.dirty_paths(ignore)

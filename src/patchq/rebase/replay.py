@@ -20,15 +20,15 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from difflib import SequenceMatcher
 
+from patchq.core import bounded, placement
 from patchq.core import hunks as engine
-from patchq.core import placement
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.header import origins
 from patchq.core.hints import NEAR, hunk_hints, maybe_sibling, stripped
 from patchq.core.moved import Found, Indexed, anchors_of, find_block, index
-from patchq.core.patch import FilePatch, Hunk, Normalisation, Patch
+from patchq.core.names import Normalisation
+from patchq.core.patch import FilePatch, Hunk, Patch
 from patchq.core.paths import FILES, FileMode
 from patchq.core.records import CONTENT, Evidence, HunkOutcome
 from patchq.core.resolutions import Book
@@ -66,7 +66,7 @@ from patchq.store.patchrepo import PatchRepo
 from patchq.store.statedir import crashpoint
 
 # What the moved-block search's indexes may hold, in bytes of the files indexed.
-_INDEXED_BYTES = 24 << 20
+_INDEXED_BYTES = 32 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +184,9 @@ class Replay:
     # The old base's tree, read when a moved block's new place is checked.
     _old_tree: MemTree | None = None
     # The moved-block search's file indexes, by blob (the most recent _INDEXED_BYTES).
-    _indexes: OrderedDict[str, tuple[Indexed | None, int]] = field(default_factory=OrderedDict)
+    _indexes: OrderedDict[tuple[str, bool], tuple[str, Indexed | None, int]] = field(
+        default_factory=OrderedDict
+    )
     _indexes_bytes: int = 0
     _alignments: dict[tuple[bytes, bytes], placement.Alignment] = field(default_factory=dict)
 
@@ -435,9 +437,12 @@ class Replay:
         failing = [h.index for h in res.failures]
         moved = any(h.status in (OFFSET, FUZZ) for h in res.hunks)
         pre = self._preimage(s, name, pin_path) if failing or moved else None
-        # The patch on its own pinned preimage: what the doubt and the merge compare with.
+        # The patch on its own pinned preimage, placed as `apply` placed it there (GNU
+        # patch's placement): what the doubt and the merge compare with.
         theirs = (
-            engine.apply_hunks(pre, s.hunks, split=self.g.lines.split) if pre is not None else None
+            engine.apply_hunks(pre, s.hunks, split=self.g.lines.split, gnu=True)
+            if pre is not None
+            else None
         )
         pinned_fuzz = 0
         if (
@@ -448,7 +453,9 @@ class Replay:
         ):
             # Placed there as the pinned series placed it (`apply --fuzz`; see OldStack).
             pinned_fuzz = PINNED_FUZZ
-            theirs = engine.apply_hunks(pre, s.hunks, fuzz=pinned_fuzz, split=self.g.lines.split)
+            theirs = engine.apply_hunks(
+                pre, s.hunks, fuzz=pinned_fuzz, split=self.g.lines.split, gnu=True
+            )
         doubtful = placement.doubtful(s.hunks, res, content, pre, theirs, self.g.lines.split)
         if doubtful and pre is not None and theirs is not None:
             # A hunk that moved to a place whose surroundings differ from the pinned base's
@@ -608,9 +615,9 @@ class Replay:
                 p = align.at(start)
             w = 2 * NEAR + 2
             plo, ulo = max(start - w, 0), max(p - w, 0)
-            ops = SequenceMatcher(
-                None, pre_lines[plo : start + n + w], up[ulo : p + n + w], autojunk=False
-            ).get_opcodes()
+            # A window around the hunk, but a hunk may be as long as anyone likes: bounded
+            # (beyond the bound, head and tail alike and one change: fewer hints).
+            ops = bounded.opcodes(pre_lines[plo : start + n + w], up[ulo : p + n + w])
             shifted = [(t, a + plo, b + plo, c + ulo, d + ulo) for t, a, b, c, d in ops]
             seen = stripped(up) if seen is None else seen
             self._hints.extend(hunk_hints(s.path, i, h, start, up, shifted, seen))
@@ -627,24 +634,30 @@ class Replay:
             return False
         if got is None or got[0] not in FILES:
             return False
-        ix = self._indexed(got[1])
+        ix = self._indexed(got[1], f.path, old=True)
         return ix is not None and bool(find_block(block, {f.path: ix}))
 
-    def _indexed(self, blob: str) -> Indexed | None:
-        """A file's index for the moved-block search (None past placement.MOVED_BYTES), made once
-        per content: every failing hunk of the run searches the same upstream files."""
-        hit = self._indexes.get(blob)
-        if hit is not None:
-            self._indexes.move_to_end(blob)
-            return hit[0]
+    def _indexed(self, blob: str, path: str, old: bool = False) -> Indexed | None:
+        """File `path`'s index for the moved-block search (None past placement.MOVED_BYTES), made
+        once per content: every failing hunk of the run searches the same upstream files.
+        One version is kept per path (and one of the old base's), the newest, so what is
+        kept is about the size of the files upstream changed."""
+        key = (path, old)
+        hit = self._indexes.get(key)
+        if hit is not None and hit[0] == blob:
+            self._indexes.move_to_end(key)
+            return hit[1]
         data = self.state.content(blob)
         size = len(data) if len(data) <= placement.MOVED_BYTES else 0
         found = index(self.g.lines.split(data)) if size else None
-        self._indexes[blob] = (found, size)
+        if hit is not None:
+            self._indexes_bytes -= hit[2]
+        self._indexes[key] = (blob, found, size)
+        self._indexes.move_to_end(key)
         self._indexes_bytes += size
         while self._indexes_bytes > _INDEXED_BYTES and len(self._indexes) > 1:
-            _, (_, old) = self._indexes.popitem(last=False)
-            self._indexes_bytes -= old
+            _, (_, _, gone) = self._indexes.popitem(last=False)
+            self._indexes_bytes -= gone
         return found
 
     def _align(self, pre: bytes, up: bytes) -> placement.Alignment:
@@ -704,7 +717,7 @@ class Replay:
             got = self.state.tree.peek(p)
             if got is None or got[0] not in FILES or got[1] is None:
                 continue
-            ix = self._indexed(got[1])
+            ix = self._indexed(got[1], p)
             if ix is not None and ix.has_any(firsts):
                 files[p] = ix
         if cur_lines is not None:

@@ -13,18 +13,19 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from patchq.core import hunks as engine
 from patchq.core.errors import ApplyError, BadInputError, UnsafePathError
 from patchq.core.header import commit_message, fallback_subject, header_info
-from patchq.core.lock import sha256
-from patchq.core.patch import FilePatch, Normalisation, Patch, parse, resolve_section
+from patchq.core.lock import PatchRecord, sha256
+from patchq.core.names import Normalisation, resolve_section
+from patchq.core.patch import FilePatch, Patch, parse
 from patchq.core.paths import FileMode, check_link_path, file_mode, is_git_name
 from patchq.core.progress import Progress
 from patchq.core.series import Entry
-from patchq.core.status import CONFLICT, FAILED, MERGE
+from patchq.core.status import CONFLICT, FAILED, FUZZ, MERGE
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.objects import TREE_MODE, Ident, ObjectWriter
 from patchq.git.repo import GitRepo
@@ -76,7 +77,8 @@ class Failure:
     merged: bytes | None = None  # the 3-way result with conflict markers, if one was tried
     conflicts: int = 0
     tree: str | None = None  # the tree with every section up to and including the merge
-    gnu_fuzz: bool = False  # the section would apply with GNU patch's default fuzz, 2
+    # The fuzz (1 or 2, GNU patch's default) that would make the section apply, 0 if none.
+    gnu_fuzz: int = 0
 
     def message(self) -> str:
         bad = [h for h in self.hunks if not h.applied]
@@ -92,7 +94,8 @@ class Failure:
             )
         more = f"; {len(bad) - 3} more" if len(bad) > 3 else ""
         hint = (
-            "; applies with fuzz 2, as GNU patch would: rerun with `--fuzz 2`"
+            f"; applies with fuzz {self.gnu_fuzz}, as GNU patch would: rerun with "
+            f"`--fuzz {self.gnu_fuzz}` (or set `fuzz = {self.gnu_fuzz}` in patchq.toml)"
             if self.gnu_fuzz
             else ""
         )
@@ -111,6 +114,31 @@ class SeriesResult:
 
 
 Preimage = Callable[[str, str], "bytes | None"]
+
+
+def placed(p: PatchResult) -> tuple[dict[str, object], ...]:
+    """The hunks of an applied patch that `series.lock` records (`PatchRecord.placed`):
+    those placed with fuzz, or where another place matched as well."""
+    return tuple(
+        {
+            "file": s.path,
+            "hunk": h.index + 1,
+            "line": h.line,
+            "fuzz": h.fuzz,
+            "passed_over": list(h.passed_over),
+        }
+        for s in p.sections
+        for h in s.hunks
+        if h.status == FUZZ or h.passed_over
+    )
+
+
+def with_placements(
+    records: Sequence[PatchRecord], results: Sequence[PatchResult]
+) -> tuple[PatchRecord, ...]:
+    """Lock records carrying how this application placed each patch's hunks."""
+    by_name = {p.name: placed(p) for p in results}
+    return tuple(replace(r, placed=by_name.get(r.name, ())) for r in records)
 
 
 _BLOB_CACHE = 32 << 20
@@ -367,7 +395,7 @@ def apply_series(
                     res.hunks,
                     patch,
                     section,
-                    gnu_fuzz=fuzz < 2 and _fuzz_would_apply(state, section),
+                    gnu_fuzz=_fuzz_needed(state, section) if fuzz < 2 else 0,
                 )
                 break
         if failure is not None:
@@ -445,19 +473,27 @@ def fit_section(state: SectionState, s: FilePatch) -> tuple[FilePatch, tuple[Nor
     return resolve_section(s, _Tree(state))
 
 
-def _fuzz_would_apply(state: SectionState, s: FilePatch) -> bool:
-    """Whether a section that failed would apply with fuzz 2 (GNU patch's default)."""
+def _fuzz_needed(state: SectionState, s: FilePatch) -> int:
+    """The fuzz (1 or 2, GNU patch's default) with which a section that failed would
+    apply as GNU patch places it; 0 when neither makes it apply."""
     if s.old_path is None or s.binary or not s.hunks:
-        return False
+        return 0
     entry = state.tree.peek(s.old_path)
     if entry is None or entry[0] == TREE_MODE or entry[1] is None:
-        return False
+        return 0
     content = state.content(entry[1])
-    return engine.apply_hunks(content, s.hunks, fuzz=2, split=state.g.lines.split).ok
+    for fuzz in (1, 2):
+        if engine.apply_hunks(content, s.hunks, fuzz=fuzz, split=state.g.lines.split, gnu=True).ok:
+            return fuzz
+    return 0
 
 
 def apply_section(state: SectionState, s: FilePatch, fuzz: int, display: str) -> SectionResult:
-    """Apply one file section to the tree; bad input raises, a hunk that fails is reported."""
+    """Apply one file section to the tree; bad input raises, a hunk that fails is reported.
+
+    Hunks are placed as GNU patch places them wherever it places them all (`apply`,
+    `push`, `verify`: a series on the base it is pinned to, DESIGN §4 step 3); the
+    engine's own rules decide the rest."""
     where = f"{display}:{s.lineno}"
     check_modes(s, where)
     if s.binary:
@@ -498,7 +534,7 @@ def apply_section(state: SectionState, s: FilePatch, fuzz: int, display: str) ->
             mode = s.new_mode
             if action == "modify" and not s.hunks:
                 action = "mode"
-    result = engine.apply_hunks(content, s.hunks, fuzz=fuzz, split=state.g.lines.split)
+    result = engine.apply_hunks(content, s.hunks, fuzz=fuzz, split=state.g.lines.split, gnu=True)
     res = SectionResult(s.path, s.old_path, action, result.hunks)
     if not result.ok:
         return res
@@ -561,8 +597,8 @@ def _mode_of(state: SectionState, s: FilePatch) -> str:
 
 
 # The most fuzz a section of the pinned series may need to be re-applied on its base:
-# the most `apply --fuzz` takes. The engine tries each level in turn and takes only a
-# unique match, so any lower level `apply` used places the hunk in the same place.
+# the most `apply --fuzz` takes. GNU placement tries each level in turn, nearest match
+# first, so any lower level `apply` used places the hunk in the same place.
 PINNED_FUZZ = 3
 
 

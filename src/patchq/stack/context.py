@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patchq.core.errors import BadInputError
-from patchq.git.repo import GitRepo
 from patchq.store.patchrepo import PatchRepo, own_paths
+
+if TYPE_CHECKING:
+    from patchq.git.repo import GitRepo
 
 
 @dataclass(slots=True)
@@ -49,6 +52,9 @@ class Context:
             path = self.target_path()
             if not path.is_dir():
                 raise BadInputError("target folder does not exist", str(path))
+            # Loaded on first use: shell completion of patch names never needs it.
+            from patchq.git.repo import GitRepo
+
             self._git = GitRepo(path)
         return self._git
 

@@ -27,6 +27,7 @@ journal (a rebase, a recovery) leaves a record that says there is nothing to und
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -36,12 +37,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from patchq.core.errors import BadInputError, UnsafeStateError
+from patchq.core.errors import BadInputError, FaultError, UnsafeStateError
 from patchq.core.records import Stack
 from patchq.core.resolutions import FOLDER as RESOLUTIONS
 from patchq.git.repo import GitRepo
 from patchq.store import stack as stackfile
-from patchq.store.files import atomic_write, confine, inside
+from patchq.store.files import atomic_write, confine, inside, remove
 from patchq.store.patchrepo import CONFIG, LOCK, PATCHES, SERIES, check_writable, own_paths
 from patchq.store.stack import save, stack_path
 from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint
@@ -165,6 +166,7 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
     check_writable(patch_root)
     for rel in plan.files:
         confine(patch_root, patch_root / rel)
+        _can_write(patch_root / rel)
     aside = _protect_target(g, plan) if g is not None else None
     try:
         doc = _record(g, patch_root, plan)
@@ -186,6 +188,23 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
         raise  # the first error is the story
     _clear(g, patch_root, doc)
     return aside or saved
+
+
+def _can_write(path: Path) -> None:
+    """Refuse (exit 5) before anything moves a file whose folder cannot be written (a
+    read-only file system, a folder the person may not write): the target must not be
+    moved by a transaction whose patch-repo writes are bound to fail."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if os.access(folder, os.W_OK):
+        return
+    try:
+        readonly = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        readonly = False
+    code = errno.EROFS if readonly else errno.EACCES
+    raise FaultError.from_os(OSError(code, os.strerror(code)), "write", str(path))
 
 
 def _protect_target(g: GitRepo, plan: Plan) -> str | None:
@@ -265,9 +284,12 @@ def _fingerprint(patch_root: Path) -> dict[str, list[int]]:
     paths += sorted(p for p in (patch_root / PATCHES).rglob("*") if not p.is_dir())
     for p in paths:
         try:
-            st = p.lstat()
+            st = p.stat()  # through a symlink inside (`series -> debian/patches/series`)
         except OSError:
-            continue
+            try:
+                st = p.lstat()
+            except OSError:
+                continue
         out[p.relative_to(patch_root).as_posix()] = [st.st_mtime_ns, st.st_size]
     return out
 
@@ -740,10 +762,15 @@ def _put_files(g: GitRepo | None, patch_root: Path, doc: dict[str, Any], side: s
         for rel, f in doc.get(kind, {}).items():
             dest = roots[kind] / rel
             if f[side]:
-                atomic_write(dest, (d / kind / side / rel).read_bytes(), root)
+                data = (d / kind / side / rel).read_bytes()
+                # A file that already holds these bytes is not written again: rolling
+                # back a transaction whose writes never happened (a read-only patch
+                # repo) must not fail on the very files it never changed.
+                if not (dest.is_file() and not dest.is_symlink() and dest.read_bytes() == data):
+                    atomic_write(dest, data, root)
+            elif root is not None:
+                remove(dest, root)  # through a symlink inside, which stays
             else:
-                if root is not None:
-                    confine(root, dest)
                 dest.unlink(missing_ok=True)
             if side == "after":
                 crashpoint(f"journal:{'file' if kind == FILES else 'state'}-written")

@@ -138,8 +138,8 @@ class _Writer:
         old_hunks = {_hunk_key(h): h for h in prev.hunks} if prev is not None else {}
         lines = self._old_lines(s) if style.function == patchstyle.FUNC_DIFF else None
         hunks = []
-        for h in s.hunks:
-            want = patchstyle.heading(style.function, h.heading, lines, h)
+        wanted = patchstyle.headings(style.function, lines, s.hunks)
+        for h, want in zip(s.hunks, wanted, strict=True):
             was = old_hunks.get(_hunk_key(h))
             if was is not None and (self.keep or was.heading == want):
                 hunks.append(was)

@@ -22,7 +22,7 @@ from patchq.core.lock import Lock, records_for
 from patchq.core.records import LastRebase
 from patchq.core.status import Outcome
 from patchq.git.repo import GitRepo
-from patchq.stack.apply import Failure, apply_series
+from patchq.stack.apply import Failure, apply_series, with_placements
 from patchq.store import rebasestate
 from patchq.store.patchrepo import LOCK, PatchRepo
 from patchq.store.statedir import last_rebase_path
@@ -51,11 +51,13 @@ def reapplied(g: GitRepo, written: PatchRepo, lock: Lock) -> Lock | Failure:
     `verify` will, its records carried over; or where it no longer applies exactly."""
     entries = written.series.active(lock.guards)
     with g.dry_run():
-        res = apply_series(g, written, lock.base, entries, commits=False)
+        res = apply_series(g, written, lock.base, entries, fuzz=lock.fuzz, commits=False)
     if res.failure is not None:
         return res.failure
     datas = [(e.name or "", written.read_patch(e.name or "")) for e in entries]
-    records = records_for(datas, lock, [e.raw for e in written.series.entries])
+    records = with_placements(
+        records_for(datas, lock, [e.raw for e in written.series.entries]), res.patches
+    )
     return Lock(lock.base, res.tree, res.files, lock.guards, records, lock.last_rebase)
 
 

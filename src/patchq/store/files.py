@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
@@ -108,16 +107,38 @@ def inside(root: Path, rel: str) -> bool:
     return True
 
 
+def through_link(root: Path, path: Path) -> Path:
+    """Where a write or removal of `path` inside `root` lands: `path` itself, or, when
+    its last name is a symlink that stays inside `root` (Debian's `series ->
+    debian/patches/series`), the file the link leads to, so the link stays a link and
+    what it points to is the file that changes. Refused (exit 5) if the way leaves
+    `root` through a symlink."""
+    confine(root, path)
+    if not path.is_symlink():
+        return path
+    return path.resolve()
+
+
+def remove(path: Path, root: Path) -> None:
+    """Remove the file at `path` inside `root` (through a link, as `through_link` says);
+    nothing if it is absent."""
+    through_link(root, path).unlink(missing_ok=True)
+
+
 def atomic_write(path: Path, data: bytes, root: Path | None = None) -> None:
     """Write `data` to `path` through a temporary file and a rename: all or nothing.
-    With `root`, refused if the way to `path` leaves `root` through a symlink. A fault
-    of the file system (full, read-only, forbidden, a name too long) is a FaultError
-    (exit 5) naming `path`, and leaves no temporary file behind."""
+    With `root`, refused if the way to `path` leaves `root` through a symlink, and a
+    symlink inside it is written through (`through_link`): the rename happens beside
+    the file it points to and the link itself is kept. A fault of the file system
+    (full, read-only, forbidden, a name too long) is a FaultError (exit 5) naming
+    `path`, and leaves no temporary file behind."""
     if root is not None:
-        confine(root, path)
+        path = through_link(root, path)
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # here: a run that writes nothing (a TAB's completion) never loads it
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as f:
             _write(f, data)

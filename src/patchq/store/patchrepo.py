@@ -10,30 +10,46 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patchq.core.errors import BadInputError
-from patchq.core.lock import Lock
-from patchq.core.patchstyle import STYLES
 from patchq.core.paths import check_name
-from patchq.core.resolutions import FOLDER as RESOLUTIONS
-from patchq.core.resolutions import SUFFIX, Book, Remembered
-from patchq.core.resolutions import parse as parse_resolution
 from patchq.core.series import Series
 from patchq.store.files import atomic_write, confine, escaping_link, read_optional, read_regular
 
+if TYPE_CHECKING:
+    from patchq.core.lock import Lock
+    from patchq.core.resolutions import Book, Remembered
+
+# The lock, the patch styles and the resolutions (which load the patch model) are loaded
+# where they are used: reading `patchq.toml` and `series` alone — what shell completion
+# does on each TAB — loads none of them.
 CONFIG, SERIES, PATCHES, LOCK = "patchq.toml", "series", "patches", "series.lock"
+RESOLUTIONS = "resolutions"  # core.resolutions.FOLDER (tests/test_completion.py checks)
 RETIRED = ("remove", "move")  # the values of `retired` in patchq.toml
+# What `lint` may be told to accept (`lint-allow` in patchq.toml, `lint --allow`): patches
+# with no header, a header naming no author, sections whose old name is the new one plus
+# a backup suffix (`--- a.c.orig` / `+++ a.c`, as `diff -u a.c.orig a.c` writes them).
+LINT_ALLOW = ("no-header", "no-author", "orig-names")
 
 
 def own_paths(patch_root: Path, target_root: Path) -> list[str]:
     """The patch repo's files inside the target (when the queue lives in the upstream
-    checkout, quilt-style), as target paths: changes to them are not the user's edits."""
-    try:
-        rel = patch_root.resolve().relative_to(target_root.resolve())
-    except ValueError:
-        return []
-    prefix = "" if str(rel) == "." else rel.as_posix() + "/"
-    return [prefix + n for n in (CONFIG, SERIES, LOCK, PATCHES, RESOLUTIONS)]
+    checkout, quilt-style), as target paths: changes to them are not the user's edits.
+    A name that is a symlink inside the patch repo (Debian's `series ->
+    debian/patches/series`) stands for the file it points to as well."""
+    root, target = patch_root.resolve(), target_root.resolve()
+    out = []
+    for name in (CONFIG, SERIES, LOCK, PATCHES, RESOLUTIONS):
+        places = [root / name]
+        if places[0].is_symlink():
+            places.append(places[0].resolve())
+        for place in places:
+            try:
+                out.append(place.relative_to(target).as_posix())
+            except ValueError:
+                continue
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +75,7 @@ class Config:
     # each replayed patch (`exec-each`); the person's own, never a patch's.
     exec: str | None = None
     exec_each: str | None = None
+    lint_allow: tuple[str, ...] = ()  # LINT_ALLOW kinds this repo's patches are fine without
     extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod
@@ -82,6 +99,7 @@ class Config:
             "rerere": bool,
             "exec": str,
             "exec-each": str,
+            "lint-allow": list,
         }
         kwargs: dict[str, object] = {}
         extra: dict[str, object] = {}
@@ -95,6 +113,16 @@ class Config:
                 word = "true or false" if known[key] is bool else f"a {known[key].__name__}"
                 raise BadInputError(f"`{key}` must be {word}", where)
             kwargs[key.replace("-", "_")] = value
+        allow = kwargs.pop("lint_allow", [])
+        assert isinstance(allow, list)
+        bad = [a for a in allow if a not in LINT_ALLOW]
+        if bad:
+            raise BadInputError(
+                f"`lint-allow` holds {bad[0]!r}",
+                where,
+                "its values: " + ", ".join(f'"{k}"' for k in LINT_ALLOW),
+            )
+        kwargs["lint_allow"] = tuple(allow)
         guards = kwargs.pop("guards", [])
         assert isinstance(guards, list)
         if not all(isinstance(g, str) and g and not g.startswith(("+", "-")) for g in guards):
@@ -106,7 +134,7 @@ class Config:
         if kwargs.get("retired", "remove") not in RETIRED:
             raise BadInputError('`retired` must be "remove" or "move"', where)
         style = kwargs.get("style")
-        if isinstance(style, str) and style not in STYLES:
+        if isinstance(style, str) and style not in _styles():
             raise BadInputError(
                 f'`style` must be "keep", "git" or "quilt", not {style!r}',
                 where,
@@ -116,6 +144,12 @@ class Config:
         if isinstance(queue, str) and not _valid_queue(queue):
             raise BadInputError(f"invalid queue name {queue!r}", where)
         return cls(guards=tuple(guards), extra=extra, **kwargs)  # type: ignore[arg-type]
+
+
+def _styles() -> tuple[str, ...]:
+    from patchq.core.patchstyle import STYLES
+
+    return tuple(STYLES)
 
 
 def _utf8(data: bytes, where: str) -> str:
@@ -228,6 +262,8 @@ class PatchRepo:
         return f"{PATCHES}/{name}"
 
     def read_lock(self) -> Lock | None:
+        from patchq.core.lock import Lock
+
         data = read_optional(self.lock_path)
         if data is None:
             return None
@@ -235,6 +271,9 @@ class PatchRepo:
 
     def resolutions(self) -> Book:
         """The remembered resolutions a run may reuse (none where `rerere = false`)."""
+        from patchq.core.resolutions import Book
+        from patchq.core.resolutions import parse as parse_resolution
+
         if not self.config.rerere:
             return Book(())
         return Book((n, parse_resolution(d, w)) for n, w, d in read_resolutions(self.root))
@@ -267,6 +306,8 @@ def read_resolutions(root: Path) -> list[tuple[str, str, bytes]]:
     Refused (exit 4): a folder that is a symlink out of the patch repo, and a resolution
     that is a symlink or no regular file — a patch repo from a stranger must not make
     patchq read elsewhere."""
+    from patchq.core.resolutions import SUFFIX
+
     folder = root / RESOLUTIONS
     if not folder.is_dir():
         return []

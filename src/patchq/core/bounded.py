@@ -1,0 +1,61 @@
+"""Sequence comparison in bounded time, for input anyone can make as long as they like.
+
+difflib's SequenceMatcher takes time up to the product of its two sides' lengths (a
+one-megabyte line against another, two files of 100,000 lines): a patch, an upstream
+file or a subject from a stranger must not make patchq run for hours (issue 27, class
+5). Every comparison of unbounded input goes through here: within `LIMIT` (the product
+of the lengths) it is difflib's; beyond, `opcodes` answers in linear time — the common
+head and tail equal, the middle one replacement — and `ratio` answers None, for which
+each caller has its own linear answer (no hint, no pairing: a conflict, a plain layout).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from difflib import SequenceMatcher
+
+# The most `len(a) * len(b)` compared by difflib (about a second of CPU at worst).
+LIMIT = 1_000_000
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def comparable(a: Sequence[Hashable], b: Sequence[Hashable]) -> bool:
+    """Whether difflib may compare `a` and `b` within the bound."""
+    return len(a) * len(b) <= LIMIT
+
+
+def opcodes(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[Opcode]:
+    """difflib's opcodes turning `a` into `b` (no autojunk) within the bound; beyond it,
+    in linear time: the common head and tail equal, the rest one replacement."""
+    if comparable(a, b):
+        return list(SequenceMatcher(None, a, b, autojunk=False).get_opcodes())
+    n, m = len(a), len(b)
+    head = 0
+    while head < n and head < m and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and tail < m - head and a[n - 1 - tail] == b[m - 1 - tail]:
+        tail += 1
+    out: list[Opcode] = []
+    if head:
+        out.append(("equal", 0, head, 0, head))
+    i2, j2 = n - tail, m - tail
+    if head < i2 or head < j2:
+        tag = "replace" if head < i2 and head < j2 else "delete" if head < i2 else "insert"
+        out.append((tag, head, i2, head, j2))
+    if tail:
+        out.append(("equal", i2, n, j2, m))
+    return out
+
+
+def ratio(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
+    """difflib's similarity ratio within the bound, else None (the caller's linear answer)."""
+    if not comparable(a, b):
+        return None
+    return SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def matcher(a: Sequence[Hashable], b: Sequence[Hashable]) -> SequenceMatcher[Hashable] | None:
+    """A SequenceMatcher of `a` and `b` (no autojunk) within the bound, else None."""
+    return SequenceMatcher(None, a, b, autojunk=False) if comparable(a, b) else None

@@ -52,6 +52,8 @@ def _commands(
         capture_output=True,
     )
     assert proc.returncode in ok, proc.stderr.decode()
+    if not log.exists():
+        return []  # no git process at all (lint reads only the patch repo)
     return [line if line == SERVER else line.split()[0] for line in log.read_text().splitlines()]
 
 

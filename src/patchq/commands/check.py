@@ -1,6 +1,6 @@
 """`check`: the drift report — how each patch and hunk fares on a new upstream, and why.
 
-Nothing is written; the report itself is `ops.check`, which `rebase --dry-run` shares.
+Nothing is written; the report itself is `rebase.check`, which `rebase --dry-run` shares.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ class RefreshOutcome:
     changed: bool
     untracked: tuple[str, ...]
     # Whether series.lock (and the last rebase's review) were brought up to date, or why
-    # not (ops/relock.py).
+    # not (stack/relock.py).
     relocked: bool = False
     lock_note: str | None = None
 

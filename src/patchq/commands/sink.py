@@ -2,7 +2,7 @@
 
 The patches it crosses are re-applied in memory with the rebase's ladder; a conflict
 stops it as a rebase stops (exit 3), for `rebase --continue`/`--skip`/`--abort`. See
-ops/reorder.py.
+rebase/reorder.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 rename, fold, header, sink, float, apply), as StGit's `undo` does.
 
 The journal keeps the last operation it carried out with the copies of what it changed
-(ops/journal.py); `undo` puts back the target, the stack record and the patch-repo files
+(stack/journal.py); `undo` puts back the target, the stack record and the patch-repo files
 as they were before it — exactly as an interrupted run is undone — and refuses (exit 5)
 when anything changed since: uncommitted edits, the stack branch, the stack record, a
 file the operation wrote, any file of the patch repo. One level: an undo is not undone.

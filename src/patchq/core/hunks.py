@@ -265,7 +265,7 @@ def _locate(
     hi = n - len(old)  # last start at which `old` fits
     new = h.new_lines
     # A line without a newline can only be a file's last: put anywhere else, it would
-    # run into the next line (found by the apply/reverse property, tests/test_properties).
+    # run into the next line (found by the apply/reverse property, tests/core/test_properties).
     no_eol = bool(new) and not new[-1].endswith(b"\n")
     if not h.has_context:
         # Zero-context hunks (diff -U0) carry no anchor but their removed lines: a pure

@@ -295,7 +295,7 @@ def lacks_removed(
     run of removed lines occurs in it fewer times than in `before` (not at all, without
     it). Where upstream *moved* a block the patch removes, a clean 3-way merge and the
     reverse-apply test both take the move for the removal (found by the rebase property
-    in tests/test_properties.py), and the patch would be dropped as upstreamed. A block
+    in tests/core/test_properties.py), and the patch would be dropped as upstreamed. A block
     that ended the file without a newline counts with one too: moved up, it gains one
     (lines are compared as if each ended in one, `ended`)."""
     res = ended_file(result)

@@ -1,7 +1,7 @@
 """`sink` and `float`: move a patch to the bottom or the top of the series, StGit's way.
 
 The reordered stretch — the moved patch and every patch it crosses — is re-applied in
-memory with the rebase's ladder (ops/replay.py), each patch's 3-way step pinned to its
+memory with the rebase's ladder (rebase/replay.py), each patch's 3-way step pinned to its
 pre-image in the old order: so a patch that now sits on different neighbours is placed
 by offset or merged where it can be. Patches whose placement changed get their files
 refreshed (as `rebase` does), the applied stack is rebuilt and checked out, and `series`,
@@ -240,7 +240,7 @@ def _stop(
     res: PatchCheck,
 ) -> ReorderOutcome:
     """Stop the reorder at `res`, which conflicts in the new order: from here it is a
-    rebase onto the stack's base, in progress (ops/rebasestop.py), that `patchq rebase
+    rebase onto the stack's base, in progress (rebase/stop.py), that `patchq rebase
     --continue` finishes by writing the reordered series."""
     repo, g = ctx.repo(), ctx.git()
     repo.check_writable()
@@ -269,7 +269,7 @@ def _stop(
 
 
 def reorder_lock(ctx: Context, series: Series, staged: dict[str, bytes]) -> bytes | Failure | None:
-    """series.lock for the reordered series (ops/relock.py `reapplied`: the records kept,
+    """series.lock for the reordered series (stack/relock.py `reapplied`: the records kept,
     but no `--exec` runs, the trees between changed); the patch that no longer applies
     exactly on the lock's base; None without a lock."""
     repo, g = ctx.repo(), ctx.git()

@@ -1,7 +1,7 @@
 """A rebase stopping at a conflict: its state file, and the stop shown in the target.
 
 Shared by `rebase` and by a `sink`/`float` that meets a conflict (which goes on as a
-rebase onto the base it started from; see ops/reorder.py): the patch the replay stopped
+rebase onto the base it started from; see rebase/reorder.py): the patch the replay stopped
 at becomes a `StoppedPatch`, and the state and the conflict reach the target in one
 journal transaction, with the objects the stop needs held by a ref.
 """

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 # where they are used: reading `patchq.toml` and `series` alone — what shell completion
 # does on each TAB — loads none of them.
 CONFIG, SERIES, PATCHES, LOCK = "patchq.toml", "series", "patches", "series.lock"
-RESOLUTIONS = "resolutions"  # core.resolutions.FOLDER (tests/test_completion.py checks)
+RESOLUTIONS = "resolutions"  # core.resolutions.FOLDER (tests/cli/test_completion.py checks)
 RETIRED = ("remove", "move")  # the values of `retired` in patchq.toml
 # What `lint` may be told to accept (`lint-allow` in patchq.toml, `lint --allow`): patches
 # with no header, a header naming no author, sections whose old name is the new one plus

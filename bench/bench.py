@@ -916,8 +916,17 @@ def snapshot_rev(rev: str, dest: Path) -> tuple[str, Path]:
     archive = run(["git", "-C", str(PROJECT), "archive", "--format=tar", sha, "src/patchq"])
     if archive.rc != 0:
         raise BenchError(f"git archive {rev}: {first_line(archive.err)}")
+    # Regular files under src/patchq only, written by hand: `extractall(filter=...)` is
+    # missing from Python 3.11 before 3.11.4 (Debian 12's python3 is 3.11.2).
     with tarfile.open(fileobj=io.BytesIO(archive.out)) as tar:
-        tar.extractall(dest, filter="data")
+        for member in tar.getmembers():
+            parts = Path(member.name).parts
+            if not member.isfile() or parts[:2] != ("src", "patchq") or ".." in parts:
+                continue
+            source = tar.extractfile(member)
+            assert source is not None
+            (dest / member.name).parent.mkdir(parents=True, exist_ok=True)
+            (dest / member.name).write_bytes(source.read())
     compileall.compile_dir(str(dest / "src" / "patchq"), quiet=1)
     subject = git(PROJECT, "log", "-1", "--format=%h %s", sha)
     return subject, dest / "src"

@@ -13,12 +13,15 @@ Fixtures shared by all live here; tests/project/test_layout.py keeps the layout.
 from __future__ import annotations
 
 import compileall
+import faulthandler
 import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -121,6 +124,42 @@ def byte_compiled_children(tmp_path_factory: pytest.TempPathFactory) -> Iterator
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTHONPATH", path)
         yield
+
+
+HANG_SECONDS = 240
+
+
+class TestHung(Exception):
+    """A test ran past HANG_SECONDS: stopped, so that the suite ends and names it."""
+
+
+@pytest.fixture(autouse=True)
+def hang_guard() -> Iterator[None]:
+    """Fails a test that runs longer than HANG_SECONDS instead of letting it hang the run:
+    a wait that never ends (a pipe nobody drains, a child that never answers) fails with
+    every thread's stack on stderr, and CI ends naming the test. The slowest test takes
+    about 30 s on a loaded two-core machine."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def hung(signum: int, frame: object) -> None:
+        faulthandler.dump_traceback(all_threads=True)
+        raise TestHung(f"the test ran longer than {HANG_SECONDS} s")
+
+    # SIGUSR2 from a timer thread, not SIGALRM: patchq's own Ctrl-C handling, run in
+    # process by the CLI tests, uses SIGALRM and its timer.
+    previous = signal.signal(signal.SIGUSR2, hung)
+    main = threading.main_thread().ident
+    assert main is not None
+    timer = threading.Timer(HANG_SECONDS, signal.pthread_kill, (main, signal.SIGUSR2))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR2, previous)
 
 
 @pytest.fixture(autouse=True)

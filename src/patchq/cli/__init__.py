@@ -122,4 +122,8 @@ def run(early: list[int] | None = None) -> None:
             except (OSError, ValueError):
                 pass
         os._exit(code)
+    # The outcome is decided: a Ctrl-C now changes nothing. Ignored, not handled, since
+    # the interpreter's teardown puts back the default action for a signal whose handler
+    # is a Python function, and a Ctrl-C then would kill a run that has succeeded.
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
     sys.exit(code)

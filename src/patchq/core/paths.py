@@ -40,7 +40,25 @@ NAME_MAX, PATH_MAX = 255, 4095
 
 
 def check_path(path: str, where: str) -> list[bytes]:
-    """Split a repo path into components, refusing anything that could leave the target."""
+    """Split a repo path into components, refusing anything that could leave the target.
+
+    A replay asks about the same few thousand paths tens of thousands of times: a path
+    found safe is remembered (its components), an unsafe one checked afresh each time so
+    its error names the place that asked."""
+    safe = _SAFE.get(path)
+    if safe is not None:
+        return list(safe)
+    parts = _check_path(path, where)
+    if len(_SAFE) >= 1 << 16:
+        _SAFE.clear()
+    _SAFE[path] = tuple(parts)
+    return parts
+
+
+_SAFE: dict[str, tuple[bytes, ...]] = {}
+
+
+def _check_path(path: str, where: str) -> list[bytes]:
     raw = path.encode("utf-8", "surrogateescape")
     if not raw:
         raise UnsafePathError("empty file name", where)

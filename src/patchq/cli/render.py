@@ -307,8 +307,7 @@ def init(out: InitOutcome) -> Rendered:
 def recovered(out: RecoverOutcome) -> Rendered:
     lines: list[Item] = []
     lines.extend(_removed_lock(out.removed_lock))
-    if out.saved:
-        lines.append(info(f"saved uncommitted changes found on the way in stash {out.saved[:12]}"))
+    lines.extend(_saved_on_the_way(out.saved))
     done = "finished" if out.mode == "continue" else "undid"
     lines.append(info(f"{done} the interrupted `patchq {out.op}`"))
     return tuple(lines)
@@ -772,7 +771,7 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                 }
             ),
         )
-    lines: list[Item] = [*_removed_lock(out.removed_lock)]
+    lines: list[Item] = [*_removed_lock(out.removed_lock), *_saved_on_the_way(out.saved)]
     lines += [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
     if out.nothing_to_do:
         lines.append(
@@ -811,6 +810,14 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
             for c in out.untrusted
         ]
     return tuple(lines)
+
+
+def _saved_on_the_way(stash: str | None) -> Rendered:
+    return (
+        (info(f"saved uncommitted changes found on the way in stash {stash[:12]}"),)
+        if stash
+        else ()
+    )
 
 
 def _removed_lock(path: str | None) -> Rendered:

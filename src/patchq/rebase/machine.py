@@ -126,7 +126,9 @@ def start(
             exec_each=exec_each,
             untrusted=untrusted,
         )
-        return _run(ctx, state, progress, announce)
+        # What a commit or a saved file made while the rebase works is compared with.
+        expect = journal.expect(g, branch)
+        return _run(ctx, state, progress, announce, expect)
 
 
 def _run(
@@ -134,8 +136,10 @@ def _run(
     st: RebaseState,
     progress: Progress | None = None,
     announce: execute.Announce | None = None,
+    expect: journal.Expect | None = None,
 ) -> RebaseOutcome:
-    """Replay the remaining patches from the state's head; stop at a conflict or finish."""
+    """Replay the remaining patches from the state's head; stop at a conflict or finish
+    (`expect`: the target as this run found it, when it started the rebase)."""
     repo, g = ctx.repo(), ctx.git()
     all_entries = _entries(ctx, st.entries)
     w = g.writer()
@@ -221,7 +225,7 @@ def _run(
             head=commit,
         )
     w.flush()
-    return finish(ctx, st, announce)
+    return finish(ctx, st, announce, expect)
 
 
 def _refuse_moved_target(ctx: Context, st: RebaseState) -> None:
@@ -342,6 +346,7 @@ def continue_(
                     last.base,
                     last.onto,
                     removed_lock=g.removed_lock,
+                    saved=done.saved if done is not None else None,
                     untrusted=last.untrusted,
                     patch_root=str(repo.root),
                 )

@@ -38,6 +38,7 @@ class RebaseOutcome:
     exec_runs: tuple[ExecRun, ...] = ()  # the --exec/--exec-each runs after it finished
     target: str = ""  # where they ran, as errors name it
     removed_lock: str | None = None  # the stale index.lock of patchq's git, removed
+    saved: str | None = None  # the stash of work found while finishing an interrupted step
     # A stopped `sink`/`float` going on as a rebase: (verb, the patch moved); and, once it
     # is done, the top of the stack.
     reorder: tuple[str, str] | None = None

@@ -194,6 +194,7 @@ def push_patches(
             )
         want = min(want, len(names))
         saved = protect(ctx, force, verb)
+        expect = journal.expect(g, stack.branch)
         w = g.writer()
         fz = repo.config.fuzz if fuzz is None else fuzz
         pre = _preimage(ctx, g, entries) if merge else None
@@ -242,6 +243,7 @@ def push_patches(
                 intent_to_add=added,
                 reason=plural(len(new.applied) - n, "patch"),
                 force=force,
+                expect=expect,
             ),
         )
     return MoveOutcome(new, result.patches, failure=f, saved=saved, aside=aside)
@@ -289,6 +291,7 @@ def pop_patches(
         else:
             raise BadInputError(f"{target!r} is not applied", "series", "see `patchq applied`")
         saved = protect(ctx, force, verb)
+        expect = journal.expect(g, stack.branch)
         new = stack.truncated(keep)
         aside = journal.run(
             g,
@@ -301,6 +304,7 @@ def pop_patches(
                 repo.config.queue,
                 reason=plural(n - keep, "patch"),
                 force=force,
+                expect=expect,
             ),
         )
     return MoveOutcome(new, popped=stack.applied[keep:][::-1], saved=saved, aside=aside)

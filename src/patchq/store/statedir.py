@@ -22,18 +22,45 @@ def crashpoint(label: str) -> None:
     """Fault injection for the interruption tests: PATCHQ_CRASH_AT=<label> kills this
     process with SIGKILL here (PATCHQ_CRASH_SIGNAL=INT raises Ctrl-C instead, ERR an
     OSError, and PAUSE says `paused at <label>` on stderr and waits for a real signal
-    from the test). Never set outside tests; costs one dict lookup."""
+    from the test; SIGUSR1 lets it go on). Never set outside tests; costs one dict lookup."""
     if os.environ.get("PATCHQ_CRASH_AT") != label:
         return
     if os.environ.get("PATCHQ_CRASH_SIGNAL") == "INT":
         raise KeyboardInterrupt
     if os.environ.get("PATCHQ_CRASH_SIGNAL") == "PAUSE":
-        os.write(2, f"paused at {label}\n".encode())
-        time.sleep(60)
+        _pause(label)
         return
     if os.environ.get("PATCHQ_CRASH_SIGNAL") == "ERR":
         raise OSError(f"injected failure at {label}")
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+class _Resume(Exception):
+    """SIGUSR1 from a test: go on from a PAUSE."""
+
+
+def _resumed(signum: int, frame: object) -> None:
+    raise _Resume
+
+
+_paused: list[str] = []
+
+
+def _pause(label: str) -> None:
+    """Say where, then wait up to 60 s for a test's signal: SIGUSR1 goes on with the run
+    (the test has done what it does mid-run), any other ends it as that signal does.
+    Once a run: a point passed again (one per patch) goes on at once."""
+    if _paused:
+        return
+    _paused.append(label)
+    old = signal.signal(signal.SIGUSR1, _resumed)
+    try:
+        os.write(2, f"paused at {label}\n".encode())
+        time.sleep(60)
+    except _Resume:
+        pass
+    finally:
+        signal.signal(signal.SIGUSR1, old)
 
 
 # The verbs with their own --continue/--abort; the others recover through `recover`.

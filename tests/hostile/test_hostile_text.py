@@ -9,6 +9,7 @@ which side wins.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from ..conftest import Queue, Result, Upstream
@@ -65,3 +66,103 @@ def test_fold_of_a_patch_without_a_description_changes_no_header(
     assert patchq("push").code == 0
     assert patchq("fold", "bare.patch").code == 0
     assert (queue.path / "patches" / "top.patch").read_text().startswith(TOP)
+
+
+def two_mails(upstream: Upstream) -> tuple[str, bytes]:
+    """A base and `git format-patch --stdout` of two commits after it, in one file."""
+    upstream.write("a.txt", A).write("b.txt", B)
+    base = upstream.commit("base")
+    upstream.write("a.txt", A.replace("line 3\n", "LINE 3\n"))
+    upstream.commit("first change\n\nWhy the first.")
+    upstream.write("b.txt", B.replace("b 9\n", "B 9\n"))
+    upstream.commit("second change\n\nWhy the second.")
+    mbox = upstream.git("format-patch", "--stdout", f"{base}..HEAD").encode()
+    upstream.git("checkout", "-q", "--detach", base)
+    return base, mbox
+
+
+def test_refresh_refuses_a_file_of_several_mails_naming_them(
+    upstream: Upstream, queue: Queue, patchq: Run
+) -> None:
+    base, mbox = two_mails(upstream)
+    queue.add("both.patch", mbox)
+    (queue.path / "patchq.toml").write_text(f'target = "../upstream"\npin = "{base}"\n')
+    assert patchq("push").code == 0
+    upstream.write("b.txt", upstream.read("b.txt") + b"my edit\n")
+    r = patchq("refresh")
+    assert r.code == 5, r.err
+    assert "holds 2 mails ('first change', 'second change')" in r.err
+    assert len(r.err.splitlines()) == 1
+    # Nothing was written: both mails, their messages, and the person's edit remain.
+    assert (queue.path / "patches" / "both.patch").read_bytes() == mbox
+    assert upstream.read("b.txt").endswith(b"my edit\n")
+
+
+def edited_after_push(upstream: Upstream, queue: Queue, patchq: Run) -> bytes:
+    """p.patch applied, then its file changed on disk (as a pull or an editor would)."""
+    upstream.write("a.txt", A).write("b.txt", B)
+    base = upstream.commit("base")
+    (queue.path / "patchq.toml").write_text(f'target = "../upstream"\npin = "{base}"\n')
+    queue.add("p.patch", udiff("a.txt", A, A.replace("line 3\n", "LINE 3\n"), "p\n\n"))
+    assert patchq("apply", "--onto", base).code == 0
+    pulled = udiff("a.txt", A, A.replace("line 3\n", "LINE THREE (pulled)\n"), "p, v2\n\n")
+    (queue.path / "patches" / "p.patch").write_text(pulled)
+    return pulled.encode()
+
+
+def test_refresh_never_regenerates_a_file_changed_since_it_was_applied(
+    upstream: Upstream, queue: Queue, patchq: Run
+) -> None:
+    pulled = edited_after_push(upstream, queue, patchq)
+    st = patchq("status")
+    assert "p.patch: the file differs from series.lock and its commit" in st.out
+    doc = json.loads(patchq("status", "--json").out)
+    assert doc["changed"] == [{"patch": "p.patch", "lock": True, "commit": True}]
+    upstream.write("b.txt", B.replace("b 1\n", "b one\n"))  # an unrefreshed edit
+    r = patchq("refresh")
+    assert r.code == 5, r.err
+    assert "changed since the patch was applied" in r.err
+    assert "--from-file" in r.err and "--from-commit" in r.err
+    assert (queue.path / "patches" / "p.patch").read_bytes() == pulled
+    # Told the commit wins: today's refresh, the pulled text replaced by the commit's.
+    r = patchq("refresh", "--from-commit")
+    assert r.code == 0, r.err
+    text = (queue.path / "patches" / "p.patch").read_text()
+    assert "+LINE 3\n" in text and "pulled" not in text and "+b one\n" in text
+    assert "differs" not in patchq("status").out
+
+
+def test_refresh_from_file_takes_the_pulled_patch(
+    upstream: Upstream, queue: Queue, patchq: Run
+) -> None:
+    pulled = edited_after_push(upstream, queue, patchq)
+    upstream.write("b.txt", B.replace("b 1\n", "b one\n"))
+    r = patchq("refresh", "--from-file")
+    assert r.code == 5 and "unrefreshed changes in b.txt" in r.err  # they would be lost
+    upstream.git("checkout", "-q", "--", "b.txt")
+    r = patchq("refresh", "--from-file")
+    assert r.code == 0, r.err
+    assert (queue.path / "patches" / "p.patch").read_bytes() == pulled
+    assert "LINE THREE (pulled)" in upstream.read("a.txt").decode()
+    assert "its commit" not in patchq("status").out
+    # The file and the commit agree again: a plain refresh goes through, changing nothing.
+    r = patchq("refresh")
+    assert r.code == 0, r.err
+    assert (queue.path / "patches" / "p.patch").read_bytes() == pulled
+
+
+def test_a_header_edit_is_no_change_to_the_commit(
+    upstream: Upstream, queue: Queue, patchq: Run
+) -> None:
+    """Only what the commit holds counts: a reworded description is kept by refresh."""
+    upstream.write("a.txt", A).write("b.txt", B)
+    base = upstream.commit("base")
+    (queue.path / "patchq.toml").write_text(f'target = "../upstream"\npin = "{base}"\n')
+    queue.add("p.patch", udiff("a.txt", A, A.replace("line 3\n", "LINE 3\n"), "p\n\n"))
+    assert patchq("apply", "--onto", base).code == 0
+    path = queue.path / "patches" / "p.patch"
+    path.write_text(path.read_text().replace("p\n\n", "p, reworded\n\n", 1))
+    upstream.write("b.txt", B.replace("b 1\n", "b one\n"))
+    r = patchq("refresh")
+    assert r.code == 0, r.err
+    assert path.read_text().startswith("p, reworded\n\n") and "+b one\n" in path.read_text()

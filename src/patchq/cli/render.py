@@ -442,6 +442,8 @@ def new(out: NewOutcome) -> Rendered:
 
 
 def refreshed(out: RefreshOutcome) -> Rendered:
+    if out.from_file:
+        return (info(f"re-applied {out.name} from its file; the working tree follows"),)
     lines = [info(f"refreshed {out.name}" if out.changed else f"{out.name} is unchanged")]
     if out.untracked:
         lines.append(
@@ -548,6 +550,10 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                     "rebase": rebase_json(st.rebase),
                     "exec": [rebasestate.exec_doc(x) for x in st.execs],
                     "placed": [{"patch": name, **x} for name, x in st.placed],
+                    "changed": [
+                        {"patch": name, "lock": lock, "commit": commit}
+                        for name, lock, commit in st.changed
+                    ],
                 }
             ),
         )
@@ -582,6 +588,14 @@ def status(st: Status, as_json: bool = False) -> Rendered:
         lines += exec_lines(failed[:5], err=False)
     for name, x in st.placed:
         lines.append(data(f"{name}: {placement_text(x)}"))
+    for name, lock, commit in st.changed:
+        sides = " and ".join(w for w, d in (("series.lock", lock), ("its commit", commit)) if d)
+        hint = (
+            "; `patchq refresh` refuses until told `--from-file` or `--from-commit`"
+            if commit
+            else ""
+        )
+        lines.append(data(f"{name}: the file differs from {sides}{hint}"))
     if st.operation and st.operation.startswith("running "):
         lines.append(
             data(f"{st.operation}: another patchq is changing the target now; wait for it")

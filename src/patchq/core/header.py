@@ -560,3 +560,15 @@ def folded_header(top: bytes, folded: bytes) -> bytes:
     elif not tail:
         blank = b"\n"  # a description of its own, apart from the diff below
     return head + para + blank + tail
+
+
+def mails(data: bytes) -> list[str]:
+    """The subjects of the mails a patch file holds, one per mbox envelope line (`From
+    <id> Mon Sep 17 …`); [] for a file that is not an mbox. A file holding several (a
+    `git format-patch --stdout` of a range) is several patches in one file."""
+    starts = [m.start() for m in re.finditer(rb"(?m)^" + ENVELOPE_RE.pattern, data)]
+    out = []
+    for i, at in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(data)
+        out.append(_one_line(read_header(data[at:end]).info.subject or "") or "(no subject)")
+    return out

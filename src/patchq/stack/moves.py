@@ -28,6 +28,7 @@ from patchq.stack.apply import (
     SectionState,
     apply_section,
     apply_series,
+    changed_since_applied,
     failure_error,
     ident_date,
     identity,
@@ -153,6 +154,28 @@ def _resolve_target(names: Sequence[str], applied: int, target: str | None) -> i
     if target not in names:
         raise BadInputError(f"no active patch named {target!r}", "series", "see `patchq series -v`")
     return names.index(target) + 1
+
+
+def pinned_preimages(ctx: Context, g: GitRepo, entries: Sequence[Entry]) -> Preimage:
+    """The pre-images the lock pins for `entries` (what `push --merge` merges against)."""
+    return _preimage(ctx, g, entries)
+
+
+def changed_file(ctx: Context, stack: Stack, k: int) -> bool:
+    """Whether the file of the k-th applied patch changed since it was applied (a pull,
+    an edit): it no longer makes the change its commit holds (issue 27, class 3)."""
+    g, repo = ctx.git(), ctx.repo()
+    found = repo.series.find(stack.applied[k])
+    if found is None:
+        return False
+    return changed_since_applied(
+        g,
+        repo,
+        found,
+        stack.commit_below(k),
+        stack.commits[k],
+        _preimage(ctx, g, [found]),
+    )
 
 
 def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry]) -> Preimage:

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from patchq.commands.verify import VerifyOutcome
     from patchq.core.records import ExecRun
     from patchq.rebase.check import CheckOutcome, DryRunOutcome
-    from patchq.rebase.outcome import RebaseOutcome
+    from patchq.rebase.outcome import AbortOutcome, RebaseOutcome
     from patchq.rebase.reorder import ReorderOutcome
     from patchq.rebase.replay import PatchCheck
     from patchq.stack.apply import Failure, PatchResult
@@ -308,6 +308,9 @@ def recovered(out: RecoverOutcome) -> Rendered:
     lines: list[Item] = []
     lines.extend(_removed_lock(out.removed_lock))
     lines.extend(_saved_on_the_way(out.saved))
+    if out.runs:
+        lines.append(info(f"interrupted `patchq {out.op}`: {out.runs}"))
+        return tuple(lines)
     done = "finished" if out.mode == "continue" else "undid"
     lines.append(info(f"{done} the interrupted `patchq {out.op}`"))
     return tuple(lines)
@@ -767,7 +770,10 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
     from patchq.store import rebasestate
 
     if out.aborted:
-        return rebase_aborted(out.removed_lock)  # --continue finished an interrupted --abort
+        # --continue finished an interrupted --abort (or undo)
+        from patchq.rebase.outcome import AbortOutcome
+
+        return rebase_aborted(AbortOutcome(out.removed_lock, finished=out.aborted_op))
     if as_json:
         return (
             Doc(
@@ -838,11 +844,25 @@ def _removed_lock(path: str | None) -> Rendered:
     return (info(f"removed {path}, left by patchq's git killed with it"),) if path else ()
 
 
-def rebase_aborted(removed_lock: str | None = None) -> Rendered:
-    return (
-        *_removed_lock(removed_lock),
-        info("rebase aborted; target, series, patches and lock are as before"),
-    )
+def rebase_aborted(out: AbortOutcome) -> Rendered:
+    """`rebase --abort`, saying what it finished."""
+    before = "target, series, patches and lock are as before the rebase"
+    if out.runs:
+        last = f"the rebase stays done; killed `rebase --exec-each`: {out.runs}"
+    elif out.held:
+        last = (
+            f"dropped the rebase's result, held back because {out.held}; "
+            "the target is as you left it"
+        )
+    elif out.finished and out.finished != "rebase --abort":
+        last = f"finished the interrupted `patchq {out.finished}`"
+    elif out.finished:
+        last = f"finished the interrupted `patchq rebase --abort`: {before}"
+    elif out.undid:
+        last = f"undid the interrupted `patchq {out.undid}`, then aborted the rebase: {before}"
+    else:
+        last = "rebase aborted; target, series, patches and lock are as before"
+    return (*_removed_lock(out.removed_lock), info(last))
 
 
 def reported(out: ReportOutcome) -> Rendered:

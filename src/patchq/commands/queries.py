@@ -13,6 +13,7 @@ from patchq.core.lock import sha256
 from patchq.core.records import ExecRun, RebaseState, Stack
 from patchq.core.series import Entry
 from patchq.core.status import GONE
+from patchq.rebase import execute
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
 from patchq.stack.apply import load_patch
@@ -312,6 +313,10 @@ def status(ctx: Context) -> Status:
         holder = lock_holder(g.state_dir())
         state = "interrupted" if holder is None else "running"
         op = f"{state} {interrupted.get('op', 'command')}"
+    elif op is None and execute.pending_runs(ctx) is not None:
+        # `--exec-each` runs under way: the stack is at the patch being built.
+        holder = lock_holder(g.state_dir())
+        op = f"{'interrupted' if holder is None else 'running'} rebase --exec-each"
     if view is not None:
         return Status(
             view.branch,

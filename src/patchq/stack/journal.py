@@ -532,6 +532,7 @@ class Record:
     back_only: bool = False
     reason: str = ""  # for people: messages, the reflog
     reorder: tuple[str, str] | None = None  # `Kind.REORDER_FINISHED`: (verb, patch)
+    held: str = ""  # a result held back because the target changed: what changed
 
     @classmethod
     def of(cls, doc: dict[str, Any]) -> Record:
@@ -553,6 +554,7 @@ class Record:
             bool(doc.get("back_only")),
             reason,
             (str(reorder[0]), str(reorder[1])) if reorder else None,
+            str(doc.get("held") or ""),
         )
 
 
@@ -751,8 +753,9 @@ def _stash_if_dirty(
     before, after = doc["before"], doc["after"]
     sides = [before.get("head"), before.get("branch_ref"), after.get("head"), after.get("overlay")]
     # With the stale lock of patchq's killed git just removed, a file cut short on the
-    # way to the after side is that git's torn write, not the person's edit.
-    torn = [s for s in (after.get("head"), after.get("overlay")) if s] if g.removed_lock else []
+    # way to the tree that git was writing is its torn write, not the person's edit: the
+    # after side going forward, the before side going back (an `undo`, a rollback).
+    torn = [s for s in sides if s] if g.removed_lock else []
     if not g.foreign_files(dirty, [s for s in sides if s], torn):
         return None, [p for p in dirty if (g.root / p).is_file() or (g.root / p).is_symlink()]
     return g.stash_save(f"patchq: saved while recovering {doc['op']}"), []
@@ -804,12 +807,14 @@ def _move_forward(
             saved, ours = _stash_if_dirty(g, patch_root, doc)
             g.checkout_branch(branch, head, why, force=True)
             _remove_leftovers(g, ours)
+        elif g.current_branch() == branch and g.head() == head:
+            pass  # already there (a push that stopped at its first patch)
         elif "expect" in doc:
             try:
                 g.move_checked_out(branch, head, doc["expect"]["branch_ref"], why)
             except GitError as err:
                 raise _Raced(err) from err
-        elif g.current_branch() != branch or g.head() != head:
+        else:
             g.checkout_branch(branch, head, why)
         if after.get("overlay"):
             g.overlay(head, after["overlay"])

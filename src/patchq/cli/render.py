@@ -682,6 +682,7 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
                         for p in out.patches
                     ],
                     "commands": [c.to_doc() for c in out.commands],
+                    "target": out.target,
                 }
             ),
         )
@@ -698,6 +699,8 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
         lines += _check_hunks(p, out.subjects)
     lines.append(data("summary: " + _counts([p.status for p in out.patches])))
     lines += command_lines(out.commands)
+    if out.target is not None:
+        lines.append(data(f"target: {out.target} (chosen by `target` in patchq.toml)"))
     return tuple(lines)
 
 

@@ -56,6 +56,7 @@ POINTS = [
     "git:index-locked",
     "rebase:stopped",
     "rebase:finishing",
+    "exec:each",
 ]
 
 
@@ -69,6 +70,10 @@ class Scenario:
     # state) or "origin" (before the whole rebase).
     abort_to: str = "before"
     resolve_first: bool = False  # resolve the conflict in the working tree before `args`
+    edit_first: bool = False  # edit a tracked file before `args` (what `refresh` records)
+    # Recovered with `--continue` only (`--exec-each`: an abort after a killed run gives
+    # the stack back with the runs so far recorded, a third state on purpose).
+    continue_only: bool = False
     saved: Path | None = None
     reference: dict[str, str] = field(default_factory=dict)
     before: dict[str, str] = field(default_factory=dict)
@@ -162,6 +167,15 @@ class Study:
 def diff(a: dict[str, str], b: dict[str, str]) -> list[str]:
     keys = sorted(set(a) | set(b))
     return [k for k in keys if a.get(k) != b.get(k)]
+
+
+def edit_a_file(target: Path) -> None:
+    """An unrefreshed edit: one line added to the first tracked file."""
+    first = subprocess.run(
+        ["git", "-C", str(target), "ls-files", "-z"], capture_output=True, check=True
+    ).stdout.split(b"\0")[0]
+    path = target / os.fsdecode(first)
+    path.write_bytes(path.read_bytes() + b"an unrefreshed line of the killstudy\n")
 
 
 def resolve_conflicts(target: Path) -> None:
@@ -288,6 +302,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--md", type=Path, default=HERE / "KILLSTUDY.md")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--only", help="comma-separated scenario names (default: all)")
     args = ap.parse_args()
     rnd = random.Random(args.seed)
     tmp = Path(tempfile.mkdtemp(prefix="killstudy-"))
@@ -299,6 +314,11 @@ def main() -> int:
         env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"]
         st = Study(target, queue, tmp, env, sys.executable)
         on = ["apply", "--onto", base]
+        names = [
+            n
+            for n in (queue / "series").read_text().split("\n")
+            if n.strip() and not n.startswith("#")
+        ]
         stop = ["rebase", "--onto", "upstream-drift"]
         scenarios = [
             Scenario("apply", [], on, "apply"),
@@ -317,7 +337,22 @@ def main() -> int:
             Scenario(
                 "rebase --abort", [on, stop], ["rebase", "--abort"], "rebase", abort_to="origin"
             ),
+            Scenario(
+                "rebase --exec-each",
+                [on],
+                ["rebase", "--onto", "upstream-later", "--exec-each", "true"],
+                "rebase",
+                continue_only=True,
+            ),
+            Scenario("float", [on], ["float", names[-5]], "recover"),
+            Scenario("sink", [on], ["sink", names[5]], "recover"),
+            # undo's journal only goes back: --continue and --abort both finish the undo.
+            Scenario("undo", [on, ["pop", "-a"]], ["undo"], "recover", abort_to="after"),
+            Scenario("refresh", [on], ["refresh"], "refresh", edit_first=True),
         ]
+        if args.only:
+            wanted = set(args.only.split(","))
+            scenarios = [sc for sc in scenarios if sc.name in wanted]
         fresh = st.save("fresh")
         for sc in scenarios:
             st.restore(fresh)
@@ -329,6 +364,8 @@ def main() -> int:
                     sc.origin = st.snapshot()  # before the rebase: where --abort goes back
             if sc.resolve_first:
                 resolve_conflicts(target)
+            if sc.edit_first:
+                edit_a_file(target)
             sc.saved = st.save(sc.name.replace(" ", "_"))
             sc.before = st.snapshot()
             t0 = time.perf_counter()
@@ -383,7 +420,7 @@ def main() -> int:
             left = [
                 n for n in ("index.lock", "patchq/op.json") if (target / ".git" / n).exists()
             ] + [m.name for m in (target / ".git" / "patchq").glob("git-step.*")]
-            mode = rnd.choice(["continue", "abort"])
+            mode = "continue" if sc.continue_only else rnd.choice(["continue", "abort"])
             journal_there = (target / ".git" / "patchq" / "op.json").exists()
             if sc.name == "rebase --abort" and not journal_there:
                 # An --abort killed before its journal had not begun: the rebase is still
@@ -393,7 +430,7 @@ def main() -> int:
             journal = (target / ".git" / "patchq" / "op.json").exists()
             rec = st.patchq(how, f"--{mode}")  # also where nothing was left: what a person does
             got = st.snapshot()
-            if mode == "abort":
+            if mode == "abort" and sc.abort_to != "after":
                 want = sc.origin if sc.abort_to == "origin" else sc.before
                 # What `rebase --continue` remembered in resolutions/ stays through an
                 # abort, by design (issue 14.8: the rebase redone reuses it).

@@ -13,6 +13,7 @@ linear answers are checked to still be right answers.
 
 from __future__ import annotations
 
+import difflib
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -23,8 +24,10 @@ from hypothesis import strategies as st
 from patchq.core import bounded
 from patchq.core.errors import BadInputError
 from patchq.core.hints import _alike
+from patchq.core.hunks import diff as hunks_diff
 from patchq.core.moved import find_block
-from patchq.core.resolve import _ratio
+from patchq.core.resolutions import resolved_regions
+from patchq.core.resolve import Region, _ratio
 from patchq.formats.report import HunkView, _side_by_side, interdiff
 from patchq.formats.script import build_files
 
@@ -225,3 +228,52 @@ def test_function_context_of_many_hunks() -> None:
         b" int f(void)",
         b" int f(void)",
     ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    a=st.lists(st.sampled_from("abcd"), max_size=60),
+    b=st.lists(st.sampled_from("abcd"), max_size=60),
+    n=st.integers(0, 4),
+)
+def test_bounded_grouped_opcodes_are_difflibs_within_the_bound(
+    a: list[str], b: list[str], n: int
+) -> None:
+    want = list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(n))
+    assert bounded.grouped_opcodes(a, b, n) == [list(g) for g in want]
+
+
+def test_the_demos_diff() -> None:
+    def make(n: int) -> Callable[[], object]:
+        before = ("x\ny\n" * n).encode()
+        after = ("y\nx\n" * n).encode()
+        return lambda: hunks_diff(before, after)
+
+    linear(make, 4000)
+    # Beyond the bound, still a diff that turns the old text into the new one.
+    before = "".join(["same\n"] * 5 + words(3000, 1) + ["tail\n"]).encode()
+    after = "".join(["same\n"] * 5 + words(3000, 2) + ["tail\n"]).encode()
+    (h,) = hunks_diff(before, after)
+    assert [t for t, _ in h.lines].count("-") == 3000
+    assert b"".join(x for t, x in h.lines if t != "-") == after[len(b"same\n") * 2 :]
+
+
+def test_remembering_a_resolution_in_a_long_file() -> None:
+    def make(n: int) -> Callable[[], object]:
+        marked, resolved, region = long_conflict(n)
+        return lambda: resolved_regions(marked, resolved, [region])
+
+    linear(make, 4000)
+    marked, resolved, region = long_conflict(4000)
+    ((_, answer),) = resolved_regions(marked, resolved, [region])
+    assert answer == (b"the resolution\n",)
+
+
+def long_conflict(n: int) -> tuple[bytes, bytes, Region]:
+    """A file of n repeated-line pairs around one conflict region, and its resolution."""
+    around = "x\ny\n" * n
+    markers = "<<<<<<< ours\na\n||||||| base\nb\n=======\nc\n>>>>>>> theirs\n"
+    marked = (around + markers + around).encode()
+    resolved = (around + "the resolution\n" + around).encode()
+    region = Region((b"b\n",), (b"a\n",), (b"c\n",), 2 * n, 2 * n, 7)
+    return marked, resolved, region

@@ -85,7 +85,7 @@ def check_json(patchq: Callable[..., Result], *args: str) -> tuple[int, dict[str
     r = patchq("check", "--onto", "main", "--json", *args)
     assert r.code in (0, 1, 3) and r.err == "", r.err
     doc = json.loads(r.out)
-    assert set(doc) == {"base", "onto", "patches", "commands"}
+    assert set(doc) == {"base", "onto", "patches", "commands", "target"}
     for p in doc["patches"]:
         assert set(p) == {"name", "status", "hunks", "normalisations", "evidence", "hints"}
         for h in p["hunks"]:

@@ -654,8 +654,10 @@ def test_delete_rename_and_fold(upstream: Upstream, queue: Queue, patchq: Runner
     assert (r.code, r.err) == (0, "folded last.patch into sub/first.patch\n")
     assert queue.series() == "# my series\nsub/first.patch\n"
     assert not (queue.path / "patches" / "last.patch").exists()
+    # The folded patch's description joins the top's (issue 27: `stg squash` keeps both).
+    folded = P1.replace("upper-case line 3\n\n", "upper-case line 3\n\nupper-case b 9\n\n", 1)
     assert (queue.path / "patches" / "sub" / "first.patch").read_text() == (
-        P1 + "diff --git a/b.txt b/b.txt\n"
+        folded + "diff --git a/b.txt b/b.txt\n"
         f"index {blob(upstream, f'{base}:b.txt')}..{blob(upstream, 'HEAD:b.txt')} 100644\n"
         "--- a/b.txt\n+++ b/b.txt\n@@ -6,5 +6,5 @@ b 5\n b 6\n b 7\n b 8\n-b 9\n+B 9\n b 10\n"
     )

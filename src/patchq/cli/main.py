@@ -523,13 +523,34 @@ def new(ctx: Context, name: str, message: str | None) -> None:
 
 @cli.command()
 @click.argument("name", required=False, shell_complete=completion.APPLIED)
+@click.option(
+    "--from-commit",
+    "wins",
+    flag_value="commit",
+    help="The patch file changed since it was applied: rewrite it from the commit anyway.",
+)
+@click.option(
+    "--from-file",
+    "wins",
+    flag_value="file",
+    help="The patch file changed since it was applied: re-apply it, the commit follows.",
+)
 @_recovery
 @pass_ctx
-def refresh(ctx: Context, name: str | None, recover_continue: bool, recover_abort: bool) -> None:
+def refresh(
+    ctx: Context,
+    name: str | None,
+    wins: str | None,
+    recover_continue: bool,
+    recover_abort: bool,
+) -> None:
     """Write the working tree's changes into the top (or named applied) patch.
 
     The header is kept byte for byte and unchanged hunks stay byte-identical; running
     refresh twice changes nothing. Untracked files are not included: `git add` them.
+    A patch file changed since it was applied (a pull, an edit) is never written over
+    unless --from-commit or --from-file says which side wins; a file of several mails
+    is refused.
 
     \b
     Example:
@@ -539,7 +560,7 @@ def refresh(ctx: Context, name: str | None, recover_continue: bool, recover_abor
 
     if _recovered(ctx, recover_continue, recover_abort):
         return
-    output.show(render.refreshed(refresh_cmd.refresh(ctx, name)))
+    output.show(render.refreshed(refresh_cmd.refresh(ctx, name, wins)))
 
 
 @cli.command()

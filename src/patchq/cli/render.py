@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from patchq.commands.verify import VerifyOutcome
     from patchq.core.records import ExecRun
     from patchq.rebase.check import CheckOutcome, DryRunOutcome
-    from patchq.rebase.outcome import RebaseOutcome
+    from patchq.rebase.outcome import AbortOutcome, RebaseOutcome
     from patchq.rebase.reorder import ReorderOutcome
     from patchq.rebase.replay import PatchCheck
     from patchq.stack.apply import Failure, PatchResult
@@ -307,8 +307,10 @@ def init(out: InitOutcome) -> Rendered:
 def recovered(out: RecoverOutcome) -> Rendered:
     lines: list[Item] = []
     lines.extend(_removed_lock(out.removed_lock))
-    if out.saved:
-        lines.append(info(f"saved uncommitted changes found on the way in stash {out.saved[:12]}"))
+    lines.extend(_saved_on_the_way(out.saved))
+    if out.runs:
+        lines.append(info(f"interrupted `patchq {out.op}`: {out.runs}"))
+        return tuple(lines)
     done = "finished" if out.mode == "continue" else "undid"
     lines.append(info(f"{done} the interrupted `patchq {out.op}`"))
     return tuple(lines)
@@ -443,6 +445,8 @@ def new(out: NewOutcome) -> Rendered:
 
 
 def refreshed(out: RefreshOutcome) -> Rendered:
+    if out.from_file:
+        return (info(f"re-applied {out.name} from its file; the working tree follows"),)
     lines = [info(f"refreshed {out.name}" if out.changed else f"{out.name} is unchanged")]
     if out.untracked:
         lines.append(
@@ -549,6 +553,10 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                     "rebase": rebase_json(st.rebase),
                     "exec": [rebasestate.exec_doc(x) for x in st.execs],
                     "placed": [{"patch": name, **x} for name, x in st.placed],
+                    "changed": [
+                        {"patch": name, "lock": lock, "commit": commit}
+                        for name, lock, commit in st.changed
+                    ],
                 }
             ),
         )
@@ -583,6 +591,14 @@ def status(st: Status, as_json: bool = False) -> Rendered:
         lines += exec_lines(failed[:5], err=False)
     for name, x in st.placed:
         lines.append(data(f"{name}: {placement_text(x)}"))
+    for name, lock, commit in st.changed:
+        sides = " and ".join(w for w, d in (("series.lock", lock), ("its commit", commit)) if d)
+        hint = (
+            "; `patchq refresh` refuses until told `--from-file` or `--from-commit`"
+            if commit
+            else ""
+        )
+        lines.append(data(f"{name}: the file differs from {sides}{hint}"))
     if st.operation and st.operation.startswith("running "):
         lines.append(
             data(f"{st.operation}: another patchq is changing the target now; wait for it")
@@ -666,6 +682,7 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
                         for p in out.patches
                     ],
                     "commands": [c.to_doc() for c in out.commands],
+                    "target": out.target,
                 }
             ),
         )
@@ -682,6 +699,8 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
         lines += _check_hunks(p, out.subjects)
     lines.append(data("summary: " + _counts([p.status for p in out.patches])))
     lines += command_lines(out.commands)
+    if out.target is not None:
+        lines.append(data(f"target: {out.target} (chosen by `target` in patchq.toml)"))
     return tuple(lines)
 
 
@@ -754,7 +773,10 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
     from patchq.store import rebasestate
 
     if out.aborted:
-        return rebase_aborted(out.removed_lock)  # --continue finished an interrupted --abort
+        # --continue finished an interrupted --abort (or undo)
+        from patchq.rebase.outcome import AbortOutcome
+
+        return rebase_aborted(AbortOutcome(out.removed_lock, finished=out.aborted_op))
     if as_json:
         return (
             Doc(
@@ -772,7 +794,7 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                 }
             ),
         )
-    lines: list[Item] = [*_removed_lock(out.removed_lock)]
+    lines: list[Item] = [*_removed_lock(out.removed_lock), *_saved_on_the_way(out.saved)]
     lines += [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
     if out.nothing_to_do:
         lines.append(
@@ -813,15 +835,37 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
     return tuple(lines)
 
 
+def _saved_on_the_way(stash: str | None) -> Rendered:
+    return (
+        (info(f"saved uncommitted changes found on the way in stash {stash[:12]}"),)
+        if stash
+        else ()
+    )
+
+
 def _removed_lock(path: str | None) -> Rendered:
     return (info(f"removed {path}, left by patchq's git killed with it"),) if path else ()
 
 
-def rebase_aborted(removed_lock: str | None = None) -> Rendered:
-    return (
-        *_removed_lock(removed_lock),
-        info("rebase aborted; target, series, patches and lock are as before"),
-    )
+def rebase_aborted(out: AbortOutcome) -> Rendered:
+    """`rebase --abort`, saying what it finished."""
+    before = "target, series, patches and lock are as before the rebase"
+    if out.runs:
+        last = f"the rebase stays done; killed `rebase --exec-each`: {out.runs}"
+    elif out.held:
+        last = (
+            f"dropped the rebase's result, held back because {out.held}; "
+            "the target is as you left it"
+        )
+    elif out.finished and out.finished != "rebase --abort":
+        last = f"finished the interrupted `patchq {out.finished}`"
+    elif out.finished:
+        last = f"finished the interrupted `patchq rebase --abort`: {before}"
+    elif out.undid:
+        last = f"undid the interrupted `patchq {out.undid}`, then aborted the rebase: {before}"
+    else:
+        last = "rebase aborted; target, series, patches and lock are as before"
+    return (*_removed_lock(out.removed_lock), info(last))
 
 
 def reported(out: ReportOutcome) -> Rendered:

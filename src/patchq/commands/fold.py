@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from patchq.core.errors import BadInputError
+from patchq.core.header import folded_header
 from patchq.core.series import Series
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
-from patchq.stack.apply import apply_series, load_patch, raise_failure
+from patchq.stack.apply import apply_series, ident_date, identity, load_patch, raise_failure
 from patchq.stack.context import Context
 from patchq.stack.refresh import files_of, render_refreshed
 from patchq.store.patchrepo import PATCHES, SERIES
@@ -46,6 +47,9 @@ def fold(ctx: Context, name: str) -> FoldOutcome:
         top_entry = repo.series.find(top)
         assert top_entry is not None
         _, old_patch = load_patch(repo, top_entry)
+        _, folded = load_patch(repo, entry)
+        # The folded patch's description joins the top's, as `stg squash` keeps both.
+        old_patch = replace(old_patch, header=folded_header(old_patch.header, folded.header))
         w.flush()  # git diff-tree below reads the folded tree from the object store
         data = render_refreshed(
             old_patch,
@@ -55,7 +59,10 @@ def fold(ctx: Context, name: str) -> FoldOutcome:
             style=repo.config.style,
             old_file=files_of(g, parent_tree),
         )
-        commit = stack_ops.recommit(g, g.commit_info(stack.head), res.tree, stack.commit_below(k))
+        # The top's commit says what pushing the new patch file would: its new message.
+        when, tz = ident_date(g.commit_info(stack.base)["committer"])
+        author, message = identity(top, old_patch, when, tz, g.user_identity())
+        commit = g.commit_object(res.tree, [stack.commit_below(k)], message, author, author)
         new = replace(stack, commits=stack.commits[:-1] + (commit,))
         w.flush()
         remaining = Series(tuple(e for e in repo.series.entries if e.name != name))

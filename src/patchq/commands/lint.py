@@ -28,6 +28,7 @@ from patchq.core.resolutions import parse as parse_resolution
 from patchq.core.sameness import Key, change_key
 from patchq.core.series import Series
 from patchq.core.status import GONE
+from patchq.core.text import shortened
 from patchq.stack.context import Context
 from patchq.store import trust
 from patchq.store.patchrepo import (
@@ -90,6 +91,7 @@ def findings(root: Path, allow: Iterable[str] = ()) -> list[Finding]:
         out.append(Finding(ERROR, err.where or "patchq.toml", err.what))
         config = Config()
     out += _commands(root, config)
+    out += _target(root, config)
     try:
         series = Series.parse(
             series_path.read_text(encoding="utf-8", errors="surrogateescape"), SERIES
@@ -233,6 +235,28 @@ def _commands(root: Path, config: Config) -> list[Finding]:
             ),
         )
         for c in trust.configured(root.resolve(), config, marks)
+    ]
+
+
+def _target(root: Path, config: Config) -> list[Finding]:
+    """The checkout `target` points patchq at, where it is not the layout `init --target`
+    makes (inside the patch repo or beside it): a patch repo's files (a clone's) choose
+    it, so it is named. It needs no trust — patchq runs nothing there, refuses to move
+    over uncommitted work, and every change it makes is in the journal and the reflog —
+    and `check` names it every time."""
+    if config.target is None:
+        return []
+    home = root.resolve()
+    where = (home / config.target).resolve()
+    if where == home or home.parent in where.parents or where == home.parent:
+        return []
+    return [
+        Finding(
+            NOTE,
+            "patchq.toml",
+            f"target = {repr(shortened(config.target))}: stack commands change the git checkout "
+            f"at {where}, outside this patch repo's folder; `--target DIR` overrides it",
+        )
     ]
 
 

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from patchq.core.errors import BadInputError, PatchqError
-from patchq.core.records import ExecRun, RebaseState
+from patchq.core.lock import sha256
+from patchq.core.records import ExecRun, RebaseState, Stack
 from patchq.core.series import Entry
 from patchq.core.status import GONE
+from patchq.rebase import execute
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
 from patchq.stack.apply import load_patch
@@ -241,6 +243,33 @@ class Status:
     # Hunks the lock records as placed by GNU patch's rules (fuzz, or past another
     # match): (patch, the placement record).
     placed: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    # Applied patches whose file changed since (a pull, an edit): (patch, differs from
+    # series.lock's hash, differs from its applied commit), where either holds.
+    changed: tuple[tuple[str, bool, bool], ...] = ()
+
+
+def changed_files(ctx: Context, stack: Stack | None) -> tuple[tuple[str, bool, bool], ...]:
+    """The applied patches whose file is no longer what series.lock records or what its
+    commit holds: what `refresh` would refuse to write over (issue 27, class 3)."""
+    if stack is None or not stack.applied:
+        return ()
+    repo = ctx.repo()
+    try:
+        lock = repo.read_lock()
+    except PatchqError:
+        lock = None
+    out = []
+    for k, name in enumerate(stack.applied):
+        try:
+            data = repo.read_patch(name)
+        except PatchqError:
+            continue
+        record = lock.record(name) if lock is not None else None
+        vs_lock = record is not None and record.sha256 != sha256(data)
+        vs_commit = stack_ops.changed_file(ctx, stack, k)
+        if vs_lock or vs_commit:
+            out.append((name, vs_lock, vs_commit))
+    return tuple(out)
 
 
 def lock_placements(ctx: Context) -> tuple[tuple[str, Mapping[str, Any]], ...]:
@@ -284,6 +313,10 @@ def status(ctx: Context) -> Status:
         holder = lock_holder(g.state_dir())
         state = "interrupted" if holder is None else "running"
         op = f"{state} {interrupted.get('op', 'command')}"
+    elif op is None and execute.pending_runs(ctx) is not None:
+        # `--exec-each` runs under way: the stack is at the patch being built.
+        holder = lock_holder(g.state_dir())
+        op = f"{'interrupted' if holder is None else 'running'} rebase --exec-each"
     if view is not None:
         return Status(
             view.branch,
@@ -310,4 +343,5 @@ def status(ctx: Context) -> Status:
         None,
         exec_runs(ctx),
         lock_placements(ctx),
+        changed_files(ctx, stack),
     )

@@ -12,7 +12,7 @@ from patchq.core.progress import Progress
 from patchq.rebase import check, machine
 from patchq.rebase.check import DryRunOutcome
 from patchq.rebase.execute import Announce
-from patchq.rebase.outcome import RebaseOutcome
+from patchq.rebase.outcome import AbortOutcome, RebaseOutcome
 from patchq.stack.context import Context
 
 __all__ = ["DryRunOutcome", "RebaseOutcome", "abort", "continue_", "dry_run", "skip", "start"]
@@ -51,6 +51,6 @@ def skip(
     return machine.skip(ctx, progress, announce)
 
 
-def abort(ctx: Context) -> str | None:
+def abort(ctx: Context) -> AbortOutcome:
     """Put everything back as it was before the rebase started."""
     return machine.abort(ctx)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from patchq.core.errors import BadInputError
 from patchq.git.repo import GitRepo
+from patchq.rebase import execute
 from patchq.rebase.keep import release_rebase_objects
 from patchq.stack import journal
 from patchq.stack.context import Context
@@ -22,6 +23,7 @@ class RecoverOutcome:
     mode: str
     saved: str | None = None
     removed_lock: str | None = None  # the stale index.lock of patchq's killed git
+    runs: str | None = None  # killed `--exec-each` runs given up: what was done, in words
 
 
 def recover(ctx: Context, mode: str) -> RecoverOutcome:
@@ -50,7 +52,17 @@ def recover(ctx: Context, mode: str) -> RecoverOutcome:
                     f"`patchq rebase --{mode}` to "
                     f"{'go on with' if mode == 'continue' else 'undo'} it",
                 )
+            left = execute.pending_runs(ctx)
+            if journal.pending(g, repo.root) is None and left is not None:
+                # Killed while an `--exec-each` command ran: the stack is at that patch.
+                execute.give_up_runs(ctx, left)
+                return RecoverOutcome(
+                    "rebase --exec-each", mode, None, g.removed_lock, runs=execute.given_up(left)
+                )
             done = journal.recover(g, repo.root, mode)
             if str(done.op).startswith("rebase") and not rebase_in_progress(ctx):
                 release_rebase_objects(g, repo.config.queue)
+            left = execute.pending_runs(ctx)
+            if left is not None:
+                execute.give_up_runs(ctx, left)  # the journal was the move to a patch
     return RecoverOutcome(done.op, mode, done.saved, done.removed_lock)

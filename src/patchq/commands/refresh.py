@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from patchq.core.errors import BadInputError, ConflictError
+from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
+from patchq.core.header import mails
 from patchq.core.patch import parse
 from patchq.core.records import Stack
+from patchq.core.text import shortened
 from patchq.stack import journal, relock
 from patchq.stack import moves as stack_ops
 from patchq.stack.apply import SectionState, apply_section, apply_series, load_patch
@@ -31,10 +33,17 @@ class RefreshOutcome:
     # not (stack/relock.py).
     relocked: bool = False
     lock_note: str | None = None
+    from_file: bool = False  # `--from-file`: the commit was rebuilt from the patch file
 
 
-def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
-    """Regenerate the top (or named applied) patch from the working tree."""
+# Which side wins when the patch file changed since it was applied (`--from-…`).
+FROM_COMMIT, FROM_FILE = "commit", "file"
+
+
+def refresh(ctx: Context, name: str | None, wins: str | None = None) -> RefreshOutcome:
+    """Regenerate the top (or named applied) patch from the working tree. A patch file
+    holding several mails, or one changed since it was applied, is never written over
+    unless `wins` says which side to take (issue 27, class 3)."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
         stack = stack_ops.open_stack(ctx, create=False)
@@ -55,6 +64,17 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
             new_tree = _carry_edits_down(ctx, stack, k, head_tree, wt)
         entry = stack_ops.entry(repo, name)
         old_data, old_patch = load_patch(repo, entry)
+        _refuse_several_mails(old_data, repo.display(name))
+        if wins != FROM_COMMIT and stack_ops.changed_file(ctx, stack, k):
+            if wins == FROM_FILE:
+                return _from_file(ctx, stack, k)
+            raise UnsafeStateError(
+                "the file changed since the patch was applied (a pull or an edit): "
+                "refresh would write over it",
+                repo.display(name),
+                "`patchq refresh --from-file` re-applies the file, `--from-commit` "
+                "rewrites it from the commit and your edits",
+            )
         w.flush()  # git diff-tree below reads the carried-down tree from the object store
         diff = g.diff_trees(parent_tree, new_tree, repo.config.context)
         _refuse_conflict_markers(diff, repo.display(name), name, str(g.root))
@@ -120,6 +140,65 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
             lock.updated,
             lock.note,
         )
+
+
+def _refuse_several_mails(data: bytes, display: str) -> None:
+    """Refuse (exit 5) to refresh a file of several mails: only the first one's header
+    would stay, the others' subjects and messages lost."""
+    subjects = mails(data)
+    if len(subjects) > 1:
+        named = ", ".join(repr(shortened(s, 40)) for s in subjects[:3])
+        more = f" and {len(subjects) - 3} more" if len(subjects) > 3 else ""
+        raise UnsafeStateError(
+            f"the file holds {len(subjects)} mails ({named}{more}): refresh would keep "
+            "only the first one's message",
+            display,
+            "split it, one patch a mail (`patchq import --mbox FILE`), then refresh",
+        )
+
+
+def _from_file(ctx: Context, stack: Stack, k: int) -> RefreshOutcome:
+    """`refresh --from-file`: the patch file wins — it and the patches above are applied
+    again onto the commit below it, and the working tree follows (it must hold no edits:
+    they were made against the commit the file replaces)."""
+    repo, g = ctx.repo(), ctx.git()
+    name = stack.applied[k]
+    stack_ops.protect(ctx, False, "refresh --from-file", can_force=False)
+    expect = journal.expect(g, stack.branch)
+    entries = [stack_ops.entry(repo, n) for n in stack.applied[k:]]
+    w = g.writer()
+    res = apply_series(
+        g,
+        repo,
+        stack.commit_below(k),
+        entries,
+        fuzz=repo.config.fuzz,
+        stamp=stack.base,
+        preimage=stack_ops.pinned_preimages(ctx, g, entries),
+    )
+    if res.failure is not None:
+        raise ConflictError(
+            f"{res.failure.display} does not apply where {name} was: {res.failure.message()}",
+            str(g.root),
+            "nothing was changed; fix the file, or `patchq refresh --from-commit`",
+        )
+    w.flush()
+    new = replace(stack, commits=stack.commits[:k] + tuple(p.commit or "" for p in res.patches))
+    journal.run(
+        g,
+        repo.root,
+        journal.Plan(
+            "refresh",
+            new.branch,
+            new.head,
+            new,
+            repo.config.queue,
+            reason=f"{name} from its file",
+            typed="refresh --from-file",
+            expect=expect,
+        ),
+    )
+    return RefreshOutcome(name, False, (), from_file=True)
 
 
 def _refuse_conflict_markers(diff: bytes, label: str, name: str, where: str) -> None:

@@ -59,3 +59,27 @@ def ratio(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
 def matcher(a: Sequence[Hashable], b: Sequence[Hashable]) -> SequenceMatcher[Hashable] | None:
     """A SequenceMatcher of `a` and `b` (no autojunk) within the bound, else None."""
     return SequenceMatcher(None, a, b, autojunk=False) if comparable(a, b) else None
+
+
+def grouped_opcodes(a: Sequence[Hashable], b: Sequence[Hashable], n: int = 3) -> list[list[Opcode]]:
+    """`opcodes` grouped into hunks with up to `n` lines of context, as difflib's
+    `get_grouped_opcodes` groups its own (the same steps, over the bounded opcodes)."""
+    codes = opcodes(a, b) or [("equal", 0, 1, 0, 1)]
+    if codes[0][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[0]
+        codes[0] = tag, max(i1, i2 - n), i2, max(j1, j2 - n), j2
+    if codes[-1][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)
+    groups: list[list[Opcode]] = []
+    group: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in codes:
+        if tag == "equal" and i2 - i1 > 2 * n:
+            group.append((tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
+            groups.append(group)
+            group = []
+            i1, j1 = max(i1, i2 - n), max(j1, j2 - n)
+        group.append((tag, i1, i2, j1, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        groups.append(group)
+    return groups

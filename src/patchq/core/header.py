@@ -528,3 +528,47 @@ def origins(header: bytes) -> tuple[str, ...]:
                 found = [s for s in _SHA_IN_TEXT.findall(value) if not s.isdigit()]
             out.extend(x for x in found if x not in out)
     return tuple(out)
+
+
+def folded_header(top: bytes, folded: bytes) -> bytes:
+    """The header of a patch `fold` made: the top patch's header with the folded patch's
+    description (its subject and body) added as a paragraph, as `stg squash` keeps both
+    messages. It goes before a mail's or DEP-3's `---` line (after it, `git am` would
+    drop it as notes), else at the end; a folded patch without a description adds
+    nothing (issue 27, class 3)."""
+    info = read_header(folded).info
+    desc = "\n\n".join(p for p in (_one_line(info.subject or ""), info.body.strip("\n")) if p)
+    if not desc:
+        return top
+    para = desc.encode("utf-8", "surrogateescape") + b"\n"
+    lines = top.splitlines(keepends=True)
+    cut = next(
+        (i for i in range(len(lines) - 1, -1, -1) if lines[i].rstrip(b"\r\n") == b"---"),
+        None,
+    )
+    if cut is None:
+        cut = len(lines)
+    # The blank lines that end the top's description stay where they are, after it.
+    end = cut
+    while end > 0 and not lines[end - 1].strip():
+        end -= 1
+    head, blank, tail = b"".join(lines[:end]), b"".join(lines[end:cut]), b"".join(lines[cut:])
+    if head and not head.endswith(b"\n"):
+        head += b"\n"
+    if head:
+        head += b"\n"  # a blank line between the two descriptions
+    elif not tail:
+        blank = b"\n"  # a description of its own, apart from the diff below
+    return head + para + blank + tail
+
+
+def mails(data: bytes) -> list[str]:
+    """The subjects of the mails a patch file holds, one per mbox envelope line (`From
+    <id> Mon Sep 17 …`); [] for a file that is not an mbox. A file holding several (a
+    `git format-patch --stdout` of a range) is several patches in one file."""
+    starts = [m.start() for m in re.finditer(rb"(?m)^" + ENVELOPE_RE.pattern, data)]
+    out = []
+    for i, at in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(data)
+        out.append(_one_line(read_header(data[at:end]).info.subject or "") or "(no subject)")
+    return out

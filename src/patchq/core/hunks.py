@@ -22,10 +22,10 @@ Pure: bytes in, bytes and reports out; no git, no terminal.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from patchq.core import bounded
 from patchq.core.patch import Hunk, Split, split_lines
 from patchq.core.status import AMBIGUOUS, EXACT, FAILED, FUZZ, MERGE, OFFSET, RANK
 from patchq.core.words import plural
@@ -531,11 +531,11 @@ def _window(lo: int, hi: int, begin: bool, end: bool, n: int, size: int) -> rang
 
 
 def diff(old: bytes, new: bytes, context: int = 3) -> list[Hunk]:
-    """Unified-diff hunks turning `old` into `new` (difflib; git's diff is used for refresh)."""
+    """Unified-diff hunks turning `old` into `new` (difflib within core/bounded.py's
+    bound, a linear answer beyond it; git's diff is used for refresh)."""
     a, b = split_lines(old), split_lines(new)
-    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
     hunks: list[Hunk] = []
-    for group in sm.get_grouped_opcodes(context):
+    for group in bounded.grouped_opcodes(a, b, context):
         lines: list[tuple[str, bytes]] = []
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":

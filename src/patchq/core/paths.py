@@ -209,6 +209,10 @@ def file_mode(mode: str, where: str) -> str:
     raise BadInputError(f"unknown file mode {mode!r}", where)
 
 
+# The folders of patches/ that retired patches are moved to (`retired = "move"`).
+RETIRED_FOLDERS = (".dropped", ".upstreamed")
+
+
 def name_problem(name: str) -> str | None:
     """Why a patch name could escape `patches/` or drive a terminal; None if it cannot."""
     problem = None
@@ -226,6 +230,10 @@ def name_problem(name: str) -> str | None:
         problem = f"has a name longer than {NAME_MAX} bytes, more than file systems hold"
     elif len(name.encode("utf-8", "surrogateescape")) > PATH_MAX // 2:
         problem = f"is longer than {PATH_MAX // 2} bytes"
+    elif name.split("/")[0] in RETIRED_FOLDERS:
+        # Those folders are patchq's to fill: a retired patch moved there must never land
+        # on an active one (issue 27, class 3).
+        problem = f"lies in {name.split('/')[0]}/, where patchq moves retired patches"
     return problem
 
 

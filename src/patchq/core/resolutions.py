@@ -33,8 +33,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
+from patchq.core import bounded
 from patchq.core.errors import BadInputError
 from patchq.core.patch import split_lines
 from patchq.core.resolve import Region, Resolution
@@ -185,8 +185,9 @@ def resolved_regions(
     region alone, and is not remembered."""
     m, r = split_lines(marked), split_lines(resolved)
     same: dict[int, int] = {}
-    sm = SequenceMatcher(None, m, r, autojunk=False)
-    for tag, i1, i2, j1, _ in sm.get_opcodes():
+    # Bounded (issue 27): beyond the bound, the common head and tail are what stayed,
+    # which still answers a file's one resolved region.
+    for tag, i1, i2, j1, _ in bounded.opcodes(m, r):
         if tag == "equal":
             same.update((i1 + d, j1 + d) for d in range(i2 - i1))
     out = []

@@ -399,6 +399,33 @@ class GitRepo:
             env={"GIT_REFLOG_ACTION": f"patchq: {reason}"},
         )
 
+    def move_checked_out(self, branch: str, commit: str, old: str | None, reason: str) -> None:
+        """Point `branch` at `commit` only if it is still at `old` (`update-ref` with the
+        old value: a commit made meanwhile makes it fail) and check it out without force,
+        so a file changed meanwhile is carried or makes git refuse. On any failure the
+        branch is put back and nothing else has moved (issue 27, class 3)."""
+        why = f"patchq: {reason}"
+        if old is not None and self.current_branch() == branch:
+            # Already checked out: the two-tree merge `checkout` does, then the ref.
+            self._run("update-index", "-q", "--refresh", check=False)
+            self._run("read-tree", "-m", "-u", old, commit)
+            try:
+                self._run("update-ref", "-m", why, "HEAD", commit, old)
+            except GitError:
+                self._run("read-tree", "-m", "-u", commit, old)
+                raise
+            return
+        ref = f"refs/heads/{branch}"
+        self._run("update-ref", "-m", why, ref, commit, old or "0" * 40)
+        try:
+            self._run("checkout", "-q", branch, env={"GIT_REFLOG_ACTION": why})
+        except GitError:
+            if old is None:
+                self._run("update-ref", "-d", ref, commit)
+            else:
+                self._run("update-ref", "-m", why, ref, old, commit)
+            raise
+
     def switch_branch(self, branch: str, force: bool = False) -> None:
         """Check out the existing `branch` as it is (`force`: over any local changes)."""
         self._run("checkout", "-q", *(("-f",) if force else ()), branch)
@@ -1215,7 +1242,9 @@ def commit_all(g: GitRepo, message: str, who: Ident) -> str:
 GIT_STEP = "git-step"
 # The git commands patchq runs that take the index's lock (on the real index).
 # (`status` writes the index when it can, and takes the lock to: marked, never waited for.)
-_INDEX_WRITERS = frozenset({"checkout", "read-tree", "reset", "stash", "add", "status"})
+_INDEX_WRITERS = frozenset(
+    {"checkout", "read-tree", "reset", "stash", "add", "status", "update-index"}
+)
 
 
 def _text(value: str | bytes) -> str:

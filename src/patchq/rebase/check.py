@@ -31,6 +31,9 @@ class CheckOutcome:
     # The commands patchq.toml names, with whether the person trusts them (`rebase` runs
     # only those): named so that no one learns it from a rebase.
     commands: tuple[Configured, ...] = ()
+    # The checkout `target` in patchq.toml points patchq at (a patch repo's files choose
+    # it, a clone's too: named so that no one learns it from a changed checkout).
+    target: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -81,7 +84,8 @@ def check(
     fz = repo.config.fuzz if fuzz is None else fuzz
     results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress)
     commands = trust.configured(repo.root, repo.config, trust.read())
-    return CheckOutcome(base, onto_id, ref, tuple(results), subjects, commands)
+    target = str(g.root) if repo.config.target is not None else None
+    return CheckOutcome(base, onto_id, ref, tuple(results), subjects, commands, target)
 
 
 @dataclass(frozen=True, slots=True)

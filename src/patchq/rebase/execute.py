@@ -33,9 +33,10 @@ from patchq.stack import journal
 from patchq.stack.apply import load_patch
 from patchq.stack.context import Context
 from patchq.store import rebasestate, trust
+from patchq.store.files import atomic_write
 from patchq.store.patchrepo import CONFIG, LOCK
 from patchq.store.stack import load
-from patchq.store.statedir import last_rebase_path
+from patchq.store.statedir import crashpoint, exec_progress_path, last_rebase_path
 
 # Told before each run: the command, and the patch it runs with (None: the whole series).
 Announce = Callable[[str, str | None], None]
@@ -99,35 +100,84 @@ def _move(ctx: Context, stack: Stack, k: int, why: str) -> None:
 
 
 def after_rebase(
-    ctx: Context, cmd: str, each: str, announce: Announce | None = None
+    ctx: Context,
+    cmd: str,
+    each: str,
+    announce: Announce | None = None,
+    resumed: rebasestate.ExecProgress | None = None,
 ) -> tuple[ExecRun, ...]:
     """Run `each` with every rebased patch applied in turn, then `cmd` with all of them;
-    record the runs in series.lock and the last rebase's record."""
+    record the runs in series.lock and the last rebase's record. While the `each` runs
+    go on, a record of them (`exec_progress_path`) says so: a kill during a run leaves it
+    for `status`, `recover` and `rebase --continue` (`resumed`: that record, the runs
+    finished before the kill kept, the killed one made again)."""
     repo, g = ctx.repo(), ctx.git()
     queue = repo.config.queue
-    stack = load(g.state_dir(), queue)
+    stack = resumed.stack if resumed is not None else load(g.state_dir(), queue)
     if stack is None:
         return ()
-    runs: list[ExecRun] = []
+    runs: list[ExecRun] = list(resumed.runs) if resumed is not None else []
+    done = {x.patch for x in runs}
     n = len(stack.applied)
     stuck = False  # a run left changes: the stack stays where it is
+    progress = exec_progress_path(g.state_dir(), queue)
     try:
         for k, name in enumerate(stack.applied if each else ()):
+            if name in done:
+                continue
+            atomic_write(
+                progress,
+                rebasestate.exec_progress_bytes(
+                    rebasestate.ExecProgress(cmd, each, stack, tuple(runs), name)
+                ),
+            )
             if g.head() != stack.commits[k]:
                 _move(ctx, stack, k + 1, name)
+            crashpoint("exec:each")
             runs.append(_run(ctx, each, name, announce))
             if runs[-1].note:
                 stuck = True
                 break
+        if each and not stuck and g.head() != stack.head:
+            _move(ctx, stack, n, "back to the top")  # resumed after the last run
         if cmd and not stuck:
             runs.append(_run(ctx, cmd, None, announce))
     except KeyboardInterrupt:
         # Ctrl-C during a run: the rebase is done and written; give back its whole stack.
         if each and not stuck and not _changes(ctx) and g.head() != stack.head:
             _move(ctx, stack, n, "back to the top")
+        if g.head() == stack.head:
+            progress.unlink(missing_ok=True)
         raise
     _record(ctx, runs)
     return tuple(runs)
+
+
+def pending_runs(ctx: Context) -> rebasestate.ExecProgress | None:
+    """The `--exec-each` runs a killed patchq left under way, if any."""
+    g = ctx.git()
+    return rebasestate.read_exec_progress(
+        exec_progress_path(g.state_dir(), ctx.repo().config.queue)
+    )
+
+
+def given_up(left: rebasestate.ExecProgress) -> str:
+    """What giving up killed `--exec-each` runs did, for the person."""
+    total = len(left.stack.applied)
+    killed = f", the one with {left.patch} was killed" if left.patch else ""
+    return (
+        f"checked the whole stack out again; {len(left.runs)} of {total} --exec-each runs "
+        f"had finished{killed}; the rest were not made"
+    )
+
+
+def give_up_runs(ctx: Context, left: rebasestate.ExecProgress) -> None:
+    """After a kill during an `--exec-each` run: check the whole stack out again and
+    record the runs that finished (the killed one and those after it are not made)."""
+    g = ctx.git()
+    if g.head() != left.stack.head:
+        _move(ctx, left.stack, len(left.stack.applied), "back to the top")
+    _record(ctx, list(left.runs))
 
 
 def run_doc(x: ExecRun) -> dict[str, object]:
@@ -150,6 +200,9 @@ def _record(ctx: Context, runs: Sequence[ExecRun]) -> None:
         )
         files[LOCK] = lock.to_json()
     state: dict[str, bytes | None] = {}
+    progress = exec_progress_path(g.state_dir(), repo.config.queue)
+    if progress.exists():
+        state[progress.name] = None  # the runs are over: recorded below
     path = last_rebase_path(g.state_dir(), repo.config.queue)
     last = rebasestate.read_last(path)
     if last is not None:

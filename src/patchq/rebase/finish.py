@@ -35,10 +35,14 @@ from patchq.store.statedir import (
 
 
 def finish(
-    ctx: Context, st: RebaseState, announce: execute.Announce | None = None
+    ctx: Context,
+    st: RebaseState,
+    announce: execute.Announce | None = None,
+    expect: journal.Expect | None = None,
 ) -> RebaseOutcome:
     """Write the refreshed patches, series, lock, stack and the last rebase's record and
-    check out the new stack: one journal transaction."""
+    check out the new stack: one journal transaction (held back if the target changed
+    since `expect`)."""
     if st.reorder is not None:
         return _finish_reorder(ctx, st, st.reorder)
     repo, g = ctx.repo(), ctx.git()
@@ -125,6 +129,7 @@ def finish(
                 else {last_rebase_path(g.state_dir(), queue).name: rebasestate.last_bytes(last)}
             ),
             reason=f"onto {st.onto[:12]}",
+            expect=expect,
         ),
     )
     release_rebase_objects(g, repo.config.queue)
@@ -242,7 +247,7 @@ def _written(
     for p in gone.values():
         # A patch skipped in a reorder went nowhere upstream: its file is the only copy,
         # so it is moved aside (patches/.dropped/), whatever `retired` says.
-        writes.update(repo.retire(p.name, p.outcome, keep=reorder))
+        writes.update(repo.retire(p.name, p.outcome, keep=reorder, taken=writes))
     writes[SERIES] = series.format().encode("utf-8", "surrogateescape")
     return writes
 

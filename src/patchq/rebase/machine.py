@@ -29,7 +29,7 @@ from patchq.rebase.drift import Change
 from patchq.rebase.drift import histories as histories_for
 from patchq.rebase.finish import executed, finish
 from patchq.rebase.keep import release_rebase_objects
-from patchq.rebase.outcome import RebaseOutcome
+from patchq.rebase.outcome import AbortOutcome, RebaseOutcome
 from patchq.rebase.replay import Replay, attribute_drift, lock_outcome
 from patchq.rebase.stop import (
     evidence,
@@ -126,7 +126,9 @@ def start(
             exec_each=exec_each,
             untrusted=untrusted,
         )
-        return _run(ctx, state, progress, announce)
+        # What a commit or a saved file made while the rebase works is compared with.
+        expect = journal.expect(g, branch)
+        return _run(ctx, state, progress, announce, expect)
 
 
 def _run(
@@ -134,8 +136,10 @@ def _run(
     st: RebaseState,
     progress: Progress | None = None,
     announce: execute.Announce | None = None,
+    expect: journal.Expect | None = None,
 ) -> RebaseOutcome:
-    """Replay the remaining patches from the state's head; stop at a conflict or finish."""
+    """Replay the remaining patches from the state's head; stop at a conflict or finish
+    (`expect`: the target as this run found it, when it started the rebase)."""
     repo, g = ctx.repo(), ctx.git()
     all_entries = _entries(ctx, st.entries)
     w = g.writer()
@@ -221,7 +225,7 @@ def _run(
             head=commit,
         )
     w.flush()
-    return finish(ctx, st, announce)
+    return finish(ctx, st, announce, expect)
 
 
 def _refuse_moved_target(ctx: Context, st: RebaseState) -> None:
@@ -310,7 +314,9 @@ def continue_(
         interrupted = done.record if done is not None else None
         if interrupted is not None and interrupted.back_only:
             release_rebase_objects(g, repo.config.queue)
-            return RebaseOutcome((), False, aborted=True, removed_lock=g.removed_lock)
+            return RebaseOutcome(
+                (), False, aborted=True, aborted_op=interrupted.op, removed_lock=g.removed_lock
+            )
         if (
             not in_progress(ctx)
             and interrupted is not None
@@ -328,9 +334,13 @@ def continue_(
                 top=stack.top if stack else None,
                 removed_lock=g.removed_lock,
             )
+        left = execute.pending_runs(ctx) if not in_progress(ctx) else None
+        if left is not None:
+            # Killed while an `--exec-each` command ran: make that run again and the rest.
+            execute.after_rebase(ctx, left.cmd, left.each, announce, resumed=left)
         if not in_progress(ctx):
             last = rebasestate.read_last(last_rebase_path(g.state_dir(), repo.config.queue))
-            if interrupted is not None and last is not None:
+            if (interrupted is not None or left is not None) and last is not None:
                 release_rebase_objects(g, repo.config.queue)
                 # The finishing writes were the rest: the record they wrote says what.
                 records = tuple(DonePatch(p, "", "") for p in last.patches)
@@ -342,10 +352,13 @@ def continue_(
                     last.base,
                     last.onto,
                     removed_lock=g.removed_lock,
+                    saved=done.saved if done is not None else None,
                     untrusted=last.untrusted,
                     patch_root=str(repo.root),
                 )
-                if (last.exec_cmd or last.exec_each) and not last.exec_runs:
+                if left is not None:
+                    out = replace(out, exec_runs=last.exec_runs, target=str(g.root))
+                elif (last.exec_cmd or last.exec_each) and not last.exec_runs:
                     out = executed(ctx, out, last.exec_cmd, last.exec_each, announce)
                 return out
             raise BadInputError("no rebase in progress", str(g.root))
@@ -454,16 +467,25 @@ def skip(
         return _run(ctx, _read_state(ctx), progress, announce)
 
 
-def abort(ctx: Context) -> str | None:
+def abort(ctx: Context) -> AbortOutcome:
     """Put the target, series, patches/ and series.lock back exactly as they were: the
-    journal's rollback of the snapshot the rebase state holds. Returns the stale
-    `index.lock` of patchq's killed git it removed on the way, if any."""
+    journal's rollback of the snapshot the rebase state holds. Says what it finished: a
+    killed abort, a killed step undone first, a held-back result dropped, killed
+    `--exec-each` runs given up."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root, recovering=True):
         done = _recover(ctx, "abort")
+        left = execute.pending_runs(ctx) if not in_progress(ctx) else None
+        if left is not None:
+            # Killed while an `--exec-each` command ran: the whole stack back, no more runs.
+            execute.give_up_runs(ctx, left)
+            return AbortOutcome(g.removed_lock, runs=execute.given_up(left))
         if not in_progress(ctx) and done is not None:
             release_rebase_objects(g, repo.config.queue)
-            return g.removed_lock  # the interrupted step was the abort itself, now finished
+            if done.record.held:
+                return AbortOutcome(g.removed_lock, held=done.record.held)
+            # The interrupted step was the abort itself (or an undo), now finished.
+            return AbortOutcome(g.removed_lock, finished=done.op)
         st = _read_state(ctx)
         _clear_conflict(ctx, st)
         snap = journal.Snapshot(
@@ -475,4 +497,4 @@ def abort(ctx: Context) -> str | None:
         )
         journal.restore(g, repo.root, "rebase --abort", snap, repo.config.queue, (state_name(ctx),))
         release_rebase_objects(g, repo.config.queue)
-        return g.removed_lock
+        return AbortOutcome(g.removed_lock, undid=done.op if done is not None else "")

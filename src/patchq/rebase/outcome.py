@@ -21,6 +21,18 @@ from patchq.store.patchrepo import CONFIG
 
 
 @dataclass(frozen=True, slots=True)
+class AbortOutcome:
+    """What `rebase --abort` (or a `--continue` finding a killed abort) did, in words
+    that say what it finished (issue 27, class 4)."""
+
+    removed_lock: str | None = None  # the stale index.lock of patchq's git, removed
+    finished: str = ""  # the killed abort it finished ("rebase --abort"), if that was all
+    undid: str = ""  # a killed rebase step it undid before aborting the rebase
+    held: str = ""  # a result held back (the target changed meanwhile) that it dropped
+    runs: str = ""  # killed `--exec-each` runs given up: what was done
+
+
+@dataclass(frozen=True, slots=True)
 class RebaseOutcome:
     """Where a rebase run ended: finished, or stopped at a conflict (state saved)."""
 
@@ -32,12 +44,14 @@ class RebaseOutcome:
     onto: str = ""
     where: str = ""  # the conflicting patch's file, as errors name it
     aborted: bool = False  # --continue found an interrupted --abort and finished it
+    aborted_op: str = ""  # that interrupted command (`rebase --abort`, `undo …`)
     # Already on onto and every patch applied unchanged: the last real rebase's review
     # (its record and the lock's outcomes) was kept.
     nothing_to_do: bool = False
     exec_runs: tuple[ExecRun, ...] = ()  # the --exec/--exec-each runs after it finished
     target: str = ""  # where they ran, as errors name it
     removed_lock: str | None = None  # the stale index.lock of patchq's git, removed
+    saved: str | None = None  # the stash of work found while finishing an interrupted step
     # A stopped `sink`/`float` going on as a rebase: (verb, the patch moved); and, once it
     # is done, the top of the stack.
     reorder: tuple[str, str] | None = None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from patchq.core import hunks as engine
-from patchq.core.errors import ApplyError, BadInputError, UnsafePathError
+from patchq.core.errors import ApplyError, BadInputError, PatchqError, UnsafePathError
 from patchq.core.header import commit_message, fallback_subject, header_info
 from patchq.core.lock import PatchRecord, sha256
 from patchq.core.names import Normalisation, resolve_section
@@ -806,3 +806,33 @@ def failure_error(f: Failure) -> ApplyError:
 def raise_failure(f: Failure) -> None:
     """Raise the error of a patch that does not apply."""
     raise failure_error(f)
+
+
+def changed_since_applied(
+    g: GitRepo,
+    repo: PatchRepo,
+    entry: Entry,
+    parent: str,
+    commit: str,
+    preimage: Preimage | None = None,
+) -> bool:
+    """Whether the patch file of `entry` no longer makes the change its applied `commit`
+    holds over `parent` (a pull or an edit changed it since it was pushed): applied in
+    memory onto `parent`, it does not give `commit`'s tree. A commit that changes nothing
+    (a patch pushed with `--merge` at a conflict, its change in the working tree) is not
+    compared (issue 27, class 3)."""
+    parent_tree = g.commit_info(parent)["tree"].decode()
+    tree = g.commit_info(commit)["tree"].decode()
+    if tree == parent_tree:
+        return False
+    with g.dry_run():
+        try:
+            # Fuzz up to 2, and the 3-way step where the lock pins a base: the ways a
+            # push may have placed the file; what matters is the tree it gives.
+            fuzz = max(repo.config.fuzz, 2)
+            res = apply_series(
+                g, repo, parent, [entry], fuzz=fuzz, commits=False, preimage=preimage
+            )
+        except PatchqError:
+            return True
+    return res.failure is not None or res.tree != tree

@@ -35,9 +35,9 @@ import shutil
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from patchq.core.errors import BadInputError, FaultError, UnsafeStateError
+from patchq.core.errors import BadInputError, FaultError, GitError, UnsafeStateError
 from patchq.core.records import Stack
 from patchq.core.resolutions import FOLDER as RESOLUTIONS
 from patchq.git.repo import GitRepo
@@ -45,7 +45,7 @@ from patchq.store import stack as stackfile
 from patchq.store.files import atomic_write, confine, inside, remove
 from patchq.store.patchrepo import CONFIG, LOCK, PATCHES, SERIES, check_writable, own_paths
 from patchq.store.stack import save, stack_path
-from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint
+from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint, recovery_verb
 
 CHECKOUT, INDEX, REF = "checkout", "index", "ref"
 # The operations `undo` can roll back; the record of the last one lives in LAST.
@@ -106,6 +106,36 @@ class Plan:
     # The command as the person typed it, where it is not `op` (a `sink` that stops
     # goes on as a rebase): what messages name.
     typed: str = ""
+    # What the target was when the command began its work in memory: a change since (a
+    # commit, a saved file) holds the result back instead of checking it out over it.
+    expect: Expect | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    """The target as a command found it before working in memory (issue 27, class 3):
+    HEAD, the stack branch, and the working tree's tracked files as a tree."""
+
+    head_branch: str | None
+    head: str | None
+    branch_ref: str | None
+    tree: str
+
+
+def expect(g: GitRepo, branch: str) -> Expect:
+    """The target now, as `Plan.expect` compares it at the end."""
+    ref = g.try_resolve(f"refs/heads/{branch}") if branch else None
+    return Expect(g.current_branch(), g.head(), ref, g.worktree_tree())
+
+
+def held_ref(queue: str) -> str:
+    """The ref keeping a held-back result's commits reachable until --continue/--abort."""
+    return f"refs/patchq/{queue}/held"
+
+
+def kept_ref(queue: str) -> str:
+    """Where a commit the person made on the stack branch while patchq worked is kept."""
+    return f"refs/patchq/{queue}/kept"
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +197,11 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
     for rel in plan.files:
         confine(patch_root, patch_root / rel)
         _can_write(patch_root / rel)
+    if g is not None:
+        crashpoint("journal:checking")
+        changed = _changed_meanwhile(g, patch_root, plan)
+        if changed is not None:
+            _hold(g, patch_root, plan, changed)
     aside = _protect_target(g, plan) if g is not None else None
     try:
         doc = _record(g, patch_root, plan)
@@ -178,6 +213,15 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
         saved = _forward(g, patch_root, doc, recovering=False)
         crashpoint("journal:done")
         _keep_last(g, patch_root, doc)
+    except _Raced as raced:
+        # The guarded move found the person's change at the last moment and moved
+        # nothing: hold the result back as above, no forced rollback over their work.
+        assert g is not None
+        _clear(g, patch_root, doc)
+        changed = _changed_meanwhile(g, patch_root, plan)
+        if changed is None:
+            raise raced.error from None
+        _hold(g, patch_root, plan, changed)
     except BaseException:
         try:
             _backward(g, patch_root, doc, recovering=False)
@@ -188,6 +232,62 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
         raise  # the first error is the story
     _clear(g, patch_root, doc)
     return aside or saved
+
+
+class _Raced(Exception):
+    """The guarded move of the target failed; nothing of the target moved."""
+
+    def __init__(self, error: GitError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _changed_meanwhile(g: GitRepo, patch_root: Path, plan: Plan) -> str | None:
+    """What changed in the target since `plan.expect` was taken, in words; None if nothing."""
+    e = plan.expect
+    if e is None or plan.head is None:
+        return None
+    now = g.try_resolve(f"refs/heads/{plan.branch}") if plan.branch else None
+    if now != e.branch_ref:
+        made = f"to {now[:12]}" if now else "away"
+        return f"{plan.branch} moved {made} (a commit made meanwhile)"
+    if (g.current_branch(), g.head()) != (e.head_branch, e.head):
+        return f"HEAD moved to {g.current_branch() or (g.head() or '')[:12]}"
+    tree = g.worktree_tree()
+    if tree == e.tree:
+        return None
+    own = own_paths(patch_root, g.root)
+    paths = [
+        p
+        for p in g.changed_paths(e.tree, tree)
+        if not any(p == o or p.startswith(o.rstrip("/") + "/") for o in own)
+    ]
+    if not paths:
+        return None
+    more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
+    return f"{paths[0]}{more} changed"
+
+
+def _hold(g: GitRepo, patch_root: Path, plan: Plan, changed: str) -> NoReturn:
+    """The target changed while the command worked in memory: change nothing of the
+    person's, keep the result (the journal, its commits on `held_ref`, a commit they made
+    on `kept_ref`) for `--continue` to put in place or `--abort` to drop, and stop (exit 5)."""
+    e = plan.expect
+    assert e is not None and plan.head is not None
+    doc = _record(g, patch_root, plan, held=changed)
+    g.update_ref(held_ref(plan.queue), plan.head, None, "patchq: keep a held-back result")
+    now = doc["before"]["branch_ref"]
+    kept = ""
+    if now is not None and now != e.branch_ref:
+        g.update_ref(kept_ref(plan.queue), now, None, "patchq: keep a commit made meanwhile")
+        kept = f", your commit stays on {kept_ref(plan.queue)}"
+    verb = recovery_verb(plan.op)
+    raise UnsafeStateError(
+        f"{changed} while `patchq {plan.typed or plan.op}` worked: nothing was overwritten",
+        str(g.root),
+        f"`patchq {verb} --continue` puts patchq's result in place (your changes saved in a "
+        f"stash{kept}), `patchq {verb} --abort` drops it",
+    )
 
 
 def _can_write(path: Path) -> None:
@@ -395,7 +495,7 @@ def undo_last(g: GitRepo, patch_root: Path, own: list[str]) -> dict[str, Any]:
             "undo works right after a stack operation; `git reflog` shows older states",
         )
     undo = dict(doc, op=f"undo {doc['op']}", id=secrets.token_hex(8), back_only=True)
-    for key in ("undoable", "fingerprint", "pid"):
+    for key in ("undoable", "fingerprint", "pid", "expect"):
         undo.pop(key, None)
     shutil.rmtree(home(g, patch_root) / "op", ignore_errors=True)
     copies = g.state_dir() / LAST / "copies"
@@ -432,6 +532,7 @@ class Record:
     back_only: bool = False
     reason: str = ""  # for people: messages, the reflog
     reorder: tuple[str, str] | None = None  # `Kind.REORDER_FINISHED`: (verb, patch)
+    held: str = ""  # a result held back because the target changed: what changed
 
     @classmethod
     def of(cls, doc: dict[str, Any]) -> Record:
@@ -453,6 +554,7 @@ class Record:
             bool(doc.get("back_only")),
             reason,
             (str(reorder[0]), str(reorder[1])) if reorder else None,
+            str(doc.get("held") or ""),
         )
 
 
@@ -483,6 +585,10 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
     _check_journal(g, patch_root, doc, "after" if forward else "before")
     if g is not None:
         g.clear_stale_index_lock()
+    if doc.get("held") and not forward:
+        # Held back: nothing was carried out, so undoing it is forgetting it.
+        _clear(g, patch_root, doc)
+        return Recovered(str(doc.get("op")), None, None, Record.of(doc))
     # Recovering: whatever the working tree holds now is not known to be ours, so it is
     # stashed before anything is forced. (Not decided by pid: in a container patchq is
     # often pid 1 every time.)
@@ -570,7 +676,9 @@ def _roots(g: GitRepo | None, patch_root: Path) -> dict[str, Path]:
     return roots
 
 
-def _record(g: GitRepo | None, patch_root: Path, plan: Plan) -> dict[str, Any]:
+def _record(
+    g: GitRepo | None, patch_root: Path, plan: Plan, held: str | None = None
+) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "op": plan.op,
         "id": secrets.token_hex(8),
@@ -582,6 +690,10 @@ def _record(g: GitRepo | None, patch_root: Path, plan: Plan) -> dict[str, Any]:
         "reorder": None if plan.reorder is None else list(plan.reorder),
         "branch": plan.branch,
     }
+    if held is not None:
+        doc["held"] = held  # recorded, never carried out: the target changed meanwhile
+    if plan.expect is not None:
+        doc["expect"] = {"branch_ref": plan.expect.branch_ref}
     # Whatever an earlier journal left in the copies folder is not this run's.
     shutil.rmtree(home(g, patch_root) / "op", ignore_errors=True)
     d = _copies(g, patch_root, doc)
@@ -641,8 +753,9 @@ def _stash_if_dirty(
     before, after = doc["before"], doc["after"]
     sides = [before.get("head"), before.get("branch_ref"), after.get("head"), after.get("overlay")]
     # With the stale lock of patchq's killed git just removed, a file cut short on the
-    # way to the after side is that git's torn write, not the person's edit.
-    torn = [s for s in (after.get("head"), after.get("overlay")) if s] if g.removed_lock else []
+    # way to the tree that git was writing is its torn write, not the person's edit: the
+    # after side going forward, the before side going back (an `undo`, a rollback).
+    torn = [s for s in sides if s] if g.removed_lock else []
     if not g.foreign_files(dirty, [s for s in sides if s], torn):
         return None, [p for p in dirty if (g.root / p).is_file() or (g.root / p).is_symlink()]
     return g.stash_save(f"patchq: saved while recovering {doc['op']}"), []
@@ -694,7 +807,14 @@ def _move_forward(
             saved, ours = _stash_if_dirty(g, patch_root, doc)
             g.checkout_branch(branch, head, why, force=True)
             _remove_leftovers(g, ours)
-        elif g.current_branch() != branch or g.head() != head:
+        elif g.current_branch() == branch and g.head() == head:
+            pass  # already there (a push that stopped at its first patch)
+        elif "expect" in doc:
+            try:
+                g.move_checked_out(branch, head, doc["expect"]["branch_ref"], why)
+            except GitError as err:
+                raise _Raced(err) from err
+        else:
             g.checkout_branch(branch, head, why)
         if after.get("overlay"):
             g.overlay(head, after["overlay"])
@@ -778,6 +898,8 @@ def _put_files(g: GitRepo | None, patch_root: Path, doc: dict[str, Any], side: s
 
 def _clear(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> None:
     h = home(g, patch_root)
+    if g is not None and doc.get("held"):
+        g.drop_ref(held_ref(str(doc.get("queue"))))
     (h / JOURNAL).unlink(missing_ok=True)
     shutil.rmtree(h / "op", ignore_errors=True)
     if g is None:

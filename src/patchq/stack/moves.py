@@ -28,6 +28,7 @@ from patchq.stack.apply import (
     SectionState,
     apply_section,
     apply_series,
+    changed_since_applied,
     failure_error,
     ident_date,
     identity,
@@ -155,6 +156,28 @@ def _resolve_target(names: Sequence[str], applied: int, target: str | None) -> i
     return names.index(target) + 1
 
 
+def pinned_preimages(ctx: Context, g: GitRepo, entries: Sequence[Entry]) -> Preimage:
+    """The pre-images the lock pins for `entries` (what `push --merge` merges against)."""
+    return _preimage(ctx, g, entries)
+
+
+def changed_file(ctx: Context, stack: Stack, k: int) -> bool:
+    """Whether the file of the k-th applied patch changed since it was applied (a pull,
+    an edit): it no longer makes the change its commit holds (issue 27, class 3)."""
+    g, repo = ctx.git(), ctx.repo()
+    found = repo.series.find(stack.applied[k])
+    if found is None:
+        return False
+    return changed_since_applied(
+        g,
+        repo,
+        found,
+        stack.commit_below(k),
+        stack.commits[k],
+        _preimage(ctx, g, [found]),
+    )
+
+
 def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry]) -> Preimage:
     """Each patch's pre-images for the 3-way step: from the lock's pinned base, else none
     (the merge then falls back on the patch's `index` blob ids, DESIGN §4 step 4)."""
@@ -194,6 +217,7 @@ def push_patches(
             )
         want = min(want, len(names))
         saved = protect(ctx, force, verb)
+        expect = journal.expect(g, stack.branch)
         w = g.writer()
         fz = repo.config.fuzz if fuzz is None else fuzz
         pre = _preimage(ctx, g, entries) if merge else None
@@ -242,6 +266,7 @@ def push_patches(
                 intent_to_add=added,
                 reason=plural(len(new.applied) - n, "patch"),
                 force=force,
+                expect=expect,
             ),
         )
     return MoveOutcome(new, result.patches, failure=f, saved=saved, aside=aside)
@@ -289,6 +314,7 @@ def pop_patches(
         else:
             raise BadInputError(f"{target!r} is not applied", "series", "see `patchq applied`")
         saved = protect(ctx, force, verb)
+        expect = journal.expect(g, stack.branch)
         new = stack.truncated(keep)
         aside = journal.run(
             g,
@@ -301,6 +327,7 @@ def pop_patches(
                 repo.config.queue,
                 reason=plural(n - keep, "patch"),
                 force=force,
+                expect=expect,
             ),
         )
     return MoveOutcome(new, popped=stack.applied[keep:][::-1], saved=saved, aside=aside)

@@ -8,6 +8,7 @@ write elsewhere.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -243,19 +244,40 @@ class PatchRepo:
         except IsADirectoryError:
             raise BadInputError(f"patch {name!r} is a directory", str(path)) from None
 
-    def retire(self, name: str, outcome: str, keep: bool = False) -> dict[str, bytes | None]:
+    def retire(
+        self, name: str, outcome: str, keep: bool = False, taken: Iterable[str] = ()
+    ) -> dict[str, bytes | None]:
         """The writes that take the file of a patch that left the series (`outcome`:
         upstreamed or dropped) out of patches/, so a build applying every file there
         does not pick it up: removed, or with `retired = "move"` (or `keep`) moved to
-        `patches/.<outcome>/<name>` (a hidden folder no `*.patch` glob enters)."""
+        `patches/.<outcome>/<name>` (a hidden folder no `*.patch` glob enters). A file
+        already there (retired by an earlier rebase) is never written over: the new one
+        takes the first free `<stem>.<n><ext>`, nor are the paths of `taken` (the other
+        writes of the same run) (issue 27, class 3)."""
         try:
             data = self.read_patch(name)
         except BadInputError:
             return {}  # already gone
         writes: dict[str, bytes | None] = {f"{PATCHES}/{name}": None}
         if keep or self.config.retired == "move":
-            writes[f"{PATCHES}/.{outcome}/{name}"] = data
+            writes[self.retired_name(outcome, name, taken)] = data
         return writes
+
+    def retired_name(self, outcome: str, name: str, taken: Iterable[str] = ()) -> str:
+        """The free path, under patches/.<outcome>/, for retired patch `name`: the name
+        itself, else `x.1.patch`, `x.2.patch`, … (none on disk nor in `taken`)."""
+        folder = f"{PATCHES}/.{outcome}"
+        head, slash, leaf = name.rpartition("/")
+        stem, dot, ext = leaf.partition(".")
+        busy = set(taken)
+        n = 0
+        while True:
+            base = leaf if n == 0 else f"{stem}.{n}{dot}{ext}"
+            rel = f"{folder}/{head}{slash}{base}"
+            path = self.root / rel
+            if rel not in busy and not (path.exists() or path.is_symlink()):
+                return rel
+            n += 1
 
     def display(self, name: str) -> str:
         """How messages name a patch: `patches/<name>`, as the series file would."""

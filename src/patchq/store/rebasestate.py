@@ -11,6 +11,7 @@ is changed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from patchq.core.records import (
     PatchOutcome,
     RebaseState,
     Reorder,
+    Stack,
     StoppedPatch,
 )
 from patchq.core.resolve import Region
@@ -355,3 +357,47 @@ def read_last(path: Path) -> LastRebase | None:
 def last_bytes(record: LastRebase) -> bytes:
     """The file form of the last rebase's record, for a journal to write."""
     return jr.dumps(last_to_doc(record))
+
+
+@dataclass(frozen=True, slots=True)
+class ExecProgress:
+    """`--exec-each` under way: the commands, the whole rebased stack the runs walk, the
+    runs finished, and the patch whose run is going on (issue 27, class 4)."""
+
+    cmd: str
+    each: str
+    stack: Stack
+    runs: tuple[ExecRun, ...]
+    patch: str | None
+
+
+def exec_progress_bytes(p: ExecProgress) -> bytes:
+    doc = {
+        "version": 1,
+        "exec": p.cmd,
+        "exec_each": p.each,
+        "stack": stack_record.to_doc(p.stack),
+        "runs": [exec_doc(x) for x in p.runs],
+        "patch": p.patch,
+    }
+    return jr.dumps(doc)
+
+
+def _exec_progress(doc: dict[str, Any]) -> ExecProgress:
+    return ExecProgress(
+        jr.text(doc, "exec"),
+        jr.text(doc, "exec_each"),
+        stack_record.from_doc(jr.obj(doc, "stack")),
+        tuple(_exec_run(x) for x in jr.objects(doc, "runs")),
+        jr.text_or_none(doc, "patch"),
+    )
+
+
+def read_exec_progress(path: Path) -> ExecProgress | None:
+    """The `--exec-each` record at `path`, if there is one."""
+    return jr.read(
+        path,
+        _exec_progress,
+        "record of the --exec-each runs",
+        "remove it; `patchq push -a` checks the whole stack out again",
+    )

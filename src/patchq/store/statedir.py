@@ -22,22 +22,50 @@ def crashpoint(label: str) -> None:
     """Fault injection for the interruption tests: PATCHQ_CRASH_AT=<label> kills this
     process with SIGKILL here (PATCHQ_CRASH_SIGNAL=INT raises Ctrl-C instead, ERR an
     OSError, and PAUSE says `paused at <label>` on stderr and waits for a real signal
-    from the test). Never set outside tests; costs one dict lookup."""
+    from the test; SIGUSR1 lets it go on). Never set outside tests; costs one dict lookup."""
     if os.environ.get("PATCHQ_CRASH_AT") != label:
         return
     if os.environ.get("PATCHQ_CRASH_SIGNAL") == "INT":
         raise KeyboardInterrupt
     if os.environ.get("PATCHQ_CRASH_SIGNAL") == "PAUSE":
-        os.write(2, f"paused at {label}\n".encode())
-        time.sleep(60)
+        _pause(label)
         return
     if os.environ.get("PATCHQ_CRASH_SIGNAL") == "ERR":
         raise OSError(f"injected failure at {label}")
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+class _Resume(Exception):
+    """SIGUSR1 from a test: go on from a PAUSE."""
+
+
+def _resumed(signum: int, frame: object) -> None:
+    raise _Resume
+
+
+_paused: list[str] = []
+
+
+def _pause(label: str) -> None:
+    """Say where, then wait up to 60 s for a test's signal: SIGUSR1 goes on with the run
+    (the test has done what it does mid-run), any other ends it as that signal does.
+    Once a run: a point passed again (one per patch) goes on at once."""
+    if _paused:
+        return
+    _paused.append(label)
+    old = signal.signal(signal.SIGUSR1, _resumed)
+    try:
+        os.write(2, f"paused at {label}\n".encode())
+        time.sleep(60)
+    except _Resume:
+        pass
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+
+
 # The verbs with their own --continue/--abort; the others recover through `recover`.
 RECOVERABLE = ("apply", "push", "pop", "goto", "refresh", "rebase")
+EXEC_EACH = ".exec-each.json"  # the record of `--exec-each` runs under way, by queue
 JOURNAL = "op.json"  # the journal of a command changing things, in its home folder
 PATCH_REPO_HOME = ".patchq"  # the journal's home in the patch repo (commands with no target)
 
@@ -61,6 +89,19 @@ def _refuse_interrupted(home: Path, what: str) -> None:
         str(home / JOURNAL),
         f"`patchq {verb} --continue` to finish it, or `patchq {verb} --abort` to undo it",
     )
+
+
+def _refuse_killed_runs(state_dir: Path) -> None:
+    """`--exec-each` runs a kill cut short left the stack at one patch: nothing may move
+    it until `rebase --continue` makes the rest or `--abort` gives the stack back."""
+    for path in sorted(state_dir.glob(f"*{EXEC_EACH}")):
+        raise UnsafeStateError(
+            "an interrupted `patchq rebase --exec-each` left the stack at the patch it "
+            "was building",
+            str(path),
+            "`patchq rebase --continue` makes the rest of the runs, `patchq rebase "
+            "--abort` checks the whole stack out again",
+        )
 
 
 @contextmanager
@@ -130,6 +171,7 @@ def run_lock(
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)  # for the message of whoever waits
         if not recovering:
             _refuse_interrupted(state_dir, "target")
+            _refuse_killed_runs(state_dir)
         yield
     finally:
         path.unlink(missing_ok=True)  # before the close: nobody can lock this inode after
@@ -160,6 +202,12 @@ def lock_holder(state_dir: Path) -> int | None:
 def rebase_state_path(state_dir: Path, queue: str) -> Path:
     """The record of `queue`'s rebase in progress: it exists exactly while one is stopped."""
     return state_dir / f"{queue}.rebase.json"
+
+
+def exec_progress_path(state_dir: Path, queue: str) -> Path:
+    """The record of `queue`'s `--exec-each` runs under way: it exists while they run
+    (and after a kill during one, for `status`, `recover` and `rebase --continue`)."""
+    return state_dir / f"{queue}{EXEC_EACH}"
 
 
 def last_rebase_path(state_dir: Path, queue: str) -> Path:

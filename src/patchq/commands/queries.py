@@ -266,7 +266,10 @@ def changed_files(ctx: Context, stack: Stack | None) -> tuple[tuple[str, bool, b
             continue
         record = lock.record(name) if lock is not None else None
         vs_lock = record is not None and record.sha256 != sha256(data)
-        vs_commit = stack_ops.changed_file(ctx, stack, k)
+        # A file still as series.lock records it is the file its commit was made from:
+        # only a file the lock does not vouch for is applied again to compare (a replay
+        # of every applied patch made `status` take 30 s on a 1,000-patch stack).
+        vs_commit = (record is None or vs_lock) and stack_ops.changed_file(ctx, stack, k)
         if vs_lock or vs_commit:
             out.append((name, vs_lock, vs_commit))
     return tuple(out)

@@ -30,8 +30,9 @@ import git
 
 from patchq.core import merge3
 from patchq.core.errors import BadInputError, GitError, UnsafeStateError
-from patchq.core.patch import LineCache, unquote
+from patchq.core.patch import LineCache
 from patchq.core.paths import FileMode
+from patchq.core.quoting import unquote
 from patchq.core.resolve import Region, Resolution
 from patchq.git.diffserver import DiffServer
 from patchq.git.environment import (

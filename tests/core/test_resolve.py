@@ -212,7 +212,7 @@ def test_resolved_merge_holds_both_sides(base_words: list[str], data: st.DataObj
     up[i] = b"UP " + up[i]
     mine[j] = b"MINE " + mine[j]
     out = merge3.merge(
-        b"".join(up), b"".join(base), b"".join(mine), ("u", "b", "t"), None, resolved=[]
+        b"".join(up), b"".join(base), b"".join(mine), ("u", "b", "t"), far=None, resolved=[]
     )
     assert out is not None
     merged, conflicts = out

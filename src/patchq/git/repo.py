@@ -708,7 +708,7 @@ class GitRepo:
         hit = self._merges.get(key)
         if hit is not None:
             return hit
-        result = merge3.merge(ours, base, theirs, labels, self._diff, self.lines.split)
+        result = merge3.merge(ours, base, theirs, labels, far=self._diff, split=self.lines.split)
         if result is None:  # binary: git says why it will not merge
             result = self._merge_file(ours, base, theirs, labels)
         self._merges[key] = result
@@ -730,7 +730,15 @@ class GitRepo:
         resolutions made); `regions`, if given, is filled with every conflict region."""
         resolved: list[Resolution] = []
         result = merge3.merge(
-            ours, base, theirs, labels, self._diff, self.lines.split, resolved, regions, remembered
+            ours,
+            base,
+            theirs,
+            labels,
+            far=self._diff,
+            split=self.lines.split,
+            resolved=resolved,
+            regions=regions,
+            remembered=remembered,
         )
         if result is None:  # binary: nothing finer than git's answer
             return (*self.merge_file(ours, base, theirs, labels), [])

@@ -573,9 +573,9 @@ def merge(
                 l0[i0 : i0 + chg0],
                 l1[i1 : i1 + chg1],
                 l2[i2 : i2 + chg2],
-                elsewhere,
-                base_words.__contains__,
-                up_words.__contains__,
+                elsewhere=elsewhere,
+                known=base_words.__contains__,
+                upstream_wrote=up_words.__contains__,
             )
             if fixed is None and remembered is not None:
                 fixed = remembered(l0[i0 : i0 + chg0], l1[i1 : i1 + chg1], l2[i2 : i2 + chg2])

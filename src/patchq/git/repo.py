@@ -722,6 +722,7 @@ class GitRepo:
         base: bytes,
         theirs: bytes,
         labels: tuple[str, str, str],
+        *,
         remembered: merge3.Remembered | None = None,
         regions: list[Region] | None = None,
     ) -> tuple[bytes, int, list[Resolution]]:

@@ -839,7 +839,7 @@ class Replay:
         if pre is not None:
             if theirs is not None and theirs.ok:
                 merged, conflicts, _ = self.g.merge_resolving(
-                    content, pre, theirs.content, labels, None, regions
+                    content, pre, theirs.content, labels, regions=regions
                 )
                 merged_lines, up_lines = self.g.lines.split(merged), self.g.lines.split(content)
                 # The merge holds every hunk's change, so the line balance counts them all.
@@ -884,7 +884,12 @@ class Replay:
             # DESIGN §4 step 7: the conflict regions a person resolved before, as they did.
             regions = []
             merged, conflicts, _ = self.g.merge_resolving(
-                content, pre, theirs.content, labels, self.resolutions.lookup, regions
+                content,
+                pre,
+                theirs.content,
+                labels,
+                remembered=self.resolutions.lookup,
+                regions=regions,
             )
             if conflicts == 0:
                 placement.settle(s.hunks, theirs, failing, checks, regions)

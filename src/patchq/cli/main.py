@@ -405,7 +405,9 @@ def push(
     if _recovered(ctx, recover_continue, recover_abort):
         return
     with output.Progress("pushing") as bar:
-        out = push_cmd.push(ctx, target, all_, fuzz, merge, force, bar)
+        out = push_cmd.push(
+            ctx, target, all_=all_, fuzz=fuzz, merge=merge, force=force, progress=bar
+        )
     _end(render.moved_stack(out, as_json), out.exit_code, out.problem)
 
 

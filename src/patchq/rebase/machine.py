@@ -473,6 +473,8 @@ def abort(ctx: Context) -> str | None:
             st.orig_head or st.old_base,
             st.stack_before,
         )
-        journal.restore(g, repo.root, "rebase --abort", snap, repo.config.queue, (state_name(ctx),))
+        journal.restore(
+            g, repo.root, "rebase --abort", snap, queue=repo.config.queue, state=(state_name(ctx),)
+        )
         release_rebase_objects(g, repo.config.queue)
         return g.removed_lock

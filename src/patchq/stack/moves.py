@@ -167,6 +167,7 @@ def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry]) -> Preimage:
 def push_patches(
     ctx: Context,
     target: str | None,
+    *,
     all_: bool,
     fuzz: int | None,
     merge: bool,
@@ -351,6 +352,7 @@ def rewrite_messages(
     stack: Stack,
     name: str,
     patch: Patch,
+    *,
     op: str,
     files: dict[str, bytes | None],
 ) -> None:

@@ -340,6 +340,30 @@ def _locate(
                 ), None
         return HunkResult(i, OFFSET, p - stated, 0, candidates=len(found)), (p, 0, 0)
     # 3. fuzz: drop outer context, one more line per level; take only a unique match.
+    fuzzed = _fuzzed(h, i, lines, index, lo=lo, anchors=(begin, end), max_fuzz=max_fuzz)
+    if fuzzed is not None:
+        return fuzzed
+    why = "its context and removed lines are not in the file"
+    if h.old_start <= 1 and h.has_context and lines[: len(old)] != old and found == []:
+        why = "it must match at the top of the file, and does not"
+    return HunkResult(i, FAILED, reason=why), None
+
+
+def _fuzzed(
+    h: Hunk,
+    i: int,
+    lines: Sequence[bytes],
+    index: _Index,
+    *,
+    lo: int,
+    anchors: tuple[bool, bool],
+    max_fuzz: int,
+) -> tuple[HunkResult, tuple[int, int, int] | None] | None:
+    """`_locate`'s last step: the hunk less one more line of outer context per fuzz level
+    up to `max_fuzz`, still held to the file's start or end as `anchors` say; a unique
+    match places it, several refuse it; None when no level matches."""
+    old, n, stated = h.old_lines, len(lines), h.old_pos
+    begin, end = anchors
     lead, trail = h.leading_context, h.trailing_context
     for f in range(1, max_fuzz + 1):
         dl, dt = min(f, lead), min(f, trail)
@@ -375,10 +399,7 @@ def _locate(
                     + ")"
                 ),
             ), None
-    why = "its context and removed lines are not in the file"
-    if h.old_start <= 1 and h.has_context and lines[: len(old)] != old and found == []:
-        why = "it must match at the top of the file, and does not"
-    return HunkResult(i, FAILED, reason=why), None
+    return None
 
 
 # --- GNU patch's placement ---------------------------------------------------------------

@@ -76,6 +76,7 @@ def start(
     onto: str,
     fuzz: int | None,
     progress: Progress | None = None,
+    *,
     execs: tuple[str | None, str | None, bool] = (None, None, False),
     announce: execute.Announce | None = None,
 ) -> RebaseOutcome:

@@ -46,17 +46,17 @@ def fresh(c: Context) -> Context:
 
 
 def test_push_returns_the_patches_pushed_and_exit_code_0(ctx: Context) -> None:
-    out = push(ctx, None, False, None, False, False)
+    out = push(ctx, None, all_=False, fuzz=None, merge=False, force=False)
     assert [p.name for p in out.pushed] == ["p1.patch"]
     assert [p.status for p in out.pushed] == ["exact"]
     assert out.stack.applied == ("p1.patch",) and out.stack.top == "p1.patch"
     assert (out.failure, out.problem, out.saved, out.exit_code) == (None, None, None, 0)
-    out = push(ctx, None, True, None, False, False)
+    out = push(ctx, None, all_=True, fuzz=None, merge=False, force=False)
     assert [p.name for p in out.pushed] == ["p2.patch", "p3.patch"]
     assert out.stack.applied == ("p1.patch", "p2.patch", "p3.patch")
     assert out.exit_code == 0
     with pytest.raises(BadInputError, match="nothing to push"):
-        push(ctx, None, False, None, False, False)
+        push(ctx, None, all_=False, fuzz=None, merge=False, force=False)
 
 
 def test_push_of_a_patch_that_does_not_apply_returns_exit_code_3(
@@ -66,7 +66,7 @@ def test_push_of_a_patch_that_does_not_apply_returns_exit_code_3(
     (queue.path / "patches" / "bad.patch").write_text(
         udiff("b.txt", B.replace("b 5\n", "b five\n"), B.replace("b 5\n", "B 5\n"))
     )
-    out = push(ctx, None, True, None, False, False)
+    out = push(ctx, None, all_=True, fuzz=None, merge=False, force=False)
     assert [p.name for p in out.pushed] == ["p1.patch"]
     assert out.stack.applied == ("p1.patch",)
     assert out.failure is not None and out.failure.name == "bad.patch"
@@ -91,7 +91,7 @@ def test_push_merge_conflict_returns_exit_code_3_with_the_merge_left(
     upstream.commit("upstream moves")
     c = Context(dir=queue.path)
     try:
-        out = push(c, None, False, None, True, False)
+        out = push(c, None, all_=False, fuzz=None, merge=True, force=False)
     finally:
         c.close()
     assert out.pushed == () and out.stack.applied == ("m.patch",)
@@ -106,7 +106,7 @@ def test_push_merge_conflict_returns_exit_code_3_with_the_merge_left(
 
 
 def test_pop_returns_the_patches_popped_top_first(ctx: Context) -> None:
-    push(ctx, None, True, None, False, False)
+    push(ctx, None, all_=True, fuzz=None, merge=False, force=False)
     out = pop(ctx, None, False, False)
     assert (out.popped, out.stack.applied, out.exit_code) == (
         ("p3.patch",),
@@ -124,13 +124,13 @@ def test_goto_pushes_or_pops_to_the_patch_named(ctx: Context) -> None:
     out = goto(ctx, "p2.patch", False)
     assert [p.name for p in out.pushed] == ["p1.patch", "p2.patch"] and out.popped == ()
     assert out.stack.top == "p2.patch" and out.exit_code == 0
-    push(ctx, None, False, None, False, False)
+    push(ctx, None, all_=False, fuzz=None, merge=False, force=False)
     out = goto(ctx, "p1.patch", False)
     assert (out.pushed, out.popped, out.stack.top) == ((), ("p3.patch", "p2.patch"), "p1.patch")
 
 
 def test_the_queue_edits_return_what_they_did(ctx: Context, queue: Queue) -> None:
-    push(ctx, None, False, None, False, False)
+    push(ctx, None, all_=False, fuzz=None, merge=False, force=False)
     made = new(ctx, "n.patch", "a new patch")
     assert made.name == "n.patch"
     assert queue.series() == "p1.patch\nn.patch\np2.patch\np3.patch\n"

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from patchq.core.errors import BadInputError
-from patchq.core.patch import FilePatch, Hunk, Patch, parse, quote_path, unquote
+from patchq.core.patch import FilePatch, Hunk, Patch, parse
+from patchq.core.quoting import quote_path, unquote
 
 DATA = Path(__file__).parent.parent / "data"
 SAMPLES = sorted((DATA / "patches").glob("*.patch"))

@@ -128,7 +128,7 @@ def test_delete_wins_never_discards_a_line_upstream_moved_in() -> None:
     # which the base has elsewhere: a move, not an edit, and discarding it would lose it.
     taken = resolve(L("b", "c"), L("b", "a"), [])
     assert taken is not None and taken.method == "delete-wins" and taken.discarded == (b"a\n",)
-    assert resolve(L("b", "c"), L("b", "a"), [], frozenset(L("a"))) is None
+    assert resolve(L("b", "c"), L("b", "a"), [], elsewhere=frozenset(L("a"))) is None
 
 
 def test_delete_wins_never_discards_lines_upstream_inserted_or_a_rewrite() -> None:
@@ -154,7 +154,10 @@ def test_a_new_word_upstream_also_wrote_elsewhere_stops_the_finer_methods() -> N
     assert resolve(base, up, mine) is not None
     base_words = {b"LDFLAGS", b"module", b"LIBS"}
     wrote = {b"shared", b"undefined", b"WIN32"}
-    assert resolve(base, up, mine, frozenset(), base_words.__contains__, wrote.__contains__) is None
+    assert (
+        resolve(base, up, mine, known=base_words.__contains__, upstream_wrote=wrote.__contains__)
+        is None
+    )
 
 
 # --- properties ------------------------------------------------------------------------
@@ -212,7 +215,7 @@ def test_resolved_merge_holds_both_sides(base_words: list[str], data: st.DataObj
     up[i] = b"UP " + up[i]
     mine[j] = b"MINE " + mine[j]
     out = merge3.merge(
-        b"".join(up), b"".join(base), b"".join(mine), ("u", "b", "t"), None, resolved=[]
+        b"".join(up), b"".join(base), b"".join(mine), ("u", "b", "t"), far=None, resolved=[]
     )
     assert out is not None
     merged, conflicts = out

@@ -64,7 +64,7 @@ def test_merges_through_the_server_equal_git_merge_file(
     cases = [_small(rng) for _ in range(120)] + [_large(rng) for _ in range(2)]
     cases += list(CASES.values())
     for i, (ours, base, theirs) in enumerate(cases):
-        got = merge3.merge(ours, base, theirs, LABELS, far)
+        got = merge3.merge(ours, base, theirs, LABELS, far=far)
         assert got is not None
         assert (got[0], min(got[1], 127)) == git_merge(tmp_path, ours, base, theirs), i
     assert len(calls) == 2 * len(cases)

@@ -136,19 +136,19 @@ def test_a_sibling_of_the_guarded_line_is_hinted_and_an_unlike_line_is_not() -> 
     (h,) = parse(POLICY, "p").sections[0].hunks
     pre = [b"cmake_minimum_required(VERSION 3.16)\n", *h.old_lines]
     sibling = [*pre[:3], b"cmake_policy(SET CMP0146 NEW)\n", *pre[3:]]
-    out = hunk_hints("CMakeLists.txt", 0, h, 1, sibling, _ops(pre, sibling))
+    out = hunk_hints("CMakeLists.txt", 0, h, 1, sibling, ops=_ops(pre, sibling))
     assert any("upstream added `cmake_policy(SET CMP0146 NEW)`" in x for x in out)
     other = [*pre[:3], b"set(CMAKE_CXX_STANDARD 17)\n", *pre[3:]]
-    out = hunk_hints("CMakeLists.txt", 0, h, 1, other, _ops(pre, other))
+    out = hunk_hints("CMakeLists.txt", 0, h, 1, other, ops=_ops(pre, other))
     assert not any("upstream added" in x for x in out)
     far = [*pre, *[b"# pad\n"] * 10, b"cmake_policy(SET CMP0146 NEW)\n"]
-    assert hunk_hints("CMakeLists.txt", 0, h, 1, far, _ops(pre, far)) == []
+    assert hunk_hints("CMakeLists.txt", 0, h, 1, far, ops=_ops(pre, far)) == []
 
 
 def test_nothing_changed_upstream_means_no_hints() -> None:
     (h,) = parse(POLICY, "p").sections[0].hunks
     pre = [b"cmake_minimum_required(VERSION 3.16)\n", *h.old_lines]
-    assert hunk_hints("CMakeLists.txt", 0, h, 1, pre, _ops(pre, pre)) == []
+    assert hunk_hints("CMakeLists.txt", 0, h, 1, pre, ops=_ops(pre, pre)) == []
 
 
 # --- git layer and Provenance ---------------------------------------------------------

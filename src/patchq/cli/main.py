@@ -138,7 +138,7 @@ def _recovered(ctx: Context, cont: bool, abort: bool) -> bool:
     "else the patch repo's own checkout).",
 )
 @click.pass_context
-def cli(ctx: click.Context, dir_: Path | None, target: Path | None) -> None:
+def cli(ctx: click.Context, *, dir_: Path | None, target: Path | None) -> None:
     """Keep downstream patches as a series and carry them across upstream moves.
 
     \b
@@ -155,7 +155,9 @@ def cli(ctx: click.Context, dir_: Path | None, target: Path | None) -> None:
 @click.option("--branch", help="The upstream branch to track (e.g. main).")
 @click.option("--target", "init_target", help="Path of the upstream checkout, relative to here.")
 @pass_ctx
-def init(ctx: Context, upstream: str | None, branch: str | None, init_target: str | None) -> None:
+def init(
+    ctx: Context, *, upstream: str | None, branch: str | None, init_target: str | None
+) -> None:
     """Create patchq.toml, series and patches/ in the patch repo folder.
 
     \b
@@ -177,7 +179,7 @@ def init(ctx: Context, upstream: str | None, branch: str | None, init_target: st
 @click.option("--guard", "guards", multiple=True, help="Treat this guard as active (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print each patch's state as JSON.")
 @pass_ctx
-def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...], as_json: bool) -> None:
+def series_cmd(ctx: Context, *, verbose: bool, guards: tuple[str, ...], as_json: bool) -> None:
     """List the patches of the series, one a line.
 
     During a rebase, -v tells the rebase: + replayed onto the new base, - upstreamed or
@@ -229,6 +231,7 @@ def series_cmd(ctx: Context, verbose: bool, guards: tuple[str, ...], as_json: bo
 @pass_ctx
 def import_cmd(
     ctx: Context,
+    *,
     files: tuple[Path, ...],
     git_range: str | None,
     mbox: Path | None,
@@ -263,7 +266,16 @@ def import_cmd(
 
     if [bool(files), bool(git_range), bool(mbox), bool(quilt)].count(True) != 1:
         raise click.UsageError("give exactly one of FILE…, --git A..B, --mbox F or --quilt DIR")
-    out = importing.import_patches(ctx, files, git_range, mbox, quilt, after, force, order)
+    out = importing.import_patches(
+        ctx,
+        files=files,
+        git_range=git_range,
+        mbox=mbox,
+        quilt=quilt,
+        after=after,
+        force=force,
+        order=order,
+    )
     output.show(render.imported(out, as_json))
 
 
@@ -301,6 +313,7 @@ def import_cmd(
 @pass_ctx
 def apply(
     ctx: Context,
+    *,
     onto: str | None,
     branch: str | None,
     guards: tuple[str, ...],
@@ -325,7 +338,7 @@ def apply(
     if _recovered(ctx, recover_continue, recover_abort):
         return
     with output.Progress("applying") as bar:
-        out = apply_cmd.apply(ctx, onto, branch, guards or None, fuzz, bar, force)
+        out = apply_cmd.apply(ctx, onto, branch, guards or None, fuzz, progress=bar, force=force)
     output.show(render.applied(out, as_json, verbose))
 
 
@@ -339,7 +352,7 @@ def apply(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_ctx
-def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
+def verify(ctx: Context, *, files_only: bool, as_json: bool) -> None:
     """Re-apply the series onto series.lock's base in memory and compare with the lock.
 
     Exit 0 when the result equals the lock's result_tree and files, 1 when it differs
@@ -379,6 +392,7 @@ def verify(ctx: Context, files_only: bool, as_json: bool) -> None:
 @pass_ctx
 def push(
     ctx: Context,
+    *,
     target: str | None,
     all_: bool,
     fuzz: int | None,
@@ -405,7 +419,9 @@ def push(
     if _recovered(ctx, recover_continue, recover_abort):
         return
     with output.Progress("pushing") as bar:
-        out = push_cmd.push(ctx, target, all_, fuzz, merge, force, bar)
+        out = push_cmd.push(
+            ctx, target, all_=all_, fuzz=fuzz, merge=merge, force=force, progress=bar
+        )
     _end(render.moved_stack(out, as_json), out.exit_code, out.problem)
 
 
@@ -417,6 +433,7 @@ def push(
 @pass_ctx
 def pop(
     ctx: Context,
+    *,
     target: str | None,
     all_: bool,
     force: bool,
@@ -445,7 +462,7 @@ def pop(
 @_recovery
 @pass_ctx
 def goto(
-    ctx: Context, name: str | None, force: bool, recover_continue: bool, recover_abort: bool
+    ctx: Context, *, name: str | None, force: bool, recover_continue: bool, recover_abort: bool
 ) -> None:
     """Push or pop until NAME is the top patch.
 
@@ -509,7 +526,7 @@ def top(ctx: Context) -> None:
 @click.argument("name")
 @click.option("-m", "--message", help="The new patch's header (its description).")
 @pass_ctx
-def new(ctx: Context, name: str, message: str | None) -> None:
+def new(ctx: Context, *, name: str, message: str | None) -> None:
     """Create an empty patch after the top and push it; edit files, then `refresh`.
 
     \b
@@ -539,6 +556,7 @@ def new(ctx: Context, name: str, message: str | None) -> None:
 @pass_ctx
 def refresh(
     ctx: Context,
+    *,
     name: str | None,
     wins: str | None,
     recover_continue: bool,
@@ -567,7 +585,7 @@ def refresh(
 @click.argument("name", shell_complete=completion.SERIES)
 @click.option("-r", "--remove", is_flag=True, help="Also delete the patch file.")
 @pass_ctx
-def delete(ctx: Context, name: str, remove: bool) -> None:
+def delete(ctx: Context, *, name: str, remove: bool) -> None:
     """Remove a patch from the series (the top one is popped first); keeps its file unless -r.
 
     \b
@@ -583,7 +601,7 @@ def delete(ctx: Context, name: str, remove: bool) -> None:
 @click.argument("old", shell_complete=completion.SERIES)
 @click.argument("new_name", metavar="NEW")
 @pass_ctx
-def rename(ctx: Context, old: str, new_name: str) -> None:
+def rename(ctx: Context, *, old: str, new_name: str) -> None:
     """Rename a patch (its file and its series line).
 
     \b
@@ -598,7 +616,7 @@ def rename(ctx: Context, old: str, new_name: str) -> None:
 @cli.command()
 @click.argument("name", shell_complete=completion.UNAPPLIED)
 @pass_ctx
-def fold(ctx: Context, name: str) -> None:
+def fold(ctx: Context, *, name: str) -> None:
     """Fold the unapplied patch NAME into the top patch and remove it from the series.
 
     \b
@@ -613,7 +631,7 @@ def fold(ctx: Context, name: str) -> None:
 @cli.command()
 @click.argument("name", shell_complete=completion.SERIES)
 @pass_ctx
-def sink(ctx: Context, name: str) -> None:
+def sink(ctx: Context, *, name: str) -> None:
     """Send a patch to the bottom of the stack: first in the series.
 
     The patches it crosses are re-applied in memory with the rebase's merge ladder and
@@ -635,7 +653,7 @@ def sink(ctx: Context, name: str) -> None:
 @cli.command("float")
 @click.argument("name", shell_complete=completion.SERIES)
 @pass_ctx
-def float_cmd_(ctx: Context, name: str) -> None:
+def float_cmd_(ctx: Context, *, name: str) -> None:
     """Bring a patch to the top of the stack: last in the series.
 
     The patches it crosses are re-applied in memory with the rebase's merge ladder and
@@ -677,7 +695,7 @@ def undo(ctx: Context) -> None:
 @click.argument("name", required=False, shell_complete=completion.SERIES)
 @click.option("-e", "--edit", is_flag=True, help="Edit the header in $EDITOR.")
 @pass_ctx
-def header(ctx: Context, name: str | None, edit: bool) -> None:
+def header(ctx: Context, *, name: str | None, edit: bool) -> None:
     """Print (or with -e edit) a patch's header; the diff below it is never touched.
 
     \b
@@ -696,7 +714,7 @@ def header(ctx: Context, name: str | None, edit: bool) -> None:
 @cli.command()
 @click.argument("name", required=False, shell_complete=completion.SERIES)
 @pass_ctx
-def diff(ctx: Context, name: str | None) -> None:
+def diff(ctx: Context, *, name: str | None) -> None:
     """Show the top patch as refresh would write it now, or the named patch.
 
     \b
@@ -711,7 +729,7 @@ def diff(ctx: Context, name: str | None) -> None:
 @cli.command()
 @click.argument("name", required=False, shell_complete=completion.SERIES)
 @pass_ctx
-def files(ctx: Context, name: str | None) -> None:
+def files(ctx: Context, *, name: str | None) -> None:
     """List the files the top (or named) patch touches.
 
     \b
@@ -726,7 +744,7 @@ def files(ctx: Context, name: str | None) -> None:
 @cli.command()
 @click.argument("path")
 @pass_ctx
-def patches(ctx: Context, path: str) -> None:
+def patches(ctx: Context, *, path: str) -> None:
     """List the patches that touch a file.
 
     \b
@@ -741,7 +759,7 @@ def patches(ctx: Context, path: str) -> None:
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @pass_ctx
-def status(ctx: Context, as_json: bool) -> None:
+def status(ctx: Context, *, as_json: bool) -> None:
     """Show the stack: base, applied patches, guards, unrefreshed edits, an operation in progress.
 
     \b
@@ -770,7 +788,7 @@ def status(ctx: Context, as_json: bool) -> None:
     help="Write a stdlib-only Python script that applies the locked series to a plain folder.",
 )
 @pass_ctx
-def export(ctx: Context, mbox: Path | None, quilt: Path | None, script: Path | None) -> None:
+def export(ctx: Context, *, mbox: Path | None, quilt: Path | None, script: Path | None) -> None:
     """Take the active series out as an mbox, a quilt folder, or a self-contained script.
 
     \b
@@ -804,7 +822,7 @@ def export(ctx: Context, mbox: Path | None, quilt: Path | None, script: Path | N
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/json.md).")
 @pass_ctx
-def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> None:
+def check(ctx: Context, *, onto: str | None, fuzz: int | None, as_json: bool) -> None:
     """Report how every patch and hunk fares on an upstream, without touching anything.
 
     Each hunk is clean, offset, fuzz, merge (3-way), conflict, upstreamed or missing,
@@ -855,6 +873,7 @@ def check(ctx: Context, onto: str | None, fuzz: int | None, as_json: bool) -> No
 @pass_ctx
 def rebase(
     ctx: Context,
+    *,
     onto: str | None,
     continue_: bool,
     skip: bool,
@@ -915,7 +934,7 @@ def rebase(
             out = rebase_cmd.skip(ctx, bar, _announce)
         else:
             execs = (exec_cmd, exec_each, no_exec)
-            out = rebase_cmd.start(ctx, onto or "", fuzz, bar, execs, _announce)
+            out = rebase_cmd.start(ctx, onto or "", fuzz, bar, execs=execs, announce=_announce)
     _end(render.rebased(out, as_json), out.exit_code, out.problem)
 
 
@@ -942,7 +961,7 @@ def _announce(command: str, patch: str | None) -> None:
     help="Write to this file instead of stdout.",
 )
 @pass_ctx
-def report_cmd_(ctx: Context, fmt: str, out: Path | None) -> None:
+def report_cmd_(ctx: Context, *, fmt: str, out: Path | None) -> None:
     """Review the last rebase: each patch's outcome, why it moved, and only what changed.
 
     Each patch is marked cosmetic (only positions or context moved) or substantive (an
@@ -961,7 +980,7 @@ def report_cmd_(ctx: Context, fmt: str, out: Path | None) -> None:
 
 @cli.command()
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
-def demo(folder: Path | None) -> None:
+def demo(*, folder: Path | None) -> None:
     """Guided run: carry a CMake kernel library's patch series across an upstream move.
 
     Builds an upstream repository and a four-patch series in FOLDER (default: a new
@@ -988,7 +1007,7 @@ def demo(folder: Path | None) -> None:
     "besides `lint-allow` in patchq.toml; repeat or separate with commas.",
 )
 @click.pass_context
-def lint_cmd(click_ctx: click.Context, as_json: bool, allow: tuple[str, ...]) -> None:
+def lint_cmd(click_ctx: click.Context, *, as_json: bool, allow: tuple[str, ...]) -> None:
     """Check the patch repo alone: entries exist and parse, no duplicates, guards, headers
     and authors, whitespace damage, lock hashes. Exit 0 clean, 1 warnings, 4 errors.
 
@@ -1008,7 +1027,7 @@ def lint_cmd(click_ctx: click.Context, as_json: bool, allow: tuple[str, ...]) ->
 @click.option("--revoke", is_flag=True, help="Remove this patch repo's marks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the marks as JSON.")
 @pass_ctx
-def trust_cmd(ctx: Context, list_: bool, revoke: bool, as_json: bool) -> None:
+def trust_cmd(ctx: Context, *, list_: bool, revoke: bool, as_json: bool) -> None:
     """Trust the commands this patch repo's patchq.toml names (exec, exec-each).
 
     A patch repo's files are anyone's text (a clone, a pull), so `rebase` runs a command
@@ -1038,7 +1057,7 @@ def trust_cmd(ctx: Context, list_: bool, revoke: bool, as_json: bool) -> None:
 @cli.command()
 @_recovery
 @pass_ctx
-def recover(ctx: Context, recover_continue: bool, recover_abort: bool) -> None:
+def recover(ctx: Context, *, recover_continue: bool, recover_abort: bool) -> None:
     """Finish (--continue) or undo (--abort) any command that was killed half-way.
 
     patchq journals every change to the target before making it, so a killed `new`,

@@ -484,7 +484,7 @@ def reordered(out: ReorderOutcome) -> Rendered:
         end = "bottom" if out.verb == "sink" else "top"
         return (info(f"{out.name} is already at the {end} of the series"),)
     refreshed = [info(f" refreshed {n}") for n in out.refreshed]
-    return tuple(_moved(out.verb, out.name, out.stack.top, out.unapplied, refreshed))
+    return tuple(_moved(out.verb, out.name, out.stack.top, out.unapplied, between=refreshed))
 
 
 def _moved(
@@ -492,6 +492,7 @@ def _moved(
     name: str,
     top: str | None,
     unapplied: bool,
+    *,
     between: Sequence[Item] = (),
     dropped: bool = False,
 ) -> list[Item]:
@@ -816,7 +817,7 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
             if dropped
             else []
         )
-        lines += _moved(verb, name, out.top, out.unapplied, kept, dropped=name in dropped)
+        lines += _moved(verb, name, out.top, out.unapplied, between=kept, dropped=name in dropped)
         if out.note:
             lines.append(info(out.note))
     elif out.conflict is None:

@@ -38,6 +38,7 @@ def apply(
     branch: str | None,
     guards: Sequence[str] | None,
     fuzz: int | None,
+    *,
     progress: Progress | None = None,
     force: bool = False,
 ) -> ApplyOutcome:

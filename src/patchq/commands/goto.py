@@ -12,4 +12,6 @@ def goto(ctx: Context, name: str, force: bool) -> MoveOutcome:
     stack = load(ctx.git().state_dir(), ctx.repo().config.queue)
     if stack is not None and name in stack.applied:
         return pop_patches(ctx, name, False, force, verb="goto")
-    return push_patches(ctx, name, False, None, False, force, None, verb="goto")
+    return push_patches(
+        ctx, name, all_=False, fuzz=None, merge=False, force=force, progress=None, verb="goto"
+    )

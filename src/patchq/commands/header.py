@@ -81,7 +81,7 @@ def header(
     with run_lock(g.state_dir(), repo.root):
         stack = load(g.state_dir(), repo.config.queue)
         if stack is not None and name in stack.applied:
-            stack_ops.rewrite_messages(g, repo, stack, name, new_patch, "header", files)
+            stack_ops.rewrite_messages(g, repo, stack, name, new_patch, op="header", files=files)
         else:
             journal.run(
                 g,

@@ -261,6 +261,7 @@ class ImportOutcome:
 
 def import_patches(
     ctx: Context,
+    *,
     files: Sequence[Path],
     git_range: str | None,
     mbox: Path | None,

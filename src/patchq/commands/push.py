@@ -10,6 +10,7 @@ from patchq.stack.moves import MoveOutcome, push_patches
 def push(
     ctx: Context,
     target: str | None,
+    *,
     all_: bool,
     fuzz: int | None,
     merge: bool,
@@ -18,4 +19,6 @@ def push(
     verb: str = "push",
 ) -> MoveOutcome:
     """Apply the next patch (or up to `target`, or all) on top of the stack."""
-    return push_patches(ctx, target, all_, fuzz, merge, force, progress, verb)
+    return push_patches(
+        ctx, target, all_=all_, fuzz=fuzz, merge=merge, force=force, progress=progress, verb=verb
+    )

@@ -23,11 +23,12 @@ def start(
     onto: str,
     fuzz: int | None,
     progress: Progress | None = None,
+    *,
     execs: tuple[str | None, str | None, bool] = (None, None, False),
     announce: Announce | None = None,
 ) -> RebaseOutcome:
     """Rebase onto `onto`; `execs` is (--exec, --exec-each, --no-exec)."""
-    return machine.start(ctx, onto, fuzz, progress, execs, announce)
+    return machine.start(ctx, onto, fuzz, progress, execs=execs, announce=announce)
 
 
 def dry_run(

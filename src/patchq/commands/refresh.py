@@ -109,7 +109,7 @@ def refresh(ctx: Context, name: str | None, wins: str | None = None) -> RefreshO
         new = replace(stack, commits=tuple(commits))
         w.flush()
         lock = (
-            relock.after_edit(g, repo, stack.base, name, old_data, data)
+            relock.after_edit(g, repo, stack.base, name, before=old_data, data=data)
             if data != old_data
             else relock.Relock()
         )

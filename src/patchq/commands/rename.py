@@ -54,7 +54,7 @@ def rename(ctx: Context, old: str, new_name: str) -> RenameOutcome:
             renamed = replace(
                 stack, applied=tuple(new_name if n == old else n for n in stack.applied)
             )
-            stack_ops.rewrite_messages(g, repo, renamed, new_name, patch, "rename", files)
+            stack_ops.rewrite_messages(g, repo, renamed, new_name, patch, op="rename", files=files)
         else:
             journal.run(
                 g,

@@ -100,6 +100,7 @@ def hunk_hints(
     h: Hunk,
     start: int,
     up: Sequence[bytes],
+    *,
     ops: Sequence[Opcode],
     seen: Counter[bytes] | None = None,
 ) -> list[str]:

@@ -174,7 +174,7 @@ def _apply_lines(
     last_offset = 0
     results: list[HunkResult] = []
     for i, h in enumerate(hunks):
-        res, place = _locate(h, i, lines, index, cursor, last_offset, fuzz)
+        res, place = _locate(h, i, lines, index, lo=cursor, last_offset=last_offset, max_fuzz=fuzz)
         if place is None:
             results.append(res)
             continue
@@ -199,7 +199,7 @@ def _apply_lines(
 def locate(lines: list[bytes], hunk: Hunk) -> int | None:
     """The 0-based line at which `hunk` alone would apply to `lines`, or None — what
     `apply_hunks` would decide for it, without building the patched file."""
-    _, place = _locate(hunk, 0, lines, _Index(lines), 0, 0, 0)
+    _, place = _locate(hunk, 0, lines, _Index(lines), lo=0, last_offset=0, max_fuzz=0)
     return None if place is None else place[0]
 
 
@@ -256,9 +256,17 @@ def _exact_in_place(content: bytes, hunks: Sequence[Hunk], gnu: bool = False) ->
 
 
 def _locate(
-    h: Hunk, i: int, lines: Sequence[bytes], index: _Index, lo: int, last_offset: int, max_fuzz: int
+    h: Hunk,
+    i: int,
+    lines: Sequence[bytes],
+    index: _Index,
+    *,
+    lo: int,
+    last_offset: int,
+    max_fuzz: int,
 ) -> tuple[HunkResult, tuple[int, int, int] | None]:
-    """Find where hunk `h` goes: (report, (start, dropped leading, dropped trailing))."""
+    """Find where hunk `h` (number `i`) goes, at line `lo` or after, the hunk before
+    having moved `last_offset` lines: (report, (start, dropped leading, dropped trailing))."""
     old = h.old_lines
     n = len(lines)
     stated = h.old_pos
@@ -287,7 +295,7 @@ def _locate(
     else:
         begin = h.old_start <= 1
         end = h.trailing_context == 0 or no_eol
-    allowed = _window(lo, hi, begin, end, n, len(old))
+    allowed = _window(lo, hi, begin=begin, end=end, n=n, size=len(old))
     # 1. exact, unless the previous hunk's offset predicts a different, equally good place.
     if stated in allowed and lines[stated : stated + len(old)] == old:
         guess = stated + last_offset
@@ -332,6 +340,30 @@ def _locate(
                 ), None
         return HunkResult(i, OFFSET, p - stated, 0, candidates=len(found)), (p, 0, 0)
     # 3. fuzz: drop outer context, one more line per level; take only a unique match.
+    fuzzed = _fuzzed(h, i, lines, index, lo=lo, anchors=(begin, end), max_fuzz=max_fuzz)
+    if fuzzed is not None:
+        return fuzzed
+    why = "its context and removed lines are not in the file"
+    if h.old_start <= 1 and h.has_context and lines[: len(old)] != old and found == []:
+        why = "it must match at the top of the file, and does not"
+    return HunkResult(i, FAILED, reason=why), None
+
+
+def _fuzzed(
+    h: Hunk,
+    i: int,
+    lines: Sequence[bytes],
+    index: _Index,
+    *,
+    lo: int,
+    anchors: tuple[bool, bool],
+    max_fuzz: int,
+) -> tuple[HunkResult, tuple[int, int, int] | None] | None:
+    """`_locate`'s last step: the hunk less one more line of outer context per fuzz level
+    up to `max_fuzz`, still held to the file's start or end as `anchors` say; a unique
+    match places it, several refuse it; None when no level matches."""
+    old, n, stated = h.old_lines, len(lines), h.old_pos
+    begin, end = anchors
     lead, trail = h.leading_context, h.trailing_context
     for f in range(1, max_fuzz + 1):
         dl, dt = min(f, lead), min(f, trail)
@@ -348,7 +380,7 @@ def _locate(
         c_begin = begin and dl == 0
         c_end = end and dt == 0
         c_hi = n - len(core)
-        c_allowed = _window(lo, c_hi, c_begin, c_end, n, len(core))
+        c_allowed = _window(lo, c_hi, begin=c_begin, end=c_end, n=n, size=len(core))
         # The core sits `dl` lines below the start of the full hunk.
         found = index.matches(core, c_allowed.start, c_allowed.stop - 1) if c_allowed else []
         if len(found) == 1:
@@ -367,10 +399,7 @@ def _locate(
                     + ")"
                 ),
             ), None
-    why = "its context and removed lines are not in the file"
-    if h.old_start <= 1 and h.has_context and lines[: len(old)] != old and found == []:
-        why = "it must match at the top of the file, and does not"
-    return HunkResult(i, FAILED, reason=why), None
+    return None
 
 
 # --- GNU patch's placement ---------------------------------------------------------------
@@ -416,7 +445,7 @@ def _gnu_run(
     seams: list[int] = []  # where copied and patched lines meet in `out`
     levels: list[int] = []
     for i, h in enumerate(hunks):
-        place = _gnu_locate(h, lines, index, frozen, in_offset, max_fuzz)
+        place = _gnu_locate(h, lines, index, frozen=frozen, in_offset=in_offset, max_fuzz=max_fuzz)
         lead, trail = h.leading_context, h.trailing_context
         if lead == len(h.lines):
             lead = trail = 0  # no change in it: GNU patch refuses such a hunk anyway
@@ -455,9 +484,10 @@ def _gnu_run(
 
 
 def _gnu_locate(
-    h: Hunk, lines: list[bytes], index: _Index, frozen: int, in_offset: int, max_fuzz: int
+    h: Hunk, lines: list[bytes], index: _Index, *, frozen: int, in_offset: int, max_fuzz: int
 ) -> _GnuPlace | None:
-    """GNU patch's `locate_hunk` for every fuzz level in turn (0-based lines)."""
+    """GNU patch's `locate_hunk` for every fuzz level in turn (0-based lines), after the
+    `frozen` lines, the hunk before having moved `in_offset` lines."""
     old = h.old_lines
     size, n = len(old), len(lines)
     guess = h.old_pos + in_offset
@@ -520,8 +550,9 @@ def _gnu_match(lines: list[bytes], old: list[bytes], start: int, pf: int, sf: in
     return lines[lo:hi] == old[pf : len(old) - sf]
 
 
-def _window(lo: int, hi: int, begin: bool, end: bool, n: int, size: int) -> range:
-    """The starts a match may take (`hi` inclusive), given the lower bound and the anchors."""
+def _window(lo: int, hi: int, *, begin: bool, end: bool, n: int, size: int) -> range:
+    """The starts a match of `size` lines in `n` may take (`hi` inclusive), given the
+    lower bound and the anchors (to the file's `begin`, to its `end`)."""
     start, stop = lo, hi
     if begin:
         stop = min(stop, 0)

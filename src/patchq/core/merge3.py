@@ -269,73 +269,107 @@ class _Diff:
             if need_min:
                 continue
             if got_snake and ec > _HEUR_MIN_COST:
-                best = 0
-                for d in range(fmax, fmin - 1, -2):
-                    dd = d - fmid if d > fmid else fmid - d
-                    i1 = kvdf[d + ko]
-                    i2 = i1 - d
-                    v = (i1 - off1) + (i2 - off2) - dd
-                    if (
-                        v > _K_HEUR * ec
-                        and v > best
-                        and off1 + _SNAKE_CNT <= i1 < lim1
-                        and off2 + _SNAKE_CNT <= i2 < lim2
-                    ):
-                        k = 1
-                        while h1[i1 - k] == h2[i2 - k]:
-                            if k == _SNAKE_CNT:
-                                best = v
-                                spl.i1, spl.i2 = i1, i2
-                                break
-                            k += 1
-                if best > 0:
-                    spl.min_lo, spl.min_hi = True, False
-                    return spl
-                for d in range(bmax, bmin - 1, -2):
-                    dd = d - bmid if d > bmid else bmid - d
-                    i1 = kvdb[d + ko]
-                    i2 = i1 - d
-                    v = (lim1 - i1) + (lim2 - i2) - dd
-                    if (
-                        v > _K_HEUR * ec
-                        and v > best
-                        and off1 < i1 <= lim1 - _SNAKE_CNT
-                        and off2 < i2 <= lim2 - _SNAKE_CNT
-                    ):
-                        k = 0
-                        while h1[i1 + k] == h2[i2 + k]:
-                            if k == _SNAKE_CNT - 1:
-                                best = v
-                                spl.i1, spl.i2 = i1, i2
-                                break
-                            k += 1
-                if best > 0:
-                    spl.min_lo, spl.min_hi = False, True
-                    return spl
+                box = (off1, lim1, off2, lim2)
+                good = self._good_snake(box, ec, (fmin, fmax, fmid), (bmin, bmax, bmid))
+                if good is not None:
+                    return good
             if ec >= self.mxcost:
-                fbest = fbest1 = -1
-                for d in range(fmax, fmin - 1, -2):
-                    i1 = min(kvdf[d + ko], lim1)
-                    i2 = i1 - d
-                    if lim2 < i2:
-                        i1, i2 = lim2 + d, lim2
-                    if fbest < i1 + i2:
-                        fbest, fbest1 = i1 + i2, i1
-                bbest = bbest1 = _LINE_MAX
-                for d in range(bmax, bmin - 1, -2):
-                    i1 = max(off1, kvdb[d + ko])
-                    i2 = i1 - d
-                    if i2 < off2:
-                        i1, i2 = off2 + d, off2
-                    if i1 + i2 < bbest:
-                        bbest, bbest1 = i1 + i2, i1
-                if (lim1 + lim2) - bbest < fbest - (off1 + off2):
-                    spl.i1, spl.i2 = fbest1, fbest - fbest1
-                    spl.min_lo, spl.min_hi = True, False
-                else:
-                    spl.i1, spl.i2 = bbest1, bbest - bbest1
-                    spl.min_lo, spl.min_hi = False, True
-                return spl
+                return self._past_cost_cap((off1, lim1, off2, lim2), (fmin, fmax), (bmin, bmax))
+
+    def _good_snake(
+        self,
+        box: tuple[int, int, int, int],
+        ec: int,
+        fwd: tuple[int, int, int],
+        bwd: tuple[int, int, int],
+    ) -> _Split | None:
+        """xdl_split's heuristic once a long search found snakes: the furthest-reaching
+        diagonal that ends a snake of _SNAKE_CNT lines, forward (`fwd`: fmin, fmax, fmid)
+        then backward (`bwd`), as a split of `box` (off1, lim1, off2, lim2); else None."""
+        off1, lim1, off2, lim2 = box
+        fmin, fmax, fmid = fwd
+        bmin, bmax, bmid = bwd
+        h1, h2 = self.h1, self.h2
+        kvdf, kvdb, ko = self.kvdf, self.kvdb, self.koff
+        spl = _Split()
+        best = 0
+        for d in range(fmax, fmin - 1, -2):
+            dd = d - fmid if d > fmid else fmid - d
+            i1 = kvdf[d + ko]
+            i2 = i1 - d
+            v = (i1 - off1) + (i2 - off2) - dd
+            if (
+                v > _K_HEUR * ec
+                and v > best
+                and off1 + _SNAKE_CNT <= i1 < lim1
+                and off2 + _SNAKE_CNT <= i2 < lim2
+            ):
+                k = 1
+                while h1[i1 - k] == h2[i2 - k]:
+                    if k == _SNAKE_CNT:
+                        best = v
+                        spl.i1, spl.i2 = i1, i2
+                        break
+                    k += 1
+        if best > 0:
+            spl.min_lo, spl.min_hi = True, False
+            return spl
+        for d in range(bmax, bmin - 1, -2):
+            dd = d - bmid if d > bmid else bmid - d
+            i1 = kvdb[d + ko]
+            i2 = i1 - d
+            v = (lim1 - i1) + (lim2 - i2) - dd
+            if (
+                v > _K_HEUR * ec
+                and v > best
+                and off1 < i1 <= lim1 - _SNAKE_CNT
+                and off2 < i2 <= lim2 - _SNAKE_CNT
+            ):
+                k = 0
+                while h1[i1 + k] == h2[i2 + k]:
+                    if k == _SNAKE_CNT - 1:
+                        best = v
+                        spl.i1, spl.i2 = i1, i2
+                        break
+                    k += 1
+        if best > 0:
+            spl.min_lo, spl.min_hi = False, True
+            return spl
+        return None
+
+    def _past_cost_cap(
+        self, box: tuple[int, int, int, int], fwd: tuple[int, int], bwd: tuple[int, int]
+    ) -> _Split:
+        """xdl_split past the cost cap: the furthest point any diagonal reached, forward
+        (`fwd`: fmin, fmax) or backward (`bwd`), as a split of `box`."""
+        off1, lim1, off2, lim2 = box
+        fmin, fmax = fwd
+        bmin, bmax = bwd
+        kvdf, kvdb, ko = self.kvdf, self.kvdb, self.koff
+        spl = _Split()
+        fbest = fbest1 = -1
+        for d in range(fmax, fmin - 1, -2):
+            i1 = min(kvdf[d + ko], lim1)
+            i2 = i1 - d
+            if lim2 < i2:
+                i1, i2 = lim2 + d, lim2
+            if fbest < i1 + i2:
+                fbest, fbest1 = i1 + i2, i1
+        bbest = bbest1 = _LINE_MAX
+        for d in range(bmax, bmin - 1, -2):
+            i1 = max(off1, kvdb[d + ko])
+            i2 = i1 - d
+            if i2 < off2:
+                i1, i2 = off2 + d, off2
+            if i1 + i2 < bbest:
+                bbest, bbest1 = i1 + i2, i1
+        if (lim1 + lim2) - bbest < fbest - (off1 + off2):
+            spl.i1, spl.i2 = fbest1, fbest - fbest1
+            spl.min_lo, spl.min_hi = True, False
+        else:
+            spl.i1, spl.i2 = bbest1, bbest - bbest1
+            spl.min_lo, spl.min_hi = False, True
+        return spl
 
     @staticmethod
     def _compact(recs: list[int], ch: bytearray, cho: bytearray) -> None:
@@ -475,6 +509,7 @@ def merge(
     base: bytes,
     theirs: bytes,
     labels: tuple[str, str, str],
+    *,
     far: Far | None = None,
     split: Split = split_lines,
     resolved: list[Resolution] | None = None,
@@ -513,7 +548,7 @@ def merge(
         return theirs, 0
     if not s2:
         return ours, 0
-    changes = _do_merge(s1, s2, l1, l2, len(l0), len(l1), len(l2))
+    changes = _do_merge(s1, s2, l1, l2, (len(l0), len(l1), len(l2)))
     out: list[bytes] = []
     extra = 0  # newlines `_side` added as items of their own: `out` minus them is lines
     i = 0
@@ -538,9 +573,9 @@ def merge(
                 l0[i0 : i0 + chg0],
                 l1[i1 : i1 + chg1],
                 l2[i2 : i2 + chg2],
-                elsewhere,
-                base_words.__contains__,
-                up_words.__contains__,
+                elsewhere=elsewhere,
+                known=base_words.__contains__,
+                upstream_wrote=up_words.__contains__,
             )
             if fixed is None and remembered is not None:
                 fixed = remembered(l0[i0 : i0 + chg0], l1[i1 : i1 + chg1], l2[i2 : i2 + chg2])
@@ -550,7 +585,7 @@ def merge(
             out.extend(l1[i:i1])
             if regions is not None:
                 regions.append(
-                    _region(l0, l1, l2, (i0, chg0, i1, chg1, i2, chg2), len(out) - extra, fixed)
+                    _region((l0, l1, l2), (i0, chg0, i1, chg1, i2, chg2), len(out) - extra, fixed)
                 )
             out.extend(fixed.lines)
         elif mode == 0:
@@ -558,7 +593,7 @@ def merge(
             out.extend(l1[i:i1])
             if regions is not None:
                 regions.append(
-                    _region(l0, l1, l2, (i0, chg0, i1, chg1, i2, chg2), len(out) - extra, None)
+                    _region((l0, l1, l2), (i0, chg0, i1, chg1, i2, chg2), len(out) - extra, None)
                 )
             crlf = _eol_crlf(l1, i1 - 1 if i1 else 0)
             if crlf:
@@ -613,15 +648,16 @@ def _side(out: list[bytes], marker: bytes, lines: list[bytes], eol: bytes) -> in
 
 
 def _region(
-    l0: list[bytes],
-    l1: list[bytes],
-    l2: list[bytes],
+    sides: tuple[list[bytes], list[bytes], list[bytes]],
     at: tuple[int, int, int, int, int, int],
     out: int,
     fixed: Resolution | None,
 ) -> Region:
-    """A conflict region as `merge` describes it: settled by `fixed`, or left as the
-    markers' block (its four marker lines and the three sides)."""
+    """A conflict region as `merge` describes it, `at` a merge entry's (i0, chg0, i1,
+    chg1, i2, chg2) in the `sides` (base, ours, theirs lines) and `out` its line in the
+    output: settled by `fixed`, or left as the markers' block (its four marker lines and
+    the three sides)."""
+    l0, l1, l2 = sides
     i0, chg0, i1, chg1, i2, chg2 = at
     return Region(
         tuple(l0[i0 : i0 + chg0]),
@@ -641,15 +677,17 @@ def _do_merge(
     s2: list[tuple[int, int, int, int]],
     a1: list[bytes],
     a2: list[bytes],
-    n0: int,
-    n1: int,
-    n2: int,
+    sizes: tuple[int, int, int],
 ) -> list[list[int]]:
     """xdl_do_merge at XDL_MERGE_EAGER (what diff3 style allows): merge entries
-    [mode, i0, chg0, i1, chg1, i2, chg2], mode 0 a conflict, 1 ours, 2 theirs."""
+    [mode, i0, chg0, i1, chg1, i2, chg2], mode 0 a conflict, 1 ours, 2 theirs; `sizes`
+    are the lines of base, ours and theirs."""
+    n0, n1, n2 = sizes
     out: list[list[int]] = []
 
-    def append(mode: int, i0: int, chg0: int, i1: int, chg1: int, i2: int, chg2: int) -> None:
+    def append(entry: list[int]) -> None:
+        """Add a merge entry, folded into the last one where the two touch."""
+        mode, i0, chg0, i1, chg1, i2, chg2 = entry
         if out:
             m = out[-1]
             if i1 <= m[3] + m[4] or i2 <= m[5] + m[6]:
@@ -659,17 +697,17 @@ def _do_merge(
                 m[4] = i1 + chg1 - m[3]
                 m[6] = i2 + chg2 - m[5]
                 return
-        out.append([mode, i0, chg0, i1, chg1, i2, chg2])
+        out.append(entry)
 
     p = q = 0
     while p < len(s1) and q < len(s2):
         x1, x2 = s1[p], s2[q]  # (i1 base, i2 side, chg1 base, chg2 side)
         if x1[0] + x1[2] < x2[0]:
-            append(1, x1[0], x1[2], x1[1], x1[3], x2[1] - x2[0] + x1[0], x1[2])
+            append([1, x1[0], x1[2], x1[1], x1[3], x2[1] - x2[0] + x1[0], x1[2]])
             p += 1
             continue
         if x2[0] + x2[2] < x1[0]:
-            append(2, x2[0], x2[2], x1[1] - x1[0] + x2[0], x2[2], x2[1], x2[3])
+            append([2, x2[0], x2[2], x1[1] - x1[0] + x2[0], x2[2], x2[1], x2[3]])
             q += 1
             continue
         if (
@@ -694,7 +732,7 @@ def _do_merge(
                 chg1 -= ffo
             else:
                 chg2 += ffo
-            append(0, i0, chg0, i1, chg1, i2, chg2)
+            append([0, i0, chg0, i1, chg1, i2, chg2])
         e1 = x1[0] + x1[2]
         e2 = x2[0] + x2[2]
         if e1 >= e2:
@@ -703,10 +741,10 @@ def _do_merge(
             p += 1
     while p < len(s1):
         x1 = s1[p]
-        append(1, x1[0], x1[2], x1[1], x1[3], x1[0] + n2 - n0, x1[2])
+        append([1, x1[0], x1[2], x1[1], x1[3], x1[0] + n2 - n0, x1[2]])
         p += 1
     while q < len(s2):
         x2 = s2[q]
-        append(2, x2[0], x2[2], x2[0] + n1 - n0, x2[2], x2[1], x2[3])
+        append([2, x2[0], x2[2], x2[0] + n1 - n0, x2[2], x2[1], x2[3]])
         q += 1
     return out

@@ -45,6 +45,7 @@ from patchq.core.names import (
     best_name,
 )
 from patchq.core.paths import file_mode
+from patchq.core.quoting import decode_path, quote_path, unquote
 
 NO_EOL = b"\\ No newline at end of file\n"
 
@@ -348,65 +349,6 @@ class Patch:
         return tuple(dict.fromkeys(p for s in self.sections for p in s.paths))
 
 
-# --- path quoting (git's C-style quoting of names with special bytes) -------------------
-
-_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
-_QUOTE_OUT = {
-    7: b"\\a",
-    8: b"\\b",
-    9: b"\\t",
-    10: b"\\n",
-    11: b"\\v",
-    12: b"\\f",
-    13: b"\\r",
-    34: b'\\"',
-    92: b"\\\\",
-}
-
-
-def unquote(raw: bytes) -> bytes:
-    """Undo git's C-style quoting of `"a/na\\303\\257ve"`; unquoted input is returned as is."""
-    if not (len(raw) >= 2 and raw.startswith(b'"') and raw.endswith(b'"')):
-        return raw
-    body, out, i = raw[1:-1], bytearray(), 0
-    while i < len(body):
-        c = body[i : i + 1]
-        if c != b"\\":
-            out += c
-            i += 1
-            continue
-        nxt = body[i + 1 : i + 2]
-        if nxt in _ESCAPES:
-            out.append(_ESCAPES[nxt])
-            i += 2
-        elif nxt.isdigit() and re.fullmatch(rb"[0-3][0-7]{2}", body[i + 1 : i + 4]):
-            out.append(int(body[i + 1 : i + 4], 8))
-            i += 4
-        else:
-            raise ValueError(f"bad escape in quoted path {raw!r}")
-    return bytes(out)
-
-
-def quote_path(path: str) -> bytes:
-    """git's quoting: names with control bytes, quotes, backslashes or non-ASCII are quoted."""
-    raw = path.encode("utf-8", "surrogateescape")
-    if all(32 <= b < 127 and b not in (34, 92) for b in raw):
-        return raw
-    out = bytearray(b'"')
-    for b in raw:
-        if b in _QUOTE_OUT:
-            out += _QUOTE_OUT[b]
-        elif b < 32 or b >= 127:
-            out += b"\\%03o" % b
-        else:
-            out.append(b)
-    return bytes(out + b'"')
-
-
-def decode_path(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
-
-
 # --- parsing ---------------------------------------------------------------------------
 
 
@@ -663,10 +605,11 @@ def _same_name_split(rest: bytes, spaces: list[int]) -> int | None:
     return None
 
 
-def _parse_hunk(cur: _Lines) -> Hunk:
+def _hunk_header(cur: _Lines) -> tuple[int, int, int, int, bytes]:
+    """Take a hunk's `@@ -a,b +c,d @@ heading` line: (old start, old count, new start,
+    new count, heading); a count left out is 1, as in diff's output."""
     start = cur.i
-    header = cur.take()
-    m = _HUNK_RE.match(header)
+    m = _HUNK_RE.match(cur.take())
     if m is None:
         raise cur.error(
             "malformed hunk header", start + 1, "expected `@@ -start,count +start,count @@`"
@@ -674,13 +617,18 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     old_start, new_start = int(m.group(1)), int(m.group(3))
     old_len = 1 if m.group(2) is None else int(m.group(2))
     new_len = 1 if m.group(4) is None else int(m.group(4))
-    heading = m.group(5)
     if (old_start == 0 and old_len) or (new_start == 0 and new_len):
         raise cur.error(
             "hunk header puts lines at line 0",
             start + 1,
             "only an empty side (`-0,0` or `+0,0`) starts at line 0",
         )
+    return old_start, old_len, new_start, new_len, m.group(5)
+
+
+def _parse_hunk(cur: _Lines) -> Hunk:
+    start = cur.i
+    old_start, old_len, new_start, new_len, heading = _hunk_header(cur)
     old_left, new_left = old_len, new_len
     lines: list[tuple[str, bytes]] = []
     src, i, n = cur.lines, cur.i, len(cur.lines)
@@ -753,20 +701,9 @@ def _parse_hunk(cur: _Lines) -> Hunk:
             break
         i += 1
     cur.i = i
-    if blank:
-        cur.note(
-            BLANK_CONTEXT,
-            first_blank,
-            f"{blank} empty line(s) in the hunk read as blank context lines",
-        )
-    if tabbed:
-        cur.note(
-            TAB_CONTEXT,
-            first_tab,
-            f"{tabbed} line(s) starting with a tab read as context lines that lost their space",
-        )
+    _note_damaged_context(cur, (blank, first_blank), (tabbed, first_tab))
     if old_left > 0 or new_left > 0:
-        raise _count_error(cur, start, old_len, new_len, old_left, new_left)
+        raise _count_error(cur, start, (old_len, new_len), (old_left, new_left))
     if i == n and not src[-1].endswith(b"\n") and src[-1][:1] != b"\\":
         # The patch file ends without a newline, inside a hunk line: GNU patch says
         # "patch unexpectedly ends in middle of line" and reads it as a line without
@@ -784,6 +721,23 @@ def _parse_hunk(cur: _Lines) -> Hunk:
         lines[-1] = (t, c[:-1] if c.endswith(b"\n") else c)
     raw = b"".join(cur.lines[start : cur.i])
     return Hunk(old_start, old_len, new_start, new_len, tuple(lines), heading, raw, start + 1)
+
+
+def _note_damaged_context(cur: _Lines, blank: tuple[int, int], tabbed: tuple[int, int]) -> None:
+    """Record the context lines a mailer or editor damaged, as (how many, the first's line):
+    `blank` empty ones, `tabbed` ones that start with a tab."""
+    if blank[0]:
+        cur.note(
+            BLANK_CONTEXT,
+            blank[1],
+            f"{blank[0]} empty line(s) in the hunk read as blank context lines",
+        )
+    if tabbed[0]:
+        cur.note(
+            TAB_CONTEXT,
+            tabbed[1],
+            f"{tabbed[0]} line(s) starting with a tab read as context lines that lost their space",
+        )
 
 
 def _chopped_context(lines: list[tuple[str, bytes]], missing: int, last: bytes) -> bool:
@@ -809,8 +763,10 @@ def _chopped_context(lines: list[tuple[str, bytes]], missing: int, last: bytes) 
 
 
 def _count_error(
-    cur: _Lines, start: int, old_len: int, new_len: int, old_left: int, new_left: int
+    cur: _Lines, start: int, counts: tuple[int, int], left: tuple[int, int]
 ) -> BadInputError:
+    """The error for a hunk whose header `counts` (old, new lines) are `left` short."""
+    (old_len, new_len), (old_left, new_left) = counts, left
     return cur.error(
         f"hunk header says {old_len} old and {new_len} new lines, found "
         f"{old_len - old_left} and {new_len - new_left} before this line",
@@ -819,140 +775,211 @@ def _count_error(
     )
 
 
+@dataclass(slots=True)
+class _Head:
+    """A file section's header as `_parse_section` reads it, step by step."""
+
+    git: bool
+    old_path: str | None = None
+    new_path: str | None = None
+    named: bool = True  # False while a `diff --git` line's names are unknown
+    binary: bool = False
+    old_mode: str | None = None
+    new_mode: str | None = None
+    rename: bool = False
+    copy: bool = False
+    similarity: int | None = None
+    old_id: str | None = None
+    new_id: str | None = None
+    minus: bytes = b""  # the raw `---` and `+++` names
+    plus: bytes = b""
+    candidates: tuple[str, ...] = ()
+    crlf: bool = False
+
+
 def _parse_section(cur: _Lines, strip: int) -> FilePatch:
     start = cur.i
     first = cur.peek()
     assert first is not None
-    old_path: str | None = None
-    new_path: str | None = None
-    fields: dict[str, object] = {"git": first.startswith(b"diff --git ")}
-    named = True  # False while a `diff --git` line's names are unknown
-    binary = False
-    minus = plus = b""
-    candidates: tuple[str, ...] = ()
     if first.startswith(b"Binary files "):
-        cur.take()
-        m = re.match(rb"Binary files (.*) and (.*) differ", first.rstrip(b"\r\n"))
-        if m is None:
-            raise cur.error("cannot read this `Binary files` line", start + 1)
-        old_path = strip_path(m.group(1), strip, cur, start + 1, exact=True)
-        new_path = strip_path(m.group(2), strip, cur, start + 1, exact=True)
-        return FilePatch(
-            old_path,
-            new_path,
-            (),
-            binary=True,
-            git=False,
-            raw_header=b"".join(cur.lines[start : cur.i]),
-            lineno=start + 1,
-        )
-    if fields["git"]:
+        return _binary_files(cur, first, strip)
+    head = _Head(git=first.startswith(b"diff --git "))
+    if head.git:
         cur.take()
         names = _git_names(first, strip, cur, start + 1)
-        named = names is not None
+        head.named = names is not None
         if names is not None:
-            old_path, new_path = names
-        while (line := cur.peek()) is not None and line.startswith(_GIT_EXT):
-            n = cur.i + 1
-            cur.take()
-            text = line.rstrip(b"\r\n")
-            if text.startswith(
-                (b"new file mode ", b"deleted file mode ", b"old mode ", b"new mode ")
-            ):
-                mode = _git_mode(text.rsplit(b" ", 1)[1].decode("ascii", "replace"), cur, n)
-                if text.startswith(b"new file"):
-                    fields["new_mode"], old_path = mode, None
-                elif text.startswith(b"deleted"):
-                    fields["old_mode"], new_path = mode, None
-                elif text.startswith(b"old mode"):
-                    fields["old_mode"] = mode
-                else:
-                    fields["new_mode"] = mode
-            elif text.startswith((b"rename from ", b"copy from ", b"rename old ")):
-                fields["rename" if text.startswith(b"rename") else "copy"] = True
-                named = True
-                old_path = strip_path(text.split(b" ", 2)[2], max(strip - 1, 0), cur, n, exact=True)
-            elif text.startswith((b"rename to ", b"copy to ", b"rename new ")):
-                new_path = strip_path(text.split(b" ", 2)[2], max(strip - 1, 0), cur, n, exact=True)
-            elif text.startswith(b"similarity index "):
-                m = re.search(rb"(\d+)%", text)
-                fields["similarity"] = int(m.group(1)) if m else None
-            elif text.startswith(b"index "):
-                m = re.fullmatch(rb"index ([0-9a-f]+)\.\.([0-9a-f]+)(?: (\d+))?", text)
-                if m is None:
-                    raise cur.error("malformed `index` line", n)
-                fields["old_id"], fields["new_id"] = m.group(1).decode(), m.group(2).decode()
-                if m.group(3):
-                    mode = _git_mode(m.group(3).decode(), cur, n)
-                    fields["old_mode"] = fields["new_mode"] = mode
-        line = cur.peek()
-        if line is not None and (
-            line.startswith(b"GIT binary patch") or line.startswith(b"Binary files ")
-        ):
-            binary = True
-            cur.take()
-            if line.startswith(b"GIT binary patch"):
-                while (
-                    (line := cur.peek()) is not None
-                    and not _is_section_start(cur)
-                    and not line.startswith(b"-- ")
-                ):
-                    cur.take()
-    crlf = False
-    if not fields["git"]:
+            head.old_path, head.new_path = names
+        _git_extended(cur, strip, head)
+        _git_binary(cur, head)
+    if not head.git:
         old_path, new_path, candidates, minus, plus, crlf = _plain_names(cur, strip)
-    elif not binary:
-        # git's `---`/`+++` lines; GNU patch also takes a section that lost one of them.
-        got: dict[bytes, tuple[int, bytes]] = {}
-        while (line := cur.peek()) is not None and line[:4] in (b"--- ", b"+++ "):
-            if line[:4] in got:
-                break
-            got[line[:4]] = (cur.i + 1, cur.take()[4:])
-            crlf = line.endswith(b"\r\n")
-        if got:
-            nxt = cur.peek()
-            if len(got) == 1 and (nxt is None or not nxt.startswith(b"@@ ")):
-                kind = next(iter(got)).decode().strip()
-                other = "+++" if kind == "---" else "---"
-                raise cur.error(f"`{kind}` line without a `{other}` line or a hunk after it", cur.i)
-            at_a, minus = got.get(b"--- ", (0, b""))
-            at_b, plus = got.get(b"+++ ", (0, b""))
-            if not at_a:
-                cur.note(PLUS_ONLY, at_b, "a `+++` line without a `---` line before it")
-            if not at_b:
-                cur.note(MINUS_ONLY, at_a, "a `---` line without a `+++` line after it")
-            a_name, a_kind = _plain_name(minus, strip, cur, at_a) if at_a else (None, SHORT)
-            b_name, b_kind = _plain_name(plus, strip, cur, at_b) if at_b else (None, SHORT)
-            if a_kind == NULL and b_kind == NULL:
-                raise cur.error("both sides of the section are /dev/null", at_a or at_b)
-            # GNU patch (pch.c): a `---`/`+++` name replaces the `diff --git` one; a
-            # /dev/null or too short one leaves it (and /dev/null marks create/delete).
-            a = a_name if a_kind == NAMED else old_path
-            b = b_name if b_kind == NAMED else new_path
-            if not named:
-                if a is None and b is None:
-                    # Every name too short for the strip level: the error says so.
-                    strip_path(
-                        minus if a_kind == SHORT and at_a else plus, strip, cur, at_a or at_b
-                    )
-                if a is None or b is None:
-                    a, b = a or b, b or a
-                old_path, new_path, named = a, b, True
-            elif not fields.get("rename") and not fields.get("copy"):
-                old_path, new_path, candidates = _git_choice(
-                    cur, start + 1, (old_path, new_path), (a, b)
-                )
-            if a_kind == NULL:
-                old_path = None
-            if b_kind == NULL:
-                new_path = None
-    if not named:
+        head.old_path, head.new_path, head.candidates = old_path, new_path, candidates
+        head.minus, head.plus, head.crlf = minus, plus, crlf
+    elif not head.binary:
+        _git_minus_plus(cur, strip, start, head)
+    if not head.named:
         raise cur.error(
             "cannot read the file names of this `diff --git` line",
             start + 1,
             "names with spaces that differ need rename/copy or ---/+++ lines",
         )
     header_end = cur.i
+    hunks = _section_hunks(cur)
+    if not head.git and not hunks:
+        raise cur.error("section has no hunks", start + 1)
+    if not head.git:
+        _epoch_sides(head, hunks[0])
+    return FilePatch(
+        head.old_path,
+        head.new_path,
+        tuple(hunks),
+        old_mode=head.old_mode,
+        new_mode=head.new_mode,
+        rename=head.rename,
+        copy=head.copy,
+        similarity=head.similarity,
+        old_id=head.old_id,
+        new_id=head.new_id,
+        binary=head.binary,
+        git=head.git,
+        raw_header=b"".join(cur.lines[start:header_end]),
+        lineno=start + 1,
+        candidates=head.candidates,
+        crlf=head.crlf,
+    )
+
+
+def _binary_files(cur: _Lines, first: bytes, strip: int) -> FilePatch:
+    """A plain diff's `Binary files A and B differ` line: a binary section of its own."""
+    start = cur.i
+    cur.take()
+    m = re.match(rb"Binary files (.*) and (.*) differ", first.rstrip(b"\r\n"))
+    if m is None:
+        raise cur.error("cannot read this `Binary files` line", start + 1)
+    old_path = strip_path(m.group(1), strip, cur, start + 1, exact=True)
+    new_path = strip_path(m.group(2), strip, cur, start + 1, exact=True)
+    return FilePatch(
+        old_path,
+        new_path,
+        (),
+        binary=True,
+        git=False,
+        raw_header=b"".join(cur.lines[start : cur.i]),
+        lineno=start + 1,
+    )
+
+
+def _git_extended(cur: _Lines, strip: int, head: _Head) -> None:
+    """Read git's extended header lines (modes, rename/copy, similarity, index) into `head`."""
+    while (line := cur.peek()) is not None and line.startswith(_GIT_EXT):
+        n = cur.i + 1
+        cur.take()
+        text = line.rstrip(b"\r\n")
+        if text.startswith((b"new file mode ", b"deleted file mode ", b"old mode ", b"new mode ")):
+            mode = _git_mode(text.rsplit(b" ", 1)[1].decode("ascii", "replace"), cur, n)
+            if text.startswith(b"new file"):
+                head.new_mode, head.old_path = mode, None
+            elif text.startswith(b"deleted"):
+                head.old_mode, head.new_path = mode, None
+            elif text.startswith(b"old mode"):
+                head.old_mode = mode
+            else:
+                head.new_mode = mode
+        elif text.startswith((b"rename from ", b"copy from ", b"rename old ")):
+            if text.startswith(b"rename"):
+                head.rename = True
+            else:
+                head.copy = True
+            head.named = True
+            head.old_path = strip_path(
+                text.split(b" ", 2)[2], max(strip - 1, 0), cur, n, exact=True
+            )
+        elif text.startswith((b"rename to ", b"copy to ", b"rename new ")):
+            head.new_path = strip_path(
+                text.split(b" ", 2)[2], max(strip - 1, 0), cur, n, exact=True
+            )
+        elif text.startswith(b"similarity index "):
+            m = re.search(rb"(\d+)%", text)
+            head.similarity = int(m.group(1)) if m else None
+        elif text.startswith(b"index "):
+            m = re.fullmatch(rb"index ([0-9a-f]+)\.\.([0-9a-f]+)(?: (\d+))?", text)
+            if m is None:
+                raise cur.error("malformed `index` line", n)
+            head.old_id, head.new_id = m.group(1).decode(), m.group(2).decode()
+            if m.group(3):
+                head.old_mode = head.new_mode = _git_mode(m.group(3).decode(), cur, n)
+
+
+def _git_binary(cur: _Lines, head: _Head) -> None:
+    """Take a git section's `GIT binary patch` (with its data) or `Binary files` line."""
+    line = cur.peek()
+    if line is None or not (
+        line.startswith(b"GIT binary patch") or line.startswith(b"Binary files ")
+    ):
+        return
+    head.binary = True
+    cur.take()
+    if line.startswith(b"GIT binary patch"):
+        while (
+            (line := cur.peek()) is not None
+            and not _is_section_start(cur)
+            and not line.startswith(b"-- ")
+        ):
+            cur.take()
+
+
+def _git_minus_plus(cur: _Lines, strip: int, start: int, head: _Head) -> None:
+    """Read a git section's `---`/`+++` lines into `head` (GNU patch also takes a section
+    that lost one of them); their names win over the `diff --git` ones, as in pch.c."""
+    got: dict[bytes, tuple[int, bytes]] = {}
+    while (line := cur.peek()) is not None and line[:4] in (b"--- ", b"+++ "):
+        if line[:4] in got:
+            break
+        got[line[:4]] = (cur.i + 1, cur.take()[4:])
+        head.crlf = line.endswith(b"\r\n")
+    if not got:
+        return
+    nxt = cur.peek()
+    if len(got) == 1 and (nxt is None or not nxt.startswith(b"@@ ")):
+        kind = next(iter(got)).decode().strip()
+        other = "+++" if kind == "---" else "---"
+        raise cur.error(f"`{kind}` line without a `{other}` line or a hunk after it", cur.i)
+    at_a, head.minus = got.get(b"--- ", (0, b""))
+    at_b, head.plus = got.get(b"+++ ", (0, b""))
+    if not at_a:
+        cur.note(PLUS_ONLY, at_b, "a `+++` line without a `---` line before it")
+    if not at_b:
+        cur.note(MINUS_ONLY, at_a, "a `---` line without a `+++` line after it")
+    a_name, a_kind = _plain_name(head.minus, strip, cur, at_a) if at_a else (None, SHORT)
+    b_name, b_kind = _plain_name(head.plus, strip, cur, at_b) if at_b else (None, SHORT)
+    if a_kind == NULL and b_kind == NULL:
+        raise cur.error("both sides of the section are /dev/null", at_a or at_b)
+    # GNU patch (pch.c): a `---`/`+++` name replaces the `diff --git` one; a
+    # /dev/null or too short one leaves it (and /dev/null marks create/delete).
+    a = a_name if a_kind == NAMED else head.old_path
+    b = b_name if b_kind == NAMED else head.new_path
+    if not head.named:
+        if a is None and b is None:
+            # Every name too short for the strip level: the error says so.
+            strip_path(
+                head.minus if a_kind == SHORT and at_a else head.plus, strip, cur, at_a or at_b
+            )
+        if a is None or b is None:
+            a, b = a or b, b or a
+        head.old_path, head.new_path, head.named = a, b, True
+    elif not head.rename and not head.copy:
+        head.old_path, head.new_path, head.candidates = _git_choice(
+            cur, start + 1, (head.old_path, head.new_path), (a, b)
+        )
+    if a_kind == NULL:
+        head.old_path = None
+    if b_kind == NULL:
+        head.new_path = None
+
+
+def _section_hunks(cur: _Lines) -> list[Hunk]:
+    """Read a section's hunks, noting each that starts before the one above it ends."""
     hunks: list[Hunk] = []
     while (line := cur.peek()) is not None and line.startswith(b"@@ "):
         hunks.append(_parse_hunk(cur))
@@ -971,44 +998,26 @@ def _parse_section(cur: _Lines, strip: int) -> FilePatch:
             else f"the hunk is stated before the end of the hunk on line {prev.lineno}; it "
             "is looked for after it, as GNU patch looks",
         )
-    if not fields["git"] and not hunks:
-        raise cur.error("section has no hunks", start + 1)
-    if not fields["git"] and hunks:
-        # `diff -N` names a missing file with the epoch as its timestamp; like GNU patch
-        # (pch.c), such a side whose hunk starts at line 0 says the file does not exist.
-        first_hunk = hunks[0]
-        if (
-            first_hunk.old_start == 0
-            and not first_hunk.old_len
-            and _is_epoch(minus)
-            and new_path is not None
-        ):
-            old_path = None
-        elif (
-            first_hunk.new_start == 0
-            and not first_hunk.new_len
-            and _is_epoch(plus)
-            and old_path is not None
-        ):
-            new_path = None
-    return FilePatch(
-        old_path,
-        new_path,
-        tuple(hunks),
-        old_mode=_opt_str(fields.get("old_mode")),
-        new_mode=_opt_str(fields.get("new_mode")),
-        rename=bool(fields.get("rename")),
-        copy=bool(fields.get("copy")),
-        similarity=_opt_int(fields.get("similarity")),
-        old_id=_opt_str(fields.get("old_id")),
-        new_id=_opt_str(fields.get("new_id")),
-        binary=binary,
-        git=bool(fields["git"]),
-        raw_header=b"".join(cur.lines[start:header_end]),
-        lineno=start + 1,
-        candidates=candidates,
-        crlf=crlf,
-    )
+    return hunks
+
+
+def _epoch_sides(head: _Head, first_hunk: Hunk) -> None:
+    """`diff -N` names a missing file with the epoch as its timestamp; like GNU patch
+    (pch.c), such a side whose hunk starts at line 0 says the file does not exist."""
+    if (
+        first_hunk.old_start == 0
+        and not first_hunk.old_len
+        and _is_epoch(head.minus)
+        and head.new_path is not None
+    ):
+        head.old_path = None
+    elif (
+        first_hunk.new_start == 0
+        and not first_hunk.new_len
+        and _is_epoch(head.plus)
+        and head.old_path is not None
+    ):
+        head.new_path = None
 
 
 def _plain_names(
@@ -1120,14 +1129,6 @@ def _git_choice(
     names = tuple(dict.fromkeys((old, new)))
     pick = best_name(*names)
     return pick, pick, names if len(names) > 1 else ()
-
-
-def _opt_str(v: object) -> str | None:
-    return v if isinstance(v, str) else None
-
-
-def _opt_int(v: object) -> int | None:
-    return v if isinstance(v, int) else None
 
 
 def _is_epoch(name_line: bytes) -> bool:

@@ -20,10 +20,10 @@ from patchq.core.patch import (
     FilePatch,
     Hunk,
     Patch,
-    quote_path,
     split_lines,
     split_name,
 )
+from patchq.core.quoting import quote_path
 
 STYLES = ("keep", "git", "quilt")  # the values of `style` in patchq.toml
 

@@ -398,6 +398,7 @@ def doubtful(
     content: bytes,
     pre: bytes | None,
     then: engine.FileResult | None,
+    *,
     split: Split = split_lines,
 ) -> list[int]:
     """Hunks placed by offset or fuzz whose surrounding lines differ from the pre-image's

@@ -202,6 +202,7 @@ def resolve(
     base: Sequence[bytes],
     ours: Sequence[bytes],
     theirs: Sequence[bytes],
+    *,
     elsewhere: frozenset[bytes] = frozenset(),
     known: Callable[[bytes], bool] | None = None,
     upstream_wrote: Callable[[bytes], bool] | None = None,

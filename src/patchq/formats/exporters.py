@@ -48,6 +48,7 @@ def to_mail(
     n: int,
     total: int,
     fallback_date: int,
+    *,
     fallback_tz: str = "+0000",
     who: tuple[str, str] | None = None,
 ) -> bytes:
@@ -88,7 +89,8 @@ def mbox(
     date is dated `fallback_date` (patchq passes the base's, as `push` dates its commit)
     and one without an author is sent from `who`."""
     return b"".join(
-        to_mail(it, i, len(items), fallback_date, fallback_tz, who) for i, it in enumerate(items, 1)
+        to_mail(it, i, len(items), fallback_date, fallback_tz=fallback_tz, who=who)
+        for i, it in enumerate(items, 1)
     )
 
 

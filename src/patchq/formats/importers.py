@@ -322,7 +322,9 @@ def from_quilt(
             continue
         name = entry.name
         line_where = f"{series_where}:{entry.lineno}"
-        data = _take(name, line_where, entry.lineno, taken, lines, read, folder)
+        data = _take(
+            name, line_where, entry.lineno, taken=taken, lines=lines, read=read, folder=folder
+        )
         _parse(data, posixpath.join(folder, name), entry.strip_level(1))
         out.append(
             Incoming(
@@ -346,6 +348,7 @@ def _take(
     name: str,
     line_where: str,
     lineno: int,
+    *,
     taken: _Taken,
     lines: dict[str, int],
     read: Callable[[str], bytes],
@@ -424,7 +427,7 @@ def from_folder(
                 source,
                 "rename it (no spaces, no leading #)",
             )
-        data = _take(name, source, len(out) + 1, taken, lines, read, where)
+        data = _take(name, source, len(out) + 1, taken=taken, lines=lines, read=read, folder=where)
         _parse(data, source, 1)
         out.append(Incoming(name, data, None, (), source))
     return out, skipped

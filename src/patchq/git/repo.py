@@ -30,8 +30,9 @@ import git
 
 from patchq.core import merge3
 from patchq.core.errors import BadInputError, GitError, UnsafeStateError
-from patchq.core.patch import LineCache, unquote
+from patchq.core.patch import LineCache
 from patchq.core.paths import FileMode
+from patchq.core.quoting import unquote
 from patchq.core.resolve import Region, Resolution
 from patchq.git.diffserver import DiffServer
 from patchq.git.environment import (
@@ -734,7 +735,7 @@ class GitRepo:
         hit = self._merges.get(key)
         if hit is not None:
             return hit
-        result = merge3.merge(ours, base, theirs, labels, self._diff, self.lines.split)
+        result = merge3.merge(ours, base, theirs, labels, far=self._diff, split=self.lines.split)
         if result is None:  # binary: git says why it will not merge
             result = self._merge_file(ours, base, theirs, labels)
         self._merges[key] = result
@@ -748,6 +749,7 @@ class GitRepo:
         base: bytes,
         theirs: bytes,
         labels: tuple[str, str, str],
+        *,
         remembered: merge3.Remembered | None = None,
         regions: list[Region] | None = None,
     ) -> tuple[bytes, int, list[Resolution]]:
@@ -756,7 +758,15 @@ class GitRepo:
         resolutions made); `regions`, if given, is filled with every conflict region."""
         resolved: list[Resolution] = []
         result = merge3.merge(
-            ours, base, theirs, labels, self._diff, self.lines.split, resolved, regions, remembered
+            ours,
+            base,
+            theirs,
+            labels,
+            far=self._diff,
+            split=self.lines.split,
+            resolved=resolved,
+            regions=regions,
+            remembered=remembered,
         )
         if result is None:  # binary: nothing finer than git's answer
             return (*self.merge_file(ours, base, theirs, labels), [])

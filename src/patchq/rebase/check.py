@@ -53,6 +53,7 @@ def replay_series(
     onto: str,
     entries: Sequence[Entry],
     fuzz: int,
+    *,
     progress: Progress | None = None,
 ) -> tuple[list[PatchCheck], dict[str, str]]:
     """Classify every active patch on `onto`, continuing past conflicts; drift attributed."""
@@ -82,7 +83,7 @@ def check(
     base, guards = old_base(ctx, g)
     entries = repo.series.active(guards)
     fz = repo.config.fuzz if fuzz is None else fuzz
-    results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress)
+    results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress=progress)
     commands = trust.configured(repo.root, repo.config, trust.read())
     target = str(g.root) if repo.config.target is not None else None
     return CheckOutcome(base, onto_id, ref, tuple(results), subjects, commands, target)

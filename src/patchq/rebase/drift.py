@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from patchq.core.patch import unquote
+from patchq.core.quoting import unquote
 from patchq.core.status import Status
 from patchq.git.repo import GitRepo
 

@@ -76,6 +76,7 @@ def start(
     onto: str,
     fuzz: int | None,
     progress: Progress | None = None,
+    *,
     execs: tuple[str | None, str | None, bool] = (None, None, False),
     announce: execute.Announce | None = None,
 ) -> RebaseOutcome:
@@ -495,6 +496,8 @@ def abort(ctx: Context) -> AbortOutcome:
             st.orig_head or st.old_base,
             st.stack_before,
         )
-        journal.restore(g, repo.root, "rebase --abort", snap, repo.config.queue, (state_name(ctx),))
+        journal.restore(
+            g, repo.root, "rebase --abort", snap, queue=repo.config.queue, state=(state_name(ctx),)
+        )
         release_rebase_objects(g, repo.config.queue)
         return AbortOutcome(g.removed_lock, undid=done.op if done is not None else "")

@@ -136,7 +136,7 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
         files: dict[str, bytes | None] = {SERIES: stack_ops.series_bytes(series)}
         a, n = len(stack.applied), len(names)
         if name not in names:  # guarded out: only its line moves
-            _write(ctx, verb, name, files, None, ())
+            _write(ctx, verb, name, files, None, refreshed=())
             return ReorderOutcome(name, verb, True, (), stack)
         i = names.index(name)
         others = [e for e in entries if e.name != name]
@@ -179,7 +179,17 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
                 w.flush()
                 # The rest of the series is replayed after the stop too: a resolution may
                 # change lines that later patches need.
-                return _stop(ctx, verb, name, stack, entries, new, keep, done, res)
+                return _stop(
+                    ctx,
+                    verb,
+                    name,
+                    stack=stack,
+                    old=entries,
+                    new=new,
+                    keep=keep,
+                    done=done,
+                    res=res,
+                )
             if res.status == UPSTREAMED or any(h.status == UPSTREAMED for h in res.hunks):
                 raise _refusal(verb, name, res, repo.display(entry.name))
             outcome = lock_outcome(res)
@@ -221,7 +231,7 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             raise failure_error(lock)  # nothing written yet: the move is refused
         if lock is not None:
             files[LOCK] = lock
-        _write(ctx, verb, name, files, after if (a or keep) else None, tuple(refreshed))
+        _write(ctx, verb, name, files, after if (a or keep) else None, refreshed=tuple(refreshed))
     was_applied = i < a
     return ReorderOutcome(
         name, verb, True, tuple(refreshed), after, unapplied=was_applied and keep < n
@@ -232,6 +242,7 @@ def _stop(
     ctx: Context,
     verb: str,
     name: str,
+    *,
     stack: Stack,
     old: tuple[Entry, ...],
     new: list[Entry],
@@ -286,6 +297,7 @@ def _write(
     name: str,
     files: dict[str, bytes | None],
     after: Stack | None,
+    *,
     refreshed: tuple[str, ...],
 ) -> None:
     repo, g = ctx.repo(), ctx.git()

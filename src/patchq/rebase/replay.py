@@ -456,7 +456,7 @@ class Replay:
             theirs = engine.apply_hunks(
                 pre, s.hunks, fuzz=pinned_fuzz, split=self.g.lines.split, gnu=True
             )
-        doubtful = placement.doubtful(s.hunks, res, content, pre, theirs, self.g.lines.split)
+        doubtful = placement.doubtful(s.hunks, res, content, pre, theirs, split=self.g.lines.split)
         if doubtful and pre is not None and theirs is not None:
             # A hunk that moved to a place whose surroundings differ from the pinned base's
             # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
@@ -620,7 +620,7 @@ class Replay:
             ops = bounded.opcodes(pre_lines[plo : start + n + w], up[ulo : p + n + w])
             shifted = [(t, a + plo, b + plo, c + ulo, d + ulo) for t, a, b, c, d in ops]
             seen = stripped(up) if seen is None else seen
-            self._hints.extend(hunk_hints(s.path, i, h, start, up, shifted, seen))
+            self._hints.extend(hunk_hints(s.path, i, h, start, up, ops=shifted, seen=seen))
 
     def _was_there(self, block: Sequence[bytes], f: Found) -> bool:
         """Whether the file `f` found the block in held it (or its look-alike) already at
@@ -839,7 +839,7 @@ class Replay:
         if pre is not None:
             if theirs is not None and theirs.ok:
                 merged, conflicts, _ = self.g.merge_resolving(
-                    content, pre, theirs.content, labels, None, regions
+                    content, pre, theirs.content, labels, regions=regions
                 )
                 merged_lines, up_lines = self.g.lines.split(merged), self.g.lines.split(content)
                 # The merge holds every hunk's change, so the line balance counts them all.
@@ -884,7 +884,12 @@ class Replay:
             # DESIGN §4 step 7: the conflict regions a person resolved before, as they did.
             regions = []
             merged, conflicts, _ = self.g.merge_resolving(
-                content, pre, theirs.content, labels, self.resolutions.lookup, regions
+                content,
+                pre,
+                theirs.content,
+                labels,
+                remembered=self.resolutions.lookup,
+                regions=regions,
             )
             if conflicts == 0:
                 placement.settle(s.hunks, theirs, failing, checks, regions)

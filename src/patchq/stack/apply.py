@@ -812,6 +812,7 @@ def changed_since_applied(
     g: GitRepo,
     repo: PatchRepo,
     entry: Entry,
+    *,
     parent: str,
     commit: str,
     preimage: Preimage | None = None,

@@ -344,7 +344,7 @@ def _protect_target(g: GitRepo, plan: Plan) -> str | None:
 
 
 def restore(
-    g: GitRepo, patch_root: Path, op: str, snap: Snapshot, queue: str, state: tuple[str, ...]
+    g: GitRepo, patch_root: Path, op: str, snap: Snapshot, *, queue: str, state: tuple[str, ...]
 ) -> None:
     """Put the target back where `snap` found it, and remove the `state` files (the
     operation's own). Recorded first as a journal that can only go back, so a kill halfway

@@ -172,9 +172,9 @@ def changed_file(ctx: Context, stack: Stack, k: int) -> bool:
         g,
         repo,
         found,
-        stack.commit_below(k),
-        stack.commits[k],
-        _preimage(ctx, g, [found]),
+        parent=stack.commit_below(k),
+        commit=stack.commits[k],
+        preimage=_preimage(ctx, g, [found]),
     )
 
 
@@ -190,6 +190,7 @@ def _preimage(ctx: Context, g: GitRepo, entries: Sequence[Entry]) -> Preimage:
 def push_patches(
     ctx: Context,
     target: str | None,
+    *,
     all_: bool,
     fuzz: int | None,
     merge: bool,
@@ -378,6 +379,7 @@ def rewrite_messages(
     stack: Stack,
     name: str,
     patch: Patch,
+    *,
     op: str,
     files: dict[str, bytes | None],
 ) -> None:

@@ -16,9 +16,10 @@ from dataclasses import replace
 
 from patchq.core import patchstyle
 from patchq.core.errors import BadInputError
-from patchq.core.patch import FilePatch, Hunk, Patch, parse, quote_path, split_lines
+from patchq.core.patch import FilePatch, Hunk, Patch, parse, split_lines
 from patchq.core.patchstyle import GIT, PLAIN, Style
 from patchq.core.paths import FileMode
+from patchq.core.quoting import quote_path
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo
 from patchq.store.patchrepo import PatchRepo

@@ -70,7 +70,7 @@ def not_updated(failure: Failure, base: str) -> str:
 
 
 def after_edit(
-    g: GitRepo, repo: PatchRepo, stack_base: str, name: str, before: bytes, data: bytes
+    g: GitRepo, repo: PatchRepo, stack_base: str, name: str, *, before: bytes, data: bytes
 ) -> Relock:
     """The lock and review record once patch `name` holds `data` instead of `before`
     (the stack on `stack_base`); nothing to write where there is no lock."""

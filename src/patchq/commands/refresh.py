@@ -56,7 +56,7 @@ def refresh(ctx: Context, name: str | None) -> RefreshOutcome:
         entry = stack_ops.entry(repo, name)
         old_data, old_patch = load_patch(repo, entry)
         w.flush()  # git diff-tree below reads the carried-down tree from the object store
-        diff = g.diff_trees(parent_tree, new_tree, repo.config.context)
+        diff = g.diff_trees(parent_tree, new_tree, repo.config.context, full_index=True)
         _refuse_conflict_markers(diff, repo.display(name), name, str(g.root))
         data = render_refreshed(
             old_patch,

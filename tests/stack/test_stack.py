@@ -218,7 +218,10 @@ def test_push_next_n_name_and_all_reporting_each_patch(
     ]
     assert clean(upstream)
     top = head(upstream)
-    r = patchq("push")
+    r = patchq("push")  # nothing left: the state asked for holds (issue 26 point 7)
+    assert (r.code, r.err) == (0, "now at p4.patch\n")
+    assert head(upstream) == top
+    r = patchq("push", "1")  # one more patch was asked for, and there is none
     assert (r.code, r.err) == (4, "patchq: series: nothing to push — see `patchq series -v`\n")
     assert patchq("pop", "-a").code == 0
     r = patchq("push", "2")

@@ -209,10 +209,13 @@ class Reorder:
     it started from: the patches are replayed in their new order, each 3-way step pinned
     to its pre-image in the `order` they were written in."""
 
-    verb: str  # "sink" or "float"
+    verb: str  # "sink", "float" or "move"
     name: str  # the patch moved
     order: tuple[str, ...]  # the active patches in the old order: the pre-images' order
     applied: int  # how many patches of the new order are applied when it is done
+    # `move`'s: the patch it goes before (after, with `after`); "" for sink and float.
+    anchor: str = ""
+    after: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -201,6 +201,8 @@ def to_doc(s: RebaseState) -> dict[str, Any]:
             "name": s.reorder.name,
             "order": list(s.reorder.order),
             "applied": s.reorder.applied,
+            "anchor": s.reorder.anchor,
+            "after": s.reorder.after,
         },
         "untrusted": [c.to_doc() for c in s.untrusted],
     }
@@ -242,6 +244,8 @@ def from_doc(doc: dict[str, Any]) -> RebaseState:
             jr.text(reorder, "name"),
             jr.texts(reorder, "order"),
             jr.integer(reorder, "applied"),
+            jr.text_or_none(reorder, "anchor", required=False) or "",
+            bool(jr.flag_or_none(reorder, "after")),
         ),
         _untrusted(doc),
     )

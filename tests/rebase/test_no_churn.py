@@ -52,7 +52,7 @@ def test_a_shifted_hunk_keeps_its_bytes_and_the_report_calls_it_cosmetic(
     new = (queue.path / "patches" / "p.patch").read_bytes()
     assert new == old.replace(b"@@ -3,6 +3,8 @@", b"@@ -4,6 +4,8 @@")
     text = run_patchq("--dir", str(queue.path), "report")
-    assert "p.patch  [cosmetic]" in text.out and "substantive" not in text.out
+    assert "p.patch  [cosmetic, 1 hunk moved]" in text.out and "substantive" not in text.out
     doc = json.loads(run_patchq("--dir", str(queue.path), "report", "--format", "json").out)
     assert doc["patches"][0]["change"] == "cosmetic" and doc["patches"][0]["interdiff"] == []
 

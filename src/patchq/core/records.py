@@ -68,6 +68,10 @@ class HunkOutcome:
     # Where upstream moved the hunk's block (file, 1-based line, the commit that moved
     # it, "" until drift attribution names it): applied there (`moved`) or a conflict.
     moved_to: tuple[str, int, str] | None = None
+    # Of the upstream commits behind it, those that changed its own lines or context
+    # (`drift` keeps all that moved it), and how many merely shifted it.
+    touched_by: tuple[str, ...] = ()
+    shifted: int = 0
 
     @property
     def method(self) -> str:
@@ -85,6 +89,8 @@ class HunkOutcome:
             "fuzz": self.fuzz,
             "anchored": self.anchored,
             "drift": list(self.drift),
+            "touched_by": list(self.touched_by),
+            "shifted": self.shifted,
             "reason": self.reason,
             "method": self.method,
             "moved_to": None

@@ -967,11 +967,15 @@ def attribute_drift(
             if sec.old_path is None or h.index not in sec.hunks:
                 # A file the patch creates (upstream created it too), or a section without
                 # hunks: every upstream commit to the file is behind it.
-                new_hunks.append(replace(h, drift=tuple(c.commit for c in histories[h.file])))
+                every = tuple(c.commit for c in histories[h.file])
+                new_hunks.append(replace(h, drift=every, touched_by=every))
                 continue
             start, length = _region(g, base_tree, sec.old_path, sec.hunks[h.index], texts)
             att: Attribution = attribute(histories[h.file], start, length)
-            new_hunks.append(_moved_by(replace(h, drift=att.for_status(h.status)), histories))
+            h = replace(
+                h, drift=att.for_status(h.status), touched_by=att.touched, shifted=len(att.moved)
+            )
+            new_hunks.append(_moved_by(h, histories))
         done = replace(r, hunks=tuple(new_hunks))
         if done.evidence is not None and not done.evidence.commit:
             # Upstreamed by content: the newest upstream commit behind its hunks made it so.

@@ -70,6 +70,9 @@ def _hunk(doc: dict[str, Any]) -> HunkOutcome:
         drift=jr.texts(doc, "drift"),
         reason=jr.text(doc, "reason"),
         moved_to=_moved(doc),
+        # Absent from records before issue 26: no narrower list, no count.
+        touched_by=jr.texts(doc, "touched_by") if "touched_by" in doc else (),
+        shifted=jr.integer(doc, "shifted") if "shifted" in doc else 0,
     )
 
 

@@ -98,15 +98,18 @@ def _applied(pre: Sequence[bytes], hunks: Sequence[tuple[int, Hunk]]) -> list[by
     return out + list(pre[at:])
 
 
-def _nearest(pre: Sequence[bytes], h: Hunk, start: int, want: int) -> int | None:
-    """The line at or after `start` nearest to `want` where the hunk's old side is."""
+def _nearest(
+    pre: Sequence[bytes], at: dict[bytes, list[int]], h: Hunk, start: int, want: int
+) -> int | None:
+    """The line at or after `start` nearest to `want` where the hunk's old side is (`at`:
+    where each line of `pre` is)."""
     old = h.old_lines
     if not old:
         return max(start, min(want, len(pre)))
     found = [
         k
-        for k in range(start, len(pre) - len(old) + 1)
-        if pre[k] == old[0] and list(pre[k : k + len(old)]) == old
+        for k in at.get(old[0], ())
+        if k >= start and k + len(old) <= len(pre) and list(pre[k : k + len(old)]) == old
     ]
     return min(found, key=lambda k: (abs(k - want), k)) if found else None
 
@@ -121,8 +124,11 @@ def shifted_hunks(
         return None
     placed: list[tuple[int, Hunk]] = []
     start, delta = 0, 0
+    at: dict[bytes, list[int]] = {}
+    for k, line in enumerate(pre):
+        at.setdefault(line, []).append(k)
     for h in old:
-        pos = _nearest(pre, h, start, h.old_pos + delta)
+        pos = _nearest(pre, at, h, start, h.old_pos + delta)
         if pos is None:
             return None
         placed.append((pos, h))

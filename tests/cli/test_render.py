@@ -202,6 +202,8 @@ def test_check_json_has_every_hunk_key() -> None:
         "offset": 0,
         "fuzz": 2,
         "drift": ["1" * 40],
+        "touched_by": [],
+        "shifted": 0,
         "anchored": False,
         "method": "fuzz",
         "reason": "",

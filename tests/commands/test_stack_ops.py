@@ -55,8 +55,9 @@ def test_push_returns_the_patches_pushed_and_exit_code_0(ctx: Context) -> None:
     assert [p.name for p in out.pushed] == ["p2.patch", "p3.patch"]
     assert out.stack.applied == ("p1.patch", "p2.patch", "p3.patch")
     assert out.exit_code == 0
-    with pytest.raises(BadInputError, match="nothing to push"):
-        push(ctx, None, all_=False, fuzz=None, merge=False, force=False)
+    # Nothing left: a plain push holds, as `push -a` does (issue 26 point 7).
+    out = push(ctx, None, all_=False, fuzz=None, merge=False, force=False)
+    assert (out.pushed, out.stack.top, out.exit_code) == ((), "p3.patch", 0)
 
 
 def test_push_of_a_patch_that_does_not_apply_returns_exit_code_3(

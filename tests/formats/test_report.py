@@ -77,16 +77,16 @@ def test_text_report(rebased: dict[str, str], patchq: Callable[..., Result]) -> 
     r = patchq("report")
     assert r.code == 0, r.err
     out = r.out
-    heads = [m.groups() for m in re.finditer(r"(?m)^ *(\w+)  (\S+)  \[(\w+)\]$", out)]
+    heads = [m.groups() for m in re.finditer(r"(?m)^ *(\w+)  (\S+)  \[([\w, ]+)\]$", out)]
     assert heads == [
-        ("refreshed", "cos.patch", "cosmetic"),
-        ("resolved", "sub.patch", "substantive"),
+        ("refreshed", "cos.patch", "cosmetic, 1 hunk moved"),
+        ("resolved", "sub.patch", "substantive, 1 hunk moved"),
         ("upstreamed", "up.patch", "removed"),
     ]
+    assert out.splitlines()[1] == "needs a reviewer's eye: sub.patch"
     cos = _section(out, "cos.patch")
-    assert cos[1].strip() == (
-        f"cos.txt hunk #1: moved +1 line (by {rebased['move'][:12]} Insert a license header)"
-    )
+    # The license header only shifted the hunk: a count, no commit named (issue 26 point 6).
+    assert cos[1].strip() == "cos.txt hunk #1: moved +1 line (shifted by 1 upstream commit)"
     assert not any(x.strip().startswith(("--", "-+", "+-", "++")) for x in cos)
     sub_ = _section(out, "sub.patch")
     assert sub_[1].strip() == (

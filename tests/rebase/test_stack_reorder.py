@@ -63,9 +63,10 @@ def test_sink_refreshes_what_moved_and_gives_the_commits_push_would(
         "sank p2.patch to the bottom of the series\n refreshed p2.patch\nnow at p3.patch\n"
     )
     assert queue.series() == "p2.patch\np1.patch\np3.patch\n"
-    # p2 now applies to the base itself: its hunk is refreshed there, its header kept.
+    # p2 now applies to the base itself: its hunk only shifted, so it keeps its bytes
+    # but for its numbers (issue 26 point 4), and its header.
     p2 = (queue.path / "patches" / "p2.patch").read_text()
-    assert p2.startswith("Subject: twenty\n\n") and "\n@@ -17,7 +17,7 @@" in p2
+    assert p2 == P2.replace("@@ -22,3 +22,3 @@", "@@ -19,3 +19,3 @@")
     assert (queue.path / "patches" / "p1.patch").read_text() == P1
     assert patchq("series", "-v").out == "+ p2.patch\n+ p1.patch\n= p3.patch\n"
     assert upstream.git("status", "--porcelain") == ""

@@ -135,7 +135,10 @@ def test_push_all_with_everything_applied_exits_0(tmp_path: Path) -> None:
     r = run(q, "push", "-a")
     assert (r.returncode, r.stderr) == (0, "now at p3.patch\n")
     assert snapshot(up, q) == before
-    r = run(q, "push")  # one more patch was asked for, and there is none
+    r = run(q, "push")  # a plain push with nothing left holds too (issue 26 point 7)
+    assert (r.returncode, r.stderr) == (0, "now at p3.patch\n")
+    assert snapshot(up, q) == before
+    r = run(q, "push", "1")  # one more patch was asked for, and there is none
     assert r.returncode == 4 and "nothing to push" in r.stderr
 
 

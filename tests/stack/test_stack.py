@@ -218,7 +218,10 @@ def test_push_next_n_name_and_all_reporting_each_patch(
     ]
     assert clean(upstream)
     top = head(upstream)
-    r = patchq("push")
+    r = patchq("push")  # nothing left: the state asked for holds (issue 26 point 7)
+    assert (r.code, r.err) == (0, "now at p4.patch\n")
+    assert head(upstream) == top
+    r = patchq("push", "1")  # one more patch was asked for, and there is none
     assert (r.code, r.err) == (4, "patchq: series: nothing to push — see `patchq series -v`\n")
     assert patchq("pop", "-a").code == 0
     r = patchq("push", "2")
@@ -543,8 +546,11 @@ def test_refresh_keeps_a_format_patch_header_and_unchanged_hunks_byte_for_byte(
     upstream.write("a.txt", A.replace("line 3\n", "LINE 3\n").replace("line 25\n", "LINE 25!\n"))
     r = patchq("refresh")
     assert (r.code, r.err) == (0, "refreshed 0001-two-files.patch\n")
-    new_index = f"index {blob(upstream, 'HEAD~1:a.txt')}..{blob(upstream, 'HEAD:a.txt')} 100644"
     old_index = next(line for line in original.decode().splitlines() if line.startswith("index "))
+    # format-patch's 7-digit ids stay 7 digits long (issue 26 point 4).
+    ids = (blob(upstream, "HEAD~1:a.txt")[:7], blob(upstream, "HEAD:a.txt")[:7])
+    new_index = f"index {ids[0]}..{ids[1]} 100644"
+    assert len(old_index.split()[1]) == 7 + 2 + 7
     # Only the edited hunk and the index line of its file change: the mail header, the
     # diffstat, the first hunk of a.txt, the whole b.txt section (7-digit index) and the
     # signature keep their bytes.

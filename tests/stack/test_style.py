@@ -222,13 +222,14 @@ def test_a_new_file_follows_the_patch_style(
     upstream.git("add", "NEWS")
     assert patchq("refresh").code == 0
     text = patch_file(queue).decode()
-    # diff -N names the missing side by its name, with the epoch.
-    assert text == HEADER + (
+    # diff -N names the missing side by its name, with the epoch; the patch's own
+    # sections keep their place, the new file comes after them.
+    assert text == HEADER + STYLES["diff-ruN"][0] + hunks(FUNC_NONE) + (
         "diff -ruN pkg-1.0.orig/NEWS pkg-1.0/NEWS\n"
         "--- pkg-1.0.orig/NEWS\t1970-01-01 00:00:00.000000000 +0000\n"
         "+++ pkg-1.0/NEWS\t2024-03-02 11:30:00.123456789 +0100\n"
         "@@ -0,0 +1 @@\n+news\n"
-    ) + STYLES["diff-ruN"][0] + hunks(FUNC_NONE)
+    )
     assert patchq("pop", "-a").code == 0 and patchq("push", "-a").code == 0
     assert upstream.read("NEWS") == b"news\n"
 
@@ -242,10 +243,11 @@ def test_quilt_style_new_and_deleted_files(
     upstream.git("add", "NEWS")
     (upstream.path / "old.txt").unlink()
     assert patchq("refresh").code == 0
+    # The patch's own section first, where it was; the new ones after it, in path order.
     assert patch_file(queue).decode() == HEADER + (
-        f"Index: pkg/NEWS\n{RULE}--- /dev/null\n+++ pkg/NEWS\n@@ -0,0 +1 @@\n+news\n"
-        + STYLES["quilt-default"][0]
+        STYLES["quilt-default"][0]
         + hunks(FUNC_DIFF)
+        + f"Index: pkg/NEWS\n{RULE}--- /dev/null\n+++ pkg/NEWS\n@@ -0,0 +1 @@\n+news\n"
         + f"Index: pkg/old.txt\n{RULE}--- pkg.orig/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n"
     )
     assert patchq("pop", "-a").code == 0 and patchq("push", "-a").code == 0

@@ -41,6 +41,8 @@ TASKS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "header",
             "sink",
             "float",
+            "move",
+            "guard",
             "undo",
         ),
     ),
@@ -673,10 +675,71 @@ def float_cmd_(ctx: Context, *, name: str) -> None:
 
 
 @cli.command()
+@click.argument("name", shell_complete=completion.SERIES)
+@click.option(
+    "--before", metavar="OTHER", shell_complete=completion.SERIES, help="Put it just before OTHER."
+)
+@click.option(
+    "--after", metavar="OTHER", shell_complete=completion.SERIES, help="Put it just after OTHER."
+)
+@pass_ctx
+def move(ctx: Context, name: str, before: str | None, after: str | None) -> None:
+    """Move a patch just before or just after another one, anywhere in the series.
+
+    The same reorder as sink and float: the patches between its old and new place are
+    re-applied in memory with the rebase's merge ladder and refreshed where their
+    placement changed. Where one conflicts, it stops as a rebase does (exit 3): resolve
+    the markers and `patchq rebase --continue`, or `--skip` the patch, or `--abort` to
+    put everything back. An applied patch moved above the unapplied ones is unapplied;
+    an unapplied one moved under an applied one is applied. `patchq undo` puts back a
+    move that did not stop.
+
+    \b
+    Examples:
+      patchq move 0005-fix-typo.patch --before 0002-feature.patch
+      patchq move 0002-feature.patch --after 0004-docs.patch
+    """
+    from patchq.commands import move as move_cmd
+
+    if (before is None) == (after is None):
+        raise click.UsageError("give exactly one of --before OTHER, --after OTHER")
+    out = move_cmd.move_patch(ctx, name, before or after or "", after is not None)
+    _end(render.reordered(out), out.exit_code, out.problem)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("name", shell_complete=completion.SERIES)
+@click.argument("guards", nargs=-1, type=click.UNPROCESSED, shell_complete=completion.GUARDS)
+@click.option("--none", "none_", is_flag=True, help="Remove all the patch's guards.")
+@pass_ctx
+def guard(ctx: Context, name: str, guards: tuple[str, ...], none_: bool) -> None:
+    """Show a patch's guards, or set them: +G applies it only when guard G is active,
+    -G never then (Mercurial MQ's guards, written in `series` as `name #+G #-H`).
+
+    Setting replaces all its guards; --none removes them. The guards that are active
+    are `guards` in patchq.toml (or `apply --guard`). An applied patch cannot be guarded
+    out, nor one brought in below the top of the stack: pop first. `patchq undo` puts
+    the old guards back.
+
+    \b
+    Examples:
+      patchq guard 0003-cuda-only.patch            # show its guards
+      patchq guard 0003-cuda-only.patch +cuda -rocm
+      patchq guard 0003-cuda-only.patch --none
+    """
+    from patchq.commands import guard as guard_cmd
+
+    if none_ and guards:
+        raise click.UsageError("--none excludes guards")
+    out = guard_cmd.guard(ctx, name, () if none_ else (guards or None))
+    output.show(render.guarded(out))
+
+
+@cli.command()
 @pass_ctx
 def undo(ctx: Context) -> None:
     """Roll the last stack operation back (push, pop, goto, refresh, new, delete, rename,
-    fold, header, sink, float, apply).
+    fold, header, sink, float, move, guard, apply).
 
     The target, the stack and the patch files it wrote are put back as they were
     before it. Refused (exit 5) when anything changed since: uncommitted edits, the

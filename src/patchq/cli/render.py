@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from patchq.commands.apply import ApplyOutcome
     from patchq.commands.delete import DeleteOutcome
     from patchq.commands.fold import FoldOutcome
+    from patchq.commands.guard import GuardOutcome
     from patchq.commands.header import HeaderOutcome
     from patchq.commands.importing import ImportOutcome
     from patchq.commands.init import InitOutcome
@@ -480,11 +481,22 @@ def reordered(out: ReorderOutcome) -> Rendered:
     """`sink`/`float`: where the patch went, the patches refreshed, the stack now."""
     if out.stopped is not None:
         return ()  # stopped at a conflict: its `problem` is what the CLI reports
+    place = out.place
     if not out.moved:
+        if place is not None and place.anchor is not None:
+            where = f"{'after' if place.after else 'before'} {place.anchor}"
+            return (info(f"{out.name} is already {where}"),)
         end = "bottom" if out.verb == "sink" else "top"
         return (info(f"{out.name} is already at the {end} of the series"),)
     refreshed = [info(f" refreshed {n}") for n in out.refreshed]
-    return tuple(_moved(out.verb, out.name, out.stack.top, out.unapplied, between=refreshed))
+    anchor = (
+        ("after " if place.after else "before ") + place.anchor
+        if place is not None and place.anchor is not None
+        else ""
+    )
+    return tuple(
+        _moved(out.verb, out.name, out.stack.top, out.unapplied, between=refreshed, anchor=anchor)
+    )
 
 
 def _moved(
@@ -495,13 +507,16 @@ def _moved(
     *,
     between: Sequence[Item] = (),
     dropped: bool = False,
+    anchor: str = "",
 ) -> list[Item]:
-    """The last word of a sink or float (done at once, or after a stop): where the patch
-    went (or that it was dropped), then `between`, then where the stack is now."""
+    """The last word of a sink, float or move (done at once, or after a stop): where the
+    patch went (or that it was dropped), then `between`, then where the stack is now."""
     end = "bottom" if verb == "sink" else "top"
     first = (
         f"{name} was dropped, not moved"
         if dropped
+        else f"moved {name}" + (f" {anchor}" if anchor else "")
+        if verb == "move"
         else f"{'sank' if verb == 'sink' else 'floated'} {name} to the {end} of the series"
     )
     lines = [info(first), *between]
@@ -511,6 +526,20 @@ def _moved(
         )
     lines.append(info(f"now at {top}" if top else "no patches applied"))
     return lines
+
+
+def guarded(out: GuardOutcome) -> Rendered:
+    """`guard`: the patch's guards (on stdout, for scripts), what changed, and whether it
+    is in the active series now."""
+    shown = " ".join(f"#{g}" for g in out.after) or "(no guards)"
+    lines: list[Item] = [data(f"{out.name} {shown}")]
+    if out.changed:
+        was = " ".join(f"#{g}" for g in out.before) or "no guards"
+        state = "active" if out.active else "guarded out"
+        lines.append(info(f"set {out.name}'s guards (was {was}); it is {state} now"))
+    if out.lock_note:
+        lines.append(info(out.lock_note))
+    return tuple(lines)
 
 
 def undone(out: UndoOutcome) -> Rendered:

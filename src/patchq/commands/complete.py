@@ -15,15 +15,21 @@ from patchq.store.statedir import rebase_state_path
 
 # What each kind of argument completes to.
 SERIES, APPLIED, UNAPPLIED, REFS = "series", "applied", "unapplied", "refs"
+GUARDS = "guards"  # `guard`'s words: +g and -g for every guard the series or config names
 
 
 def words(ctx: Context, kind: str) -> tuple[str, ...]:
     """The words a shell may complete an argument of `kind` to: the series' patch names,
-    the applied or the unapplied ones, or the target's refs. Where the target cannot be
-    read, the whole series stands in for applied/unapplied, and refs complete to nothing."""
+    the applied or the unapplied ones, the guards (`+g`, `-g`), or the target's refs.
+    Where the target cannot be read, the whole series stands in for applied/unapplied,
+    and refs complete to nothing."""
     if kind == REFS:
         return ("HEAD", *ctx.git().ref_names())
     repo = ctx.repo()
+    if kind == GUARDS:
+        known = [g[1:] for e in repo.series.patches for g in e.guards]
+        known += list(repo.config.guards)
+        return tuple(f"{sign}{g}" for g in dict.fromkeys(known) for sign in "+-")
     names = tuple(e.name or "" for e in repo.series.patches)
     if kind == SERIES:
         return names

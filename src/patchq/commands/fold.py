@@ -53,7 +53,7 @@ def fold(ctx: Context, name: str) -> FoldOutcome:
         w.flush()  # git diff-tree below reads the folded tree from the object store
         data = render_refreshed(
             old_patch,
-            g.diff_trees(parent_tree, res.tree, repo.config.context),
+            g.diff_trees(parent_tree, res.tree, repo.config.context, full_index=True),
             repo.display(top),
             top_entry.strip_level(repo.config.strip),
             style=repo.config.style,

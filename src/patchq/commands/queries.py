@@ -18,7 +18,7 @@ from patchq.stack import journal
 from patchq.stack import moves as stack_ops
 from patchq.stack.apply import load_patch
 from patchq.stack.context import Context
-from patchq.stack.refresh import files_of, refreshed
+from patchq.stack.refresh import abbreviated, files_of, refreshed
 from patchq.stack.targets import active_entries
 from patchq.store import rebasestate
 from patchq.store.stack import load
@@ -182,7 +182,7 @@ def diff(ctx: Context, name: str | None) -> bytes:
         w.flush()
         entry = stack_ops.entry(repo, stack.applied[-1])
         _, old = load_patch(repo, entry)
-        diff = g.diff_trees(parent, wt, repo.config.context)
+        diff = g.diff_trees(parent, wt, repo.config.context, full_index=True)
         try:
             new = refreshed(
                 old,
@@ -193,7 +193,7 @@ def diff(ctx: Context, name: str | None) -> bytes:
                 old_file=files_of(g, parent),
             )
         except BadInputError:
-            return diff  # a strip level refresh cannot write (it says so): git's diff
+            return abbreviated(diff)  # a strip level refresh cannot write: git's diff
         return b"".join(s.render() for s in new.sections)
     if stack is not None and name in stack.applied:
         k = stack.applied.index(name)

@@ -76,7 +76,7 @@ def refresh(ctx: Context, name: str | None, wins: str | None = None) -> RefreshO
                 "rewrites it from the commit and your edits",
             )
         w.flush()  # git diff-tree below reads the carried-down tree from the object store
-        diff = g.diff_trees(parent_tree, new_tree, repo.config.context)
+        diff = g.diff_trees(parent_tree, new_tree, repo.config.context, full_index=True)
         _refuse_conflict_markers(diff, repo.display(name), name, str(g.root))
         data = render_refreshed(
             old_patch,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from patchq.core.errors import BadInputError
+from patchq.core.records import LastRebase
 from patchq.formats import report
 from patchq.stack.context import Context
 from patchq.store.files import atomic_write
@@ -24,13 +25,31 @@ def build(ctx: Context) -> report.Review:
     # A damaged record is exit 5 naming it (read_last), not a report from the lock.
     record = read_last(record_path) if record_path is not None else None
     if record is not None:
-        return report.review(record)
+        return replace(report.review(record), stale=_stale(ctx, record))
     lock = repo.read_lock()  # a malformed lock is bad input (exit 4), said in one line
     if lock is None:
         raise BadInputError(
             "no rebase to report on", str(repo.lock_path), "run `patchq rebase --onto REF` first"
         )
     return report.from_lock(json.loads(lock.to_json()))
+
+
+def _stale(ctx: Context, record: LastRebase) -> tuple[str, ...]:
+    """Why the record no longer tells the series as it is (sink, float, move, new,
+    delete or a hand edit since; `refresh` keeps the record true itself)."""
+    repo = ctx.repo()
+    lock = repo.read_lock()
+    guards = lock.guards if lock is not None else repo.config.guards
+    active = [e.name or "" for e in repo.series.active(guards)]
+    current: dict[str, bytes | None] = {}
+    for name, _ in record.new:
+        if repo.series.find(name) is None:
+            continue  # gone from the series: the series' change says so
+        try:
+            current[name] = repo.read_patch(name)
+        except (BadInputError, OSError):
+            current[name] = None
+    return report.stale_reasons(record, active, current)
 
 
 def pending_note(ctx: Context) -> str | None:

@@ -207,6 +207,29 @@ class Hunk:
             self.new_start, self.new_len, self.old_start, self.old_len, tuple(out), self.heading
         )
 
+    @property
+    def sides(self) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
+        """The text before and after: two hunks with equal sides make the same change at
+        the same spot, however their added and removed lines interleave."""
+        return tuple(self.old_lines), tuple(self.new_lines)
+
+    def shifted(self, old_start: int, new_start: int) -> Hunk:
+        """The same hunk at other line numbers: its bytes kept but for the two numbers of
+        its `@@` line (its heading, lengths and line spelling unchanged)."""
+        raw = self.raw
+        m = _HUNK_RE.match(split_lines(raw)[0]) if raw else None
+        if raw is not None and m is not None:
+            raw = b"%s%d%s%d%s" % (
+                raw[: m.start(1)],
+                old_start,
+                raw[m.end(1) : m.start(3)],
+                new_start,
+                raw[m.end(3) :],
+            )
+        else:
+            raw = None
+        return replace(self, old_start=old_start, new_start=new_start, raw=raw)
+
     def render(self) -> bytes:
         """The hunk's bytes: its source bytes if parsed, else git's canonical form."""
         if self.raw is not None:

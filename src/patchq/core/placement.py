@@ -490,15 +490,20 @@ def anchor_run(run: Sequence[bytes], reverse: bool) -> list[bytes] | None:
 
 
 def conflict_blocks(
-    content: bytes, hunks: Sequence[Hunk], name: str, split: Split = split_lines
+    content: bytes,
+    hunks: Sequence[Hunk],
+    name: str,
+    split: Split = split_lines,
+    ours: str = "upstream",
 ) -> bytes:
-    """Without a preimage to merge against: mark each hunk at its stated place."""
+    """Without a preimage to merge against: mark each hunk at its stated place, the
+    lines there labelled `ours`."""
     lines = split(content)
     if lines and not lines[-1].endswith(b"\n"):
         lines[-1] += b"\n"
     for h in sorted(hunks, key=lambda x: -x.old_pos):
         pos = min(h.old_pos, len(lines))
-        block = [b"<<<<<<< upstream (the patch expected the lines below)\n"]
+        block = [f"<<<<<<< {ours} (the patch expected the lines below)\n".encode()]
         block += [x if x.endswith(b"\n") else x + b"\n" for x in h.old_lines]
         block += [b"=======\n"] + [x if x.endswith(b"\n") else x + b"\n" for x in h.new_lines]
         block += [f">>>>>>> {name}\n".encode()]

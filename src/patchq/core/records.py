@@ -68,6 +68,10 @@ class HunkOutcome:
     # Where upstream moved the hunk's block (file, 1-based line, the commit that moved
     # it, "" until drift attribution names it): applied there (`moved`) or a conflict.
     moved_to: tuple[str, int, str] | None = None
+    # Of the upstream commits behind it, those that changed its own lines or context
+    # (`drift` keeps all that moved it), and how many merely shifted it.
+    touched_by: tuple[str, ...] = ()
+    shifted: int = 0
 
     @property
     def method(self) -> str:
@@ -85,6 +89,8 @@ class HunkOutcome:
             "fuzz": self.fuzz,
             "anchored": self.anchored,
             "drift": list(self.drift),
+            "touched_by": list(self.touched_by),
+            "shifted": self.shifted,
             "reason": self.reason,
             "method": self.method,
             "moved_to": None
@@ -209,10 +215,13 @@ class Reorder:
     it started from: the patches are replayed in their new order, each 3-way step pinned
     to its pre-image in the `order` they were written in."""
 
-    verb: str  # "sink" or "float"
+    verb: str  # "sink", "float" or "move"
     name: str  # the patch moved
     order: tuple[str, ...]  # the active patches in the old order: the pre-images' order
     applied: int  # how many patches of the new order are applied when it is done
+    # `move`'s: the patch it goes before (after, with `after`); "" for sink and float.
+    anchor: str = ""
+    after: bool = False
 
 
 @dataclass(frozen=True, slots=True)

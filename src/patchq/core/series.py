@@ -193,6 +193,31 @@ class Series:
         raise BadInputError(f"no patch named {after!r} in the series", "series")
 
 
+def valid_guard(token: str) -> bool:
+    """Whether `token` is a guard as a series line spells it after `#`: `+name`, `-name`."""
+    return _GUARD.match("#" + token) is not None
+
+
+def with_guards(entry: Entry, guards: Sequence[str]) -> Entry:
+    """`entry` with exactly `guards` (`+g`/`-g`): its name, strip level and free comment
+    kept as written, the guards in MQ's spelling after them (`name -p1 #+g #-h`)."""
+    assert entry.name is not None
+    body = entry.raw.rstrip("\r\n")
+    end = entry.raw[len(body) :]
+    lead = body[: len(body) - len(body.lstrip(_BLANKS))]
+    stripped = body.strip(_BLANKS)
+    code, rest = stripped, ""
+    if "#" in stripped:
+        idx = stripped.index("#")
+        code, rest = stripped[:idx].rstrip(_BLANKS), stripped[idx:]
+        tokens = rest.replace("\t", " ").split(" ")
+        while tokens and (not tokens[0] or _GUARD.match(tokens[0])):
+            tokens.pop(0)  # the old guards go; a free-text comment after them stays
+        rest = " ".join(tokens)
+    words = [code, *(f"#{g}" for g in guards), *([rest] if rest else [])]
+    return replace(entry, raw=lead + " ".join(words) + end, guards=tuple(guards))
+
+
 def make_entry(name: str, strip: int | None = None, guards: Sequence[str] = ()) -> Entry:
     """An entry rendered in the canonical spelling: `name [-pN] [#+g ...]`."""
     if not name or any(c.isspace() for c in name) or name.startswith("#"):

@@ -9,7 +9,11 @@ by anything but an exact or offset match (a merge, fuzz, a person's resolution),
 shown as its new hunk — in the HTML page side by side with the old one, with the
 upstream commits that drifted it. Rendered as text, GitHub-flavoured Markdown (for the
 pull request), one self-contained HTML page (no scripts, no external assets, every
-text escaped) or JSON.
+text escaped) or JSON — all four from one model (`Review`): what each says in words (the
+reviewer's-eye line, each patch's `facts`: its moved hunks led by the upstream commits
+that touched their lines, the count of those that only shifted them, the hunks dropped
+by hand, the methods a person should check, evidence and hints; whether the series
+changed since, `stale`) is worded once here and only laid out by each format.
 Pure: takes the rebase record (`core/records.LastRebase`, the value the store reads
 back), returns strings.
 """
@@ -17,8 +21,9 @@ back), returns strings.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from patchq.core import bounded
@@ -41,6 +46,8 @@ class HunkView:
     status: str  # the recorded placement of the old hunk, or "changed"
     drift: tuple[str, ...]
     method: str = ""  # how it was placed, where a person should read it (zealous, reused, …)
+    touched_by: tuple[str, ...] = ()  # the commits that changed its lines or context
+    shifted: int = 0  # how many more only shifted it
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +63,14 @@ class PatchReview:
     views: tuple[HunkView, ...] = ()  # the new hunks to read (substantive or not exact)
     evidence: tuple[tuple[str, str], ...] | None = None  # kind, commit (DESIGN §4)
     hints: tuple[str, ...] = ()  # DESIGN §5
+    dropped: int = 0  # hunks of the old patch the new one no longer has
+    # What the report says of the patch, one line each, the same in every format.
+    facts: tuple[str, ...] = ()
+
+    @property
+    def detailed(self) -> bool:
+        """Whether the patch gets its own section (md, html): something to say or show."""
+        return bool(self.facts or self.interdiff or self.views)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +82,22 @@ class Review:
     subjects: Mapping[str, str]
     # The `rebase --exec`/`--exec-each` runs: (command, ok, exit code, patch, note).
     execs: tuple[tuple[str, bool, int, str | None, str], ...] = ()
+    # Why the review no longer describes the series (it changed since the rebase).
+    stale: tuple[str, ...] = ()
+
+    @property
+    def needs_review(self) -> tuple[str, ...]:
+        """The patches a reviewer must read: their change differs, a hunk was placed by a
+        method a person checks, or a person resolved, dropped or cut something."""
+        return tuple(
+            p.name
+            for p in self.patches
+            if p.kind == "substantive"
+            or p.anchored
+            or p.dropped
+            or p.outcome in (Outcome.RESOLVED, Outcome.DROPPED)
+            or any(h.method in REVIEWABLE for h in p.hunks)
+        )
 
 
 def _changes(p: Patch) -> list[str]:
@@ -166,13 +197,19 @@ def _views(old: Patch, new: Patch, hunks: Sequence[HunkOutcome]) -> tuple[HunkVi
                     status if o is not None and status not in _PLAIN else "changed",
                     tuple(rec.drift) if rec is not None else (),
                     rec.method if rec is not None and rec.method in REVIEWABLE else "",
+                    tuple(rec.touched_by) if rec is not None else (),
+                    rec.shifted if rec is not None else 0,
                 )
             )
         for k, o in enumerate(olds):
             if k not in used and len(olds) != len(s.hunks):
                 rec = record.get((s.path, k))
                 drift = tuple(rec.drift) if rec is not None else ()
-                out.append(HunkView(s.path, _hunk_text(o), None, "changed", drift))
+                touched = tuple(rec.touched_by) if rec is not None else ()
+                shifted = rec.shifted if rec is not None else 0
+                out.append(
+                    HunkView(s.path, _hunk_text(o), None, "changed", drift, "", touched, shifted)
+                )
     return tuple(out)
 
 
@@ -204,7 +241,7 @@ def review(record: LastRebase) -> Review:
         if outcome in GONE:
             kind = "removed"
         elif name in old and name in new:
-            old_patch, new_patch = parse(old[name], name), parse(new[name], name)
+            old_patch, new_patch = _parsed(old[name], name), _parsed(new[name], name)
             before, after = _changes(old_patch), _changes(new_patch)
             if before == after:
                 kind = "cosmetic"
@@ -213,25 +250,83 @@ def review(record: LastRebase) -> Review:
                 inter = interdiff(before, after)
             views = _views(old_patch, new_patch, hunks)
         ev = tuple(p.evidence) if p.evidence is not None else None
-        reviews.append(
-            PatchReview(
-                name,
-                outcome,
-                kind,
-                moved,
-                tuple(p.drift),
-                hunks,
-                inter,
-                anchored,
-                views,
-                ev,
-                tuple(p.hints),
-            )
+        dropped = sum(1 for v in views if v.new is None)
+        review_ = PatchReview(
+            name,
+            outcome,
+            kind,
+            moved,
+            tuple(p.drift),
+            hunks,
+            inter,
+            anchored,
+            views,
+            ev,
+            tuple(p.hints),
+            dropped,
         )
+        reviews.append(_with_facts(review_, dict(record.subjects)))
     runs = tuple((x.command, x.ok, x.code, x.patch, x.note) for x in record.exec_runs)
     return Review(
         record.base, record.onto, record.onto_ref, tuple(reviews), dict(record.subjects), runs
     )
+
+
+def _parsed(data: bytes, name: str) -> Patch:
+    """A patch of the record, read at -p1 (or -p0, where -p1 would strip a whole name):
+    the report compares changes, not paths."""
+    try:
+        return parse(data, name)
+    except BadInputError:
+        return parse(data, name, 0)
+
+
+def _with_facts(p: PatchReview, subjects: Mapping[str, str]) -> PatchReview:
+    """The patch's review with what the report says of it in words (`facts`)."""
+    facts = [_hunk_line(h, subjects, p.outcome) for h in p.hunks if h.status != Status.CLEAN]
+    facts += [
+        f"{v.file}: a hunk of the old patch was dropped"
+        + (" by hand" if p.outcome == Outcome.RESOLVED else "")
+        for v in p.views
+        if v.new is None
+    ]
+    if p.kind == "removed":
+        facts.append(
+            f"removed from the active series ({p.outcome}); its line in `series` is kept"
+            " as a comment"
+        )
+    facts += _notes(p, subjects)
+    if not p.hunks:  # a summary from series.lock: its upstream commits, without hunks
+        facts += [f"drift: {_commit(c, subjects)}" for c in p.drift]
+    return replace(p, facts=tuple(facts))
+
+
+def stale_reasons(
+    record: LastRebase, active: Sequence[str], current: Mapping[str, bytes | None]
+) -> tuple[str, ...]:
+    """Why the review of `record` no longer describes the series: the active patches now
+    (`active`, in order) are not those the rebase left, or a patch's file (`current`, by
+    name) is not the one it wrote. A `refresh` brings the record up to date itself."""
+    left = [p.name for p in record.patches if p.outcome not in GONE]
+    out = []
+    if list(active) != left:
+        added = [n for n in active if n not in left]
+        gone = [n for n in left if n not in active]
+        what = []
+        if added:
+            what.append("added " + ", ".join(added))
+        if gone:
+            what.append("removed " + ", ".join(gone))
+        if not what:
+            what.append("reordered")
+        out.append(
+            f"the series changed since this rebase ({'; '.join(what)}): `patchq check` "
+            "tells the drift of the series as it is"
+        )
+    for name, data in record.new:
+        if name in current and current[name] != data:
+            out.append(f"{name} changed since this rebase (it shows the rebase's version)")
+    return tuple(out)
 
 
 def _run_line(run: tuple[str, bool, int, str | None, str]) -> str:
@@ -295,13 +390,25 @@ def _hunk_line(h: HunkOutcome, subjects: Mapping[str, str], outcome: str = "") -
         + ("the patch was skipped" if outcome == Outcome.DROPPED else "resolved by hand"),
         "missing": "file gone upstream",
     }.get(status, status)
-    by = ", ".join(_commit(c, subjects) for c in h.drift[:3])
+    # Led by the commits that changed its own lines or context; those that only shifted
+    # it are a count (a record from before issue 26 has only `drift`: all of them).
+    lead = h.touched_by if h.touched_by or h.shifted else h.drift
+    by = ", ".join(_commit(c, subjects) for c in lead[:3])
+    more = f" and {plural(len(lead) - 3, 'more')}" if len(lead) > 3 else ""
     where = ""
     moved = h.moved_to
     if moved is not None:
         mover = f" by {_commit(moved[2], subjects)}" if moved[2] else ""
         where = f", its block moved to {moved[0]}:{moved[1]}{mover}"
-    return f"{h.file} hunk #{h.index + 1}: {what}{where}" + (f" (by {by})" if by else "")
+    shifted = (
+        f"{'; ' if by else ''}shifted by {plural(h.shifted, 'upstream commit')}"
+        if h.shifted
+        else ""
+    )
+    told = f"by {by}{more}" if by else ""
+    return f"{h.file} hunk #{h.index + 1}: {what}{where}" + (
+        f" ({told}{shifted})" if told or shifted else ""
+    )
 
 
 def _notes(p: PatchReview, subjects: Mapping[str, str]) -> list[str]:
@@ -320,15 +427,14 @@ def to_text(r: Review) -> str:
     """The report for a terminal or a text file: every name, path, subject and line
     from a patch or an upstream escaped (`core/text.shown`)."""
     ref = f" ({shown(r.onto_ref)})" if r.onto_ref else ""
-    lines = [f"rebase {r.base[:12]} -> {r.onto[:12]}{ref}", ""]
+    lines = [f"rebase {r.base[:12]} -> {r.onto[:12]}{ref}"]
+    lines += [f"STALE: {shown(x)}" for x in r.stale]
+    if r.needs_review:
+        lines.append("needs a reviewer's eye: " + ", ".join(shown(n) for n in r.needs_review))
+    lines.append("")
     for p in r.patches:
-        lines.append(f"{p.outcome:>10}  {shown(p.name)}  [{p.kind}]")
-        for h in p.hunks:
-            if h.status != Status.CLEAN:
-                lines.append(f"            {shown(_hunk_line(h, r.subjects, p.outcome))}")
-        lines += [f"            {shown(x)}" for x in _notes(p, r.subjects)]
-        for c in p.drift if not p.hunks else ():
-            lines.append(f"            drift: {shown(_commit(c, r.subjects))}")
+        lines.append(f"{p.outcome:>10}  {shown(p.name)}  [{_kind_words(p)}]")
+        lines += [f"            {shown(x)}" for x in p.facts]
         for line in p.interdiff:
             lines.append(f"            {shown(line)}")
         for v in p.views:
@@ -344,6 +450,13 @@ def to_text(r: Review) -> str:
     lines += ["", "summary: " + ", ".join(f"{n} {k}" for k, n in counts.items())]
     lines += [f"exec {shown(_run_line(x))}" for x in r.execs]
     return "\n".join(lines) + "\n"
+
+
+def _kind_words(p: PatchReview) -> str:
+    """`cosmetic, 2 hunks moved`: the patch's change and how many hunks did not apply
+    exactly, as the table's columns say it."""
+    moved = p.moved and p.kind != "removed"
+    return p.kind + (f", {plural(p.moved, 'hunk')} moved" if moved else "")
 
 
 def _view_word(v: HunkView) -> str:
@@ -381,16 +494,10 @@ def to_markdown(r: Review) -> str:
     ]
     counts = _counts(r)
     out.append(", ".join(f"**{n}** {k}" for k, n in counts.items()))
-    review_needed = [
-        p
-        for p in r.patches
-        if p.kind == "substantive"
-        or p.anchored
-        or p.outcome in (Outcome.RESOLVED, Outcome.DROPPED)
-        or any(h.method in REVIEWABLE for h in p.hunks)
-    ]
-    if review_needed:
-        out += ["", "Needs a reviewer's eye: " + ", ".join(md_code(p.name) for p in review_needed)]
+    for x in r.stale:
+        out += ["", f"> **Stale:** {md_code(x)}"]
+    if r.needs_review:
+        out += ["", "Needs a reviewer's eye: " + ", ".join(md_code(n) for n in r.needs_review)]
     if r.execs:
         out += ["", "Build/test after the rebase (`--exec`):", ""]
         out += [f"- {md_code(_run_line(x))}" for x in r.execs]
@@ -405,18 +512,10 @@ def to_markdown(r: Review) -> str:
             drift += f"<br>… {len(p.drift) - 4} more"
         out.append(f"| {md_code(p.name)} | {p.outcome} | {p.kind} | {p.moved} | {drift} |")
     for p in r.patches:
-        if p.kind in ("unchanged", "unknown") and not p.hints and p.evidence is None:
+        if not p.detailed:
             continue
-        out += ["", f"### {md_code(p.name)} — {p.outcome}, {p.kind}", ""]
-        for h in p.hunks:
-            if h.status != Status.CLEAN:
-                out.append(f"- {md_code(_hunk_line(h, r.subjects, p.outcome))}")
-        out += [f"- {md_code(x)}" for x in _notes(p, r.subjects)]
-        if p.kind == "removed":
-            out.append(
-                f"- removed from the active series ({p.outcome}); its line in `series`"
-                " is kept as a comment"
-            )
+        out += ["", f"### {md_code(p.name)} — {p.outcome}, {_kind_words(p)}", ""]
+        out += [f"- {md_code(x)}" for x in p.facts]
         if p.interdiff:
             out += [
                 "",
@@ -448,6 +547,8 @@ def to_json(r: Review) -> str:
                 "outcome": p.outcome,
                 "change": p.kind,
                 "hunks_moved": p.moved,
+                "hunks_dropped": p.dropped,
+                "facts": list(p.facts),
                 "drift": list(p.drift),
                 "hunks": [h.to_doc() for h in p.hunks],
                 "interdiff": list(p.interdiff),
@@ -461,6 +562,8 @@ def to_json(r: Review) -> str:
                         "old": v.old,
                         "new": v.new,
                         "drift": list(v.drift),
+                        "touched_by": list(v.touched_by),
+                        "shifted": v.shifted,
                         "method": v.method,
                     }
                     for v in p.views
@@ -469,6 +572,8 @@ def to_json(r: Review) -> str:
             for p in r.patches
         ],
         "subjects": dict(r.subjects),
+        "needs_review": list(r.needs_review),
+        "stale": list(r.stale),
         "exec": [
             {"command": c, "ok": ok, "code": code, "patch": patch, "note": note}
             for c, ok, code, patch, note in r.execs
@@ -479,6 +584,14 @@ def to_json(r: Review) -> str:
 
 def _e(text: str) -> str:
     return html.escape(shown(text), quote=True)
+
+
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def _inline(text: str) -> str:
+    """A line of the report's words in HTML: escaped, its `code spans` as <code>."""
+    return _CODE.sub(r"<code>\1</code>", _e(text))
 
 
 _CSS = """
@@ -547,6 +660,16 @@ def to_html(r: Review) -> str:
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         f'<p id="summary">{_e(", ".join(f"{n} {k}" for k, n in counts.items()))}</p>',
+        *(f'<p class="stale"><strong>Stale:</strong> {_inline(x)}</p>' for x in r.stale),
+        *(
+            [
+                '<p id="review">Needs a reviewer\'s eye: '
+                + ", ".join(f"<code>{_e(n)}</code>" for n in r.needs_review)
+                + "</p>"
+            ]
+            if r.needs_review
+            else []
+        ),
         '<table id="patches"><thead><tr><th>patch</th><th>outcome</th><th>change</th>'
         "<th>hunks moved</th><th>upstream commits</th></tr></thead><tbody>",
     ]
@@ -565,32 +688,43 @@ def to_html(r: Review) -> str:
             + "</ul>"
         )
     for p in r.patches:
-        if p.kind in ("unchanged", "unknown") and not p.hints and p.evidence is None:
+        if not p.detailed:
             continue
         out.append(
             f'<section class="patch" id="{_e(_anchor(p.name))}">'
             f"<h2><code>{_e(p.name)}</code> — {_e(p.outcome)}, "
-            f'<span class="{_e(p.kind)}">{_e(p.kind)}</span></h2>'
+            f'<span class="{_e(p.kind)}">{_e(_kind_words(p))}</span></h2>'
         )
-        notes = [_hunk_line(h, r.subjects, p.outcome) for h in p.hunks if h.status != Status.CLEAN]
-        if p.kind == "removed":
-            notes.append(f"removed from the active series ({p.outcome})")
-        notes += _notes(p, r.subjects)
-        if notes:
-            out.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
+        if p.facts:
+            out.append(
+                '<ul class="facts">' + "".join(f"<li>{_inline(n)}</li>" for n in p.facts) + "</ul>"
+            )
+        if p.interdiff:
+            out.append('<pre class="interdiff">' + _e("\n".join(p.interdiff)) + "</pre>")
         for v in p.views:
             out.append(f'<div class="hunk"><h3><code>{_e(v.file)}</code>: {_e(_view_word(v))}</h3>')
-            if v.drift:
-                out.append(
-                    '<p>upstream commits that moved it:</p><ul class="drift">'
-                    + "".join(f"<li>{_e(_commit(c, r.subjects))}</li>" for c in v.drift)
-                    + "</ul>"
-                )
+            out += _view_commits(v, r.subjects)
             out += _side_by_side(v)
             out.append("</div>")
         out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def _view_commits(v: HunkView, subjects: Mapping[str, str]) -> list[str]:
+    """The upstream commits behind a hunk on the HTML page: those that changed its lines
+    or context by name, those that only shifted it as a count."""
+    lead = v.touched_by if v.touched_by or v.shifted else v.drift
+    out = []
+    if lead:
+        out.append(
+            '<p>upstream commits that changed its lines or context:</p><ul class="drift">'
+            + "".join(f"<li>{_e(_commit(c, subjects))}</li>" for c in lead)
+            + "</ul>"
+        )
+    if v.shifted:
+        out.append(f"<p>shifted by {_e(plural(v.shifted, 'upstream commit'))}</p>")
+    return out
 
 
 def _anchor(name: str) -> str:

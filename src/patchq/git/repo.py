@@ -63,14 +63,15 @@ def _plain_file(root: Path, rel: str) -> bool:
     return path.is_symlink() or path.is_file()
 
 
-def _patch_diff(context: int) -> tuple[str, ...]:
+def _patch_diff(context: int, full_index: bool = False) -> tuple[str, ...]:
     """The diff options of every patch patchq writes: renames detected, 12-digit index ids
-    (stable across machines), no colour, no external tools, a/ and b/ prefixes."""
+    (stable across machines; whole ids with `full_index`, for a writer that abbreviates
+    them as the patch did), no colour, no external tools, a/ and b/ prefixes."""
     return (
         "-p",
         "-M",
         f"-U{context}",
-        "--abbrev=12",
+        "--full-index" if full_index else "--abbrev=12",
         "--no-color",
         "--no-ext-diff",
         "--no-textconv",
@@ -845,13 +846,15 @@ class GitRepo:
         out = self._run("ls-files", "--others", "--exclude-standard", "-z")
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
-    def diff_trees_many(self, pairs: Sequence[tuple[str, str]], context: int = 3) -> list[bytes]:
+    def diff_trees_many(
+        self, pairs: Sequence[tuple[str, str]], context: int = 3, *, full_index: bool = False
+    ) -> list[bytes]:
         """`diff_trees` for many pairs of trees in one `git diff-tree --stdin`: a rebase
         that refreshes hundreds of patches starts one process, not hundreds."""
         if not pairs:
             return []
         lines = "".join(f"{a} {b}\n" for a, b in pairs).encode()
-        out = self._run("diff-tree", "--stdin", *_patch_diff(context), input=lines)
+        out = self._run("diff-tree", "--stdin", *_patch_diff(context, full_index), input=lines)
         # git echoes each input line before that pair's diff (nothing for identical trees);
         # no diff line can equal "<40 hex> <40 hex>", every one starts with its own mark.
         waiting: dict[bytes, list[int]] = {}
@@ -868,10 +871,11 @@ class GitRepo:
                 chunks[current].append(line + b"\n")
         return [b"".join(c) for c in chunks]
 
-    def diff_trees(self, a: str, b: str, context: int = 3) -> bytes:
+    def diff_trees(self, a: str, b: str, context: int = 3, *, full_index: bool = False) -> bytes:
         """git's own diff between two trees, as `refresh` writes it: renames detected,
-        12-digit index ids (stable across machines), no colour, no external tools."""
-        return self._run("diff-tree", *_patch_diff(context), a, b)
+        12-digit index ids (stable across machines; whole ones with `full_index`), no
+        colour, no external tools."""
+        return self._run("diff-tree", *_patch_diff(context, full_index), a, b)
 
     def reset_to(self, commit: str, reason: str) -> None:
         """Move the checked-out branch and the index to `commit`, leaving files alone."""

@@ -15,7 +15,7 @@ from patchq.core.status import GONE, Outcome
 from patchq.rebase import execute
 from patchq.rebase.keep import release_rebase_objects
 from patchq.rebase.outcome import RebaseOutcome
-from patchq.rebase.reorder import FLOAT, reorder_lock, reordered
+from patchq.rebase.reorder import place_of, reorder_lock, reordered
 from patchq.rebase.stop import (
     state_name,
 )
@@ -168,7 +168,8 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
     repo, g = ctx.repo(), ctx.git()
     new_bytes, _ = _refreshed(ctx, st)
     gone = {d.patch.name: d.patch for d in st.done if d.patch.outcome in GONE}
-    series = _retired(reordered(repo.series, r.name, r.verb == FLOAT), gone, st.onto)
+    place = place_of(r.verb, r.anchor, r.after)
+    series = _retired(reordered(repo.series, r.name, place), gone, st.onto)
     staying = set(st.entries[: r.applied])
     stack = _stack_of(
         st, [d.patch for d in st.done if d.patch.name in staying and d.patch.name not in gone]
@@ -183,13 +184,17 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
     elif lock is not None:
         writes[LOCK] = lock
     crashpoint("rebase:finishing")
+    # Nothing applied before the reorder and nothing after: the stack branch was only
+    # where its conflict was shown, and the person goes back to the branch they were on.
+    home = st.orig_branch if not stack.applied and not _applied_before(st) else None
+    home = home if home and home != st.branch else None
     journal.run(
         g,
         repo.root,
         journal.Plan(
             "rebase",
-            st.branch,
-            stack.head,
+            home or st.branch,
+            g.resolve(f"refs/heads/{home}") if home else stack.head,
             stack,
             repo.config.queue,
             files=writes,
@@ -199,6 +204,11 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
             reorder=(r.verb, r.name),
         ),
     )
+    if home:
+        # The stack branch back where it stood before the reorder (its base, empty).
+        g.update_ref(
+            f"refs/heads/{st.branch}", st.branch_before or stack.head, None, "patchq: sink"
+        )
     release_rebase_objects(g, repo.config.queue)
     return RebaseOutcome(
         st.done,
@@ -209,7 +219,9 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
         st.onto,
         reorder=(r.verb, r.name),
         top=stack.top,
-        unapplied=r.name not in gone and r.name not in stack.applied,
+        unapplied=r.name not in gone
+        and r.name not in stack.applied
+        and r.name in (st.stack_before.applied if st.stack_before else ()),
         note=note,
     )
 
@@ -224,6 +236,11 @@ def _retired(series: Series, gone: dict[str, PatchOutcome], onto: str) -> Series
             for e in series.entries
         )
     )
+
+
+def _applied_before(st: RebaseState) -> bool:
+    """Whether any patch was applied when the rebase (or reorder) began."""
+    return st.stack_before is not None and bool(st.stack_before.applied)
 
 
 def _stack_of(st: RebaseState, kept: list[PatchOutcome]) -> Stack:

@@ -30,7 +30,7 @@ from patchq.rebase.drift import histories as histories_for
 from patchq.rebase.finish import executed, finish
 from patchq.rebase.keep import release_rebase_objects
 from patchq.rebase.outcome import AbortOutcome, RebaseOutcome
-from patchq.rebase.replay import Replay, attribute_drift, lock_outcome
+from patchq.rebase.replay import SERIES_SO_FAR, Replay, attribute_drift, lock_outcome
 from patchq.rebase.stop import (
     evidence,
     show_conflict,
@@ -158,6 +158,8 @@ def _run(
         tree=g.commit_info(st.head)["tree"].decode(),
         resolutions=repo.resolutions(),
     )
+    if st.reorder is not None:
+        rp.ours = SERIES_SO_FAR
     when, tz = ident_date(g.commit_info(st.onto)["committer"])
     finished_names = {d.patch.name for d in st.done}
     todo = [e for e in all_entries if e.name not in finished_names]

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from patchq.core.errors import ConflictError
+from patchq.core.errors import BadInputError, ConflictError
 from patchq.core.lock import without_exec
 from patchq.core.records import DonePatch, PatchOutcome, RebaseState, Reorder, Stack
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
-from patchq.rebase.replay import PatchCheck, Replay, lock_outcome
+from patchq.rebase.replay import SERIES_SO_FAR, PatchCheck, Replay, lock_outcome
 from patchq.rebase.stop import evidence, show_conflict, stopped
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
@@ -46,7 +46,7 @@ from patchq.store.patchrepo import LOCK, PATCHES, SERIES
 from patchq.store.stack import load
 from patchq.store.statedir import run_lock
 
-SINK, FLOAT = "sink", "float"
+SINK, FLOAT, MOVE = "sink", "float", "move"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +62,7 @@ class ReorderOutcome:
     # The patch that conflicts in the new order: the reorder stopped there, as a rebase.
     stopped: PatchCheck | None = None
     where: str = ""  # the stopped patch's file, as errors name it
+    place: Place | None = None  # where it was asked to go
 
     @property
     def problem(self) -> ConflictError | None:
@@ -95,15 +96,44 @@ def stop_error(verb: str, name: str, c: PatchCheck, where: str) -> ConflictError
     )
 
 
-def reordered(series: Series, name: str, to_top: bool) -> Series:
-    """`series` with `name`'s line moved before the first patch line (after the last)."""
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a reorder puts a patch: before the line of patch `anchor` (after it, with
+    `after`), or, without an anchor, before the first patch line (`sink`) or after the
+    last (`float`)."""
+
+    anchor: str | None = None
+    after: bool = False
+
+
+def place_of(verb: str, anchor: str = "", after: bool = False) -> Place:
+    """The place a verb names: sink's and float's ends, or move's patch."""
+    if anchor:
+        return Place(anchor, after)
+    return Place(None, verb == FLOAT)
+
+
+def reordered(series: Series, name: str, place: Place) -> Series:
+    """`series` with `name`'s line moved to `place` (comments and blank lines stay)."""
     entries = [e for e in series.entries if e.name != name]
     moved = next(e for e in series.entries if e.name == name)
-    at = [i for i, e in enumerate(entries) if e.is_patch]
+    if place.anchor is not None:
+        at = [i for i, e in enumerate(entries) if e.name == place.anchor]
+    else:
+        at = [i for i, e in enumerate(entries) if e.is_patch]
     if not at:
         return series
-    k = at[-1] + 1 if to_top else at[0]
+    k = at[-1] + 1 if place.after else at[0]
     return Series(tuple(entries[:k] + [moved] + entries[k:]))
+
+
+def _applied_after(i: int, j: int, applied: int, total: int) -> int:
+    """How many patches stay applied when the patch at `i` of the active order moves to
+    `j`: an applied patch moved past the applied ones is unapplied (unless all are); an
+    unapplied one moved under an applied one is applied."""
+    if i < applied:
+        return applied if j < applied or applied == total else applied - 1
+    return applied + 1 if j < applied else applied
 
 
 def _refusal(verb: str, name: str, res: PatchCheck, display: str) -> ConflictError:
@@ -121,33 +151,36 @@ def _refusal(verb: str, name: str, res: PatchCheck, display: str) -> ConflictErr
     )
 
 
-def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
-    """Move `name` to the bottom (`sink`) or the top (`float`) of the series."""
+def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> ReorderOutcome:
+    """Move `name` to `place` in the series: `sink` to the bottom, `float` to the top,
+    `move` before or after another patch. One path for all three: the patches between
+    the old place and the new are replayed with the rebase's ladder."""
     repo, g = ctx.repo(), ctx.git()
-    to_top = verb == FLOAT
+    place = place if place is not None else place_of(verb)
     with run_lock(g.state_dir(), repo.root):
         stack_ops.refuse_during_rebase(ctx)
         stack_ops.entry(repo, name)  # an unknown name is bad input, before anything else
+        if place.anchor is not None:
+            _check_anchor(repo.series, name, place.anchor, repo.display(place.anchor))
         stack = stack_ops.open_stack(ctx, create=True)
         names, entries = stack_ops.series_state(ctx, stack)
-        series = reordered(repo.series, name, to_top)
+        series = reordered(repo.series, name, place)
         if series.format() == repo.series.format():
-            return ReorderOutcome(name, verb, False, (), stack)
+            return ReorderOutcome(name, verb, False, (), stack, place=place)
         files: dict[str, bytes | None] = {SERIES: stack_ops.series_bytes(series)}
         a, n = len(stack.applied), len(names)
         if name not in names:  # guarded out: only its line moves
             _write(ctx, verb, name, files, None, refreshed=())
-            return ReorderOutcome(name, verb, True, (), stack)
+            return ReorderOutcome(name, verb, True, (), stack, place=place)
         i = names.index(name)
-        others = [e for e in entries if e.name != name]
-        me = entries[i]
-        new = [me, *others] if not to_top else [*others, me]
-        if to_top:
-            first, last = i, n - 1
-            keep = a if i >= a or a == n else a - 1
-        else:
-            first, last = 0, i
-            keep = a if i < a else (a + 1 if a else 0)
+        rank = {e.name: k for k, e in enumerate(series.entries)}
+        new = sorted(entries, key=lambda e: rank[e.name])
+        j = next(k for k, e in enumerate(new) if e.name == name)
+        if i == j:  # only its line moved among guarded-out ones: nothing to replay
+            _write(ctx, verb, name, files, None, refreshed=())
+            return ReorderOutcome(name, verb, True, (), stack, place=place)
+        first, last = min(i, j), max(i, j)
+        keep = _applied_after(i, j, a, n)
         if a or keep:
             stack_ops.protect(ctx, False, verb, can_force=False)
         start = min(first, a)
@@ -162,6 +195,7 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             tree=g.commit_info(stack.commit_below(start))["tree"].decode(),
             resolutions=repo.resolutions(),
         )
+        rp.ours = SERIES_SO_FAR
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
         commits = list(stack.commits[:start])
         # What a stop at a conflict hands to the rebase: the patches replayed so far.
@@ -183,6 +217,7 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
                     ctx,
                     verb,
                     name,
+                    place=place,
                     stack=stack,
                     old=entries,
                     new=new,
@@ -201,24 +236,7 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             author, message = identity(entry.name, patch, when, tz, g.user_identity())
             parent = commits[-1] if commits else stack.base
             commits.append(g.commit_object(res.tree, [parent], message, author, author))
-            hunks = res.hunks
-            done.append(
-                DonePatch(
-                    PatchOutcome(
-                        entry.name,
-                        res.status,
-                        outcome if k >= first else UNCHANGED,
-                        res.drift,
-                        hunks,
-                        commits[-1],
-                        None,
-                        evidence(res),
-                        res.hints,
-                    ),
-                    res.tree_before,
-                    res.tree,
-                )
-            )
+            done.append(_done(entry.name, res, outcome if k >= first else UNCHANGED, commits[-1]))
         commits = commits[:keep]
         w.flush()  # the trees must be in the repository before git diffs them
         refreshed = refreshed_files(g, repo, pairs)
@@ -234,8 +252,45 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
         _write(ctx, verb, name, files, after if (a or keep) else None, refreshed=tuple(refreshed))
     was_applied = i < a
     return ReorderOutcome(
-        name, verb, True, tuple(refreshed), after, unapplied=was_applied and keep < n
+        name,
+        verb,
+        True,
+        tuple(refreshed),
+        after,
+        unapplied=was_applied and name not in after.applied,
+        place=place,
     )
+
+
+def _done(name: str, res: PatchCheck, outcome: str, commit: str) -> DonePatch:
+    """A patch the reorder replayed, as a stop hands it to the rebase."""
+    return DonePatch(
+        PatchOutcome(
+            name,
+            res.status,
+            outcome,
+            res.drift,
+            res.hunks,
+            commit,
+            None,
+            evidence(res),
+            res.hints,
+        ),
+        res.tree_before,
+        res.tree,
+    )
+
+
+def _check_anchor(series: Series, name: str, anchor: str, display: str) -> None:
+    """`move`'s other patch must be another patch of the series."""
+    if anchor == name:
+        raise BadInputError(
+            f"cannot move {name} next to itself", display, "name another patch of the series"
+        )
+    if series.find(anchor) is None:
+        raise BadInputError(
+            f"no patch named {anchor!r} in the series", "series", "`patchq series` lists them"
+        )
 
 
 def _stop(
@@ -243,6 +298,7 @@ def _stop(
     verb: str,
     name: str,
     *,
+    place: Place,
     stack: Stack,
     old: tuple[Entry, ...],
     new: list[Entry],
@@ -273,10 +329,14 @@ def _stop(
         head=done[-1].patch.commit or stack.base if done else stack.base,
         current=stopped(res),
         subjects=(),
-        reorder=Reorder(verb, name, tuple(e.name or "" for e in old), keep),
+        reorder=Reorder(
+            verb, name, tuple(e.name or "" for e in old), keep, place.anchor or "", place.after
+        ),
     )
     show_conflict(ctx, st, res.name, res.conflict_tree)
-    return ReorderOutcome(name, verb, True, (), stack, stopped=res, where=repo.display(res.name))
+    return ReorderOutcome(
+        name, verb, True, (), stack, stopped=res, where=repo.display(res.name), place=place
+    )
 
 
 def reorder_lock(ctx: Context, series: Series, staged: dict[str, bytes]) -> bytes | Failure | None:

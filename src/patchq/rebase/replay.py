@@ -149,6 +149,9 @@ def stop_notes(p: PatchCheck, subjects: dict[str, str]) -> list[str]:
     return out
 
 
+SERIES_SO_FAR = "series so far"  # a reorder's markers: the patches replayed before
+
+
 def lock_outcome(p: PatchCheck) -> str:
     """The lock outcome of a replayed patch (see `core.status.outcome`)."""
     return outcome(p.status, (h.status for h in p.hunks), bool(p.renames))
@@ -189,6 +192,9 @@ class Replay:
     )
     _indexes_bytes: int = 0
     _alignments: dict[tuple[bytes, bytes], placement.Alignment] = field(default_factory=dict)
+    # The label of the lines the patch meets in a conflict's markers: upstream's in a
+    # rebase, `SERIES_SO_FAR` in a reorder (what is there is the series, not upstream).
+    ours: str = "upstream"
 
     @classmethod
     def start(
@@ -461,7 +467,7 @@ class Replay:
             # A hunk that moved to a place whose surroundings differ from the pinned base's
             # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
             merged, conflicts = self.g.merge_file(
-                content, pre, theirs.content, ("upstream", "base", name)
+                content, pre, theirs.content, (self.ours, "base", name)
             )
             if (conflicts or merged != res.content) and (failing or len(doubtful) > 1):
                 # The whole file's merge also holds the other hunks' conflicts: each doubt
@@ -560,7 +566,7 @@ class Replay:
         one = engine.apply_hunks(pre, [hunks[i]], fuzz=fuzz, split=split)
         if not one.ok:
             return False
-        merged, conflicts = self.g.merge_file(content, pre, one.content, ("upstream", "base", name))
+        merged, conflicts = self.g.merge_file(content, pre, one.content, (self.ours, "base", name))
         placed = placement.apply_only(content, hunks, [i], self.fuzz, split)
         return conflicts == 0 and placed.ok and merged == placed.content
 
@@ -835,7 +841,7 @@ class Replay:
         assert s.old_path is not None
         merged: bytes | None = None
         regions: list[Region] = []
-        labels = ("upstream", "base", name)
+        labels = (self.ours, "base", name)
         if pre is not None:
             if theirs is not None and theirs.ok:
                 merged, conflicts, _ = self.g.merge_resolving(
@@ -898,7 +904,7 @@ class Replay:
             for i in failing:
                 checks[i] = replace(checks[i], status=CONFLICT)
             merged = placement.conflict_blocks(
-                cur, [s.hunks[i] for i in failing], name, self.g.lines.split
+                cur, [s.hunks[i] for i in failing], name, self.g.lines.split, self.ours
             )
         else:
             assert theirs is not None
@@ -966,11 +972,15 @@ def attribute_drift(
             if sec.old_path is None or h.index not in sec.hunks:
                 # A file the patch creates (upstream created it too), or a section without
                 # hunks: every upstream commit to the file is behind it.
-                new_hunks.append(replace(h, drift=tuple(c.commit for c in histories[h.file])))
+                every = tuple(c.commit for c in histories[h.file])
+                new_hunks.append(replace(h, drift=every, touched_by=every))
                 continue
             start, length = _region(g, base_tree, sec.old_path, sec.hunks[h.index], texts)
             att: Attribution = attribute(histories[h.file], start, length)
-            new_hunks.append(_moved_by(replace(h, drift=att.for_status(h.status)), histories))
+            h = replace(
+                h, drift=att.for_status(h.status), touched_by=att.touched, shifted=len(att.moved)
+            )
+            new_hunks.append(_moved_by(h, histories))
         done = replace(r, hunks=tuple(new_hunks))
         if done.evidence is not None and not done.evidence.commit:
             # Upstreamed by content: the newest upstream commit behind its hunks made it so.

@@ -62,6 +62,8 @@ UNDOABLE = (
     "header",
     "sink",
     "float",
+    "move",
+    "guard",
 )
 LAST = "last-op"
 # The two sets of files a journal can change: the patch repo's, and patchq's own state.

@@ -206,8 +206,9 @@ def push_patches(
             check_own_branch(g, stack.branch, repo.config.queue, force)
         names, entries = series_state(ctx, stack)
         n = len(stack.applied)
-        if all_ and n >= len(names):
-            # The requested state holds: every active patch is applied (DESIGN §3, exit 0).
+        if (all_ or target is None) and n >= len(names):
+            # The requested state holds: every active patch is applied (DESIGN §3, exit 0),
+            # for a plain `push` as for `push -a` (issue 26 point 7).
             return MoveOutcome(stack)
         want = len(names) if all_ else _resolve_target(names, n, target)
         if want <= n or n >= len(names):

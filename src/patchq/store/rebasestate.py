@@ -72,6 +72,9 @@ def _hunk(doc: dict[str, Any]) -> HunkOutcome:
         drift=jr.texts(doc, "drift"),
         reason=jr.text(doc, "reason"),
         moved_to=_moved(doc),
+        # Absent from records before issue 26: no narrower list, no count.
+        touched_by=jr.texts(doc, "touched_by") if "touched_by" in doc else (),
+        shifted=jr.integer(doc, "shifted") if "shifted" in doc else 0,
     )
 
 
@@ -203,6 +206,8 @@ def to_doc(s: RebaseState) -> dict[str, Any]:
             "name": s.reorder.name,
             "order": list(s.reorder.order),
             "applied": s.reorder.applied,
+            "anchor": s.reorder.anchor,
+            "after": s.reorder.after,
         },
         "untrusted": [c.to_doc() for c in s.untrusted],
     }
@@ -244,6 +249,8 @@ def from_doc(doc: dict[str, Any]) -> RebaseState:
             jr.text(reorder, "name"),
             jr.texts(reorder, "order"),
             jr.integer(reorder, "applied"),
+            jr.text_or_none(reorder, "anchor", required=False) or "",
+            bool(jr.flag_or_none(reorder, "after")),
         ),
         _untrusted(doc),
     )

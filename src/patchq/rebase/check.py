@@ -57,7 +57,14 @@ def replay_series(
     g.writer(dry_run=True)  # nothing this check makes is written
     pre = preimages(g, repo, base, entries)
     rp = Replay.start(
-        g, repo, base, onto, fuzz, pre, conflict_trees=False, resolutions=repo.resolutions()
+        g,
+        repo,
+        base,
+        onto,
+        fuzz=fuzz,
+        preimage=pre,
+        conflict_trees=False,
+        resolutions=repo.resolutions(),
     )
     if rp.provenance is not None:
         # Provenance reads the range once for every file of the series, if ever asked.
@@ -67,7 +74,7 @@ def replay_series(
             progress(i, e.name or "", len(entries))
         rp.step(e)
     return attribute_drift(
-        g, base, onto, rp.results, repo, entries, renames=rp.renames, sections=rp.sections
+        g, base, onto, rp.results, repo, entries=entries, renames=rp.renames, sections=rp.sections
     )
 
 

@@ -148,8 +148,8 @@ def _run(
         repo,
         st.old_base,
         st.onto,
-        st.fuzz,
-        pre,
+        fuzz=st.fuzz,
+        preimage=pre,
         tree=g.commit_info(st.head)["tree"].decode(),
         resolutions=repo.resolutions(),
     )
@@ -172,7 +172,15 @@ def _run(
             progress(i, entry.name, len(todo))
         res = rp.step(entry)
         (res,), subjects = attribute_drift(
-            g, st.old_base, st.onto, [res], repo, [entry], histories, rp.renames, rp.sections
+            g,
+            st.old_base,
+            st.onto,
+            [res],
+            repo,
+            entries=[entry],
+            histories=histories,
+            renames=rp.renames,
+            sections=rp.sections,
         )
         st = st.with_subjects(subjects)
         hunks = res.hunks

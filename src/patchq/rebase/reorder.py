@@ -157,8 +157,8 @@ def move(ctx: Context, name: str, verb: str) -> ReorderOutcome:
             repo,
             stack.base,
             stack.base,
-            repo.config.fuzz,
-            pinned(g, repo, stack.base, entries),
+            fuzz=repo.config.fuzz,
+            preimage=pinned(g, repo, stack.base, entries),
             tree=g.commit_info(stack.commit_below(start))["tree"].decode(),
             resolutions=repo.resolutions(),
         )

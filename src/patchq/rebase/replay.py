@@ -197,6 +197,7 @@ class Replay:
         repo: PatchRepo,
         old_base: str,
         onto: str,
+        *,
         fuzz: int,
         preimage: Preimage | None,
         tree: str | None = None,
@@ -375,32 +376,10 @@ class Replay:
         if s.binary:
             return [HunkOutcome(path, 0, CONFLICT, reason="binary patch")], None
         current = st.get(s.old_path, where) if s.old_path is not None else st.get(s.path, where)
-        if s.is_new:
-            if current is not None:
-                wanted = engine.apply_hunks(None, s.hunks).content
-                same = st.content(current[1]) == wanted
-                status = UPSTREAMED if same else CONFLICT
-                return [
-                    HunkOutcome(
-                        path, i, status, reason="" if same else f"{path} already exists upstream"
-                    )
-                    for i in range(n)
-                ], None
-            res = engine.apply_hunks(None, s.hunks)
-            st.put(path, s.new_mode or FileMode.REGULAR, res.content, where)
-            return [HunkOutcome(path, i, CLEAN) for i in range(len(s.hunks))], None
-        if current is None:
-            if s.is_delete:
-                return [HunkOutcome(path, i, UPSTREAMED) for i in range(n)], None
-            if s.hunks:
-                # Upstream deleted the file: its blocks may live on in another file.
-                relocated = self._relocate(s, list(range(len(s.hunks))), None, None, None, where)
-                if relocated is not None:
-                    return [relocated[0][i] for i in range(len(s.hunks))], None
-            return [
-                HunkOutcome(path, i, MISSING, reason=f"{s.old_path} is gone upstream")
-                for i in range(n)
-            ], None
+        absent = self._absent(s, current, where)
+        if absent is not None:
+            return absent, None
+        assert current is not None
         # The refusals `apply` makes (application.apply_section), made here too: the replay
         # must never write through a symlink, into a submodule, or over upstream's file.
         if current[0] == GITLINK:
@@ -456,83 +435,35 @@ class Replay:
             theirs = engine.apply_hunks(
                 pre, s.hunks, fuzz=pinned_fuzz, split=self.g.lines.split, gnu=True
             )
-        doubtful = placement.doubtful(s.hunks, res, content, pre, theirs, self.g.lines.split)
-        if doubtful and pre is not None and theirs is not None:
-            # A hunk that moved to a place whose surroundings differ from the pinned base's
-            # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
-            merged, conflicts = self.g.merge_file(
-                content, pre, theirs.content, ("upstream", "base", name)
+        if pre is not None and theirs is not None:
+            res, failing = self._doubt(
+                s,
+                content,
+                res,
+                checks,
+                failing,
+                pre=pre,
+                theirs=theirs,
+                pinned_fuzz=pinned_fuzz,
+                name=name,
             )
-            if (conflicts or merged != res.content) and (failing or len(doubtful) > 1):
-                # The whole file's merge also holds the other hunks' conflicts: each doubt
-                # is then weighed by the merge of that hunk alone.
-                doubtful = [
-                    i
-                    for i in doubtful
-                    if not self._agrees_alone(s.hunks, i, content, pre, pinned_fuzz, name)
-                ]
-            if doubtful and (conflicts or merged != res.content):
-                failing = sorted(failing + doubtful)
-                for i in doubtful:
-                    checks[i] = replace(
-                        checks[i],
-                        status=CONFLICT,
-                        offset=0,
-                        fuzz=0,
-                        reason="its lines match only at a place that differs from the pinned base",
-                    )
-                res = placement.apply_only(
-                    content,
-                    s.hunks,
-                    [i for i in range(len(s.hunks)) if i not in failing],
-                    self.fuzz,
-                    self.g.lines.split,
-                )
-                final = res.content
-                for r in res.hunks:
-                    checks[r.index] = (
-                        HunkOutcome(path, r.index, drift_of(r.status), r.offset, r.fuzz)
-                        if r.applied
-                        else HunkOutcome(path, r.index, CONFLICT, reason=r.reason)
-                    )
-                failing = sorted(set(failing) | {r.index for r in res.failures})
+            final = res.content
         if s.old_path in self.upstream_changed():
-            self._hint(s, content, res, failing, pre, name, pin_path)
+            self._hint(s, content, res, failing=failing, pre=pre, name=name, pin_path=pin_path)
         if failing:
             cur = res.content
-            cur_lines = self.g.lines.split(cur)
-            pre_lines = self.g.lines.split(pre) if pre is not None else None
-            for i in list(failing):
-                back = engine.apply_hunks(cur, [s.hunks[i]], reverse=True, split=self.g.lines.split)
-                # Upstreamed only if the patched lines are there once: a look-alike
-                # elsewhere in the file proves nothing.
-                if (
-                    back.ok
-                    and placement.count(cur_lines, s.hunks[i].new_lines) == 1
-                    and placement.lacks_removed(s.hunks[i : i + 1], cur_lines, pre_lines)
-                    and not (
-                        pre_lines is not None
-                        and placement.kept(s.hunks[i : i + 1], cur_lines, cur_lines, pre_lines)
-                    )
-                ):
-                    checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
-                    failing.remove(i)
-            if failing and pre_lines is not None:
-                # Upstream rewrote the block and it now holds the patch's change: found
-                # by content, within the block the alignment maps the hunk to.
-                up_lines = self.g.lines.split(content)
-                assert pre is not None
-                align = self._align(pre, content)
-                for i in list(failing):
-                    if placement.held(s.hunks[i], pre_lines, up_lines, align):
-                        checks[i] = replace(
-                            checks[i],
-                            status=UPSTREAMED,
-                            reason="upstream's block already holds its change",
-                        )
-                        failing.remove(i)
+            self._held_upstream(s, content, cur, pre, failing=failing, checks=checks)
             if failing:
-                final, markers = self._merge(s, content, cur, pre, theirs, failing, checks, name)
+                final, markers = self._merge(
+                    s,
+                    content,
+                    cur,
+                    pre=pre,
+                    theirs=theirs,
+                    failing=failing,
+                    checks=checks,
+                    name=name,
+                )
         if markers is not None:
             return checks, markers
         if s.is_delete:
@@ -551,8 +482,152 @@ class Replay:
             st.put(path, mode, final, where)
         return checks, None
 
+    def _absent(
+        self, s: FilePatch, current: tuple[str, str] | None, where: str
+    ) -> list[HunkOutcome] | None:
+        """A section whose file is new, or gone upstream: its checks (the file made where
+        the patch creates it), or None when the file is there to be patched."""
+        st = self.state
+        path = s.path
+        n = max(len(s.hunks), 1)
+        if s.is_new:
+            if current is not None:
+                wanted = engine.apply_hunks(None, s.hunks).content
+                same = st.content(current[1]) == wanted
+                status = UPSTREAMED if same else CONFLICT
+                return [
+                    HunkOutcome(
+                        path, i, status, reason="" if same else f"{path} already exists upstream"
+                    )
+                    for i in range(n)
+                ]
+            res = engine.apply_hunks(None, s.hunks)
+            st.put(path, s.new_mode or FileMode.REGULAR, res.content, where)
+            return [HunkOutcome(path, i, CLEAN) for i in range(len(s.hunks))]
+        if current is None:
+            if s.is_delete:
+                return [HunkOutcome(path, i, UPSTREAMED) for i in range(n)]
+            if s.hunks:
+                # Upstream deleted the file: its blocks may live on in another file.
+                relocated = self._relocate(
+                    s, list(range(len(s.hunks))), cur=None, pre=None, up=None, where=where
+                )
+                if relocated is not None:
+                    return [relocated[0][i] for i in range(len(s.hunks))]
+            return [
+                HunkOutcome(path, i, MISSING, reason=f"{s.old_path} is gone upstream")
+                for i in range(n)
+            ]
+        return None
+
+    def _doubt(
+        self,
+        s: FilePatch,
+        content: bytes,
+        res: engine.FileResult,
+        checks: list[HunkOutcome],
+        failing: list[int],
+        *,
+        pre: bytes,
+        theirs: engine.FileResult,
+        pinned_fuzz: int,
+        name: str,
+    ) -> tuple[engine.FileResult, list[int]]:
+        """The pinned base doubts the engine: a hunk placed by offset or fuzz where its
+        surroundings differ from the pre-image's is kept only if the 3-way merge agrees.
+        Fills `checks`; returns the engine's result without the doubted hunks and the
+        failing hunks."""
+        path = s.path
+        doubtful = placement.doubtful(s.hunks, res, content, pre, theirs, self.g.lines.split)
+        if doubtful:
+            # A hunk that moved to a place whose surroundings differ from the pinned base's
+            # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
+            merged, conflicts = self.g.merge_file(
+                content, pre, theirs.content, ("upstream", "base", name)
+            )
+            if (conflicts or merged != res.content) and (failing or len(doubtful) > 1):
+                # The whole file's merge also holds the other hunks' conflicts: each doubt
+                # is then weighed by the merge of that hunk alone.
+                doubtful = [
+                    i
+                    for i in doubtful
+                    if not self._agrees_alone(
+                        s.hunks, i, content, pre=pre, fuzz=pinned_fuzz, name=name
+                    )
+                ]
+            if doubtful and (conflicts or merged != res.content):
+                failing = sorted(failing + doubtful)
+                for i in doubtful:
+                    checks[i] = replace(
+                        checks[i],
+                        status=CONFLICT,
+                        offset=0,
+                        fuzz=0,
+                        reason="its lines match only at a place that differs from the pinned base",
+                    )
+                res = placement.apply_only(
+                    content,
+                    s.hunks,
+                    [i for i in range(len(s.hunks)) if i not in failing],
+                    self.fuzz,
+                    self.g.lines.split,
+                )
+                for r in res.hunks:
+                    checks[r.index] = (
+                        HunkOutcome(path, r.index, drift_of(r.status), r.offset, r.fuzz)
+                        if r.applied
+                        else HunkOutcome(path, r.index, CONFLICT, reason=r.reason)
+                    )
+                failing = sorted(set(failing) | {r.index for r in res.failures})
+        return res, failing
+
+    def _held_upstream(
+        self,
+        s: FilePatch,
+        content: bytes,
+        cur: bytes,
+        pre: bytes | None,
+        *,
+        failing: list[int],
+        checks: list[HunkOutcome],
+    ) -> None:
+        """The failing hunks upstream already holds (they reverse-apply, their patched
+        lines once; or upstream's rewritten block holds the change): marked upstreamed in
+        `checks` and taken out of `failing`."""
+        cur_lines = self.g.lines.split(cur)
+        pre_lines = self.g.lines.split(pre) if pre is not None else None
+        for i in list(failing):
+            back = engine.apply_hunks(cur, [s.hunks[i]], reverse=True, split=self.g.lines.split)
+            # Upstreamed only if the patched lines are there once: a look-alike
+            # elsewhere in the file proves nothing.
+            if (
+                back.ok
+                and placement.count(cur_lines, s.hunks[i].new_lines) == 1
+                and placement.lacks_removed(s.hunks[i : i + 1], cur_lines, pre_lines)
+                and not (
+                    pre_lines is not None
+                    and placement.kept(s.hunks[i : i + 1], cur_lines, cur_lines, pre_lines)
+                )
+            ):
+                checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
+                failing.remove(i)
+        if failing and pre_lines is not None:
+            # Upstream rewrote the block and it now holds the patch's change: found
+            # by content, within the block the alignment maps the hunk to.
+            up_lines = self.g.lines.split(content)
+            assert pre is not None
+            align = self._align(pre, content)
+            for i in list(failing):
+                if placement.held(s.hunks[i], pre_lines, up_lines, align):
+                    checks[i] = replace(
+                        checks[i],
+                        status=UPSTREAMED,
+                        reason="upstream's block already holds its change",
+                    )
+                    failing.remove(i)
+
     def _agrees_alone(
-        self, hunks: Sequence[Hunk], i: int, content: bytes, pre: bytes, fuzz: int, name: str
+        self, hunks: Sequence[Hunk], i: int, content: bytes, *, pre: bytes, fuzz: int, name: str
     ) -> bool:
         """Whether the 3-way merge of hunk `i` alone (its change on the pinned base into
         upstream's file) is clean and puts it where the engine placed it."""
@@ -575,6 +650,7 @@ class Replay:
         s: FilePatch,
         content: bytes,
         res: engine.FileResult,
+        *,
         failing: Sequence[int],
         pre: bytes | None,
         name: str,
@@ -685,6 +761,7 @@ class Replay:
         self,
         s: FilePatch,
         failing: Sequence[int],
+        *,
         cur: bytes | None,
         pre: bytes | None,
         up: bytes | None,
@@ -708,20 +785,7 @@ class Replay:
             if pre is not None and up is not None and up_lines is not None and cur is not None
             else None
         )
-        # Only a file that holds one of the blocks' telling lines can hold a block: each
-        # file's index (made once per content) answers that without reading it through.
-        files: dict[str, Indexed] = {}
-        for p in sorted(self.upstream_changed()):
-            if p == path:
-                continue
-            got = self.state.tree.peek(p)
-            if got is None or got[0] not in FILES or got[1] is None:
-                continue
-            ix = self._indexed(got[1], p)
-            if ix is not None and ix.has_any(firsts):
-                files[p] = ix
-        if cur_lines is not None:
-            files[path] = index(cur_lines)
+        files = self._candidates(path, firsts, cur_lines)
         if not files:
             return None
         out: dict[int, HunkOutcome] = {}
@@ -788,6 +852,41 @@ class Replay:
                 elif i not in out:
                     out[i] = HunkOutcome(path, i, CONFLICT if cur is not None else MISSING)
             return out, None
+        own = self._move_blocks(s, plans, cur, cur_lines, where)
+        return out, own if cur is not None else b""
+
+    def _candidates(
+        self, path: str, firsts: set[bytes], cur_lines: list[bytes] | None
+    ) -> dict[str, Indexed]:
+        """The files a moved block may have gone to: those upstream changed that hold one
+        of the blocks' telling lines, and the section's own file (`cur_lines`)."""
+        # Only a file that holds one of the blocks' telling lines can hold a block: each
+        # file's index (made once per content) answers that without reading it through.
+        files: dict[str, Indexed] = {}
+        for p in sorted(self.upstream_changed()):
+            if p == path:
+                continue
+            got = self.state.tree.peek(p)
+            if got is None or got[0] not in FILES or got[1] is None:
+                continue
+            ix = self._indexed(got[1], p)
+            if ix is not None and ix.has_any(firsts):
+                files[p] = ix
+        if cur_lines is not None:
+            files[path] = index(cur_lines)
+        return files
+
+    def _move_blocks(
+        self,
+        s: FilePatch,
+        plans: Sequence[tuple[int, Found]],
+        cur: bytes | None,
+        cur_lines: list[bytes] | None,
+        where: str,
+    ) -> bytes | None:
+        """Each planned hunk's change made where its block was found: the other files
+        written to the tree, the section's own file returned (None where it is gone)."""
+        path = s.path
         own = cur
         edits: dict[str, list[bytes]] = {}
         for i, f in sorted(plans, key=lambda x: -x[1].line):
@@ -808,7 +907,7 @@ class Replay:
             got = self.state.tree.peek(p)
             assert got is not None
             self.state.put(p, got[0], data, where)
-        return out, own if cur is not None else b""
+        return own
 
     def _preimage(self, s: FilePatch, name: str, pin_path: str | None = None) -> bytes | None:
         """The file this section was made against: from the pinned base, else `index`."""
@@ -824,6 +923,7 @@ class Replay:
         s: FilePatch,
         content: bytes,
         cur: bytes,
+        *,
         pre: bytes | None,
         theirs: engine.FileResult | None,
         failing: list[int],
@@ -869,7 +969,7 @@ class Replay:
             for i in failing:
                 checks[i] = replace(checks[i], status=MERGE, anchored=True, reason="")
             return placed, None
-        moved = self._relocate(s, failing, cur, pre, content, f"{name}:{s.lineno}")
+        moved = self._relocate(s, failing, cur=cur, pre=pre, up=content, where=f"{name}:{s.lineno}")
         if moved is not None:
             found, moved_cur = moved
             for i in failing:
@@ -915,6 +1015,7 @@ def attribute_drift(
     onto: str,
     results: Sequence[PatchCheck],
     repo: PatchRepo,
+    *,
     entries: Sequence[Entry],
     histories: dict[str, list[Change]] | None = None,
     renames: dict[str, str] | None = None,

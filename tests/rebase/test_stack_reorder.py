@@ -145,7 +145,11 @@ def test_a_move_that_conflicts_stops_like_a_rebase_and_abort_puts_everything_bac
     assert (queue.path / "series").read_text() == "p1.patch\nup.patch\nagain.patch\n"
     status = json.loads(patchq("status", "--json").out)
     assert status["rebase"]["reorder"] == {"verb": "sink", "name": "again.patch"}
-    assert status["rebase"]["stopped"] == {"name": "again.patch", "files": ["f.txt"]}
+    assert status["rebase"]["stopped"] == {
+        "name": "again.patch",
+        "files": ["f.txt"],
+        "proposals": [],
+    }
     assert status["rebase"]["todo"] == ["p1.patch", "up.patch"]
     text = patchq("status").out
     assert "sink again.patch on " in text and "stopped at again.patch" in text

@@ -68,6 +68,9 @@ class HunkOutcome:
     # Where upstream moved the hunk's block (file, 1-based line, the commit that moved
     # it, "" until drift attribution names it): applied there (`moved`) or a conflict.
     moved_to: tuple[str, int, str] | None = None
+    # Where the hunk's change is in the new file (1-based; 0: not known): said for a
+    # proposal, whose place a person checks (DESIGN §4.1).
+    line: int = 0
 
     @property
     def method(self) -> str:
@@ -87,6 +90,7 @@ class HunkOutcome:
             "drift": list(self.drift),
             "reason": self.reason,
             "method": self.method,
+            "line": self.line,
             "moved_to": None
             if self.moved_to is None
             else {"file": self.moved_to[0], "line": self.moved_to[1], "commit": self.moved_to[2]},
@@ -125,6 +129,9 @@ class PatchOutcome:
     # review hints of DESIGN §5.
     evidence: tuple[tuple[str, str], ...] | None = None
     hints: tuple[str, ...] = ()
+    # The proposed methods (DESIGN §4.1) taken without a stop, the person having
+    # accepted them: an "accepted proposal" to review.
+    accepted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +250,9 @@ class RebaseState:
     # The commands patchq.toml names that the person has not trusted: not run, and said so
     # when the rebase is done.
     untrusted: tuple[Configured, ...] = ()
+    # The proposed methods (DESIGN §4.1) taken without a stop (`--accept`, `accept`),
+    # fixed when the rebase started.
+    accept: tuple[str, ...] = ()
 
     def with_subjects(self, subjects: dict[str, str]) -> RebaseState:
         """This state knowing `subjects` too (a commit seen again keeps its place)."""

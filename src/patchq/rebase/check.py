@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from patchq.core import tiers
 from patchq.core.progress import Progress
 from patchq.core.series import Entry
-from patchq.core.status import CLEAN, CONFLICT, MISSING
+from patchq.core.status import CLEAN, CONFLICT, MISSING, Outcome
 from patchq.core.trust import Configured
 from patchq.rebase.replay import PatchCheck, Replay, attribute_drift, lock_outcome
 from patchq.stack.apply import load_patch, preimages
@@ -31,12 +32,17 @@ class CheckOutcome:
     # The commands patchq.toml names, with whether the person trusts them (`rebase` runs
     # only those): named so that no one learns it from a rebase.
     commands: tuple[Configured, ...] = ()
+    # The proposed methods taken without a stop (core.tiers): `--accept`, `accept`.
+    accept: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
-        """0 no drift, 1 drift rebase handles alone, 3 a person is needed (DESIGN §3)."""
+        """0 no drift, 1 drift rebase handles alone, 3 a person is needed (DESIGN §3): a
+        proposal counts 1 when accepted, 3 when not (DESIGN §4.1)."""
         statuses = {p.status for p in self.patches}
         if statuses & {CONFLICT, MISSING}:
+            return 3
+        if any(tiers.proposals(p.hunks, self.accept) for p in self.patches):
             return 3
         # A file renamed upstream leaves the hunks clean, but the patch must be rewritten;
         # a review hint is for a person to read, whatever the hunks did.
@@ -51,6 +57,7 @@ def replay_series(
     entries: Sequence[Entry],
     fuzz: int,
     progress: Progress | None = None,
+    accept: tuple[str, ...] = (),
 ) -> tuple[list[PatchCheck], dict[str, str]]:
     """Classify every active patch on `onto`, continuing past conflicts; drift attributed."""
     g, repo = ctx.git(), ctx.repo()
@@ -65,6 +72,7 @@ def replay_series(
         preimage=pre,
         conflict_trees=False,
         resolutions=repo.resolutions(),
+        accept=accept,
     )
     if rp.provenance is not None:
         # Provenance reads the range once for every file of the series, if ever asked.
@@ -79,16 +87,22 @@ def replay_series(
 
 
 def check(
-    ctx: Context, onto: str | None, fuzz: int | None = None, progress: Progress | None = None
+    ctx: Context,
+    onto: str | None,
+    fuzz: int | None = None,
+    progress: Progress | None = None,
+    accept: tuple[str, ...] = (),
 ) -> CheckOutcome:
+    """The drift report; `accept` the proposed methods taken besides patchq.toml's."""
     repo, g = ctx.repo(), ctx.git()
+    taken = tiers.parse_accept((*repo.config.accept, *accept))
     ref, onto_id = default_onto(ctx, g, onto)
     base, guards = old_base(ctx, g)
     entries = repo.series.active(guards)
     fz = repo.config.fuzz if fuzz is None else fuzz
-    results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress)
+    results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress, taken)
     commands = trust.configured(repo.root, repo.config, trust.read())
-    return CheckOutcome(base, onto_id, ref, tuple(results), subjects, commands)
+    return CheckOutcome(base, onto_id, ref, tuple(results), subjects, commands, taken)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,18 +114,31 @@ class DryRunOutcome:
 
     @property
     def outcomes(self) -> tuple[tuple[PatchCheck, str], ...]:
-        """Each patch with its would-be outcome (`conflict` where a person must decide)."""
-        return tuple((p, lock_outcome(p)) for p in self.report.patches)
+        """Each patch with its would-be outcome (`conflict` where a person must decide: a
+        conflict, or a proposal not accepted)."""
+        accept = self.report.accept
+        return tuple(
+            (p, Outcome.CONFLICT if tiers.proposals(p.hunks, accept) else lock_outcome(p))
+            for p in self.report.patches
+        )
 
     @property
     def exit_code(self) -> int:
-        """3 when a patch would stop the rebase at a conflict, else 0."""
-        return 3 if any(o == CONFLICT for _, o in self.outcomes) else 0
+        """3 when a patch would stop the rebase (a conflict or a proposal), 1 when it
+        would take accepted proposals, else 0."""
+        if any(o == CONFLICT for _, o in self.outcomes):
+            return 3
+        accept = self.report.accept
+        return 1 if any(tiers.accepted(p.hunks, accept) for p in self.report.patches) else 0
 
 
 def dry_run(
-    ctx: Context, onto: str | None, fuzz: int | None, progress: Progress | None = None
+    ctx: Context,
+    onto: str | None,
+    fuzz: int | None,
+    progress: Progress | None = None,
+    accept: tuple[str, ...] = (),
 ) -> DryRunOutcome:
     """What `rebase --onto` would do to each patch, changing nothing: the replay `check`
     runs."""
-    return DryRunOutcome(check(ctx, onto, fuzz, progress))
+    return DryRunOutcome(check(ctx, onto, fuzz, progress, accept))

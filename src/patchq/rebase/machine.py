@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from patchq.core import tiers
 from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
 from patchq.core.progress import Progress
 from patchq.core.records import DonePatch, PatchOutcome, RebaseState, StoppedPatch
@@ -78,8 +79,11 @@ def start(
     progress: Progress | None = None,
     execs: tuple[str | None, str | None, bool] = (None, None, False),
     announce: execute.Announce | None = None,
+    *,
+    accept: tuple[str, ...] = (),
 ) -> RebaseOutcome:
-    """Rebase onto `onto`; `execs` is (--exec, --exec-each, --no-exec)."""
+    """Rebase onto `onto`; `execs` is (--exec, --exec-each, --no-exec); `accept` the
+    proposed methods taken without a stop besides patchq.toml's `accept`."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
         if in_progress(ctx):
@@ -125,6 +129,7 @@ def start(
             exec_cmd=exec_cmd,
             exec_each=exec_each,
             untrusted=untrusted,
+            accept=tiers.parse_accept((*repo.config.accept, *accept)),
         )
         return _run(ctx, state, progress, announce)
 
@@ -152,6 +157,7 @@ def _run(
         preimage=pre,
         tree=g.commit_info(st.head)["tree"].decode(),
         resolutions=repo.resolutions(),
+        accept=st.accept,
     )
     when, tz = ident_date(g.commit_info(st.onto)["committer"])
     finished_names = {d.patch.name for d in st.done}
@@ -188,7 +194,13 @@ def _run(
         already = st.reorder is not None and (
             res.status == UPSTREAMED or any(h.status == UPSTREAMED for h in res.hunks)
         )
-        if res.status in (CONFLICT, MISSING) or already:
+        conflict = res.status in (CONFLICT, MISSING) or already
+        # DESIGN §4.1: a proposed method never finishes a patch alone. The patch stops
+        # for review with the proposal applied in the working tree, no markers.
+        pending = tiers.proposals(res.hunks, st.accept)
+        if conflict or pending:
+            if not conflict:
+                res = replace(res, conflict_tree=res.tree)
             w.flush()
             stopped_patch = stopped(res)
             st = replace(st, current=stopped_patch)
@@ -203,6 +215,7 @@ def _run(
                 st.onto,
                 where=repo.display(res.name),
                 reorder=None if st.reorder is None else (st.reorder.verb, st.reorder.name),
+                accept=st.accept,
             )
         outcome = lock_outcome(res)
         commit = None
@@ -222,6 +235,7 @@ def _run(
                     None,
                     evidence(res),
                     res.hints,
+                    tiers.accepted(hunks, st.accept),
                 ),
                 res.tree_before,
                 res.tree,

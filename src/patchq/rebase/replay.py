@@ -47,6 +47,7 @@ from patchq.core.status import (
     drift_of,
     outcome,
 )
+from patchq.core.tiers import PARTLY, proposal
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo
 from patchq.rebase.drift import Attribution, Change, attribute
@@ -106,10 +107,6 @@ class PatchCheck:
     @property
     def drift(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c for h in self.hunks for c in h.drift))
-
-
-# Why a hunk upstream already holds stops its patch: the rest of the patch is not there.
-PARTLY = "already upstream, but the rest of its patch is not"
 
 
 def partly_upstream(hunks: list[HunkOutcome]) -> list[HunkOutcome]:
@@ -189,6 +186,9 @@ class Replay:
     )
     _indexes_bytes: int = 0
     _alignments: dict[tuple[bytes, bytes], placement.Alignment] = field(default_factory=dict)
+    # The proposed methods the person accepted (core.tiers): a hunk upstream holds in a
+    # patch it does not hold whole stops the patch unless `upstreamed` is among them.
+    accept: tuple[str, ...] = ()
 
     @classmethod
     def start(
@@ -203,6 +203,7 @@ class Replay:
         tree: str | None = None,
         conflict_trees: bool = True,
         resolutions: Book | None = None,
+        accept: tuple[str, ...] = (),
     ) -> Replay:
         onto_tree = tree or g.commit_info(onto)["tree"].decode()
         renames, changed = g.tree_changes(old_base, onto) if old_base != onto else ({}, frozenset())
@@ -219,6 +220,7 @@ class Replay:
             provenance=Provenance(g, old_base, onto) if old_base != onto else None,
             _upstream_changed=changed,
             resolutions=resolutions,
+            accept=accept,
         )
 
     def tree(self) -> str:
@@ -253,7 +255,9 @@ class Replay:
             if merged is not None:
                 markers[s2.path] = merged
         hunks, evidence = self._judge(patch, placed, hunks)
-        hunks = partly_upstream(hunks)
+        if UPSTREAMED not in self.accept:
+            hunks = partly_upstream(hunks)
+        hunks = self._located(placed, hunks)
         if evidence is not None and all(h.status == UPSTREAMED for h in hunks):
             st.undo(before)  # upstream holds all of it: nothing of the patch stays
             st.changed = {}
@@ -355,6 +359,23 @@ class Replay:
             else replace(h, status=CONFLICT, reason=why, offset=0, fuzz=0, anchored=False, via="")
             for h in hunks
         ], ev
+
+    def _located(
+        self, placed: Sequence[tuple[FilePatch, FilePatch]], hunks: list[HunkOutcome]
+    ) -> list[HunkOutcome]:
+        """Each proposed hunk with the line its change is at in the new file, for the
+        person who reviews it (core.tiers); the others as they are."""
+        by_path = {s2.path: s2 for _, s2 in placed}
+        out = []
+        for h in hunks:
+            sec = by_path.get(h.file)
+            if not proposal(h, hunks) or sec is None or h.index >= len(sec.hunks):
+                out.append(h)
+                continue
+            got = self.state.tree.get(h.file)
+            lines = self.g.lines.split(self.state.content(got[1])) if got is not None else []
+            out.append(replace(h, line=_line_of(sec.hunks[h.index], lines, h.moved_to)))
+        return out
 
     def _follow_rename(self, s: FilePatch) -> FilePatch:
         old = s.old_path
@@ -1000,6 +1021,38 @@ class Replay:
             placement.settle(s.hunks, theirs, failing, checks, regions)
             self.open_regions[s.path] = tuple(r for r in regions if not r.settled)
         return content, merged
+
+
+def _line_of(h: Hunk, lines: Sequence[bytes], moved_to: tuple[str, int, str] | None) -> int:
+    """Where hunk `h`'s change is in `lines` (1-based; 0 where not found): where its new
+    lines occur, else after its leading context, else its first added line, else
+    before its trailing context — each nearest the hunk's own place."""
+    if moved_to is not None:
+        return moved_to[1]
+    lead = 0
+    while lead < len(h.lines) and h.lines[lead][0] == " ":
+        lead += 1
+    trail = 0
+    while trail < len(h.lines) - lead and h.lines[len(h.lines) - 1 - trail][0] == " ":
+        trail += 1
+    added = [c for tag, c in h.lines if tag == "+"]
+    before = [c for _, c in h.lines[:lead]]
+    after = [c for _, c in h.lines[len(h.lines) - trail :]]
+    probes: list[tuple[list[bytes], int]] = [
+        (list(h.new_lines), lead),
+        (before, lead),
+        (added[:1], 0),
+        (after, -len(added)),
+    ]
+    for probe, shift in probes:
+        n = len(probe)
+        if not n:
+            continue
+        hits = [i for i in range(len(lines) - n + 1) if lines[i : i + n] == probe]
+        if hits:
+            best = min(hits, key=lambda i: abs(i - h.new_pos))
+            return max(best + shift, 0) + 1
+    return 0
 
 
 def upstream_renames(g: GitRepo, old: str, new: str) -> dict[str, str]:

@@ -47,6 +47,8 @@ def _extras(p: PatchOutcome | StoppedPatch) -> dict[str, Any]:
         doc["evidence"] = dict(p.evidence)
     if p.hints:
         doc["hints"] = list(p.hints)
+    if isinstance(p, PatchOutcome) and p.accepted:
+        doc["accepted"] = list(p.accepted)
     return doc
 
 
@@ -70,6 +72,7 @@ def _hunk(doc: dict[str, Any]) -> HunkOutcome:
         drift=jr.texts(doc, "drift"),
         reason=jr.text(doc, "reason"),
         moved_to=_moved(doc),
+        line=jr.integer(doc, "line") if "line" in doc else 0,
     )
 
 
@@ -101,6 +104,7 @@ def _outcome(doc: dict[str, Any]) -> PatchOutcome:
         jr.flag_or_none(doc, "shown"),
         _evidence(doc),
         _hints(doc),
+        jr.texts(doc, "accepted") if "accepted" in doc else (),
     )
 
 
@@ -203,6 +207,7 @@ def to_doc(s: RebaseState) -> dict[str, Any]:
             "applied": s.reorder.applied,
         },
         "untrusted": [c.to_doc() for c in s.untrusted],
+        "accept": list(s.accept),
     }
 
 
@@ -244,6 +249,7 @@ def from_doc(doc: dict[str, Any]) -> RebaseState:
             jr.integer(reorder, "applied"),
         ),
         _untrusted(doc),
+        jr.texts(doc, "accept") if "accept" in doc else (),
     )
 
 

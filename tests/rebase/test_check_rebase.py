@@ -87,7 +87,15 @@ def check_json(patchq: Callable[..., Result], *args: str) -> tuple[int, dict[str
     doc = json.loads(r.out)
     assert set(doc) == {"base", "onto", "patches", "commands", "accept"}
     for p in doc["patches"]:
-        assert set(p) == {"name", "status", "hunks", "normalisations", "evidence", "hints"}
+        assert set(p) == {
+            "name",
+            "status",
+            "hunks",
+            "normalisations",
+            "evidence",
+            "hints",
+            "rewritten",
+        }
         for h in p["hunks"]:
             assert DESIGN_HUNK_KEYS <= set(h)
     return r.code, doc

@@ -637,6 +637,18 @@ def _check_hunks(
     lines += [data(f"    {old}: renamed upstream to {new}") for old, new in p.renames]
     if p.evidence is not None:
         lines.append(data(f"    evidence: {p.evidence.said()}"))
+    if p.rewritten:
+        lines.append(
+            data(
+                "    upstream changed the lines it changes in every hunk: fixed differently "
+                "upstream? (`rebase --skip` drops it)"
+                + (
+                    "; its added lines (or near-identical ones) are already there"
+                    if p.added_present
+                    else ""
+                )
+            )
+        )
     lines += [data(f"    hint: {x}") for x in p.hints]
     for h in p.hunks:
         if h.status == Word.CLEAN:
@@ -689,6 +701,12 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
                             "normalisations": notes_json(p.normalisations),
                             "evidence": None if p.evidence is None else p.evidence.doc(),
                             "hints": list(p.hints),
+                            "rewritten": {
+                                "commits": list(p.drift),
+                                "added_present": p.added_present,
+                            }
+                            if p.rewritten
+                            else None,
                         }
                         for p in out.patches
                     ],

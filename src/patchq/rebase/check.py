@@ -42,12 +42,21 @@ class CheckOutcome:
         statuses = {p.status for p in self.patches}
         if statuses & {CONFLICT, MISSING}:
             return 3
-        if any(tiers.proposals(p.hunks, self.accept) for p in self.patches):
+        if any(stops(p, self.accept) for p in self.patches):
             return 3
         # A file renamed upstream leaves the hunks clean, but the patch must be rewritten;
         # a review hint is for a person to read, whatever the hunks did.
         quiet = not any(p.renames or p.hints for p in self.patches)
         return 0 if statuses <= {CLEAN} and quiet else 1
+
+
+def stops(p: PatchCheck, accept: tuple[str, ...]) -> bool:
+    """Whether the rebase stops for review at `p` (DESIGN §4.1): a proposal `accept`
+    does not take, or upstream changed every line it changes and no accepted proposal
+    took it ("fixed differently upstream")."""
+    if tiers.proposals(p.hunks, accept):
+        return True
+    return p.rewritten and not tiers.accepted(p.hunks, accept)
 
 
 def replay_series(
@@ -118,7 +127,7 @@ class DryRunOutcome:
         conflict, or a proposal not accepted)."""
         accept = self.report.accept
         return tuple(
-            (p, Outcome.CONFLICT if tiers.proposals(p.hunks, accept) else lock_outcome(p))
+            (p, Outcome.CONFLICT if stops(p, accept) else lock_outcome(p))
             for p in self.report.patches
         )
 

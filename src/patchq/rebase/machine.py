@@ -198,7 +198,10 @@ def _run(
         # DESIGN §4.1: a proposed method never finishes a patch alone. The patch stops
         # for review with the proposal applied in the working tree, no markers.
         pending = tiers.proposals(res.hunks, st.accept)
-        if conflict or pending:
+        # Upstream changed every line the patch changes ("fixed differently upstream"):
+        # never merged alone — a stop, unless the person accepted its proposals.
+        rewritten = res.rewritten and not tiers.accepted(res.hunks, st.accept)
+        if conflict or pending or rewritten:
             if not conflict:
                 res = replace(res, conflict_tree=res.tree)
             w.flush()

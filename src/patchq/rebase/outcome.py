@@ -84,15 +84,23 @@ class RebaseOutcome:
             return stop_error(*self.reorder, c, self.where)
         bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
         proposed = [(h, m) for h, m in tiers.proposals(c.hunks, self.accept) if h not in bad]
+        fixed = [rewritten_note(c, self.subjects or {})] if c.rewritten else []
         if not bad:
+            said = (
+                [
+                    plural(len(proposed), "proposed hunk")
+                    + " applied in the working tree (no markers): "
+                    + "; ".join(proposal_line(h, m) for h, m in proposed)
+                ]
+                if proposed
+                else ["its merge is applied in the working tree (no markers)"]
+            )
             return ConflictError(
-                f"{c.name} stops for review: "
-                + plural(len(proposed), "proposed hunk")
-                + " applied in the working tree (no markers): "
-                + "; ".join(proposal_line(h, m) for h, m in proposed),
+                f"{c.name} stops for review: " + "; ".join(said + fixed),
                 self.where,
                 "check the files (edit them if need be), then `patchq rebase --continue`; "
-                "or --skip, --abort; `--accept METHOD` takes such proposals without a stop",
+                "or --skip (drops the patch), --abort; `--accept METHOD` takes such "
+                "proposals without a stop",
             )
         files = sorted({h.file for h in bad})
         drift = list(dict.fromkeys(x for h in bad for x in h.drift))
@@ -102,7 +110,8 @@ class RebaseOutcome:
             f"{c.name} does not apply to {self.onto[:12]}: conflict in {', '.join(files)}"
             + (f" (upstream: {why})" if why else "")
             + "".join(f"; {x}" for x in stop_notes(c, subjects))
-            + "".join(f"; proposed: {proposal_line(h, m)}" for h, m in proposed),
+            + "".join(f"; proposed: {proposal_line(h, m)}" for h, m in proposed)
+            + "".join(f"; {x}" for x in fixed),
             self.where,
             "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)",
         )
@@ -122,6 +131,23 @@ def proposal_line(h: HunkOutcome, method: str) -> str:
     where = f"{file}:{line}" if line else file
     why = tiers.evidence(h, method)
     return f"{where} (hunk #{h.index + 1}) by {method}" + (f" ({why})" if why else "")
+
+
+def rewritten_note(c: PatchCheck, subjects: dict[str, str]) -> str:
+    """ "Fixed differently upstream" (DESIGN §4.1): what to say of a patch whose changed
+    lines upstream changed in every hunk — the upstream commits, and how to drop it."""
+    who = ", ".join(f"{x[:12]} {subjects.get(x, '')}".strip() for x in c.drift[:3])
+    more = f" and {len(c.drift) - 3} more" if len(c.drift) > 3 else ""
+    present = (
+        "; its added lines (or near-identical ones) are already there near the spot"
+        if c.added_present
+        else ""
+    )
+    return (
+        "upstream changed the lines it changes in every hunk"
+        + (f" ({who}{more})" if who else "")
+        + f": it may be fixed differently upstream{present} — `patchq rebase --skip` drops it"
+    )
 
 
 def accepted_error(records: tuple[DonePatch, ...]) -> AcceptedError | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
 
 from patchq.core import bounded, placement
 from patchq.core import hunks as engine
@@ -43,6 +44,7 @@ from patchq.core.status import (
     MOVED,
     OFFSET,
     RANK,
+    REUSED,
     UPSTREAMED,
     drift_of,
     outcome,
@@ -91,6 +93,11 @@ class PatchCheck:
     # A conflict's regions left to a person, by file: `rebase --continue` remembers
     # what they wrote for each (core.resolutions).
     regions: tuple[tuple[str, Region], ...] = ()
+    # "Fixed differently upstream" (DESIGN §4.1): upstream changed the lines the patch
+    # removes or changes in every hunk, so the patch is never merged alone; and whether
+    # its added lines (or near-identical ones) are already upstream near the spot.
+    rewritten: bool = False
+    added_present: bool = False
 
     @property
     def status(self) -> str:
@@ -186,6 +193,9 @@ class Replay:
     )
     _indexes_bytes: int = 0
     _alignments: dict[tuple[bytes, bytes], placement.Alignment] = field(default_factory=dict)
+    # The current patch's hunks whose removed lines upstream changed, by (path, index),
+    # each with whether its added lines are already upstream near the spot.
+    _rewritten: dict[tuple[str, int], bool] = field(default_factory=dict)
     # The proposed methods the person accepted (core.tiers): a hunk upstream holds in a
     # patch it does not hold whole stops the patch unless `upstreamed` is among them.
     accept: tuple[str, ...] = ()
@@ -241,6 +251,7 @@ class Replay:
         self.open_regions = {}
         notes = list(patch.normalisations)
         self._hints = []
+        self._rewritten = {}
         placed: list[tuple[FilePatch, FilePatch]] = []
         for s in patch.sections:
             s, fixed = fit_section(st, s)
@@ -258,6 +269,11 @@ class Replay:
         if UPSTREAMED not in self.accept:
             hunks = partly_upstream(hunks)
         hunks = self._located(placed, hunks)
+        rest = [h for h in hunks if h.status != UPSTREAMED]
+        rewritten = bool(rest) and all(
+            (h.file, h.index) in self._rewritten and h.method not in (MOVED, REUSED) for h in rest
+        )
+        present = rewritten and any(self._rewritten[(h.file, h.index)] for h in rest)
         if evidence is not None and all(h.status == UPSTREAMED for h in hunks):
             st.undo(before)  # upstream holds all of it: nothing of the patch stays
             st.changed = {}
@@ -299,6 +315,8 @@ class Replay:
             # An upstreamed patch leaves the series: nothing of it is left to review.
             () if all(h.status == UPSTREAMED for h in hunks) else tuple(dict.fromkeys(self._hints)),
             tuple((f, r) for f, rs in self.open_regions.items() if f in markers for r in rs),
+            rewritten,
+            present,
         )
         self.results.append(res)
         if any(h.status != CLEAN for h in hunks):
@@ -359,6 +377,33 @@ class Replay:
             else replace(h, status=CONFLICT, reason=why, offset=0, fuzz=0, anchored=False, via="")
             for h in hunks
         ], ev
+
+    def _note_rewritten(
+        self, s: FilePatch, content: bytes, name: str, pin_path: str | None
+    ) -> None:
+        """DESIGN §4.1 "fixed differently upstream": note each hunk of the section whose
+        removed lines upstream changed (they are not in its file as one block), with
+        whether its added lines (or near-identical ones) are there near the spot."""
+        split = self.g.lines.split
+        up: list[bytes] | None = None
+        align: placement.Alignment | None = None
+        pre: bytes | None = None
+        for i, h in enumerate(s.hunks):
+            removed = [c for tag, c in h.lines if tag == "-"]
+            if not removed:
+                continue
+            if up is None:
+                up = split(content)
+            if placement.count(up, removed) > 0:
+                continue
+            if pre is None:
+                pre = self._preimage(s, name, pin_path) or b""
+            at = h.old_pos
+            if pre and pre != content and len(up) <= placement.HINT_LINES:
+                align = align or self._align(pre, content)
+                found = engine.locate(split(pre), h)
+                at = align.at(h.old_pos if found is None else found)
+            self._rewritten[(s.path, i)] = _added_near(h, up, at)
 
     def _located(
         self, placed: Sequence[tuple[FilePatch, FilePatch]], hunks: list[HunkOutcome]
@@ -424,6 +469,7 @@ class Replay:
                 for i in range(n)
             ], None
         content = st.content(current[1])
+        self._note_rewritten(s, content, name, pin_path)
         res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
         # A hunk the engine could not place has no offset or fuzz, whatever it tried.
         checks = [
@@ -1021,6 +1067,32 @@ class Replay:
             placement.settle(s.hunks, theirs, failing, checks, regions)
             self.open_regions[s.path] = tuple(r for r in regions if not r.settled)
         return content, merged
+
+
+def _squeezed(line: bytes) -> bytes:
+    return b"".join(line.split())
+
+
+def _added_near(h: Hunk, up: Sequence[bytes], at: int) -> bool:
+    """Whether every line hunk `h` adds (blank ones aside) is in `up` near line `at` as
+    it is, or nearly (whitespace aside, or 90% alike): upstreaming with edits."""
+    added = [_squeezed(c) for tag, c in h.lines if tag == "+"]
+    added = [a for a in added if a]
+    if not added:
+        return False
+    span = len(h.old_lines) + len(added)
+    window = [_squeezed(x) for x in up[max(at - span - 10, 0) : at + span + 10]]
+    have = set(window)
+    for a in added:
+        if a in have:
+            continue
+        if not any(
+            SequenceMatcher(None, a, w, autojunk=False).ratio() >= 0.9
+            for w in window
+            if abs(len(w) - len(a)) <= len(a) // 5
+        ):
+            return False
+    return True
 
 
 def _line_of(h: Hunk, lines: Sequence[bytes], moved_to: tuple[str, int, str] | None) -> int:

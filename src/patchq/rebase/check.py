@@ -15,7 +15,7 @@ from patchq.core.progress import Progress
 from patchq.core.series import Entry
 from patchq.core.status import CLEAN, CONFLICT, MISSING, Outcome
 from patchq.core.trust import Configured
-from patchq.rebase.replay import PatchCheck, Replay, attribute_drift, lock_outcome
+from patchq.rebase.replay import PatchCheck, Replay, attribute_drift, for_review, lock_outcome
 from patchq.stack.apply import load_patch, preimages
 from patchq.stack.context import Context
 from patchq.stack.targets import default_onto, old_base
@@ -42,21 +42,12 @@ class CheckOutcome:
         statuses = {p.status for p in self.patches}
         if statuses & {CONFLICT, MISSING}:
             return 3
-        if any(stops(p, self.accept) for p in self.patches):
+        if any(for_review(p, self.accept) for p in self.patches):
             return 3
         # A file renamed upstream leaves the hunks clean, but the patch must be rewritten;
         # a review hint is for a person to read, whatever the hunks did.
         quiet = not any(p.renames or p.hints for p in self.patches)
         return 0 if statuses <= {CLEAN} and quiet else 1
-
-
-def stops(p: PatchCheck, accept: tuple[str, ...]) -> bool:
-    """Whether the rebase stops for review at `p` (DESIGN §4.1): a proposal `accept`
-    does not take, or upstream changed every line it changes and no accepted proposal
-    took it ("fixed differently upstream")."""
-    if tiers.proposals(p.hunks, accept):
-        return True
-    return p.rewritten and not tiers.accepted(p.hunks, accept)
 
 
 def replay_series(
@@ -127,7 +118,7 @@ class DryRunOutcome:
         conflict, or a proposal not accepted)."""
         accept = self.report.accept
         return tuple(
-            (p, Outcome.CONFLICT if stops(p, accept) else lock_outcome(p))
+            (p, Outcome.CONFLICT if for_review(p, accept) else lock_outcome(p))
             for p in self.report.patches
         )
 

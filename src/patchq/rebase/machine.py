@@ -31,7 +31,7 @@ from patchq.rebase.drift import histories as histories_for
 from patchq.rebase.finish import executed, finish
 from patchq.rebase.keep import release_rebase_objects
 from patchq.rebase.outcome import RebaseOutcome
-from patchq.rebase.replay import Replay, attribute_drift, lock_outcome
+from patchq.rebase.replay import Replay, attribute_drift, for_review, lock_outcome
 from patchq.rebase.stop import (
     evidence,
     show_conflict,
@@ -197,11 +197,9 @@ def _run(
         conflict = res.status in (CONFLICT, MISSING) or already
         # DESIGN §4.1: a proposed method never finishes a patch alone. The patch stops
         # for review with the proposal applied in the working tree, no markers.
-        pending = tiers.proposals(res.hunks, st.accept)
-        # Upstream changed every line the patch changes ("fixed differently upstream"):
-        # never merged alone — a stop, unless the person accepted its proposals.
-        rewritten = res.rewritten and not tiers.accepted(res.hunks, st.accept)
-        if conflict or pending or rewritten:
+        # (upstream changing every line the patch changes — "fixed differently
+        # upstream" — stops it too, unless the person accepted its proposals)
+        if conflict or for_review(res, st.accept):
             if not conflict:
                 res = replace(res, conflict_tree=res.tree)
             w.flush()

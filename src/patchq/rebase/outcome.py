@@ -81,7 +81,7 @@ class RebaseOutcome:
         if c is None:
             return accepted_error(self.records)
         if self.reorder is not None:
-            return stop_error(*self.reorder, c, self.where)
+            return stop_error(*self.reorder, c, self.where, self.accept)
         bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
         proposed = [(h, m) for h, m in tiers.proposals(c.hunks, self.accept) if h not in bad]
         fixed = [rewritten_note(c, self.subjects or {})] if c.rewritten else []

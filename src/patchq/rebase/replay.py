@@ -49,7 +49,7 @@ from patchq.core.status import (
     drift_of,
     outcome,
 )
-from patchq.core.tiers import PARTLY, proposal
+from patchq.core.tiers import PARTLY, accepted, proposal, proposals
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo
 from patchq.rebase.drift import Attribution, Change, attribute
@@ -151,6 +151,16 @@ def stop_notes(p: PatchCheck, subjects: dict[str, str]) -> list[str]:
             out.append(f"{h.file} hunk #{h.index + 1}: {h.reason}")
     out += [f"hint: {x}" for x in p.hints[:3]]
     return out
+
+
+def for_review(p: PatchCheck, accept: Sequence[str] = ()) -> bool:
+    """DESIGN §4.1: whether a replayed patch that landed stops for review — a proposal
+    `accept` does not take, or upstream (in a reorder: the patches it now sits on)
+    changed every line it changes and no accepted proposal took it. The one test
+    `rebase`, `check`, `sink` and `float` share."""
+    if proposals(p.hunks, accept):
+        return True
+    return p.rewritten and not accepted(p.hunks, accept)
 
 
 def lock_outcome(p: PatchCheck) -> str:
@@ -271,7 +281,10 @@ class Replay:
         hunks = self._located(placed, hunks)
         rest = [h for h in hunks if h.status != UPSTREAMED]
         rewritten = bool(rest) and all(
-            (h.file, h.index) in self._rewritten and h.method not in (MOVED, REUSED) for h in rest
+            (h.file, h.index) in self._rewritten
+            and h.status not in (CLEAN, OFFSET, FUZZ)
+            and h.method not in (MOVED, REUSED)
+            for h in rest
         )
         present = rewritten and any(self._rewritten[(h.file, h.index)] for h in rest)
         if evidence is not None and all(h.status == UPSTREAMED for h in hunks):
@@ -382,27 +395,38 @@ class Replay:
         self, s: FilePatch, content: bytes, name: str, pin_path: str | None
     ) -> None:
         """DESIGN §4.1 "fixed differently upstream": note each hunk of the section whose
-        removed lines upstream changed (they are not in its file as one block), with
-        whether its added lines (or near-identical ones) are there near the spot."""
+        lines upstream changed — a run of lines it removes is not where the alignment maps
+        the hunk (a pure insertion: the block it goes in is gone) — with whether its added
+        lines (or near-identical ones) are there near the spot."""
         split = self.g.lines.split
         up: list[bytes] | None = None
-        align: placement.Alignment | None = None
         pre: bytes | None = None
         for i, h in enumerate(s.hunks):
-            removed = [c for tag, c in h.lines if tag == "-"]
-            if not removed:
-                continue
             if up is None:
                 up = split(content)
-            if placement.count(up, removed) > 0:
-                continue
+            old = list(h.old_lines)
+            if old and placement.count(up, old) > 0:
+                continue  # its block is there as it was: nothing upstream changed in it
             if pre is None:
                 pre = self._preimage(s, name, pin_path) or b""
-            at = h.old_pos
+            at, window = h.old_pos, up
             if pre and pre != content and len(up) <= placement.HINT_LINES:
-                align = align or self._align(pre, content)
+                align = self._align(pre, content)
                 found = engine.locate(split(pre), h)
-                at = align.at(h.old_pos if found is None else found)
+                start = h.old_pos if found is None else found
+                at = align.at(start)
+                end = align.at(start + len(old), end=True)
+                pad = len(old) + 10
+                window = up[max(at - pad, 0) : end + pad]
+                if not any(tag == "-" for tag, _ in h.lines):
+                    if placement.alike_block(old, up[at:end]):
+                        continue  # a pure insertion whose block is still there
+                elif all(placement.count(window, run) > 0 for run in _removed_runs(h)):
+                    continue  # every line it removes is still near the spot
+            elif not any(tag == "-" for tag, _ in h.lines) or all(
+                placement.count(up, run) > 0 for run in _removed_runs(h)
+            ):
+                continue  # no pinned base to say more: only lines gone from the file count
             self._rewritten[(s.path, i)] = _added_near(h, up, at)
 
     def _located(
@@ -1067,6 +1091,19 @@ class Replay:
             placement.settle(s.hunks, theirs, failing, checks, regions)
             self.open_regions[s.path] = tuple(r for r in regions if not r.settled)
         return content, merged
+
+
+def _removed_runs(h: Hunk) -> list[list[bytes]]:
+    """The runs of consecutive lines hunk `h` removes."""
+    runs: list[list[bytes]] = []
+    prev = ""
+    for tag, c in h.lines:
+        if tag == "-":
+            if prev != "-":
+                runs.append([])
+            runs[-1].append(c)
+        prev = tag
+    return runs
 
 
 def _squeezed(line: bytes) -> bytes:

@@ -57,6 +57,7 @@ def replay_series(
     entries: Sequence[Entry],
     fuzz: int,
     progress: Progress | None = None,
+    *,
     accept: tuple[str, ...] = (),
 ) -> tuple[list[PatchCheck], dict[str, str]]:
     """Classify every active patch on `onto`, continuing past conflicts; drift attributed."""
@@ -100,7 +101,7 @@ def check(
     base, guards = old_base(ctx, g)
     entries = repo.series.active(guards)
     fz = repo.config.fuzz if fuzz is None else fuzz
-    results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress, taken)
+    results, subjects = replay_series(ctx, base, onto_id, entries, fz, progress, accept=taken)
     commands = trust.configured(repo.root, repo.config, trust.read())
     return CheckOutcome(base, onto_id, ref, tuple(results), subjects, commands, taken)
 

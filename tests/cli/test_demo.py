@@ -24,7 +24,7 @@ def test_demo_end_state(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         "0001-cmake-policy-guards.patch": "upstreamed",
         "0002-cuda13-cccl-include.patch": "refreshed",
         "0003-fp4-sm120a.patch": "resolved",
-        "0004-fa3-optional.patch": "merged",
+        "0004-fa3-optional.patch": "resolved",  # a zealous merge, reviewed
     }
     assert all(p["drift"] for p in lock["patches"])
     series = (queue / "series").read_text().splitlines()

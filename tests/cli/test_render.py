@@ -4,6 +4,7 @@ problem a stopped run reports). No repository, no process: values in, values out
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -172,7 +173,7 @@ def test_check_text_is_a_line_a_patch_with_why_each_hunk_moved() -> None:
         "     clean 0001-policy.patch",
         "      fuzz 0002-cuda-arch.patch",
         "    csrc/fp4.cu hunk #1: offset (+4 lines)",
-        "    csrc/fp4.cu hunk #1: fuzz (fuzz 2)",
+        "    csrc/fp4.cu hunk #1: fuzz (fuzz 2); proposed: fuzz",
         "        " + "1" * 12 + " Move the FP4 kernels",
         "  conflict 0003-fp4.patch",
         "    csrc/fp4.cu: renamed upstream to csrc/quant/fp4.cu",
@@ -183,7 +184,7 @@ def test_check_text_is_a_line_a_patch_with_why_each_hunk_moved() -> None:
         ),
         "        … and 2 more commits",
         "     merge 0004-anchor.patch",
-        "    csrc/fp4.cu hunk #1: merge (placed by its anchor line; review it)",
+        "    csrc/fp4.cu hunk #1: merge (placed by its anchor line; review it); proposed: anchored",
         "summary: 1 clean, 1 conflict, 1 fuzz, 1 merge",
     ]
     word = out[6]
@@ -208,23 +209,47 @@ def test_check_json_has_every_hunk_key() -> None:
         "method": "fuzz",
         "reason": "",
         "moved_to": None,
+        "line": 0,
+        "tier": "proposed",
     }
+    assert doc.value["patches"][1]["hunks"][0]["tier"] == "automatic"
+    assert doc.value["accept"] == []
+    accepted = replace(check_outcome(), accept=("fuzz",))
+    (doc,) = render.checked(accepted, as_json=True)
+    assert isinstance(doc, Doc)
+    assert doc.value["patches"][1]["hunks"][1]["tier"] == "accepted"
+    assert doc.value["patches"][2]["hunks"][0]["tier"] is None  # a conflict did not land
+    assert doc.value["accept"] == ["fuzz"]
     assert doc.value["patches"][1]["evidence"] is None
     assert doc.value["patches"][1]["hints"] == []
 
 
 def test_dry_run_reads_the_replay_as_outcomes_and_decides_its_exit_code() -> None:
     dry = DryRunOutcome(check_outcome())
+    # A proposal (fuzz, anchored) stops the rebase for review as a conflict does.
     assert texts(render.dry_run(dry)) == [
         ("out", " unchanged 0001-policy.patch"),
-        ("out", " refreshed 0002-cuda-arch.patch"),
+        ("out", "  conflict 0002-cuda-arch.patch"),
         ("out", "  conflict 0003-fp4.patch"),
-        ("out", "    merged 0004-anchor.patch"),
+        ("out", "  conflict 0004-anchor.patch"),
     ]
     assert dry.exit_code == 3
-    clean = CheckOutcome(BASE, ONTO, "v2", (check_outcome().patches[1],), {})
-    assert DryRunOutcome(clean).exit_code == 0  # drift rebase handles alone: not a stop
-    assert clean.exit_code == 1  # while `check` calls it drift
+    accepted = replace(check_outcome(), accept=("fuzz", "anchored"))
+    assert [o for _, o in DryRunOutcome(accepted).outcomes] == [
+        "unchanged",
+        "refreshed",
+        "conflict",
+        "merged",
+    ]
+    offset = CheckOutcome(
+        BASE, ONTO, "v2", (PatchCheck("o", (hunk("offset", offset=4),), TREE, TREE),), {}
+    )
+    assert DryRunOutcome(offset).exit_code == 0  # drift rebase handles alone: not a stop
+    assert offset.exit_code == 1  # while `check` calls it drift
+    fuzzed = CheckOutcome(BASE, ONTO, "v2", (check_outcome().patches[1],), {})
+    assert DryRunOutcome(fuzzed).exit_code == 3 and fuzzed.exit_code == 3  # a proposal
+    fuzzed = replace(fuzzed, accept=("fuzz",))
+    assert DryRunOutcome(fuzzed).exit_code == 1 and fuzzed.exit_code == 1  # accepted
     (doc,) = render.dry_run(dry, as_json=True)
     assert isinstance(doc, Doc)
     assert doc.value["patches"][2] == {

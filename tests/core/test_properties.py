@@ -172,7 +172,9 @@ class Lab:
         repo = PatchRepo.open(self.queue)
         entries = repo.series.patches
         self.g.writer(dry_run=True)
-        rp = Replay.start(self.g, repo, old, onto, fuzz, preimages(self.g, repo, old, entries))
+        rp = Replay.start(
+            self.g, repo, old, onto, fuzz=fuzz, preimage=preimages(self.g, repo, old, entries)
+        )
         check = rp.step(entries[0])
         if check.status in (CONFLICT, MISSING):
             return check.status, None, ""

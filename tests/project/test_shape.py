@@ -16,14 +16,6 @@ MAX_MODULE_LINES = 1_300
 MAX_FUNCTION_LINES = 120
 MAX_POSITIONAL = 5
 
-# rebase/replay.py's own split (`_section`, `_relocate` and the signatures around them)
-# is another branch's work in progress. This exemption goes when that split lands.
-PENDING = {
-    "rebase/replay.py": frozenset(
-        {"_section", "_relocate", "start", "attribute_drift", "_merge", "_hint", "_agrees_alone"}
-    )
-}
-
 
 def _positional(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
@@ -37,7 +29,6 @@ def shape_faults(source: str, where: str) -> list[str]:
     n = len(source.splitlines())
     if n > MAX_MODULE_LINES:
         faults.append(f"{where}:1 module: {n} lines (at most {MAX_MODULE_LINES})")
-    exempt = PENDING.get(where, frozenset())
 
     def visit(node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
@@ -48,20 +39,18 @@ def shape_faults(source: str, where: str) -> list[str]:
                 visit(child, prefix)
                 continue
             name = f"{prefix}{child.name}"
-            if child.name not in exempt:
-                length = (child.end_lineno or child.lineno) - child.lineno + 1
-                if length > MAX_FUNCTION_LINES:
-                    faults.append(
-                        f"{where}:{child.lineno} {name}: {length} lines "
-                        f"(at most {MAX_FUNCTION_LINES})"
-                    )
-                wide = _positional(child)
-                if len(wide) > MAX_POSITIONAL:
-                    faults.append(
-                        f"{where}:{child.lineno} {name}: {len(wide)} positional parameters "
-                        f"({', '.join(wide)}; at most {MAX_POSITIONAL}, make the rest "
-                        "keyword-only or a value)"
-                    )
+            length = (child.end_lineno or child.lineno) - child.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                faults.append(
+                    f"{where}:{child.lineno} {name}: {length} lines (at most {MAX_FUNCTION_LINES})"
+                )
+            wide = _positional(child)
+            if len(wide) > MAX_POSITIONAL:
+                faults.append(
+                    f"{where}:{child.lineno} {name}: {len(wide)} positional parameters "
+                    f"({', '.join(wide)}; at most {MAX_POSITIONAL}, make the rest "
+                    "keyword-only or a value)"
+                )
             visit(child, f"{name}.")
 
     visit(ast.parse(source), "")
@@ -114,11 +103,3 @@ def test_the_scanner_finds_a_god_module() -> None:
     assert shape_faults(fits + "y = 2\n", "core/big.py") == [
         f"core/big.py:1 module: {MAX_MODULE_LINES + 1} lines (at most {MAX_MODULE_LINES})"
     ]
-
-
-def test_the_pending_exemption_holds_only_in_replay_and_only_for_its_names() -> None:
-    sample = _function("_section", "a, b, c, d, e, f", 130) + _function("other", "a", 130)
-    in_replay = shape_faults(sample, "rebase/replay.py")
-    assert len(in_replay) == 1 and " other: 130 lines" in in_replay[0]
-    elsewhere = shape_faults(sample, "rebase/check.py")
-    assert len(elsewhere) == 3, elsewhere

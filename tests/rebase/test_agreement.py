@@ -130,13 +130,16 @@ def test_check_rebase_and_report_agree_per_hunk(
         ("upstreamed.patch", "g.txt", 0): ("upstreamed", "upstreamed"),
     }
 
-    r = patchq("rebase", "--onto", "main", "--json")
+    # The finer methods are proposals (DESIGN §4.1): accepted here, so that only the
+    # conflict stops.
+    r = patchq("rebase", "--onto", "main", "--json", "--accept", "all")
     assert r.code == 3 and "resolved.patch" in r.err
     shown = upstream.read("f.txt").decode()
     assert shown.count("<<<<<<< ") == 1 and "ENTRY 5\n" in shown  # the merged hunk is in
     resolve(upstream.path / "f.txt", "entry 30 = mine, theirs\n")
     r = patchq("rebase", "--continue", "--json")
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # done, with accepted proposals to review
+    assert "accepted proposal" in r.err
     rebased = _per_hunk(json.loads(r.out)["patches"])
     assert rebased == checked
     assert {d for _, _, drift in checked.values() for d in drift} == {first, second}
@@ -151,6 +154,16 @@ def test_check_rebase_and_report_agree_per_hunk(
     }
     checked_methods = {(n, k): m for (n, _, k), (_, m, _) in checked.items()}
     assert methods == {k: m for k, m in checked_methods.items() if k[0] != "offset.patch"}
+    assert {p["name"]: p.get("accepted", []) for p in lock["patches"]} == {
+        "offset.patch": [],
+        "merge.patch": [],
+        "zealous.patch": ["zealous"],
+        "word.patch": ["word"],
+        "delete-wins.patch": ["delete-wins"],
+        "anchored.patch": ["anchored"],
+        "resolved.patch": [],  # a person resolved it
+        "upstreamed.patch": [],
+    }
 
     # Only the hunk the person edited is a hand resolution in the review's words.
     text = patchq("report").out

@@ -85,9 +85,17 @@ def check_json(patchq: Callable[..., Result], *args: str) -> tuple[int, dict[str
     r = patchq("check", "--onto", "main", "--json", *args)
     assert r.code in (0, 1, 3) and r.err == "", r.err
     doc = json.loads(r.out)
-    assert set(doc) == {"base", "onto", "patches", "commands", "target"}
+    assert set(doc) == {"base", "onto", "patches", "commands", "target", "accept"}
     for p in doc["patches"]:
-        assert set(p) == {"name", "status", "hunks", "normalisations", "evidence", "hints"}
+        assert set(p) == {
+            "name",
+            "status",
+            "hunks",
+            "normalisations",
+            "evidence",
+            "hints",
+            "rewritten",
+        }
         for h in p["hunks"]:
             assert DESIGN_HUNK_KEYS <= set(h)
     return r.code, doc
@@ -176,7 +184,8 @@ STATUS_CASES: dict[
         [0],
         0,
         1,
-        ("--fuzz", "1"),
+        # Fuzz during a rebase is a proposal (DESIGN §4.1): accepted here.
+        ("--fuzz", "1", "--accept", "fuzz"),
         "refreshed",
     ),
     "merge": (
@@ -248,7 +257,7 @@ def test_each_check_status(
     r = patchq("rebase", "--onto", "main", "--dry-run", *args)
     assert r.out.split() == [outcome, "p.patch"], r.out
     r = patchq("rebase", "--onto", "main", *args)
-    assert r.code == (3 if outcome == "conflict" else 0), r.err
+    assert r.code == (3 if outcome == "conflict" else 1 if "--accept" in args else 0), r.err
     if outcome == "upstreamed":
         assert outcomes(queue) == {"p.patch": "upstreamed"}
         assert queue.series().startswith("# upstreamed in ")
@@ -434,7 +443,8 @@ def test_fuzz_never_takes_a_context_that_matches_twice(
 
 
 @pytest.mark.parametrize(
-    "edited,status", [("line 17\n", "merge"), ("line 19\n", "merge"), ("line 20\n", "conflict")]
+    "edited,status,exit_code",
+    [("line 17\n", "merge", 0), ("line 19\n", "merge", 1), ("line 20\n", "conflict", 3)],
 )
 def test_offset_never_moves_a_hunk_into_a_copy(
     one: str,
@@ -443,6 +453,7 @@ def test_offset_never_moves_a_hunk_into_a_copy(
     patchq: Callable[..., Result],
     edited: str,
     status: str,
+    exit_code: int,
 ) -> None:
     # Upstream edits a context line in place and pastes an untouched copy of the hunk's
     # lines (17–23) at the top: the only exact match is the copy, the wrong place. The
@@ -450,14 +461,16 @@ def test_offset_never_moves_a_hunk_into_a_copy(
     # zealous) or a conflict (the changed line itself) — never an offset into the copy.
     new = core(17, 23) + sub(BASE, edited, "EDITED\n")
     edit = advance(upstream, "edit context, copy the block", {"f.txt": new})
-    code, doc = check_json(patchq)
+    # (next to the change, the merge is zealous: a proposal, accepted here — exit 1)
+    code, doc = check_json(patchq, "--accept", "all")
     assert code == (1 if status == "merge" else 3)
     assert project(doc) == [("p.patch", status, [hunk("f.txt", status, [edit])])]
-    r = patchq("rebase", "--onto", "main")
+    r = patchq("rebase", "--onto", "main", "--accept", "all")
+    assert r.code == exit_code, r.err
     text = upstream.read("f.txt").decode()
     assert text.startswith(core(17, 23))  # the copy is left alone
     if status == "merge":
-        assert r.code == 0 and outcomes(queue) == {"p.patch": "merged"}
+        assert outcomes(queue) == {"p.patch": "merged"}
         assert text == core(17, 23) + sub(sub(BASE, edited, "EDITED\n"), "line 20\n", "LINE 20\n")
     else:
         assert r.code == 3 and "p.patch" in r.err and edit[:12] in r.err
@@ -541,15 +554,27 @@ def test_an_upstream_edit_right_next_to_the_change_composes_zealously(
     moved = sub(BLOCKS, 'if(CUDA)\n  set(ARCHS "90a")', 'if(CUDA)\n  set(ARCHS "90a;100a")')
     edit = advance(upstream, "add sm100a", {"CMakeLists.txt": moved})
     code, doc = check_json(patchq)
-    assert code == 1
+    assert code == 3  # a proposal: a person looks first (DESIGN §4.1)
     assert project(doc) == [("msg.patch", "merge", [hunk("CMakeLists.txt", "merge", [edit])])]
-    assert doc["patches"][0]["hunks"][0]["method"] == "zealous"
+    (h,) = doc["patches"][0]["hunks"]
+    assert (h["method"], h["tier"], h["line"]) == ("zealous", "proposed", 5)
+    code, doc = check_json(patchq, "--accept", "zealous")
+    assert code == 1 and doc["patches"][0]["hunks"][0]["tier"] == "accepted"
+    # The rebase stops for review with the zealous merge in the tree, no markers.
     r = patchq("rebase", "--onto", "main")
+    assert r.code == 3, r.err
+    assert "msg.patch stops for review" in r.err
+    assert "CMakeLists.txt:5 (hunk #1) by zealous" in r.err
+    merged = sub(moved, 'message(STATUS "cuda")', 'message(STATUS "CUDA on")')
+    assert upstream.read("CMakeLists.txt").decode() == merged
+    text = patchq("status").out
+    assert "stopped at: msg.patch (for review: proposals applied, no markers)" in text
+    assert "proposed: CMakeLists.txt:5 (hunk #1) by zealous" in text
+    r = patchq("rebase", "--continue")
     assert r.code == 0, r.err
-    assert outcomes(queue) == {"msg.patch": "merged"}
-    assert upstream.read("CMakeLists.txt").decode() == sub(
-        moved, 'message(STATUS "cuda")', 'message(STATUS "CUDA on")'
-    )
+    assert outcomes(queue) == {"msg.patch": "resolved"}
+    assert lock(queue)["patches"][0]["methods"] == ["zealous"]
+    assert upstream.read("CMakeLists.txt").decode() == merged
     assert patchq("verify").code == 0
 
 
@@ -1045,7 +1070,9 @@ def test_an_empty_resolution_is_refused_and_skip_drops_it(
 def test_check_defaults_to_the_configured_branch_and_fuzz_is_refreshed_exactly(
     one: str, upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
 ) -> None:
-    (queue.path / "patchq.toml").write_text('target = "../upstream"\nbranch = "main"\nfuzz = 1\n')
+    (queue.path / "patchq.toml").write_text(
+        'target = "../upstream"\nbranch = "main"\nfuzz = 1\naccept = ["fuzz"]\n'
+    )
     edit = advance(
         upstream, "edit an outer context line", {"f.txt": sub(BASE, "line 23\n", "L23\n")}
     )
@@ -1054,9 +1081,13 @@ def test_check_defaults_to_the_configured_branch_and_fuzz_is_refreshed_exactly(
     doc = json.loads(r.out)
     assert doc["onto"] == edit
     assert project(doc) == [("p.patch", "fuzz", [hunk("f.txt", "fuzz", [edit], 0, 1)])]
+    assert doc["accept"] == ["fuzz"] and doc["patches"][0]["hunks"][0]["tier"] == "accepted"
     r = patchq("rebase")
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # done: the accepted proposal is to review
+    assert "p.patch (fuzz)" in r.err
+    assert "accepted proposal: fuzz" in r.out + r.err
     assert outcomes(queue) == {"p.patch": "refreshed"}
+    assert lock(queue)["patches"][0]["accepted"] == ["fuzz"]
     assert lock(queue)["last_rebase"]["onto_ref"] == "main"
     assert " L23\n" in (queue.path / "patches/p.patch").read_text()
     r = patchq("apply", "--onto", edit, "--fuzz", "0", "--json")
@@ -1140,16 +1171,17 @@ def test_finer_merges_are_recorded_and_reviewable(
     base = upstream.commit("base")
     pin(upstream, queue, patchq, [("p.patch", make_patch(upstream, "", {"f.txt": mine}))], base)
     advance(upstream, "upstream edit", {"f.txt": theirs})
-    code, doc = check_json(patchq)
+    assert check_json(patchq)[0] == 3  # a proposal, not accepted
+    code, doc = check_json(patchq, "--accept", method)
     assert code == 1, doc
     (h,) = doc["patches"][0]["hunks"]
-    assert (h["status"], h["method"]) == ("merge", method)
+    assert (h["status"], h["method"], h["tier"]) == ("merge", method, "accepted")
     if method == "delete-wins":
         assert "legacy_init(2, FLAGS);" in h["reason"]  # what it discards is shown
     text = patchq("check", "--onto", "main")
     assert f"merge by {method}" in text.out
-    r = patchq("rebase", "--onto", "main")
-    assert r.code == 0, r.err
+    r = patchq("rebase", "--onto", "main", "--accept", method)
+    assert r.code == 1, r.err
     assert upstream.read("f.txt").decode() == result
     lock = json.loads((queue.path / "series.lock").read_text())
     assert lock["patches"][0]["methods"] == [method]

@@ -56,8 +56,8 @@ def lock(queue: Queue) -> dict[str, Any]:
     return doc
 
 
-def check(patchq: Callable[..., Result]) -> tuple[int, dict[str, Any]]:
-    r = patchq("check", "--onto", "main", "--json")
+def check(patchq: Callable[..., Result], *args: str) -> tuple[int, dict[str, Any]]:
+    r = patchq("check", "--onto", "main", "--json", *args)
     assert r.code in (0, 1, 3) and r.err == "", r.err
     doc: dict[str, Any] = json.loads(r.out)
     return r.code, doc
@@ -292,17 +292,37 @@ def test_a_block_moved_to_another_file_unchanged_is_applied_there(
         },
     )
     code, doc = check(patchq)
-    assert code == 1
+    assert code == 3  # a proposal (DESIGN §4.1): a person looks first
     (h,) = one(doc)["hunks"]
-    assert h["method"] == "moved" and h["status"] == "merge"
+    assert h["method"] == "moved" and h["status"] == "merge" and h["tier"] == "proposed"
     assert h["moved_to"] == {"file": "src/strutil.c", "line": 7, "commit": moved}
+    assert check(patchq, "--accept", "moved")[0] == 1
+    # The rebase stops for review with the proposal applied, no markers...
     r = patchq("rebase", "--onto", "main")
+    assert r.code == 3, r.err
+    assert "rtrim.patch stops for review" in r.err
+    assert "src/strutil.c:7 (hunk #1) by moved (its block moved to src/strutil.c:7)" in r.err
+    assert b"s[n - 1] == '\\t'" in upstream.read("src/strutil.c")
+    assert b"<<<<<<<" not in upstream.read("src/strutil.c")
+    status = json.loads(patchq("status", "--json").out)
+    assert status["rebase"]["stopped"]["proposals"] == [
+        {
+            "file": "src/strutil.c",
+            "line": 7,
+            "hunk": 1,
+            "method": "moved",
+            "evidence": "its block moved to src/strutil.c:7",
+        }
+    ]
+    # ...and --continue takes what the tree holds.
+    r = patchq("rebase", "--continue")
     assert r.code == 0, r.err
     assert b"s[n - 1] == '\\t'" in upstream.read("src/strutil.c")
     assert upstream.read("src/util.c") == UTIL.replace(RTRIM, "").encode()
     new = (queue.path / "patches/rtrim.patch").read_bytes()
     assert b"+++ b/src/strutil.c" in new and b"src/util.c" not in new
     assert lock(queue)["patches"][0]["methods"] == ["moved"]
+    assert lock(queue)["patches"][0]["rebase"] == "resolved"
     assert "its block moved to src/strutil.c:7" in patchq("report").out
     assert patchq("verify").code == 0
 
@@ -329,9 +349,11 @@ def test_a_file_deleted_upstream_whose_code_moved_on_is_followed(
     code, doc = check(patchq)
     (h,) = one(doc)["hunks"]
     assert (h["method"], h["moved_to"]["file"]) == ("moved", "src/text.c")
-    assert code == 1
-    r = patchq("rebase", "--onto", "main")
-    assert r.code == 0, r.err
+    assert code == 3
+    r = patchq("rebase", "--onto", "main", "--accept", "moved")
+    assert r.code == 1, r.err  # done, an accepted proposal to review
+    assert "accepted proposal" in r.err and "rtrim.patch (moved)" in r.err
+    assert lock(queue)["patches"][0]["accepted"] == ["moved"]
     assert b"'\\t'" in upstream.read("src/text.c")
 
 
@@ -438,10 +460,10 @@ def test_a_block_moved_within_its_file_is_applied_at_its_new_place(
     advance(upstream, "util.c: helpers in order of use", {"src/util.c": rest + "\n" + RTRIM})
     code, doc = check(patchq)
     (h,) = one(doc)["hunks"]
-    assert (h["status"], h["method"], code) == ("merge", "moved", 1), h
+    assert (h["status"], h["method"], code) == ("merge", "moved", 3), h
     assert h["moved_to"]["file"] == "src/util.c"
-    r = patchq("rebase", "--onto", "main")
-    assert r.code == 0, r.err
+    r = patchq("rebase", "--onto", "main", "--accept", "all")
+    assert r.code == 1, r.err
     assert upstream.read("src/util.c").endswith(sub(RTRIM, *fix).encode())
 
 
@@ -489,8 +511,8 @@ def test_upstream_adding_a_sibling_of_the_guarded_line_is_a_hint(
     (hint,) = [x for x in hints if "upstream added" in x]
     assert "`cmake_policy(SET CMP0146 NEW)` beside `cmake_policy(SET CMP0135 NEW)`" in hint
     assert hint.startswith("CMakeLists.txt hunk #1: ")
-    r = patchq("rebase", "--onto", "main")
-    assert r.code == 0, r.err
+    r = patchq("rebase", "--onto", "main", "--accept", "anchored")
+    assert r.code == 1, r.err
     assert lock(queue)["patches"][0]["hints"] == hints
     # The hint is text: the rebase still did its own work, and kept both lines.
     assert b"endif()\ncmake_policy(SET CMP0146 NEW)\n" in upstream.read("CMakeLists.txt")

@@ -146,7 +146,11 @@ def test_a_move_that_conflicts_stops_like_a_rebase_and_abort_puts_everything_bac
     assert (queue.path / "series").read_text() == "p1.patch\nup.patch\nagain.patch\n"
     status = json.loads(patchq("status", "--json").out)
     assert status["rebase"]["reorder"] == {"verb": "sink", "name": "again.patch"}
-    assert status["rebase"]["stopped"] == {"name": "again.patch", "files": ["f.txt"]}
+    assert status["rebase"]["stopped"] == {
+        "name": "again.patch",
+        "files": ["f.txt"],
+        "proposals": [],
+    }
     assert status["rebase"]["todo"] == ["p1.patch", "up.patch"]
     text = patchq("status").out
     assert "sink again.patch on " in text and "stopped at again.patch" in text
@@ -335,6 +339,32 @@ def chain(up: Upstream, q: Queue, patchq) -> str:  # type: ignore[no-untyped-def
     return base
 
 
+def accept_word(q: Queue) -> None:
+    """Take word merges without a stop (`accept` in patchq.toml): sunk below the patch
+    it was made on, a patch's edit of one line merges word by word — a proposal."""
+    config = q.path / "patchq.toml"
+    config.write_text((config.read_text() if config.exists() else "") + 'accept = ["word"]\n')
+
+
+def test_a_reorder_never_rewrites_a_crossed_patchs_lines_without_a_stop(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    chain(upstream, queue, patchq)
+    before = (queue.path / "series").read_text()
+    # p4 edits the line p1 and p2 made; sunk below them it would merge word by word.
+    r = patchq("sink", "p4.patch")
+    assert r.code == 3, r.err
+    assert "p4.patch does not apply in the new order (for review" in r.err
+    assert "a.txt hunk #1 by word" in r.err
+    assert not marked(upstream)  # the proposal is applied, no markers
+    status = json.loads(patchq("status", "--json").out)
+    (prop,) = status["rebase"]["stopped"]["proposals"]
+    assert (prop["file"], prop["method"]) == ("a.txt", "word")
+    assert patchq("rebase", "--abort").code == 0
+    assert (queue.path / "series").read_text() == before
+    assert patchq("applied").out == "p1.patch\np2.patch\np3.patch\np4.patch\n"
+
+
 def marked(up: Upstream) -> bool:
     return "<<<<<<< " in up.read("a.txt").decode()
 
@@ -348,6 +378,7 @@ def test_a_resolution_that_later_unapplied_patches_depend_on_stops_them_too(
     upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     chain(upstream, queue, patchq)
+    accept_word(queue)
     assert patchq("pop").code == 0 and patchq("pop").code == 0  # p3, p4 unapplied
     r = patchq("sink", "p2.patch")
     assert r.code == 3, r.err
@@ -357,7 +388,8 @@ def test_a_resolution_that_later_unapplied_patches_depend_on_stops_them_too(
     while (r := patchq("rebase", "--continue")).code == 3:
         stops.append(r.err.split(" stopped: ")[1].split(" ")[0])
         settle(upstream, "line 3 P1 P2 X P4")
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # done, with p2's accepted word merge to review
+    assert "p2.patch (accepted proposal: word)" in r.err
     assert "p4.patch" in stops
     assert (queue.path / "series").read_text() == "p2.patch\np1.patch\np3.patch\np4.patch\n"
     assert patchq("applied").out == "p2.patch\np1.patch\n"
@@ -421,6 +453,7 @@ def test_a_sink_reuses_a_remembered_resolution_and_a_refused_stop_leaves_no_ref(
     upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
     chain(upstream, queue, patchq)
+    accept_word(queue)
     r = patchq("sink", "p4.patch")
     first = r.err.split(" stopped: ")[1].split(" ")[0]
     settle(upstream, "line 3 P1 P4")

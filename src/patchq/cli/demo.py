@@ -265,8 +265,17 @@ def run(folder: Path | None) -> Path:
 
     _step(
         "Continue: the resolution is refreshed into the patch (no `git add` needed) and "
-        "series.lock records every patch's outcome and drift."
+        "series.lock records every patch's outcome and drift. The FA3 hunk, next to "
+        "upstream's comment edit, merged only zealously: a proposal, so the rebase stops "
+        "for review with it applied in the working tree (no markers)."
     )
+    _run(main, common + ["rebase", "--continue"], {3})
+
+    _step(
+        "Review the proposal (`patchq status` names it, its method and its evidence); "
+        "it is right, so continue: it is recorded `resolved`, with its method."
+    )
+    _run(main, common + ["status"], {0})
     _run(main, common + ["rebase", "--continue"], {0})
 
     _step(

@@ -92,6 +92,14 @@ _FORCE_HELP = (
     "Save uncommitted changes, and untracked or ignored files in the way, in a stash first."
 )
 _FORCE_STASH = click.option("-f", "--force", is_flag=True, help=_FORCE_HELP)
+_ACCEPT = click.option(
+    "--accept",
+    multiple=True,
+    metavar="METHOD[,METHOD...]|all",
+    help="Take these proposed methods without a stop (recorded, exit 1; docs/trust.md): "
+    "fuzz, zealous, word, anchored, moved, delete-wins, upstreamed, or all. Adds to "
+    "`accept` in patchq.toml.",
+)
 
 
 def _recovery(f: Any) -> Any:
@@ -884,13 +892,18 @@ def export(ctx: Context, *, mbox: Path | None, quilt: Path | None, script: Path 
 )
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/json.md).")
+@_ACCEPT
 @pass_ctx
-def check(ctx: Context, *, onto: str | None, fuzz: int | None, as_json: bool) -> None:
+def check(
+    ctx: Context, *, onto: str | None, fuzz: int | None, as_json: bool, accept: tuple[str, ...]
+) -> None:
     """Report how every patch and hunk fares on an upstream, without touching anything.
 
     Each hunk is clean, offset, fuzz, merge (3-way), conflict, upstreamed or missing,
-    with the upstream commits that moved or changed its lines. Exit 0: no drift;
-    1: drift that `rebase` handles alone; 3: a person is needed.
+    with the upstream commits that moved or changed its lines, its placement method and
+    its tier (automatic, proposed, accepted; docs/trust.md). Exit 0: no drift;
+    1: drift that `rebase` handles alone (an accepted proposal counts here);
+    3: a person is needed (a conflict, or a proposal not accepted).
 
     \b
     Example:
@@ -898,8 +911,9 @@ def check(ctx: Context, *, onto: str | None, fuzz: int | None, as_json: bool) ->
     """
     from patchq.commands import check as check_cmd
 
+    taken = _accepted(accept)
     with output.Progress("checking") as bar:
-        out = check_cmd.check(ctx, onto, fuzz, bar)
+        out = check_cmd.check(ctx, onto, fuzz, bar, taken)
     _end(render.checked(out, as_json), out.exit_code)
 
 
@@ -933,6 +947,7 @@ def check(ctx: Context, *, onto: str | None, fuzz: int | None, as_json: bool) ->
 )
 @click.option("--no-exec", is_flag=True, help="Run no command patchq.toml names.")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
+@_ACCEPT
 @pass_ctx
 def rebase(
     ctx: Context,
@@ -947,6 +962,7 @@ def rebase(
     exec_each: str | None,
     no_exec: bool,
     as_json: bool,
+    accept: tuple[str, ...],
 ) -> None:
     """Rebase the series onto a new upstream, refresh it, and record it in series.lock.
 
@@ -954,6 +970,13 @@ def rebase(
     unique; the rest are merged 3-way against the lock's base. At a conflict it stops
     (exit 3) with markers in the target: edit the files, then --continue; or --skip the
     patch; or --abort to put everything back.
+
+    A hunk placed by a proposed method (fuzz, zealous, word, anchored, moved,
+    delete-wins, or upstream holding only part of a patch; docs/trust.md) stops the
+    rebase for review (exit 3) with the proposal applied in the target, no markers:
+    check it, then --continue. --accept METHOD[,METHOD...] or --accept all (and
+    `accept = [...]` in patchq.toml) takes those without a stop; the rebase then
+    records them and exits 1 (done, review the proposals).
 
     --exec CMD runs a build or test in the target when the rebase is done (after
     --continue too), --exec-each CMD after each rebased patch (PATCHQ_PATCH names it);
@@ -975,6 +998,11 @@ def rebase(
     modes = [continue_, skip, abort].count(True)
     if modes > 1 or (modes and (onto or dry_run)):
         raise click.UsageError("use one of --onto REF [--dry-run], --continue, --skip, --abort")
+    if accept and modes:
+        raise click.UsageError(
+            "--accept goes with --onto; a stopped rebase takes what it was started with"
+        )
+    taken = _accepted(accept)
     if (exec_cmd is not None or exec_each is not None or no_exec) and (modes or dry_run):
         raise click.UsageError(
             "--exec, --exec-each and --no-exec go with --onto; a stopped rebase runs the "
@@ -985,7 +1013,7 @@ def rebase(
         return
     if dry_run:
         with output.Progress("replaying") as bar:
-            dry = rebase_cmd.dry_run(ctx, onto, fuzz, bar)
+            dry = rebase_cmd.dry_run(ctx, onto, fuzz, bar, taken)
         _end(render.dry_run(dry, as_json), dry.exit_code)
         return
     if not (continue_ or skip or onto or ctx.repo().config.branch):
@@ -997,8 +1025,20 @@ def rebase(
             out = rebase_cmd.skip(ctx, bar, _announce)
         else:
             execs = (exec_cmd, exec_each, no_exec)
-            out = rebase_cmd.start(ctx, onto or "", fuzz, bar, execs=execs, announce=_announce)
+            out = rebase_cmd.start(
+                ctx, onto or "", fuzz, bar, execs=execs, announce=_announce, accept=taken
+            )
     _end(render.rebased(out, as_json), out.exit_code, out.problem)
+
+
+def _accepted(values: tuple[str, ...]) -> tuple[str, ...]:
+    """The methods `--accept` names; a usage error (exit 2) names an unknown one."""
+    from patchq.core.tiers import parse_accept
+
+    try:
+        return parse_accept(values)
+    except ValueError as e:
+        raise click.UsageError(f"--accept: {e}") from None
 
 
 def _announce(command: str, patch: str | None) -> None:

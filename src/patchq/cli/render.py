@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchq.core import tiers
 from patchq.core.errors import PatchqError
 from patchq.core.lock import placement_text
 from patchq.core.series import Entry
@@ -229,7 +230,16 @@ def rebase_json(v: RebaseView | None) -> dict[str, Any] | None:
         "onto": v.onto,
         "onto_ref": v.onto_ref,
         "replayed": [{"name": n, "outcome": o} for n, o in v.replayed],
-        "stopped": None if v.stopped is None else {"name": v.stopped, "files": list(v.files)},
+        "stopped": None
+        if v.stopped is None
+        else {
+            "name": v.stopped,
+            "files": list(v.files),
+            "proposals": [
+                {"file": f, "line": line, "hunk": i + 1, "method": m, "evidence": why}
+                for f, line, i, m, why in v.proposals
+            ],
+        },
         "todo": list(v.todo),
         "reorder": None if v.reorder is None else {"verb": v.reorder[0], "name": v.reorder[1]},
     }
@@ -281,9 +291,16 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
     ]
     if v.replayed:
         lines.append(data(f"replayed: {counts}; last {v.replayed[-1][0]}"))
-    if v.stopped:
+    if v.stopped and (v.files or not v.proposals):
         files = ", ".join(v.files) or "its files"
         lines.append(data(f"stopped at: {v.stopped} (conflict in {files})"))
+    elif v.stopped:
+        lines.append(data(f"stopped at: {v.stopped} (for review: proposals applied, no markers)"))
+    for f, line, i, m, why in v.proposals:
+        where = f"{f}:{line}" if line else f
+        lines.append(
+            data(f"proposed: {where} (hunk #{i + 1}) by {m}" + (f" ({why})" if why else ""))
+        )
     if v.todo:
         lines.append(
             data(
@@ -657,13 +674,27 @@ def script_written(n: int, where: Path) -> Rendered:
     return (info(f"wrote {where}: applies the series to {plural(n, 'file')} of a plain folder"),)
 
 
-def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
+def _check_hunks(
+    p: PatchCheck, subjects: dict[str, str], accept: tuple[str, ...] = ()
+) -> list[Item]:
     """The lines under one patch of `check`: upstream renames, then each hunk that is not
     clean with how it moved and the (first five) upstream commits behind it."""
     lines: list[Item] = notes_lines(p.normalisations, False)
     lines += [data(f"    {old}: renamed upstream to {new}") for old, new in p.renames]
     if p.evidence is not None:
         lines.append(data(f"    evidence: {p.evidence.said()}"))
+    if p.rewritten:
+        lines.append(
+            data(
+                "    upstream changed the lines it changes in every hunk: fixed differently "
+                "upstream? (`rebase --skip` drops it)"
+                + (
+                    "; its added lines (or near-identical ones) are already there"
+                    if p.added_present
+                    else ""
+                )
+            )
+        )
     lines += [data(f"    hint: {x}") for x in p.hints]
     for h in p.hunks:
         if h.status == Word.CLEAN:
@@ -680,10 +711,15 @@ def _check_hunks(p: PatchCheck, subjects: dict[str, str]) -> list[Item]:
             detail += f"; moved by {h.moved_to[2][:12]} {subjects.get(h.moved_to[2], '')}".rstrip()
         # (anchored says so in its detail)
         how = f" by {h.method}" if h.method in REVIEWABLE and not h.anchored else ""
+        t = tiers.tier(h, p.hunks, accept)
+        proposed = tiers.proposal(h, p.hunks)
+        where = f" at line {h.line}" if h.line else ""
+        shown = f"; {t}: {proposed}{where}" if proposed and t is not None else ""
         lines.append(
             data(
                 f"    {h.file} hunk #{h.index + 1}: {h.status}{how}"
                 + (f" ({detail})" if detail else "")
+                + shown
             )
         )
         lines += [data(f"        {c[:12]} {subjects.get(c, '')}") for c in h.drift[:5]]
@@ -704,15 +740,25 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
                         {
                             "name": p.name,
                             "status": p.status,
-                            "hunks": [h.to_doc() for h in p.hunks],
+                            "hunks": [
+                                h.to_doc() | {"tier": tiers.tier(h, p.hunks, out.accept)}
+                                for h in p.hunks
+                            ],
                             "normalisations": notes_json(p.normalisations),
                             "evidence": None if p.evidence is None else p.evidence.doc(),
                             "hints": list(p.hints),
+                            "rewritten": {
+                                "commits": list(p.drift),
+                                "added_present": p.added_present,
+                            }
+                            if p.rewritten
+                            else None,
                         }
                         for p in out.patches
                     ],
                     "commands": [c.to_doc() for c in out.commands],
                     "target": out.target,
+                    "accept": list(out.accept),
                 }
             ),
         )
@@ -726,7 +772,7 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
         lines.append(
             _word(f"{p.status:>10}", _CHECK_COLOUR.get(p.status, "red"), f" {p.name}", False)
         )
-        lines += _check_hunks(p, out.subjects)
+        lines += _check_hunks(p, out.subjects, out.accept)
     lines.append(data("summary: " + _counts([p.status for p in out.patches])))
     lines += command_lines(out.commands)
     if out.target is not None:
@@ -825,7 +871,13 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
             ),
         )
     lines: list[Item] = [*_removed_lock(out.removed_lock), *_saved_on_the_way(out.saved)]
-    lines += [info(f"{r.patch.outcome:>10} {r.patch.name}") for r in out.records]
+    lines += [
+        info(
+            f"{r.patch.outcome:>10} {r.patch.name}"
+            + (f" (accepted proposal: {', '.join(r.patch.accepted)})" if r.patch.accepted else "")
+        )
+        for r in out.records
+    ]
     if out.nothing_to_do:
         lines.append(
             info(

@@ -12,7 +12,12 @@ from patchq.stack.context import Context
 
 
 def check(
-    ctx: Context, onto: str | None, fuzz: int | None = None, progress: Progress | None = None
+    ctx: Context,
+    onto: str | None,
+    fuzz: int | None = None,
+    progress: Progress | None = None,
+    accept: tuple[str, ...] = (),
 ) -> CheckOutcome:
-    """Replay the series onto `onto` (or the configured upstream) in memory and report."""
-    return report.check(ctx, onto, fuzz, progress)
+    """Replay the series onto `onto` (or the configured upstream) in memory and report;
+    `accept` names the proposed methods counted as accepted (core.tiers)."""
+    return report.check(ctx, onto, fuzz, progress, accept)

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from patchq.core import tiers
 from patchq.core.errors import BadInputError, PatchqError
 from patchq.core.lock import sha256
 from patchq.core.records import ExecRun, RebaseState, Stack
@@ -45,6 +46,9 @@ class RebaseView:
     files: tuple[str, ...]
     todo: tuple[str, ...]
     reorder: tuple[str, str] | None = None  # a stopped `sink`/`float`: (verb, patch)
+    # The stopped patch's proposed hunks (DESIGN §4.1): (file, line, hunk index, method,
+    # evidence) each.
+    proposals: tuple[tuple[str, int, int, str, str], ...] = ()
 
     @property
     def kept(self) -> tuple[str, ...]:
@@ -66,6 +70,12 @@ def rebase_view(st: RebaseState) -> RebaseView:
         st.current.files if st.current else (),
         tuple(n for n in st.entries if n not in seen),
         None if st.reorder is None else (st.reorder.verb, st.reorder.name),
+        tuple(
+            (*tiers.place(h), h.index, m, tiers.evidence(h, m))
+            for h, m in tiers.proposals(st.current.hunks, st.accept)
+        )
+        if st.current
+        else (),
     )
 
 

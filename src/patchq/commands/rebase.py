@@ -26,16 +26,22 @@ def start(
     *,
     execs: tuple[str | None, str | None, bool] = (None, None, False),
     announce: Announce | None = None,
+    accept: tuple[str, ...] = (),
 ) -> RebaseOutcome:
-    """Rebase onto `onto`; `execs` is (--exec, --exec-each, --no-exec)."""
-    return machine.start(ctx, onto, fuzz, progress, execs=execs, announce=announce)
+    """Rebase onto `onto`; `execs` is (--exec, --exec-each, --no-exec); `accept` the
+    proposed methods to take without a stop (core.tiers)."""
+    return machine.start(ctx, onto, fuzz, progress, execs=execs, announce=announce, accept=accept)
 
 
 def dry_run(
-    ctx: Context, onto: str | None, fuzz: int | None, progress: Progress | None = None
+    ctx: Context,
+    onto: str | None,
+    fuzz: int | None,
+    progress: Progress | None = None,
+    accept: tuple[str, ...] = (),
 ) -> DryRunOutcome:
     """What `rebase --onto` would do to each patch, changing nothing."""
-    return check.dry_run(ctx, onto, fuzz, progress)
+    return check.dry_run(ctx, onto, fuzz, progress, accept)
 
 
 def continue_(

@@ -47,6 +47,13 @@ class UntrustedError(PatchqError):
     exit_code = 1
 
 
+class AcceptedError(PatchqError):
+    """A rebase took proposals (DESIGN §4.1) because the person accepted them: the
+    rebase is written, but done only once a person reviewed them (exit 1)."""
+
+    exit_code = 1
+
+
 class ConflictError(PatchqError):
     """A conflict a person must resolve."""
 

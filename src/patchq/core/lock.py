@@ -41,6 +41,9 @@ class PatchRecord:
     # "fuzz", "passed_over": [lines]} each. `verify` and a rebase's pinned preimages
     # re-place them the same way.
     placed: tuple[Mapping[str, Any], ...] = ()
+    # The proposed methods (DESIGN §4.1) the last rebase took without a stop because the
+    # person accepted them (`rebase --accept`, `accept` in patchq.toml): to review.
+    accepted: tuple[str, ...] = ()
 
     def to_doc(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -59,6 +62,8 @@ class PatchRecord:
             doc["exec"] = dict(self.exec)
         if self.placed:
             doc["placed"] = [dict(x) for x in self.placed]
+        if self.accepted:
+            doc["accepted"] = list(self.accepted)
         return doc
 
     @property
@@ -130,6 +135,7 @@ class Lock:
                     tuple(str(x) for x in p.get("hints", [])),
                     _exec_record(p.get("exec")),
                     tuple(_placement(x) for x in p.get("placed", [])),
+                    tuple(str(m) for m in p.get("accepted", [])),
                 )
                 for p in doc["patches"]
             )

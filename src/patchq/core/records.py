@@ -72,6 +72,9 @@ class HunkOutcome:
     # (`drift` keeps all that moved it), and how many merely shifted it.
     touched_by: tuple[str, ...] = ()
     shifted: int = 0
+    # Where the hunk's change is in the new file (1-based; 0: not known): said for a
+    # proposal, whose place a person checks (DESIGN §4.1).
+    line: int = 0
 
     @property
     def method(self) -> str:
@@ -93,6 +96,7 @@ class HunkOutcome:
             "shifted": self.shifted,
             "reason": self.reason,
             "method": self.method,
+            "line": self.line,
             "moved_to": None
             if self.moved_to is None
             else {"file": self.moved_to[0], "line": self.moved_to[1], "commit": self.moved_to[2]},
@@ -131,6 +135,9 @@ class PatchOutcome:
     # review hints of DESIGN §5.
     evidence: tuple[tuple[str, str], ...] | None = None
     hints: tuple[str, ...] = ()
+    # The proposed methods (DESIGN §4.1) taken without a stop, the person having
+    # accepted them: an "accepted proposal" to review.
+    accepted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +259,9 @@ class RebaseState:
     # The commands patchq.toml names that the person has not trusted: not run, and said so
     # when the rebase is done.
     untrusted: tuple[Configured, ...] = ()
+    # The proposed methods (DESIGN §4.1) taken without a stop (`--accept`, `accept`),
+    # fixed when the rebase started.
+    accept: tuple[str, ...] = ()
 
     def with_subjects(self, subjects: dict[str, str]) -> RebaseState:
         """This state knowing `subjects` too (a commit seen again keeps its place)."""

@@ -11,11 +11,13 @@ few hundred drifted files, not per file or per hunk.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from patchq.core.patch import FilePatch, Hunk
 from patchq.core.quoting import unquote
-from patchq.core.status import Status
+from patchq.core.records import HunkOutcome
+from patchq.core.status import CLEAN, Status
 from patchq.git.repo import GitRepo
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -146,3 +148,28 @@ def attribute(changes: Iterable[Change], start: int, length: int) -> Attribution
         elif shifted:
             moved.append(ch.commit)
     return Attribution(tuple(touched), tuple(moved))
+
+
+@dataclass(frozen=True, slots=True)
+class Drifted:
+    """What drift attribution needs of a section: its old path and its unclean hunks."""
+
+    old_path: str | None
+    hunks: dict[int, Hunk]
+
+
+def drifted_sections(
+    sections: Sequence[FilePatch], renames: Sequence[tuple[str, str]], checks: Sequence[HunkOutcome]
+) -> dict[str, Drifted]:
+    """A patch's unclean hunks by the path the replay reported them under."""
+    renamed = dict(renames)
+    want: dict[str, set[int]] = {}
+    for c in checks:
+        if c.status != CLEAN:
+            want.setdefault(c.file, set()).add(c.index)
+    out = {}
+    for s in sections:
+        path = renamed.get(s.path, s.path)
+        if path in want:
+            out[path] = Drifted(s.old_path, {i: s.hunks[i] for i in want[path] if i < len(s.hunks)})
+    return out

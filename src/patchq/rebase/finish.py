@@ -80,6 +80,7 @@ def finish(
                 methods,
                 dict(r.evidence) if r.evidence is not None else None,
                 r.hints,
+                accepted=r.accepted,
             )
         )
     nothing = _nothing_to_do(st)

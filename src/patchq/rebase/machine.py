@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from patchq.core import tiers
 from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
 from patchq.core.progress import Progress
 from patchq.core.records import DonePatch, PatchOutcome, RebaseState, StoppedPatch
@@ -25,12 +26,18 @@ from patchq.core.series import Entry
 from patchq.core.status import CONFLICT, MISSING, UPSTREAMED, Outcome
 from patchq.git.memtree import MemTree
 from patchq.rebase import execute
+from patchq.rebase.attribution import attribute_drift
 from patchq.rebase.drift import Change
 from patchq.rebase.drift import histories as histories_for
 from patchq.rebase.finish import executed, finish
 from patchq.rebase.keep import release_rebase_objects
 from patchq.rebase.outcome import AbortOutcome, RebaseOutcome
-from patchq.rebase.replay import SERIES_SO_FAR, Replay, attribute_drift, lock_outcome
+from patchq.rebase.replay import (
+    SERIES_SO_FAR,
+    Replay,
+    for_review,
+    lock_outcome,
+)
 from patchq.rebase.stop import (
     evidence,
     show_conflict,
@@ -79,8 +86,10 @@ def start(
     *,
     execs: tuple[str | None, str | None, bool] = (None, None, False),
     announce: execute.Announce | None = None,
+    accept: tuple[str, ...] = (),
 ) -> RebaseOutcome:
-    """Rebase onto `onto`; `execs` is (--exec, --exec-each, --no-exec)."""
+    """Rebase onto `onto`; `execs` is (--exec, --exec-each, --no-exec); `accept` the
+    proposed methods taken without a stop besides patchq.toml's `accept`."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
         if in_progress(ctx):
@@ -126,6 +135,7 @@ def start(
             exec_cmd=exec_cmd,
             exec_each=exec_each,
             untrusted=untrusted,
+            accept=tiers.parse_accept((*repo.config.accept, *accept)),
         )
         # What a commit or a saved file made while the rebase works is compared with.
         expect = journal.expect(g, branch)
@@ -153,10 +163,11 @@ def _run(
         repo,
         st.old_base,
         st.onto,
-        st.fuzz,
-        pre,
+        fuzz=st.fuzz,
+        preimage=pre,
         tree=g.commit_info(st.head)["tree"].decode(),
         resolutions=repo.resolutions(),
+        accept=st.accept,
     )
     if st.reorder is not None:
         rp.ours = SERIES_SO_FAR
@@ -179,7 +190,15 @@ def _run(
             progress(i, entry.name, len(todo))
         res = rp.step(entry)
         (res,), subjects = attribute_drift(
-            g, st.old_base, st.onto, [res], repo, [entry], histories, rp.renames, rp.sections
+            g,
+            st.old_base,
+            st.onto,
+            [res],
+            repo,
+            entries=[entry],
+            histories=histories,
+            renames=rp.renames,
+            sections=rp.sections,
         )
         st = st.with_subjects(subjects)
         hunks = res.hunks
@@ -187,7 +206,14 @@ def _run(
         already = st.reorder is not None and (
             res.status == UPSTREAMED or any(h.status == UPSTREAMED for h in res.hunks)
         )
-        if res.status in (CONFLICT, MISSING) or already:
+        conflict = res.status in (CONFLICT, MISSING) or already
+        # DESIGN §4.1: a proposed method never finishes a patch alone. The patch stops
+        # for review with the proposal applied in the working tree, no markers.
+        # (upstream changing every line the patch changes — "fixed differently
+        # upstream" — stops it too, unless the person accepted its proposals)
+        if conflict or for_review(res, st.accept):
+            if not conflict:
+                res = replace(res, conflict_tree=res.tree)
             w.flush()
             stopped_patch = stopped(res)
             st = replace(st, current=stopped_patch)
@@ -202,6 +228,7 @@ def _run(
                 st.onto,
                 where=repo.display(res.name),
                 reorder=None if st.reorder is None else (st.reorder.verb, st.reorder.name),
+                accept=st.accept,
             )
         outcome = lock_outcome(res)
         commit = None
@@ -221,6 +248,7 @@ def _run(
                     None,
                     evidence(res),
                     res.hints,
+                    tiers.accepted(hunks, st.accept),
                 ),
                 res.tree_before,
                 res.tree,

@@ -8,8 +8,9 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchq.core.errors import ConflictError, ExecFailedError, UntrustedError
-from patchq.core.records import DonePatch, ExecRun
+from patchq.core import tiers
+from patchq.core.errors import AcceptedError, ConflictError, ExecFailedError, UntrustedError
+from patchq.core.records import DonePatch, ExecRun, HunkOutcome
 from patchq.core.status import CONFLICT, MISSING
 from patchq.core.trust import Configured
 from patchq.core.words import plural
@@ -61,6 +62,8 @@ class RebaseOutcome:
     # The commands patchq.toml names that were not run (not trusted), and the patch repo.
     untrusted: tuple[Configured, ...] = ()
     patch_root: str = ""
+    # The proposed methods taken without a stop (core.tiers): what a stop still names.
+    accept: tuple[str, ...] = ()
 
     @property
     def exec_failed(self) -> ExecRun | None:
@@ -68,7 +71,9 @@ class RebaseOutcome:
         return next((x for x in self.exec_runs if not x.ok), None)
 
     @property
-    def problem(self) -> ConflictError | ExecFailedError | UntrustedError | None:
+    def problem(
+        self,
+    ) -> ConflictError | ExecFailedError | UntrustedError | AcceptedError | None:
         """The stop at a conflict, as the error to report: the patch, its conflicting
         files and the upstream commits behind them; or the --exec command failing on the
         finished rebase; None when the rebase is done."""
@@ -88,10 +93,29 @@ class RebaseOutcome:
         if c is None and self.untrusted:
             return untrusted_error(self.untrusted, self.patch_root)
         if c is None:
-            return None
+            return accepted_error(self.records)
         if self.reorder is not None:
-            return stop_error(*self.reorder, c, self.where)
+            return stop_error(*self.reorder, c, self.where, self.accept)
         bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
+        proposed = [(h, m) for h, m in tiers.proposals(c.hunks, self.accept) if h not in bad]
+        fixed = [rewritten_note(c, self.subjects or {})] if c.rewritten else []
+        if not bad:
+            said = (
+                [
+                    plural(len(proposed), "proposed hunk")
+                    + " applied in the working tree (no markers): "
+                    + "; ".join(proposal_line(h, m) for h, m in proposed)
+                ]
+                if proposed
+                else ["its merge is applied in the working tree (no markers)"]
+            )
+            return ConflictError(
+                f"{c.name} stops for review: " + "; ".join(said + fixed),
+                self.where,
+                "check the files (edit them if need be), then `patchq rebase --continue`; "
+                "or --skip (drops the patch), --abort; `--accept METHOD` takes such "
+                "proposals without a stop",
+            )
         files = sorted({h.file for h in bad})
         drift = list(dict.fromkeys(x for h in bad for x in h.drift))
         subjects = self.subjects or {}
@@ -99,18 +123,60 @@ class RebaseOutcome:
         return ConflictError(
             f"{c.name} does not apply to {self.onto[:12]}: conflict in {', '.join(files)}"
             + (f" (upstream: {why})" if why else "")
-            + "".join(f"; {x}" for x in stop_notes(c, subjects)),
+            + "".join(f"; {x}" for x in stop_notes(c, subjects))
+            + "".join(f"; proposed: {proposal_line(h, m)}" for h, m in proposed)
+            + "".join(f"; {x}" for x in fixed),
             self.where,
             "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)",
         )
 
     @property
     def exit_code(self) -> int:
-        """0 when the run finished; 3 when it stopped at a conflict; 1 when the --exec
-        command failed on the finished rebase, or a configured one was not run (not
-        trusted)."""
+        """0 when the run finished; 3 when it stopped at a conflict or a proposal; 1 when
+        the --exec command failed on the finished rebase, a configured one was not run
+        (not trusted), or it took proposals the person accepted."""
         problem = self.problem
         return 0 if problem is None else problem.exit_code
+
+
+def proposal_line(h: HunkOutcome, method: str) -> str:
+    """One proposed hunk for a person: where, by what, and why (core.tiers)."""
+    file, line = tiers.place(h)
+    where = f"{file}:{line}" if line else file
+    why = tiers.evidence(h, method)
+    return f"{where} (hunk #{h.index + 1}) by {method}" + (f" ({why})" if why else "")
+
+
+def rewritten_note(c: PatchCheck, subjects: dict[str, str]) -> str:
+    """ "Fixed differently upstream" (DESIGN §4.1): what to say of a patch whose changed
+    lines upstream changed in every hunk — the upstream commits, and how to drop it."""
+    who = ", ".join(f"{x[:12]} {subjects.get(x, '')}".strip() for x in c.drift[:3])
+    more = f" and {len(c.drift) - 3} more" if len(c.drift) > 3 else ""
+    present = (
+        "; its added lines (or near-identical ones) are already there near the spot"
+        if c.added_present
+        else ""
+    )
+    return (
+        "upstream changed the lines it changes in every hunk"
+        + (f" ({who}{more})" if who else "")
+        + f": it may be fixed differently upstream{present} — `patchq rebase --skip` drops it"
+    )
+
+
+def accepted_error(records: tuple[DonePatch, ...]) -> AcceptedError | None:
+    """A finished rebase that took proposals because the person accepted them: done,
+    but to review (exit 1); None when it took none."""
+    taken = [d.patch for d in records if d.patch.accepted]
+    if not taken:
+        return None
+    what = ", ".join(f"{p.name} ({', '.join(p.accepted)})" for p in taken)
+    return AcceptedError(
+        f"the rebased series is written with {plural(len(taken), 'accepted proposal')} "
+        f"to review: {what}",
+        None,
+        "see `patchq report` (series.lock records them as `accepted`)",
+    )
 
 
 def untrusted_error(untrusted: tuple[Configured, ...], patch_root: str) -> UntrustedError:

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from patchq.core import tiers
 from patchq.core.errors import BadInputError, ConflictError
 from patchq.core.lock import without_exec
 from patchq.core.records import DonePatch, PatchOutcome, RebaseState, Reorder, Stack
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
-from patchq.rebase.replay import SERIES_SO_FAR, PatchCheck, Replay, lock_outcome
+from patchq.rebase.replay import SERIES_SO_FAR, PatchCheck, Replay, for_review, lock_outcome
 from patchq.rebase.stop import evidence, show_conflict, stopped
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
@@ -79,15 +80,32 @@ class ReorderOutcome:
         return 0 if self.stopped is None else 3
 
 
-def stop_error(verb: str, name: str, c: PatchCheck, where: str) -> ConflictError:
+def stop_error(
+    verb: str, name: str, c: PatchCheck, where: str, accept: tuple[str, ...] = ()
+) -> ConflictError:
     """A reorder stopped at patch `c`: what conflicts, and the way on."""
     bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
     files = sorted({h.file for h in bad})
-    what = (
-        f"conflict in {', '.join(files)}"
-        if files
-        else "its change is already made by a patch now before it"
-    )
+    proposed = tiers.proposals(c.hunks, accept)
+    if files:
+        what = f"conflict in {', '.join(files)}"
+    elif proposed or c.rewritten:
+        what = "for review, applied in the working tree, no markers: " + "; ".join(
+            [
+                *(
+                    f"{h.file} hunk #{h.index + 1} by {m}"
+                    + (f" ({tiers.evidence(h, m)})" if tiers.evidence(h, m) else "")
+                    for h, m in proposed
+                ),
+                *(
+                    ["the patches it now sits on changed every line it changes"]
+                    if c.rewritten
+                    else []
+                ),
+            ]
+        )
+    else:
+        what = "its change is already made by a patch now before it"
     return ConflictError(
         f"{verb} {name} stopped: {c.name} does not apply in the new order ({what})",
         where,
@@ -190,10 +208,11 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
             repo,
             stack.base,
             stack.base,
-            repo.config.fuzz,
-            pinned(g, repo, stack.base, entries),
+            fuzz=repo.config.fuzz,
+            preimage=pinned(g, repo, stack.base, entries),
             tree=g.commit_info(stack.commit_below(start))["tree"].decode(),
             resolutions=repo.resolutions(),
+            accept=repo.config.accept,
         )
         rp.ours = SERIES_SO_FAR
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
@@ -209,7 +228,13 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
             entry = new[k]
             assert entry.name is not None
             res = rp.step(entry)
-            if res.status in (CONFLICT, MISSING):
+            # DESIGN §4.1: no reorder rewrites a crossed patch's changed lines without a
+            # stop — a proposal (or a patch whose changed lines the patches it now sits on
+            # changed) stops as a conflict does, the proposal applied, no markers.
+            review = res.status not in (CONFLICT, MISSING) and for_review(res, repo.config.accept)
+            if res.status in (CONFLICT, MISSING) or review:
+                if review:
+                    res = replace(res, conflict_tree=res.tree)
                 w.flush()
                 # The rest of the series is replayed after the stop too: a resolution may
                 # change lines that later patches need.
@@ -236,7 +261,10 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
             author, message = identity(entry.name, patch, when, tz, g.user_identity())
             parent = commits[-1] if commits else stack.base
             commits.append(g.commit_object(res.tree, [parent], message, author, author))
-            done.append(_done(entry.name, res, outcome if k >= first else UNCHANGED, commits[-1]))
+            accepted = tiers.accepted(res.hunks, repo.config.accept)
+            done.append(
+                _done(entry.name, res, outcome if k >= first else UNCHANGED, commits[-1], accepted)
+            )
         commits = commits[:keep]
         w.flush()  # the trees must be in the repository before git diffs them
         refreshed = refreshed_files(g, repo, pairs)
@@ -262,7 +290,9 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
     )
 
 
-def _done(name: str, res: PatchCheck, outcome: str, commit: str) -> DonePatch:
+def _done(
+    name: str, res: PatchCheck, outcome: str, commit: str, accepted: tuple[str, ...]
+) -> DonePatch:
     """A patch the reorder replayed, as a stop hands it to the rebase."""
     return DonePatch(
         PatchOutcome(
@@ -275,6 +305,7 @@ def _done(name: str, res: PatchCheck, outcome: str, commit: str) -> DonePatch:
             None,
             evidence(res),
             res.hints,
+            accepted,
         ),
         res.tree_before,
         res.tree,
@@ -332,6 +363,7 @@ def _stop(
         reorder=Reorder(
             verb, name, tuple(e.name or "" for e in old), keep, place.anchor or "", place.after
         ),
+        accept=repo.config.accept,
     )
     show_conflict(ctx, st, res.name, res.conflict_tree)
     return ReorderOutcome(

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
 
 from patchq.core import bounded, placement
 from patchq.core import hunks as engine
@@ -43,14 +44,15 @@ from patchq.core.status import (
     MOVED,
     OFFSET,
     RANK,
+    REUSED,
     UPSTREAMED,
     drift_of,
     outcome,
 )
+from patchq.core.tiers import PARTLY, accepted, proposal, proposals
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo
-from patchq.rebase.drift import Attribution, Change, attribute
-from patchq.rebase.drift import histories as histories_for
+from patchq.rebase.drift import Drifted, drifted_sections
 from patchq.rebase.evidence import Provenance
 from patchq.stack.apply import (
     PINNED_FUZZ,
@@ -60,7 +62,6 @@ from patchq.stack.apply import (
     check_modes,
     fit_section,
     load_applicable,
-    load_patch,
 )
 from patchq.store.patchrepo import PatchRepo
 from patchq.store.statedir import crashpoint
@@ -90,6 +91,11 @@ class PatchCheck:
     # A conflict's regions left to a person, by file: `rebase --continue` remembers
     # what they wrote for each (core.resolutions).
     regions: tuple[tuple[str, Region], ...] = ()
+    # "Fixed differently upstream" (DESIGN §4.1): upstream changed the lines the patch
+    # removes or changes in every hunk, so the patch is never merged alone; and whether
+    # its added lines (or near-identical ones) are already upstream near the spot.
+    rewritten: bool = False
+    added_present: bool = False
 
     @property
     def status(self) -> str:
@@ -106,10 +112,6 @@ class PatchCheck:
     @property
     def drift(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c for h in self.hunks for c in h.drift))
-
-
-# Why a hunk upstream already holds stops its patch: the rest of the patch is not there.
-PARTLY = "already upstream, but the rest of its patch is not"
 
 
 def partly_upstream(hunks: list[HunkOutcome]) -> list[HunkOutcome]:
@@ -150,6 +152,16 @@ def stop_notes(p: PatchCheck, subjects: dict[str, str]) -> list[str]:
 
 
 SERIES_SO_FAR = "series so far"  # a reorder's markers: the patches replayed before
+
+
+def for_review(p: PatchCheck, accept: Sequence[str] = ()) -> bool:
+    """DESIGN §4.1: whether a replayed patch that landed stops for review — a proposal
+    `accept` does not take, or upstream (in a reorder: the patches it now sits on)
+    changed every line it changes and no accepted proposal took it. The one test
+    `rebase`, `check`, `sink` and `float` share."""
+    if proposals(p.hunks, accept):
+        return True
+    return p.rewritten and not accepted(p.hunks, accept)
 
 
 def lock_outcome(p: PatchCheck) -> str:
@@ -195,6 +207,12 @@ class Replay:
     # The label of the lines the patch meets in a conflict's markers: upstream's in a
     # rebase, `SERIES_SO_FAR` in a reorder (what is there is the series, not upstream).
     ours: str = "upstream"
+    # The current patch's hunks whose removed lines upstream changed, by (path, index),
+    # each with whether its added lines are already upstream near the spot.
+    _rewritten: dict[tuple[str, int], bool] = field(default_factory=dict)
+    # The proposed methods the person accepted (core.tiers): a hunk upstream holds in a
+    # patch it does not hold whole stops the patch unless `upstreamed` is among them.
+    accept: tuple[str, ...] = ()
 
     @classmethod
     def start(
@@ -203,11 +221,13 @@ class Replay:
         repo: PatchRepo,
         old_base: str,
         onto: str,
+        *,
         fuzz: int,
         preimage: Preimage | None,
         tree: str | None = None,
         conflict_trees: bool = True,
         resolutions: Book | None = None,
+        accept: tuple[str, ...] = (),
     ) -> Replay:
         onto_tree = tree or g.commit_info(onto)["tree"].decode()
         renames, changed = g.tree_changes(old_base, onto) if old_base != onto else ({}, frozenset())
@@ -224,6 +244,7 @@ class Replay:
             provenance=Provenance(g, old_base, onto) if old_base != onto else None,
             _upstream_changed=changed,
             resolutions=resolutions,
+            accept=accept,
         )
 
     def tree(self) -> str:
@@ -244,6 +265,7 @@ class Replay:
         self.open_regions = {}
         notes = list(patch.normalisations)
         self._hints = []
+        self._rewritten = {}
         placed: list[tuple[FilePatch, FilePatch]] = []
         for s in patch.sections:
             s, fixed = fit_section(st, s)
@@ -258,7 +280,17 @@ class Replay:
             if merged is not None:
                 markers[s2.path] = merged
         hunks, evidence = self._judge(patch, placed, hunks)
-        hunks = partly_upstream(hunks)
+        if UPSTREAMED not in self.accept:
+            hunks = partly_upstream(hunks)
+        hunks = self._located(placed, hunks)
+        rest = [h for h in hunks if h.status != UPSTREAMED]
+        rewritten = bool(rest) and all(
+            (h.file, h.index) in self._rewritten
+            and h.status not in (CLEAN, OFFSET, FUZZ)
+            and h.method not in (MOVED, REUSED)
+            for h in rest
+        )
+        present = rewritten and any(self._rewritten[(h.file, h.index)] for h in rest)
         if evidence is not None and all(h.status == UPSTREAMED for h in hunks):
             st.undo(before)  # upstream holds all of it: nothing of the patch stays
             st.changed = {}
@@ -300,10 +332,12 @@ class Replay:
             # An upstreamed patch leaves the series: nothing of it is left to review.
             () if all(h.status == UPSTREAMED for h in hunks) else tuple(dict.fromkeys(self._hints)),
             tuple((f, r) for f, rs in self.open_regions.items() if f in markers for r in rs),
+            rewritten,
+            present,
         )
         self.results.append(res)
         if any(h.status != CLEAN for h in hunks):
-            self.sections[entry.name] = _drifted(patch.sections, renames, hunks)
+            self.sections[entry.name] = drifted_sections(patch.sections, renames, hunks)
         return res
 
     def _judge(
@@ -361,6 +395,61 @@ class Replay:
             for h in hunks
         ], ev
 
+    def _note_rewritten(
+        self, s: FilePatch, content: bytes, name: str, pin_path: str | None
+    ) -> None:
+        """DESIGN §4.1 "fixed differently upstream": note each hunk of the section whose
+        lines upstream changed — a run of lines it removes is not where the alignment maps
+        the hunk (a pure insertion: the block it goes in is gone) — with whether its added
+        lines (or near-identical ones) are there near the spot."""
+        split = self.g.lines.split
+        up: list[bytes] | None = None
+        pre: bytes | None = None
+        for i, h in enumerate(s.hunks):
+            if up is None:
+                up = split(content)
+            old = list(h.old_lines)
+            if old and placement.count(up, old) > 0:
+                continue  # its block is there as it was: nothing upstream changed in it
+            if pre is None:
+                pre = self._preimage(s, name, pin_path) or b""
+            at, window = h.old_pos, up
+            if pre and pre != content and len(up) <= placement.HINT_LINES:
+                align = self._align(pre, content)
+                found = engine.locate(split(pre), h)
+                start = h.old_pos if found is None else found
+                at = align.at(start)
+                end = align.at(start + len(old), end=True)
+                pad = len(old) + 10
+                window = up[max(at - pad, 0) : end + pad]
+                if not any(tag == "-" for tag, _ in h.lines):
+                    if placement.alike_block(old, up[at:end]):
+                        continue  # a pure insertion whose block is still there
+                elif all(placement.count(window, run) > 0 for run in _removed_runs(h)):
+                    continue  # every line it removes is still near the spot
+            elif not any(tag == "-" for tag, _ in h.lines) or all(
+                placement.count(up, run) > 0 for run in _removed_runs(h)
+            ):
+                continue  # no pinned base to say more: only lines gone from the file count
+            self._rewritten[(s.path, i)] = _added_near(h, up, at)
+
+    def _located(
+        self, placed: Sequence[tuple[FilePatch, FilePatch]], hunks: list[HunkOutcome]
+    ) -> list[HunkOutcome]:
+        """Each proposed hunk with the line its change is at in the new file, for the
+        person who reviews it (core.tiers); the others as they are."""
+        by_path = {s2.path: s2 for _, s2 in placed}
+        out = []
+        for h in hunks:
+            sec = by_path.get(h.file)
+            if not proposal(h, hunks) or sec is None or h.index >= len(sec.hunks):
+                out.append(h)
+                continue
+            got = self.state.tree.get(h.file)
+            lines = self.g.lines.split(self.state.content(got[1])) if got is not None else []
+            out.append(replace(h, line=_line_of(sec.hunks[h.index], lines, h.moved_to)))
+        return out
+
     def _follow_rename(self, s: FilePatch) -> FilePatch:
         old = s.old_path
         if old is None or old not in self.renames or self.state.tree.get(old) is not None:
@@ -381,32 +470,10 @@ class Replay:
         if s.binary:
             return [HunkOutcome(path, 0, CONFLICT, reason="binary patch")], None
         current = st.get(s.old_path, where) if s.old_path is not None else st.get(s.path, where)
-        if s.is_new:
-            if current is not None:
-                wanted = engine.apply_hunks(None, s.hunks).content
-                same = st.content(current[1]) == wanted
-                status = UPSTREAMED if same else CONFLICT
-                return [
-                    HunkOutcome(
-                        path, i, status, reason="" if same else f"{path} already exists upstream"
-                    )
-                    for i in range(n)
-                ], None
-            res = engine.apply_hunks(None, s.hunks)
-            st.put(path, s.new_mode or FileMode.REGULAR, res.content, where)
-            return [HunkOutcome(path, i, CLEAN) for i in range(len(s.hunks))], None
-        if current is None:
-            if s.is_delete:
-                return [HunkOutcome(path, i, UPSTREAMED) for i in range(n)], None
-            if s.hunks:
-                # Upstream deleted the file: its blocks may live on in another file.
-                relocated = self._relocate(s, list(range(len(s.hunks))), None, None, None, where)
-                if relocated is not None:
-                    return [relocated[0][i] for i in range(len(s.hunks))], None
-            return [
-                HunkOutcome(path, i, MISSING, reason=f"{s.old_path} is gone upstream")
-                for i in range(n)
-            ], None
+        absent = self._absent(s, current, where)
+        if absent is not None:
+            return absent, None
+        assert current is not None
         # The refusals `apply` makes (application.apply_section), made here too: the replay
         # must never write through a symlink, into a submodule, or over upstream's file.
         if current[0] == GITLINK:
@@ -430,6 +497,7 @@ class Replay:
                 for i in range(n)
             ], None
         content = st.content(current[1])
+        self._note_rewritten(s, content, name, pin_path)
         res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
         # A hunk the engine could not place has no offset or fuzz, whatever it tried.
         checks = [
@@ -462,83 +530,35 @@ class Replay:
             theirs = engine.apply_hunks(
                 pre, s.hunks, fuzz=pinned_fuzz, split=self.g.lines.split, gnu=True
             )
-        doubtful = placement.doubtful(s.hunks, res, content, pre, theirs, split=self.g.lines.split)
-        if doubtful and pre is not None and theirs is not None:
-            # A hunk that moved to a place whose surroundings differ from the pinned base's
-            # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
-            merged, conflicts = self.g.merge_file(
-                content, pre, theirs.content, (self.ours, "base", name)
+        if pre is not None and theirs is not None:
+            res, failing = self._doubt(
+                s,
+                content,
+                res,
+                checks,
+                failing,
+                pre=pre,
+                theirs=theirs,
+                pinned_fuzz=pinned_fuzz,
+                name=name,
             )
-            if (conflicts or merged != res.content) and (failing or len(doubtful) > 1):
-                # The whole file's merge also holds the other hunks' conflicts: each doubt
-                # is then weighed by the merge of that hunk alone.
-                doubtful = [
-                    i
-                    for i in doubtful
-                    if not self._agrees_alone(s.hunks, i, content, pre, pinned_fuzz, name)
-                ]
-            if doubtful and (conflicts or merged != res.content):
-                failing = sorted(failing + doubtful)
-                for i in doubtful:
-                    checks[i] = replace(
-                        checks[i],
-                        status=CONFLICT,
-                        offset=0,
-                        fuzz=0,
-                        reason="its lines match only at a place that differs from the pinned base",
-                    )
-                res = placement.apply_only(
-                    content,
-                    s.hunks,
-                    [i for i in range(len(s.hunks)) if i not in failing],
-                    self.fuzz,
-                    self.g.lines.split,
-                )
-                final = res.content
-                for r in res.hunks:
-                    checks[r.index] = (
-                        HunkOutcome(path, r.index, drift_of(r.status), r.offset, r.fuzz)
-                        if r.applied
-                        else HunkOutcome(path, r.index, CONFLICT, reason=r.reason)
-                    )
-                failing = sorted(set(failing) | {r.index for r in res.failures})
+            final = res.content
         if s.old_path in self.upstream_changed():
-            self._hint(s, content, res, failing, pre, name, pin_path)
+            self._hint(s, content, res, failing=failing, pre=pre, name=name, pin_path=pin_path)
         if failing:
             cur = res.content
-            cur_lines = self.g.lines.split(cur)
-            pre_lines = self.g.lines.split(pre) if pre is not None else None
-            for i in list(failing):
-                back = engine.apply_hunks(cur, [s.hunks[i]], reverse=True, split=self.g.lines.split)
-                # Upstreamed only if the patched lines are there once: a look-alike
-                # elsewhere in the file proves nothing.
-                if (
-                    back.ok
-                    and placement.count(cur_lines, s.hunks[i].new_lines) == 1
-                    and placement.lacks_removed(s.hunks[i : i + 1], cur_lines, pre_lines)
-                    and not (
-                        pre_lines is not None
-                        and placement.kept(s.hunks[i : i + 1], cur_lines, cur_lines, pre_lines)
-                    )
-                ):
-                    checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
-                    failing.remove(i)
-            if failing and pre_lines is not None:
-                # Upstream rewrote the block and it now holds the patch's change: found
-                # by content, within the block the alignment maps the hunk to.
-                up_lines = self.g.lines.split(content)
-                assert pre is not None
-                align = self._align(pre, content)
-                for i in list(failing):
-                    if placement.held(s.hunks[i], pre_lines, up_lines, align):
-                        checks[i] = replace(
-                            checks[i],
-                            status=UPSTREAMED,
-                            reason="upstream's block already holds its change",
-                        )
-                        failing.remove(i)
+            self._held_upstream(s, content, cur, pre, failing=failing, checks=checks)
             if failing:
-                final, markers = self._merge(s, content, cur, pre, theirs, failing, checks, name)
+                final, markers = self._merge(
+                    s,
+                    content,
+                    cur,
+                    pre=pre,
+                    theirs=theirs,
+                    failing=failing,
+                    checks=checks,
+                    name=name,
+                )
         if markers is not None:
             return checks, markers
         if s.is_delete:
@@ -557,8 +577,152 @@ class Replay:
             st.put(path, mode, final, where)
         return checks, None
 
+    def _absent(
+        self, s: FilePatch, current: tuple[str, str] | None, where: str
+    ) -> list[HunkOutcome] | None:
+        """A section whose file is new, or gone upstream: its checks (the file made where
+        the patch creates it), or None when the file is there to be patched."""
+        st = self.state
+        path = s.path
+        n = max(len(s.hunks), 1)
+        if s.is_new:
+            if current is not None:
+                wanted = engine.apply_hunks(None, s.hunks).content
+                same = st.content(current[1]) == wanted
+                status = UPSTREAMED if same else CONFLICT
+                return [
+                    HunkOutcome(
+                        path, i, status, reason="" if same else f"{path} already exists upstream"
+                    )
+                    for i in range(n)
+                ]
+            res = engine.apply_hunks(None, s.hunks)
+            st.put(path, s.new_mode or FileMode.REGULAR, res.content, where)
+            return [HunkOutcome(path, i, CLEAN) for i in range(len(s.hunks))]
+        if current is None:
+            if s.is_delete:
+                return [HunkOutcome(path, i, UPSTREAMED) for i in range(n)]
+            if s.hunks:
+                # Upstream deleted the file: its blocks may live on in another file.
+                relocated = self._relocate(
+                    s, list(range(len(s.hunks))), cur=None, pre=None, up=None, where=where
+                )
+                if relocated is not None:
+                    return [relocated[0][i] for i in range(len(s.hunks))]
+            return [
+                HunkOutcome(path, i, MISSING, reason=f"{s.old_path} is gone upstream")
+                for i in range(n)
+            ]
+        return None
+
+    def _doubt(
+        self,
+        s: FilePatch,
+        content: bytes,
+        res: engine.FileResult,
+        checks: list[HunkOutcome],
+        failing: list[int],
+        *,
+        pre: bytes,
+        theirs: engine.FileResult,
+        pinned_fuzz: int,
+        name: str,
+    ) -> tuple[engine.FileResult, list[int]]:
+        """The pinned base doubts the engine: a hunk placed by offset or fuzz where its
+        surroundings differ from the pre-image's is kept only if the 3-way merge agrees.
+        Fills `checks`; returns the engine's result without the doubted hunks and the
+        failing hunks."""
+        path = s.path
+        doubtful = placement.doubtful(s.hunks, res, content, pre, theirs, split=self.g.lines.split)
+        if doubtful:
+            # A hunk that moved to a place whose surroundings differ from the pinned base's
+            # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
+            merged, conflicts = self.g.merge_file(
+                content, pre, theirs.content, (self.ours, "base", name)
+            )
+            if (conflicts or merged != res.content) and (failing or len(doubtful) > 1):
+                # The whole file's merge also holds the other hunks' conflicts: each doubt
+                # is then weighed by the merge of that hunk alone.
+                doubtful = [
+                    i
+                    for i in doubtful
+                    if not self._agrees_alone(
+                        s.hunks, i, content, pre=pre, fuzz=pinned_fuzz, name=name
+                    )
+                ]
+            if doubtful and (conflicts or merged != res.content):
+                failing = sorted(failing + doubtful)
+                for i in doubtful:
+                    checks[i] = replace(
+                        checks[i],
+                        status=CONFLICT,
+                        offset=0,
+                        fuzz=0,
+                        reason="its lines match only at a place that differs from the pinned base",
+                    )
+                res = placement.apply_only(
+                    content,
+                    s.hunks,
+                    [i for i in range(len(s.hunks)) if i not in failing],
+                    self.fuzz,
+                    self.g.lines.split,
+                )
+                for r in res.hunks:
+                    checks[r.index] = (
+                        HunkOutcome(path, r.index, drift_of(r.status), r.offset, r.fuzz)
+                        if r.applied
+                        else HunkOutcome(path, r.index, CONFLICT, reason=r.reason)
+                    )
+                failing = sorted(set(failing) | {r.index for r in res.failures})
+        return res, failing
+
+    def _held_upstream(
+        self,
+        s: FilePatch,
+        content: bytes,
+        cur: bytes,
+        pre: bytes | None,
+        *,
+        failing: list[int],
+        checks: list[HunkOutcome],
+    ) -> None:
+        """The failing hunks upstream already holds (they reverse-apply, their patched
+        lines once; or upstream's rewritten block holds the change): marked upstreamed in
+        `checks` and taken out of `failing`."""
+        cur_lines = self.g.lines.split(cur)
+        pre_lines = self.g.lines.split(pre) if pre is not None else None
+        for i in list(failing):
+            back = engine.apply_hunks(cur, [s.hunks[i]], reverse=True, split=self.g.lines.split)
+            # Upstreamed only if the patched lines are there once: a look-alike
+            # elsewhere in the file proves nothing.
+            if (
+                back.ok
+                and placement.count(cur_lines, s.hunks[i].new_lines) == 1
+                and placement.lacks_removed(s.hunks[i : i + 1], cur_lines, pre_lines)
+                and not (
+                    pre_lines is not None
+                    and placement.kept(s.hunks[i : i + 1], cur_lines, cur_lines, pre_lines)
+                )
+            ):
+                checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
+                failing.remove(i)
+        if failing and pre_lines is not None:
+            # Upstream rewrote the block and it now holds the patch's change: found
+            # by content, within the block the alignment maps the hunk to.
+            up_lines = self.g.lines.split(content)
+            assert pre is not None
+            align = self._align(pre, content)
+            for i in list(failing):
+                if placement.held(s.hunks[i], pre_lines, up_lines, align):
+                    checks[i] = replace(
+                        checks[i],
+                        status=UPSTREAMED,
+                        reason="upstream's block already holds its change",
+                    )
+                    failing.remove(i)
+
     def _agrees_alone(
-        self, hunks: Sequence[Hunk], i: int, content: bytes, pre: bytes, fuzz: int, name: str
+        self, hunks: Sequence[Hunk], i: int, content: bytes, *, pre: bytes, fuzz: int, name: str
     ) -> bool:
         """Whether the 3-way merge of hunk `i` alone (its change on the pinned base into
         upstream's file) is clean and puts it where the engine placed it."""
@@ -581,6 +745,7 @@ class Replay:
         s: FilePatch,
         content: bytes,
         res: engine.FileResult,
+        *,
         failing: Sequence[int],
         pre: bytes | None,
         name: str,
@@ -691,6 +856,7 @@ class Replay:
         self,
         s: FilePatch,
         failing: Sequence[int],
+        *,
         cur: bytes | None,
         pre: bytes | None,
         up: bytes | None,
@@ -714,20 +880,7 @@ class Replay:
             if pre is not None and up is not None and up_lines is not None and cur is not None
             else None
         )
-        # Only a file that holds one of the blocks' telling lines can hold a block: each
-        # file's index (made once per content) answers that without reading it through.
-        files: dict[str, Indexed] = {}
-        for p in sorted(self.upstream_changed()):
-            if p == path:
-                continue
-            got = self.state.tree.peek(p)
-            if got is None or got[0] not in FILES or got[1] is None:
-                continue
-            ix = self._indexed(got[1], p)
-            if ix is not None and ix.has_any(firsts):
-                files[p] = ix
-        if cur_lines is not None:
-            files[path] = index(cur_lines)
+        files = self._candidates(path, firsts, cur_lines)
         if not files:
             return None
         out: dict[int, HunkOutcome] = {}
@@ -794,6 +947,41 @@ class Replay:
                 elif i not in out:
                     out[i] = HunkOutcome(path, i, CONFLICT if cur is not None else MISSING)
             return out, None
+        own = self._move_blocks(s, plans, cur, cur_lines, where)
+        return out, own if cur is not None else b""
+
+    def _candidates(
+        self, path: str, firsts: set[bytes], cur_lines: list[bytes] | None
+    ) -> dict[str, Indexed]:
+        """The files a moved block may have gone to: those upstream changed that hold one
+        of the blocks' telling lines, and the section's own file (`cur_lines`)."""
+        # Only a file that holds one of the blocks' telling lines can hold a block: each
+        # file's index (made once per content) answers that without reading it through.
+        files: dict[str, Indexed] = {}
+        for p in sorted(self.upstream_changed()):
+            if p == path:
+                continue
+            got = self.state.tree.peek(p)
+            if got is None or got[0] not in FILES or got[1] is None:
+                continue
+            ix = self._indexed(got[1], p)
+            if ix is not None and ix.has_any(firsts):
+                files[p] = ix
+        if cur_lines is not None:
+            files[path] = index(cur_lines)
+        return files
+
+    def _move_blocks(
+        self,
+        s: FilePatch,
+        plans: Sequence[tuple[int, Found]],
+        cur: bytes | None,
+        cur_lines: list[bytes] | None,
+        where: str,
+    ) -> bytes | None:
+        """Each planned hunk's change made where its block was found: the other files
+        written to the tree, the section's own file returned (None where it is gone)."""
+        path = s.path
         own = cur
         edits: dict[str, list[bytes]] = {}
         for i, f in sorted(plans, key=lambda x: -x[1].line):
@@ -814,7 +1002,7 @@ class Replay:
             got = self.state.tree.peek(p)
             assert got is not None
             self.state.put(p, got[0], data, where)
-        return out, own if cur is not None else b""
+        return own
 
     def _preimage(self, s: FilePatch, name: str, pin_path: str | None = None) -> bytes | None:
         """The file this section was made against: from the pinned base, else `index`."""
@@ -830,6 +1018,7 @@ class Replay:
         s: FilePatch,
         content: bytes,
         cur: bytes,
+        *,
         pre: bytes | None,
         theirs: engine.FileResult | None,
         failing: list[int],
@@ -875,7 +1064,7 @@ class Replay:
             for i in failing:
                 checks[i] = replace(checks[i], status=MERGE, anchored=True, reason="")
             return placed, None
-        moved = self._relocate(s, failing, cur, pre, content, f"{name}:{s.lineno}")
+        moved = self._relocate(s, failing, cur=cur, pre=pre, up=content, where=f"{name}:{s.lineno}")
         if moved is not None:
             found, moved_cur = moved
             for i in failing:
@@ -913,141 +1102,72 @@ class Replay:
         return content, merged
 
 
-def upstream_renames(g: GitRepo, old: str, new: str) -> dict[str, str]:
-    """Files upstream renamed between two commits (old path → new path)."""
-    if old == new:
-        return {}
-    return g.renames(old, new)
+def _removed_runs(h: Hunk) -> list[list[bytes]]:
+    """The runs of consecutive lines hunk `h` removes."""
+    runs: list[list[bytes]] = []
+    prev = ""
+    for tag, c in h.lines:
+        if tag == "-":
+            if prev != "-":
+                runs.append([])
+            runs[-1].append(c)
+        prev = tag
+    return runs
 
 
-def attribute_drift(
-    g: GitRepo,
-    old_base: str,
-    onto: str,
-    results: Sequence[PatchCheck],
-    repo: PatchRepo,
-    entries: Sequence[Entry],
-    histories: dict[str, list[Change]] | None = None,
-    renames: dict[str, str] | None = None,
-    sections: dict[str, dict[str, Drifted]] | None = None,
-) -> tuple[list[PatchCheck], dict[str, str]]:
-    """Fill each non-clean hunk's `drift`: one `git log` per file that drifted (a caller
-    that attributes patch by patch passes the same `histories` to keep it so).
+def _squeezed(line: bytes) -> bytes:
+    return b"".join(line.split())
 
-    Also returns the subjects of the commits named, for messages and reports."""
-    subjects: dict[str, str] = {}
-    if old_base == onto:
-        return list(results), subjects
-    by_name = {e.name: e for e in entries}
-    base_tree = MemTree(g.read_tree, g.commit_info(old_base)["tree"].decode())
-    histories = {} if histories is None else histories
-    texts: dict[str, list[bytes] | None] = {}  # old base's files, read and split once
-    drifted = {h.file for r in results for h in r.hunks if h.status != CLEAN}
-    drifted |= {h.moved_to[0] for r in results for h in r.hunks if h.moved_to is not None}
-    missing = drifted - set(histories)
-    if missing:
-        if renames is None:
-            renames = upstream_renames(g, old_base, onto)
-        histories.update(histories_for(g, old_base, onto, missing, renames))
-    out = []
-    for r in results:
-        if all(h.status == CLEAN for h in r.hunks):
-            out.append(r)
+
+def _added_near(h: Hunk, up: Sequence[bytes], at: int) -> bool:
+    """Whether every line hunk `h` adds (blank ones aside) is in `up` near line `at` as
+    it is, or nearly (whitespace aside, or 90% alike): upstreaming with edits."""
+    added = [_squeezed(c) for tag, c in h.lines if tag == "+"]
+    added = [a for a in added if a]
+    if not added:
+        return False
+    span = len(h.old_lines) + len(added)
+    window = [_squeezed(x) for x in up[max(at - span - 10, 0) : at + span + 10]]
+    have = set(window)
+    for a in added:
+        if a in have:
             continue
-        entry = by_name.get(r.name)
-        secs = (sections or {}).get(r.name)
-        if secs is None:
-            secs = (
-                _drifted(load_patch(repo, entry)[1].sections, r.renames, r.hunks)
-                if entry is not None
-                else {}
-            )
-        new_hunks = []
-        for h in r.hunks:
-            sec = secs.get(h.file)
-            if h.status == CLEAN or sec is None:
-                new_hunks.append(h)
-                continue
-            subjects.update((c.commit, c.subject) for c in histories[h.file])
-            if sec.old_path is None or h.index not in sec.hunks:
-                # A file the patch creates (upstream created it too), or a section without
-                # hunks: every upstream commit to the file is behind it.
-                every = tuple(c.commit for c in histories[h.file])
-                new_hunks.append(replace(h, drift=every, touched_by=every))
-                continue
-            start, length = _region(g, base_tree, sec.old_path, sec.hunks[h.index], texts)
-            att: Attribution = attribute(histories[h.file], start, length)
-            h = replace(
-                h, drift=att.for_status(h.status), touched_by=att.touched, shifted=len(att.moved)
-            )
-            new_hunks.append(_moved_by(h, histories))
-        done = replace(r, hunks=tuple(new_hunks))
-        if done.evidence is not None and not done.evidence.commit:
-            # Upstreamed by content: the newest upstream commit behind its hunks made it so.
-            behind = done.drift
-            if behind:
-                done = replace(done, evidence=Evidence(done.evidence.kind, behind[-1]))
-        out.append(done)
-    return out, subjects
+        if not any(
+            SequenceMatcher(None, a, w, autojunk=False).ratio() >= 0.9
+            for w in window
+            if abs(len(w) - len(a)) <= len(a) // 5
+        ):
+            return False
+    return True
 
 
-def _moved_by(h: HunkOutcome, histories: dict[str, list[Change]]) -> HunkOutcome:
-    """A moved hunk with the upstream commit that moved its block: one that changed both
-    its old file and the file it went to (else the newest that touched its old place)."""
-    if h.moved_to is None or h.moved_to[2]:
-        return h
-    there = {c.commit for c in histories.get(h.moved_to[0], [])}
-    both = [c for c in h.drift if c in there] or [
-        c.commit for c in histories.get(h.file, []) if c.commit in there
+def _line_of(h: Hunk, lines: Sequence[bytes], moved_to: tuple[str, int, str] | None) -> int:
+    """Where hunk `h`'s change is in `lines` (1-based; 0 where not found): where its new
+    lines occur, else after its leading context, else its first added line, else
+    before its trailing context — each nearest the hunk's own place."""
+    if moved_to is not None:
+        return moved_to[1]
+    lead = 0
+    while lead < len(h.lines) and h.lines[lead][0] == " ":
+        lead += 1
+    trail = 0
+    while trail < len(h.lines) - lead and h.lines[len(h.lines) - 1 - trail][0] == " ":
+        trail += 1
+    added = [c for tag, c in h.lines if tag == "+"]
+    before = [c for _, c in h.lines[:lead]]
+    after = [c for _, c in h.lines[len(h.lines) - trail :]]
+    probes: list[tuple[list[bytes], int]] = [
+        (list(h.new_lines), lead),
+        (before, lead),
+        (added[:1], 0),
+        (after, -len(added)),
     ]
-    by = both[-1] if both else (h.drift[-1] if h.drift else "")
-    return replace(h, moved_to=(h.moved_to[0], h.moved_to[1], by))
-
-
-@dataclass(frozen=True, slots=True)
-class Drifted:
-    """What drift attribution needs of a section: its old path and its unclean hunks."""
-
-    old_path: str | None
-    hunks: dict[int, Hunk]
-
-
-def _drifted(
-    sections: Sequence[FilePatch], renames: Sequence[tuple[str, str]], checks: Sequence[HunkOutcome]
-) -> dict[str, Drifted]:
-    """A patch's unclean hunks by the path the replay reported them under."""
-    renamed = dict(renames)
-    want: dict[str, set[int]] = {}
-    for c in checks:
-        if c.status != CLEAN:
-            want.setdefault(c.file, set()).add(c.index)
-    out = {}
-    for s in sections:
-        path = renamed.get(s.path, s.path)
-        if path in want:
-            out[path] = Drifted(s.old_path, {i: s.hunks[i] for i in want[path] if i < len(s.hunks)})
-    return out
-
-
-def _region(
-    g: GitRepo,
-    base_tree: MemTree,
-    path: str,
-    h: Hunk,
-    texts: dict[str, list[bytes] | None],
-) -> tuple[int, int]:
-    """Where a hunk's context and removed lines sit in the old base's file (0-based).
-
-    `texts` keeps each file read and split once for all the hunks that drifted in it."""
-    if path not in texts:
-        try:
-            entry = base_tree.get(path)
-        except UnsafePathError:
-            entry = None
-        texts[path] = g.lines.split(g.read_blob(entry[1])) if entry is not None else None
-    lines = texts[path]
-    if lines is not None:
-        start = engine.locate(lines, h)
-        if start is not None:
-            return start, len(h.old_lines)
-    return h.old_pos, len(h.old_lines)
+    for probe, shift in probes:
+        n = len(probe)
+        if not n:
+            continue
+        hits = [i for i in range(len(lines) - n + 1) if lines[i : i + n] == probe]
+        if hits:
+            best = min(hits, key=lambda i: abs(i - h.new_pos))
+            return max(best + shift, 0) + 1
+    return 0

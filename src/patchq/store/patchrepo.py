@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from patchq.core.errors import BadInputError
 from patchq.core.paths import check_name
 from patchq.core.series import Series
+from patchq.core.tiers import parse_accept, valid_names
 from patchq.store.files import atomic_write, confine, escaping_link, read_optional, read_regular
 
 if TYPE_CHECKING:
@@ -77,6 +78,9 @@ class Config:
     exec: str | None = None
     exec_each: str | None = None
     lint_allow: tuple[str, ...] = ()  # LINT_ALLOW kinds this repo's patches are fine without
+    # The proposed methods (DESIGN §4.1, core.tiers) `rebase` and `check` take without a
+    # stop, as `--accept` does.
+    accept: tuple[str, ...] = ()
     extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod
@@ -101,6 +105,7 @@ class Config:
             "exec": str,
             "exec-each": str,
             "lint-allow": list,
+            "accept": list,
         }
         kwargs: dict[str, object] = {}
         extra: dict[str, object] = {}
@@ -124,6 +129,16 @@ class Config:
                 "its values: " + ", ".join(f'"{k}"' for k in LINT_ALLOW),
             )
         kwargs["lint_allow"] = tuple(allow)
+        accept = kwargs.pop("accept", [])
+        assert isinstance(accept, list)
+        try:
+            if not all(isinstance(a, str) for a in accept):
+                raise ValueError(
+                    f"`accept` must be a list of method names (valid: {valid_names()})"
+                )
+            kwargs["accept"] = parse_accept(accept)
+        except ValueError as e:
+            raise BadInputError(f"`accept`: {e}", where) from None
         guards = kwargs.pop("guards", [])
         assert isinstance(guards, list)
         if not all(isinstance(g, str) and g and not g.startswith(("+", "-")) for g in guards):

@@ -49,6 +49,8 @@ def _extras(p: PatchOutcome | StoppedPatch) -> dict[str, Any]:
         doc["evidence"] = dict(p.evidence)
     if p.hints:
         doc["hints"] = list(p.hints)
+    if isinstance(p, PatchOutcome) and p.accepted:
+        doc["accepted"] = list(p.accepted)
     return doc
 
 
@@ -75,6 +77,7 @@ def _hunk(doc: dict[str, Any]) -> HunkOutcome:
         # Absent from records before issue 26: no narrower list, no count.
         touched_by=jr.texts(doc, "touched_by") if "touched_by" in doc else (),
         shifted=jr.integer(doc, "shifted") if "shifted" in doc else 0,
+        line=jr.integer(doc, "line") if "line" in doc else 0,
     )
 
 
@@ -106,6 +109,7 @@ def _outcome(doc: dict[str, Any]) -> PatchOutcome:
         jr.flag_or_none(doc, "shown"),
         _evidence(doc),
         _hints(doc),
+        jr.texts(doc, "accepted") if "accepted" in doc else (),
     )
 
 
@@ -210,6 +214,7 @@ def to_doc(s: RebaseState) -> dict[str, Any]:
             "after": s.reorder.after,
         },
         "untrusted": [c.to_doc() for c in s.untrusted],
+        "accept": list(s.accept),
     }
 
 
@@ -253,6 +258,7 @@ def from_doc(doc: dict[str, Any]) -> RebaseState:
             bool(jr.flag_or_none(reorder, "after")),
         ),
         _untrusted(doc),
+        jr.texts(doc, "accept") if "accept" in doc else (),
     )
 
 

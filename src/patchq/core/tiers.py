@@ -1,0 +1,151 @@
+"""Tiers (DESIGN §4.1 "Trust"): which placement methods act alone, and which only propose.
+
+A method that lands a hunk is either **automatic** (it finishes a patch alone) or
+**proposed**: the rebase stops for review at the patch, the proposal applied in the
+working tree, unless the person accepted that method (`rebase --accept`, `accept = [...]`
+in patchq.toml), when it is **accepted**: taken, recorded and reported, and the rebase
+exits 1 instead of 0. The table is the design's initial list (docs/trust.md); a method
+earns automatic status only by measured precision (issue 24, phase two).
+
+`upstreamed` is automatic when the whole patch is proven upstream; a hunk judged upstream
+inside a patch that is not upstream as a whole is a proposal (accepted as `upstreamed`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+
+from patchq.core.records import HunkOutcome
+from patchq.core.status import CONFLICT, MISSING, UPSTREAMED, Method
+
+
+class Tier(StrEnum):
+    """How far a hunk's method is trusted: the JSON's `tier`."""
+
+    AUTOMATIC = "automatic"
+    PROPOSED = "proposed"
+    ACCEPTED = "accepted"
+
+
+AUTOMATIC, PROPOSED, ACCEPTED = Tier.AUTOMATIC, Tier.PROPOSED, Tier.ACCEPTED
+
+# The design's initial list (DESIGN §4.1), until a measured run promotes a method.
+TIERS: dict[str, Tier] = {
+    Method.EXACT: AUTOMATIC,
+    Method.OFFSET: AUTOMATIC,
+    Method.MERGE: AUTOMATIC,
+    Method.REUSED: AUTOMATIC,
+    Method.UPSTREAMED: AUTOMATIC,  # the whole patch proven upstream; else a proposal
+    Method.FUZZ: PROPOSED,  # during a rebase (apply's fuzz policy is the person's own)
+    Method.ZEALOUS: PROPOSED,
+    Method.WORD: PROPOSED,
+    Method.ANCHORED: PROPOSED,
+    Method.MOVED: PROPOSED,
+    Method.DELETE_WINS: PROPOSED,
+}
+
+# What `--accept` and `accept = [...]` may name (besides `all`): every proposed method,
+# and `upstreamed` for a hunk upstream holds inside a patch it does not hold whole.
+ACCEPTABLE: tuple[str, ...] = (
+    *(str(m) for m, t in TIERS.items() if t == PROPOSED),
+    str(Method.UPSTREAMED),
+)
+ALL = "all"
+
+# Why a hunk upstream already holds stops its patch: the rest of the patch is not there.
+PARTLY = "already upstream, but the rest of its patch is not"
+
+
+def valid_names() -> str:
+    """The names `--accept` takes, for a one-line error."""
+    return ", ".join((*ACCEPTABLE, ALL))
+
+
+def parse_accept(values: Iterable[str]) -> tuple[str, ...]:
+    """The methods named by `values` (each may hold a comma-separated list; `all` names
+    every acceptable method), in ACCEPTABLE's order. ValueError names the first unknown
+    name and lists the valid ones."""
+    names: set[str] = set()
+    for v in values:
+        for raw in str(v).split(","):
+            name = raw.strip()
+            if not name:
+                continue
+            if name == ALL:
+                names.update(ACCEPTABLE)
+            elif name in ACCEPTABLE:
+                names.add(name)
+            else:
+                raise ValueError(f"unknown method {name!r} to accept (valid: {valid_names()})")
+    return tuple(m for m in ACCEPTABLE if m in names)
+
+
+def proposal(h: HunkOutcome, hunks: Sequence[HunkOutcome]) -> str:
+    """The proposed method of hunk `h` of a patch with `hunks` ("" for a hunk placed by
+    an automatic method, or not placed): a proposed method's, or `upstreamed` for a hunk
+    upstream holds in a patch it does not hold whole."""
+    if h.status == UPSTREAMED or h.reason.startswith(PARTLY):
+        whole = all(x.status == UPSTREAMED for x in hunks)
+        return "" if whole else str(Method.UPSTREAMED)
+    if h.status in (CONFLICT, MISSING):
+        return ""
+    m = h.method
+    return m if TIERS.get(m) == PROPOSED else ""
+
+
+def tier(h: HunkOutcome, hunks: Sequence[HunkOutcome], accept: Iterable[str]) -> Tier | None:
+    """The tier of hunk `h` (None for a hunk that did not land)."""
+    p = proposal(h, hunks)
+    if p:
+        return ACCEPTED if p in set(accept) else PROPOSED
+    if h.status in (CONFLICT, MISSING):
+        return None
+    return AUTOMATIC
+
+
+def proposals(
+    hunks: Sequence[HunkOutcome], accept: Iterable[str] = ()
+) -> list[tuple[HunkOutcome, str]]:
+    """The hunks of a patch that a proposed method placed and `accept` does not take,
+    each with its method."""
+    taken = set(accept)
+    out = []
+    for h in hunks:
+        p = proposal(h, hunks)
+        if p and p not in taken:
+            out.append((h, p))
+    return out
+
+
+def accepted(hunks: Sequence[HunkOutcome], accept: Iterable[str]) -> tuple[str, ...]:
+    """The proposed methods `accept` took in a patch, each once, in order."""
+    taken = set(accept)
+    return tuple(dict.fromkeys(p for h in hunks if (p := proposal(h, hunks)) in taken and p))
+
+
+def place(h: HunkOutcome) -> tuple[str, int]:
+    """Where a proposed hunk's change is: the file (where upstream moved its block, for
+    a moved one) and the 1-based line (0: not known)."""
+    if h.moved_to is not None:
+        return h.moved_to[0], h.moved_to[1]
+    return h.file, h.line
+
+
+def evidence(h: HunkOutcome, method: str) -> str:
+    """Why the proposal is made, for a person to weigh: the method's own reason where it
+    gave one."""
+    if h.reason and not h.reason.startswith(PARTLY):
+        return h.reason
+    return _WHY.get(method, "")
+
+
+_WHY: dict[str, str] = {
+    Method.FUZZ: "its context matched only with fuzz",
+    Method.ANCHORED: "placed where its removed lines (or anchor line) occur once",
+    Method.MOVED: "its block was found unchanged elsewhere",
+    Method.UPSTREAMED: "upstream already holds this hunk, but not the rest of its patch",
+    Method.ZEALOUS: "the 3-way merge conflicted; both sides' common lines were merged",
+    Method.WORD: "the 3-way merge conflicted; the change was merged word by word",
+    Method.DELETE_WINS: "upstream edited lines the patch deletes; the deletion was kept",
+}

@@ -1,0 +1,78 @@
+""" "Fixed differently upstream" (issue #24 point 4, DESIGN §4.1): when upstream changed
+the lines a patch changes in every hunk, the patch is never merged alone — a stop whose
+message names the upstream commits, so that `rebase --skip` drops it — and where the
+patch's added lines (or near-identical ones) are already upstream near the spot, the
+stop says so. End to end through the CLI on real repositories.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from ..conftest import Queue, Result, Upstream, run_patchq
+from .test_check_rebase import advance, make_patch, pin, sub
+
+LINES = "".join(f"line {i}\n" for i in range(1, 21))
+CODE = "int f(int n) {\n  if (n > 0)\n    legacy(n);\n  return n;\n}\n" + LINES
+
+
+def cli(queue: Queue, *args: str) -> Result:
+    return run_patchq("--dir", str(queue.path), *args)
+
+
+def pinned(upstream: Upstream, queue: Queue, patchq: Callable[..., Result], mine: str) -> None:
+    upstream.write("f.c", CODE)
+    base = upstream.commit("base")
+    pin(upstream, queue, patchq, [("p.patch", make_patch(upstream, "", {"f.c": mine}))], base)
+
+
+def test_a_patch_whose_lines_upstream_rewrote_stops_naming_the_commits(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    pinned(upstream, queue, patchq, sub(CODE, "  if (n > 0)\n", "  if (n >= 0)\n"))
+    fix = advance(
+        upstream, "f: accept zero", {"f.c": sub(CODE, "  if (n > 0)\n", "  if (n > -1)\n")}
+    )
+    r = cli(queue, "check", "--onto", "main", "--json")
+    assert r.code == 3, r.err
+    (p,) = json.loads(r.out)["patches"]
+    assert p["rewritten"] == {"commits": [fix], "added_present": False}
+    text = cli(queue, "check", "--onto", "main").out
+    assert "fixed differently upstream?" in text
+    # Never merged alone: the word merge is a proposal, and the stop names the commit.
+    r = cli(queue, "rebase", "--onto", "main")
+    assert r.code == 3, r.err
+    said = f"upstream changed the lines it changes in every hunk ({fix[:12]} f: accept zero)"
+    assert said in r.err and "by word" in r.err
+    assert "`patchq rebase --skip` drops it" in r.err
+    r = cli(queue, "rebase", "--skip")
+    assert r.code == 0, r.err
+    assert queue.series().startswith("# dropped in ")
+    assert upstream.read("f.c").decode() == sub(CODE, "  if (n > 0)\n", "  if (n > -1)\n")
+
+
+def test_added_lines_already_upstream_near_the_spot_are_evidence(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    pinned(upstream, queue, patchq, sub(CODE, "    legacy(n);\n", "    modern(n);\n"))
+    advance(upstream, "use modern()", {"f.c": sub(CODE, "    legacy(n);\n", "    modern( n );\n")})
+    r = cli(queue, "check", "--onto", "main", "--json")
+    assert r.code == 3, r.err
+    (p,) = json.loads(r.out)["patches"]
+    assert p["rewritten"]["added_present"] is True
+    r = cli(queue, "rebase", "--onto", "main")
+    assert r.code == 3, r.err
+    assert "its added lines (or near-identical ones) are already there near the spot" in r.err
+
+
+def test_a_patch_with_a_hunk_upstream_left_alone_is_not_rewritten(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    mine = sub(sub(CODE, "  if (n > 0)\n", "  if (n >= 0)\n"), "line 15\n", "LINE 15\n")
+    pinned(upstream, queue, patchq, mine)
+    advance(upstream, "f: accept zero", {"f.c": sub(CODE, "  if (n > 0)\n", "  if (n > -1)\n")})
+    r = cli(queue, "check", "--onto", "main", "--json")
+    (p,) = json.loads(r.out)["patches"]
+    assert p["rewritten"] is None
+    assert "fixed differently" not in cli(queue, "rebase", "--onto", "main").err

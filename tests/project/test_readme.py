@@ -122,8 +122,16 @@ def test_readme_shows_the_example_workflow_verbatim() -> None:
     text = README.read_text(encoding="utf-8")
     workflow = (ROOT / "examples" / "github-workflow.yml").read_text(encoding="utf-8")
     assert f"```yaml\n{workflow}```\n" in text
-    assert "patchq check --onto origin/main --json" in workflow
+    # Issue 24 point 7: check and rebase take the same --accept; the proposals taken lead
+    # the pull request (method, measured precision, evidence) and make it a draft to
+    # review; a stop fails the job with its message in the summary.
+    assert 'patchq check --onto origin/main --accept "$ACCEPT" --json' in workflow
+    assert 'patchq rebase --onto origin/main --accept "$ACCEPT"' in workflow
+    assert 'select(.tier == "accepted")' in workflow and ".proposal.precision" in workflow
+    assert "draft: ${{ steps.rebase.outputs.review == 'true' }}" in workflow
+    assert "### The rebase stopped" in workflow
     assert "patchq report --format md" in workflow
+    assert "--exec" not in workflow.split("steps:", 1)[1]  # no build without an explicit --exec
     assert not (ROOT / ".github" / "workflows" / "github-workflow.yml").exists()
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from patchq.core import tiers
 from patchq.core.errors import PatchqError
 from patchq.core.lock import placement_text
+from patchq.core.records import HunkOutcome
 from patchq.core.series import Entry
 from patchq.core.status import REVIEWABLE, Outcome
 from patchq.core.status import Status as Word
@@ -741,7 +742,7 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
                             "name": p.name,
                             "status": p.status,
                             "hunks": [
-                                h.to_doc() | {"tier": tiers.tier(h, p.hunks, out.accept)}
+                                h.to_doc() | _tier_doc(h, p.hunks, out.accept)
                                 for h in p.hunks
                             ],
                             "normalisations": notes_json(p.normalisations),
@@ -1021,3 +1022,13 @@ def linted(out: LintOutcome, as_json: bool = False) -> Rendered:
     if not out.findings:
         return (info("lint: no findings"),)
     return tuple(data(f.line()) for f in out.findings)
+
+
+def _tier_doc(
+    h: HunkOutcome, hunks: Sequence[HunkOutcome], accept: Sequence[str]
+) -> dict[str, object]:
+    """A hunk's `tier`, and for a proposal its method and that method's measured
+    precision (`proposal`; null for a hunk no proposed method placed)."""
+    method = tiers.proposal(h, hunks)
+    proposal = {"method": method, "precision": tiers.measured(method)} if method else None
+    return {"tier": tiers.tier(h, hunks, accept), "proposal": proposal}

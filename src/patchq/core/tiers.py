@@ -45,6 +45,26 @@ TIERS: dict[str, Tier] = {
     Method.DELETE_WINS: PROPOSED,
 }
 
+# Each proposed method's measured precision (uses, right, wrong) on the validation split of
+# the refresh corpus, from the run bench/PRECISION.md records (`bench/realworld.py --mode
+# both`, checkout 8ad0a63): shown beside every proposal, so that a reviewer (or the CI
+# job's merge request) sees how often the method was right. A method absent here was not
+# used there: not measured yet.
+MEASURED: dict[str, tuple[int, int, int]] = {
+    Method.ZEALOUS: (1, 1, 0),
+    Method.ANCHORED: (5, 4, 1),
+}
+
+
+def measured(method: str) -> dict[str, int] | None:
+    """`method`'s measured precision as the JSON carries it, or None if not measured."""
+    got = MEASURED.get(method)
+    if got is None:
+        return None
+    uses, right, wrong = got
+    return {"uses": uses, "right": right, "wrong": wrong}
+
+
 # What `--accept` and `accept = [...]` may name (besides `all`): every proposed method,
 # and `upstreamed` for a hunk upstream holds inside a patch it does not hold whole.
 ACCEPTABLE: tuple[str, ...] = (

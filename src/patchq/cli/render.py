@@ -742,8 +742,7 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
                             "name": p.name,
                             "status": p.status,
                             "hunks": [
-                                h.to_doc() | _tier_doc(h, p.hunks, out.accept)
-                                for h in p.hunks
+                                h.to_doc() | _tier_doc(h, p.hunks, out.accept) for h in p.hunks
                             ],
                             "normalisations": notes_json(p.normalisations),
                             "evidence": None if p.evidence is None else p.evidence.doc(),

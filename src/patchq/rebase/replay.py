@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from difflib import SequenceMatcher
 
 from patchq.core import bounded, placement
 from patchq.core import hunks as engine
@@ -1132,8 +1131,9 @@ def _added_near(h: Hunk, up: Sequence[bytes], at: int) -> bool:
     for a in added:
         if a in have:
             continue
+        # Bounded (issue 27, class 5): two lines too long to compare are not alike.
         if not any(
-            SequenceMatcher(None, a, w, autojunk=False).ratio() >= 0.9
+            (bounded.ratio(a, w) or 0.0) >= 0.9
             for w in window
             if abs(len(w) - len(a)) <= len(a) // 5
         ):

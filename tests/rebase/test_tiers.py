@@ -119,6 +119,13 @@ def test_accepted_proposals_are_taken_recorded_and_exit_1(
     (rec,) = json.loads(queue.lock())["patches"]
     assert (rec["rebase"], rec["methods"], rec["accepted"]) == ("merged", ["word"], ["word"])
     assert cli(queue, "verify").code == 0
+    # The report (one model, every format) names the accepted proposal for review.
+    doc = json.loads(cli(queue, "report", "--format", "json").out)
+    assert doc["needs_review"] == ["p.patch"] and doc["patches"][0]["accepted"] == ["word"]
+    fact = "accepted proposal (word): taken without a stop — review it"
+    assert fact in doc["patches"][0]["facts"]
+    for fmt in ("text", "md", "html"):
+        assert fact in cli(queue, "report", "--format", fmt).out, fmt
 
 
 def test_accept_in_the_config_and_its_errors(

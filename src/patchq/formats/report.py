@@ -66,6 +66,8 @@ class PatchReview:
     dropped: int = 0  # hunks of the old patch the new one no longer has
     # What the report says of the patch, one line each, the same in every format.
     facts: tuple[str, ...] = ()
+    # The proposed methods `--accept`/`accept` took in it without a stop (DESIGN §4.1).
+    accepted: tuple[str, ...] = ()
 
     @property
     def detailed(self) -> bool:
@@ -96,6 +98,7 @@ class Review:
             or p.anchored
             or p.dropped
             or p.outcome in (Outcome.RESOLVED, Outcome.DROPPED)
+            or p.accepted
             or any(h.method in REVIEWABLE for h in p.hunks)
         )
 
@@ -264,6 +267,7 @@ def review(record: LastRebase) -> Review:
             ev,
             tuple(p.hints),
             dropped,
+            accepted=tuple(p.accepted),
         )
         reviews.append(_with_facts(review_, dict(record.subjects)))
     runs = tuple((x.command, x.ok, x.code, x.patch, x.note) for x in record.exec_runs)
@@ -283,7 +287,12 @@ def _parsed(data: bytes, name: str) -> Patch:
 
 def _with_facts(p: PatchReview, subjects: Mapping[str, str]) -> PatchReview:
     """The patch's review with what the report says of it in words (`facts`)."""
-    facts = [_hunk_line(h, subjects, p.outcome) for h in p.hunks if h.status != Status.CLEAN]
+    facts = (
+        [f"accepted proposal ({', '.join(p.accepted)}): taken without a stop — review it"]
+        if p.accepted
+        else []
+    )
+    facts += [_hunk_line(h, subjects, p.outcome) for h in p.hunks if h.status != Status.CLEAN]
     facts += [
         f"{v.file}: a hunk of the old patch was dropped"
         + (" by hand" if p.outcome == Outcome.RESOLVED else "")
@@ -548,6 +557,7 @@ def to_json(r: Review) -> str:
                 "change": p.kind,
                 "hunks_moved": p.moved,
                 "hunks_dropped": p.dropped,
+                "accepted": list(p.accepted),
                 "facts": list(p.facts),
                 "drift": list(p.drift),
                 "hunks": [h.to_doc() for h in p.hunks],

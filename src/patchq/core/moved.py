@@ -73,6 +73,15 @@ def index(lines: Sequence[bytes]) -> Indexed:
     return Indexed(ended, frozenset(ended))
 
 
+def index_text(lines: list[bytes]) -> Indexed:
+    """`index` of a text's lines as `core.patch.split_lines` gives them, where only the
+    last can lack its newline: the list is copied in C and that line alone ended."""
+    ended = list(lines)
+    if ended and not ended[-1].endswith(b"\n"):
+        ended[-1] += b"\n"
+    return Indexed(ended, frozenset(ended))
+
+
 def anchors_of(block: Sequence[bytes]) -> list[bytes]:
     """The block's telling lines, ended: those a file must hold for it to be found there."""
     return [x for x in map(_ended, block) if telling(x)]

@@ -18,15 +18,17 @@ counts as upstreamed by reverse-applying only if its patched lines occur once.
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from patchq.core import bounded, placement
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.header import origins
 from patchq.core.hints import NEAR, hunk_hints, maybe_sibling, stripped
-from patchq.core.moved import Found, Indexed, anchors_of, find_block, index
+from patchq.core.moved import Found, Indexed, anchors_of, find_block, index_text
 from patchq.core.names import Normalisation
 from patchq.core.patch import FilePatch, Hunk, Patch
 from patchq.core.paths import FILES, FileMode
@@ -37,6 +39,7 @@ from patchq.core.series import Entry
 from patchq.core.status import (
     CLEAN,
     CONFLICT,
+    EXACT,
     FUZZ,
     MERGE,
     MISSING,
@@ -209,6 +212,8 @@ class Replay:
     # The current patch's hunks whose removed lines upstream changed, by (path, index),
     # each with whether its added lines are already upstream near the spot.
     _rewritten: dict[tuple[str, int], bool] = field(default_factory=dict)
+    # The sections' "rewritten upstream" tests, made only when the patch's outcome asks.
+    _notes: list[Callable[[], None]] = field(default_factory=list)
     # The proposed methods the person accepted (core.tiers): a hunk upstream holds in a
     # patch it does not hold whole stops the patch unless `upstreamed` is among them.
     accept: tuple[str, ...] = ()
@@ -265,6 +270,7 @@ class Replay:
         notes = list(patch.normalisations)
         self._hints = []
         self._rewritten = {}
+        self._notes = []
         placed: list[tuple[FilePatch, FilePatch]] = []
         for s in patch.sections:
             s, fixed = fit_section(st, s)
@@ -284,11 +290,14 @@ class Replay:
         hunks = self._located(placed, hunks)
         rest = [h for h in hunks if h.status != UPSTREAMED]
         rewritten = bool(rest) and all(
-            (h.file, h.index) in self._rewritten
-            and h.status not in (CLEAN, OFFSET, FUZZ)
-            and h.method not in (MOVED, REUSED)
+            h.status not in (CLEAN, OFFSET, FUZZ) and h.method not in (MOVED, REUSED)
             for h in rest
         )
+        if rewritten:
+            # Whether upstream rewrote the lines of every hunk matters only now.
+            for note in self._notes:
+                note()
+            rewritten = all((h.file, h.index) in self._rewritten for h in rest)
         present = rewritten and any(self._rewritten[(h.file, h.index)] for h in rest)
         if evidence is not None and all(h.status == UPSTREAMED for h in hunks):
             st.undo(before)  # upstream holds all of it: nothing of the patch stays
@@ -395,7 +404,12 @@ class Replay:
         ], ev
 
     def _note_rewritten(
-        self, s: FilePatch, content: bytes, name: str, pin_path: str | None
+        self,
+        s: FilePatch,
+        content: bytes,
+        name: str,
+        pin_path: str | None,
+        skip: AbstractSet[int] = frozenset(),
     ) -> None:
         """DESIGN §4.1 "fixed differently upstream": note each hunk of the section whose
         lines upstream changed — a run of lines it removes is not where the alignment maps
@@ -405,9 +419,11 @@ class Replay:
         up: list[bytes] | None = None
         pre: bytes | None = None
         for i, h in enumerate(s.hunks):
+            old = list(h.old_lines)
+            if old and i in skip:
+                continue  # its block is there as it was (the engine placed it so)
             if up is None:
                 up = split(content)
-            old = list(h.old_lines)
             if old and placement.count(up, old) > 0:
                 continue  # its block is there as it was: nothing upstream changed in it
             if pre is None:
@@ -496,8 +512,13 @@ class Replay:
                 for i in range(n)
             ], None
         content = st.content(current[1])
-        self._note_rewritten(s, content, name, pin_path)
         res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
+        # A hunk whose block the engine found as it was (exact, or moved) is not one
+        # upstream rewrote: only the others are looked at.
+        placed_as_was = {h.index for h in res.hunks if h.applied and h.status in (EXACT, OFFSET)}
+        self._notes.append(
+            partial(self._note_rewritten, s, content, name, pin_path, skip=placed_as_was)
+        )
         # A hunk the engine could not place has no offset or fuzz, whatever it tried.
         checks = [
             HunkOutcome(path, h.index, drift_of(h.status), h.offset, h.fuzz)
@@ -819,7 +840,7 @@ class Replay:
             return hit[1]
         data = self.state.content(blob)
         size = len(data) if len(data) <= placement.MOVED_BYTES else 0
-        found = index(self.g.lines.split(data)) if size else None
+        found = index_text(self.g.lines.split(data)) if size else None
         if hit is not None:
             self._indexes_bytes -= hit[2]
         self._indexes[key] = (blob, found, size)
@@ -967,7 +988,7 @@ class Replay:
             if ix is not None and ix.has_any(firsts):
                 files[p] = ix
         if cur_lines is not None:
-            files[path] = index(cur_lines)
+            files[path] = index_text(cur_lines)
         return files
 
     def _move_blocks(

@@ -18,8 +18,8 @@ counts as upstreamed by reverse-applying only if its patched lines occur once.
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Set as AbstractSet
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -290,8 +290,7 @@ class Replay:
         hunks = self._located(placed, hunks)
         rest = [h for h in hunks if h.status != UPSTREAMED]
         rewritten = bool(rest) and all(
-            h.status not in (CLEAN, OFFSET, FUZZ) and h.method not in (MOVED, REUSED)
-            for h in rest
+            h.status not in (CLEAN, OFFSET, FUZZ) and h.method not in (MOVED, REUSED) for h in rest
         )
         if rewritten:
             # Whether upstream rewrote the lines of every hunk matters only now.

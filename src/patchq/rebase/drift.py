@@ -11,7 +11,8 @@ few hundred drifted files, not per file or per hunk.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from patchq.core.patch import FilePatch, Hunk
@@ -42,6 +43,35 @@ class Attribution:
         if status == Status.OFFSET:
             return self.moved or self.touched
         return self.touched or self.moved
+
+
+def histories_later(
+    g: GitRepo, old: str, new: str, paths: Iterable[str], renames: dict[str, str]
+) -> Callable[[], dict[str, list[Change]]]:
+    """`histories`, asked of git at once and answered when called: its `git log` runs
+    beside the replay's own work (the first patch, provenance's diff of the range) on
+    another core, and the caller waits only where the first attribution needs it. An
+    error (or an interrupted git) is raised by the call, as `histories` raises it."""
+    wanted, names = list(paths), dict(renames)
+    box: dict[str, dict[str, list[Change]] | BaseException] = {}
+
+    def work() -> None:
+        try:
+            box["done"] = histories(g, old, new, wanted, names)
+        except BaseException as e:  # handed to the caller, who raises it
+            box["done"] = e
+
+    t = threading.Thread(target=work, name="patchq-histories", daemon=True)
+    t.start()
+
+    def answer() -> dict[str, list[Change]]:
+        t.join()
+        got = box["done"]
+        if isinstance(got, BaseException):
+            raise got
+        return got
+
+    return answer
 
 
 def histories(

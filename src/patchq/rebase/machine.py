@@ -14,6 +14,7 @@ what `rebase --continue` or `--abort` finishes or undoes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from patchq.core import tiers
@@ -27,8 +28,7 @@ from patchq.core.status import CONFLICT, MISSING, UPSTREAMED, Outcome
 from patchq.git.memtree import MemTree
 from patchq.rebase import execute
 from patchq.rebase.attribution import attribute_drift
-from patchq.rebase.drift import Change
-from patchq.rebase.drift import histories as histories_for
+from patchq.rebase.drift import Change, histories_later
 from patchq.rebase.finish import executed, finish
 from patchq.rebase.keep import release_rebase_objects
 from patchq.rebase.outcome import AbortOutcome, RebaseOutcome
@@ -179,16 +179,19 @@ def _run(
     touched = {rp.renames.get(p, p) for patch in todo_patches for p in patch.paths}
     if rp.provenance is not None:
         rp.provenance.expected = lambda: todo_patches
-    histories: dict[str, list[Change]] = (
-        histories_for(g, st.old_base, st.onto, touched, rp.renames)
+    # Asked now, read when the first patch's drift is attributed: git works on it while
+    # the first patch replays.
+    histories_ready: Callable[[], dict[str, list[Change]]] = (
+        histories_later(g, st.old_base, st.onto, touched, rp.renames)
         if touched and st.old_base != st.onto
-        else {}
+        else dict
     )
     for i, entry in enumerate(todo):
         assert entry.name is not None
         if progress is not None:
             progress(i, entry.name, len(todo))
         res = rp.step(entry)
+        histories = histories_ready()
         (res,), subjects = attribute_drift(
             g,
             st.old_base,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,10 @@ def object_id(kind: str, data: bytes) -> str:
     return h.hexdigest()
 
 
+# How many delta-held objects ObjectWriter keeps whole besides (the newest).
+_WHOLE = 8
+
+
 class ObjectWriter:
     """Collects new objects in memory and writes them in one batch (or never, in dry runs)."""
 
@@ -59,6 +64,9 @@ class ObjectWriter:
         # Dry runs keep everything in memory: a big blob that differs little from its
         # base is held as (kind, base, head length, middle, tail length) instead.
         self.deltas: dict[str, tuple[str, str, int, bytes, int, int]] = {}
+        # The last few objects held as deltas, whole: the next version of a file is
+        # made from the one just put, so its delta base is here, not rebuilt link by link.
+        self._whole: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
 
     def add(self, kind: str, data: bytes, base: str | None = None) -> str:
         """Queue an object; `base` names an earlier version (the same path's) as a hint."""
@@ -92,7 +100,14 @@ class ObjectWriter:
         if p + s < len(data) // 2:
             return False
         self.deltas[oid] = (kind, base, p, data[p : len(data) - s], s, depth)
+        self._keep_whole(oid, (kind, data))
         return True
+
+    def _keep_whole(self, oid: str, obj: tuple[str, bytes]) -> None:
+        self._whole[oid] = obj
+        self._whole.move_to_end(oid)
+        if len(self._whole) > _WHOLE:
+            self._whole.popitem(last=False)
 
     def maybe_flush(self, limit: int = 96 << 20) -> None:
         """Bound memory on long series: write what is pending once it exceeds `limit`."""
@@ -118,13 +133,19 @@ class ObjectWriter:
         hit = self.pending.get(oid)
         if hit is not None or oid not in self.deltas:
             return hit
+        whole = self._whole.get(oid)
+        if whole is not None:
+            self._whole.move_to_end(oid)
+            return whole
         kind, base, p, middle, s, _ = self.deltas[oid]
         got = self.get(base)
         if got is None and self.store is not None:
             got = self.store(base)
         assert got is not None
         b = got[1]
-        return kind, b[:p] + middle + (b[len(b) - s :] if s else b"")
+        out = kind, b[:p] + middle + (b[len(b) - s :] if s else b"")
+        self._keep_whole(oid, out)
+        return out
 
     def flush(self) -> int:
         """Write every pending object; returns how many were written.

@@ -17,19 +17,24 @@ import difflib
 import random
 import time
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from patchq.core import bounded
+from patchq.core import bounded, placement
 from patchq.core.errors import BadInputError
 from patchq.core.hints import _alike
 from patchq.core.hunks import diff as hunks_diff
 from patchq.core.moved import find_block
+from patchq.core.patch import parse
 from patchq.core.resolutions import resolved_regions
 from patchq.core.resolve import Region, _ratio
 from patchq.formats.report import HunkView, _side_by_side, interdiff
 from patchq.formats.script import build_files
+
+T = TypeVar("T")
 
 
 def best_of(f: Callable[[], object], runs: int = 3) -> float:
@@ -57,8 +62,8 @@ def words(n: int, seed: int) -> list[str]:
     return [f"w{rng.randrange(10**9)}\n" for _ in range(n)]
 
 
-def apply_opcodes(a: Sequence[str], b: Sequence[str], ops: list[bounded.Opcode]) -> list[str]:
-    out: list[str] = []
+def apply_opcodes(a: Sequence[T], b: Sequence[T], ops: list[bounded.Opcode]) -> list[T]:
+    out: list[T] = []
     for tag, i1, i2, j1, j2 in ops:
         out += list(a[i1:i2]) if tag == "equal" else list(b[j1:j2])
     return out
@@ -277,3 +282,52 @@ def long_conflict(n: int) -> tuple[bytes, bytes, Region]:
     resolved = (around + "the resolution\n" + around).encode()
     region = Region((b"b\n",), (b"a\n",), (b"c\n",), 2 * n, 2 * n, 7)
     return marked, resolved, region
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    a=st.lists(st.sampled_from("abcdef"), max_size=300),
+    b=st.lists(st.sampled_from("abcdef"), max_size=300),
+)
+def test_the_alignment_is_difflibs_own_within_its_steps(a: list[str], b: list[str]) -> None:
+    """The pinned base's alignment counts difflib's steps but changes none of them: within
+    the bound its opcodes are `SequenceMatcher(None, a, b)`'s (autojunk and all, which
+    lists of 200 lines or more use); a bound of no steps answers None, unless there is
+    nothing to search."""
+    want = difflib.SequenceMatcher(None, a, b).get_opcodes()
+    assert bounded.aligned(a, b) == want
+    got = bounded.aligned(a, b, 0)
+    assert got is None or got == want
+    if a:
+        assert got is None
+
+
+def test_the_pinned_base_alignment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two files of lines each repeated just under difflib's "popular" mark (1% of the
+    file): difflib's alignment grows far past quadratic (5.9 million steps, 2 s at 8,000
+    lines; a real 50,000-line configure script took 22 s). Past its steps (a small bound
+    here, to keep the test short) the alignment is the linear answer, marked as not
+    `whole`, and the checks that read where a line maps prove nothing by it."""
+    monkeypatch.setattr(bounded, "WORK", 200_000)
+
+    def lines(n: int, seed: int) -> list[bytes]:
+        rng = random.Random(seed)
+        return [b"line %d\n" % rng.randrange(max(n // 60, 2)) for _ in range(n)]
+
+    def make(n: int) -> Callable[[], object]:
+        pre, up = lines(n, 1), lines(n, 2)
+        return lambda: placement.Alignment(pre, up)
+
+    linear(make, 8000)
+    pre, up = lines(8000, 1), lines(8000, 2)
+    align = placement.Alignment(pre, up)
+    assert not align.whole
+    assert apply_opcodes(pre, up, align.ops) == up
+    # A hunk whose added lines are all somewhere in that middle is not judged held there.
+    hunk = (
+        parse(b"--- a/f\n+++ b/f\n@@ -1,1 +1,2 @@\n " + pre[0] + b"+" + up[1]).sections[0].hunks[0]
+    )
+    assert not placement.held(hunk, pre, up, align)
+    small = placement.Alignment(pre[:300], up[:300])
+    assert small.whole
+    assert small.ops == difflib.SequenceMatcher(None, pre[:300], up[:300]).get_opcodes()

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from difflib import SequenceMatcher
 
 from patchq.core import bounded, merge3
 from patchq.core import hunks as engine
@@ -219,7 +218,15 @@ class Alignment:
     """Where the pinned base's lines went in upstream's file (a line diff, made once)."""
 
     def __init__(self, pre: Sequence[bytes], up: Sequence[bytes]) -> None:
-        self.ops = SequenceMatcher(None, list(pre), list(up)).get_opcodes()
+        # difflib's alignment, within a bound of steps (issue 27, class 5: a file of
+        # lines repeated just under difflib's "popular" mark makes it quadratic and
+        # worse). Beyond it, the common head and tail and one replacement between, and
+        # `whole` False: no line in that replacement is mapped, so nothing is judged
+        # by where it maps (not held upstream, not moved, no hint).
+        pre_l, up_l = list(pre), list(up)
+        ops = bounded.aligned(pre_l, up_l, bounded.WORK)
+        self.whole = ops is not None
+        self.ops = ops if ops is not None else bounded.linear(pre_l, up_l)
 
     def at(self, x: int, end: bool = False) -> int:
         """Upstream's line for base line `x` (a changed block maps to its edges)."""
@@ -259,6 +266,8 @@ def held(h: Hunk, pre: Sequence[bytes], up: Sequence[bytes], align: Alignment) -
     there as many more times than in the pinned block as the patch adds it (not an older
     copy standing in, not a copy the patch would duplicate). Judged within that block
     only, never anywhere in the file."""
+    if not align.whole:
+        return False  # the files were too long to align: nothing is mapped, nothing held
     added = [x for _, _, a, _ in change_blocks(h) for x in ended(a) if x.strip()]
     adds = [x for x in added if not trivial(x)]
     if not adds:

@@ -428,8 +428,12 @@ class Replay:
             if pre is None:
                 pre = self._preimage(s, name, pin_path) or b""
             at, window = h.old_pos, up
-            if pre and pre != content and len(up) <= placement.HINT_LINES:
-                align = self._align(pre, content)
+            align = (
+                self._align(pre, content)
+                if pre and pre != content and len(up) <= placement.HINT_LINES
+                else None
+            )
+            if align is not None and align.whole:
                 found = engine.locate(split(pre), h)
                 start = h.old_pos if found is None else found
                 at = align.at(start)
@@ -802,6 +806,8 @@ class Replay:
             if p is None or i in failing:
                 assert pre is not None
                 align = align or self._align(pre, content)
+                if not align.whole:
+                    return  # too long to align: no hint where nothing is mapped
                 p = align.at(start)
             w = 2 * NEAR + 2
             plo, ulo = max(start - w, 0), max(p - w, 0)
@@ -899,6 +905,8 @@ class Replay:
             if pre is not None and up is not None and up_lines is not None and cur is not None
             else None
         )
+        if align is not None and not align.whole:
+            align = None  # too long to align: searched as where no base is pinned
         files = self._candidates(path, firsts, cur_lines)
         if not files:
             return None

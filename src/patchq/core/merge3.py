@@ -25,7 +25,7 @@ from operator import not_
 from typing import TypeVar
 
 from patchq.core.patch import Split, split_lines
-from patchq.core.resolve import Region, Resolution, ended, resolve
+from patchq.core.resolve import Outside, Region, Resolution, ended, resolve
 
 _MAX_COST_MIN = 256
 _HEUR_MIN_COST = 256
@@ -568,7 +568,7 @@ def merge(
                 )
             everywhere, base_words, up_words = context
             region = Counter(map(ended, l0[i0 : i0 + chg0]))
-            elsewhere = frozenset(everywhere - region)
+            elsewhere = Outside(everywhere, region)
             fixed = resolve(
                 l0[i0 : i0 + chg0],
                 l1[i1 : i1 + chg1],

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 
 from patchq.core import bounded
@@ -198,12 +198,25 @@ def _collide(x: Edit, y: Edit, lines: bool = True) -> bool:
     return s1 < e2 and s2 < e1
 
 
+@dataclass(frozen=True, slots=True)
+class Outside:
+    """The lines a file has outside one region of it: `everywhere` counts the file's
+    lines, `region` the region's. Asked line by line (`x in outside`), never built: a
+    file with many conflict regions is not copied once per region."""
+
+    everywhere: Counter[bytes]
+    region: Counter[bytes]
+
+    def __contains__(self, line: object) -> bool:
+        return isinstance(line, bytes) and self.everywhere[line] > self.region[line]
+
+
 def resolve(
     base: Sequence[bytes],
     ours: Sequence[bytes],
     theirs: Sequence[bytes],
     *,
-    elsewhere: frozenset[bytes] = frozenset(),
+    elsewhere: Container[bytes] = frozenset(),
     known: Callable[[bytes], bool] | None = None,
     upstream_wrote: Callable[[bytes], bool] | None = None,
 ) -> Resolution | None:
@@ -240,7 +253,7 @@ def _delete_wins(
     ours: Sequence[bytes],
     up: list[Edit],
     mine: list[Edit],
-    elsewhere: frozenset[bytes],
+    elsewhere: Container[bytes],
 ) -> Resolution | None:
     # Only what the patch deletes outright wins: a block it rewrites is a merge a person
     # makes, however unlike the old lines its new ones look.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from difflib import Match, SequenceMatcher
-from itertools import accumulate
+from itertools import accumulate, repeat
 
 # The most `len(a) * len(b)` compared by difflib (about a second of CPU at worst).
 LIMIT = 1_000_000
@@ -75,15 +75,15 @@ class _Counted(SequenceMatcher):  # type: ignore[type-arg]
         super().__init__(None, a, b)
         self.budget, self.na, self.nb = budget, len(a), len(b)
         chains: dict[Hashable, list[int]] = self.__dict__["b2j"]  # difflib's index of b
-        # steps[i]: what the search spends on a[:i] (a prefix sum, so each search's count
-        # is one subtraction however long its range).
-        self.steps = list(accumulate((1 + len(chains.get(x, ())) for x in a), initial=0))
+        # places[i]: how many places the lines a[:i] have in b (a prefix sum made in C,
+        # so each search's count is one subtraction however long its range).
+        self.places = list(accumulate(map(len, map(chains.get, a, repeat((), len(a)))), initial=0))
 
     def find_longest_match(
         self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
     ) -> Match:
         hi = self.na if ahi is None else ahi
-        self.budget -= self.steps[hi] - self.steps[alo]
+        self.budget -= (hi - alo) + self.places[hi] - self.places[alo]
         if self.budget < 0:
             raise _Budget
         return super().find_longest_match(alo, hi, blo, self.nb if bhi is None else bhi)

@@ -599,7 +599,7 @@ def write_md(
         "",
         *(
             [
-                f"**Sample: every {meta['sample']}th series by the sha256 of its name "
+                f"**Sample: every {meta['sample']}-th series by the sha256 of its name "
                 f"({len(results)} of the corpus's {meta.get('corpus_total')} series)**, not "
                 "the full corpus.",
                 "",

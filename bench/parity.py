@@ -52,6 +52,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import select
 import shutil
 import subprocess
@@ -611,6 +612,7 @@ def write_md(
             [
                 f"Where the time went (seconds summed over cases, {meta.get('patchq_runs')}"
                 f" for patchq, {meta.get('gnu_cache_hits', 0)} GNU verdicts from the cache; "
+                f"{meta.get('cpu_seconds')} CPU seconds in all; "
                 f"load average at the end {meta.get('load')}): "
                 + ", ".join(f"{k} {v}" for k, v in meta["phases"].items()),
                 "",
@@ -841,6 +843,13 @@ def main(argv: list[str] | None = None) -> int:
     meta["phases"] = {k: round(v) for k, v in phases.most_common()}
     meta["gnu_cache_hits"] = cache.hits
     meta["load"] = [round(x, 2) for x in os.getloadavg()]
+    # CPU seconds of this run and every process it waited for (GNU patch, git, the
+    # workers): what the run costs on dedicated cores, whatever else the machine runs.
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    meta["cpu_seconds"] = round(own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime)
     save(results, args.results, meta)
     cache.save()
     write_md(results, args.md, command, meta["seconds"], len(names), meta)

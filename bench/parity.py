@@ -695,6 +695,8 @@ def write_md(
         "| case | level | mechanism | detail |",
         "|---|---|---|---|",
     ]
+    if not any(r.get(lvl, {}).get("outcome") == "different" for r in recs for lvl in ("F0", "F2")):
+        L = L[:-2] + ["None."]
     for r in recs:
         for lvl in ("F0", "F2"):
             o = r.get(lvl)
@@ -758,7 +760,8 @@ def main(argv: list[str] | None = None) -> int:
         total = old["meta"].get("total") or (
             len(json.loads(index.read_text())) if index.is_file() else None
         )
-        write_md(old["cases"], args.md, old["meta"]["command"], None, total, old["meta"])
+        meta = old["meta"]
+        write_md(old["cases"], args.md, meta["command"], meta.get("seconds"), total, meta)
         return 0
     pq = args.patchq.split()
     if os.sep in pq[0] and not os.path.isabs(pq[0]):

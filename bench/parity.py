@@ -3,7 +3,8 @@
 
     python3 bench/parity.py [--corpus /work/corpus/parity] [--jobs 2]
                             [--results /work/corpus/parity-results.json] [--md bench/PARITY.md]
-                            [--patchq "CMD"] [--only NAME ...] [--fresh]
+                            [--patchq "CMD"] [--only NAME ...] [--sample N] [--fresh]
+                            [--process-per-run]
 
 Each case (written by `bench/harvest.py materialize`: base/ a git checkout of the upstream
 files the series names, patches/, series with `-pN`) is applied four ways on a copy of base/:
@@ -27,6 +28,20 @@ Parallel (--jobs), resumable (a case whose key and patchq version are in --resul
 run again; --fresh starts over), and --results is rewritten after every case so partial
 results can be read while a run goes on. Standard library, git and GNU patch; patchq only
 through its command line.
+
+Speed (issue 25: the corpus in under 30 minutes on 2 cores):
+- patchq's command lines run in one long-lived process per job (`parity_worker.py`, the
+  `--patchq` interpreter in place of `-m patchq`, calling the `main` that `python -m
+  patchq` calls), not two process starts per case; `--process-per-run` runs each as its
+  own process, as before. Where the command is not `... -m patchq`, each run is a process.
+- GNU patch's verdicts (per level: applied or not, the tree id, each patch's status) are
+  kept in `--gnu-cache` (default: beside --results), keyed by the case's manifest key,
+  a digest of its series, patches and base tree, and `patch --version`: GNU patch is run
+  again only where one of those changed, and for a difference (to name the differing
+  files). `--fresh` runs GNU patch on every case and rewrites the cache.
+- `--sample N` takes every N-th series by the sha256 of its name (hash mod N == 0).
+- Each case records where its time went (`phases`: copies of base/, GNU patch, its tree
+  ids, patchq), summed in the results' meta.
 """
 
 from __future__ import annotations
@@ -37,6 +52,8 @@ import hashlib
 import json
 import os
 import re
+import resource
+import select
 import shutil
 import subprocess
 import sys
@@ -103,16 +120,84 @@ MECHANISMS = [
 def run(
     cmd: list[str], cwd: Path | None = None, timeout: int = TIMEOUT
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "PATCHQ_TARGET"}
-    env.update(IDENT)
-    env["LC_ALL"] = "C"
-    env["QUILT_PATCHES"] = "patches"
+    env = child_env()
     try:
         return subprocess.run(
             cmd, cwd=cwd, env=env, capture_output=True, text=True, errors="replace", timeout=timeout
         )
     except subprocess.TimeoutExpired:
         return subprocess.CompletedProcess(cmd, 124, "", f"timeout after {timeout}s")
+
+
+def child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "PATCHQ_TARGET"}
+    env.update(IDENT)
+    env["LC_ALL"] = "C"
+    env["QUILT_PATCHES"] = "patches"
+    return env
+
+
+class Worker:
+    """One `parity_worker.py` process: patchq's `main` called once per command line."""
+
+    def __init__(self, cmd: list[str]) -> None:
+        self.cmd = cmd
+        self.proc: subprocess.Popen[str] | None = None
+
+    def _start(self) -> subprocess.Popen[str]:
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen(
+                self.cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                env=child_env(),
+            )
+        return self.proc
+
+    def call(self, argv: list[str], cwd: Path, timeout: int = TIMEOUT) -> tuple[int, str, str]:
+        proc = self._start()
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd)}) + "\n")
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], timeout)
+        line = proc.stdout.readline() if ready else ""
+        if not line:
+            self.close()
+            return 124 if not ready else 70, "", f"worker: no answer after {timeout}s"
+        ans = json.loads(line)
+        return int(ans["rc"]), ans["out"], ans["err"]
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+_workers = threading.local()
+_all_workers: list[Worker] = []
+
+
+def worker_cmd(pq: list[str]) -> list[str] | None:
+    """The worker's command for a `--patchq` command `... python -m patchq`, else None."""
+    if len(pq) >= 3 and pq[-2:] == ["-m", "patchq"]:
+        return [*pq[:-2], str(HERE / "parity_worker.py")]
+    return None
+
+
+def patchq_run(pq: list[str], args: list[str], cwd: Path, use_worker: bool) -> tuple[int, str, str]:
+    """Run `pq args` in `cwd`: in this job's worker, or as its own process."""
+    cmd = worker_cmd(pq) if use_worker else None
+    if cmd is None:
+        r = run([*pq, *args], cwd=cwd)
+        return r.returncode, r.stdout, r.stderr
+    w = getattr(_workers, "w", None)
+    if w is None:
+        w = _workers.w = Worker(cmd)
+        _all_workers.append(w)
+    return w.call(args, cwd)
 
 
 def copy_base(case: Path, dest: Path) -> None:
@@ -144,10 +229,16 @@ def gnu_status(stdout: str) -> str:
     return "clean"
 
 
-def gnu_apply(case: Path, work: Path, fuzz: int | None) -> dict[str, Any]:
+def gnu_apply(
+    case: Path, work: Path, fuzz: int | None, phases: Counter[str] | None = None
+) -> dict[str, Any]:
     """GNU patch walks the series; stops at the first patch it cannot apply."""
+    phases = Counter() if phases is None else phases
     dest = work / f"gnu-{'F0' if fuzz == 0 else 'default'}"
+    t = time.perf_counter()
     copy_base(case, dest)
+    phases["copy"] += time.perf_counter() - t
+    t = time.perf_counter()
     per: dict[str, str] = {}
     res: dict[str, Any] = {"ok": True, "patches": per}
     for name, strip in read_series(case):
@@ -170,14 +261,26 @@ def gnu_apply(case: Path, work: Path, fuzz: int | None) -> dict[str, Any]:
             res.update(ok=False, failed=name, error=(r.stdout + r.stderr).strip().splitlines()[-3:])
             break
         per[name] = gnu_status(r.stdout)
+    phases["gnu patch"] += time.perf_counter() - t
     if res["ok"]:
+        t = time.perf_counter()
         res["tree"] = tree_of(dest)
+        phases["gnu tree id"] += time.perf_counter() - t
     res["dir"] = str(dest)
     return res
 
 
-def patchq_apply(pq: list[str], case: Path, work: Path, fuzz: int) -> dict[str, Any]:
+def patchq_apply(
+    pq: list[str],
+    case: Path,
+    work: Path,
+    fuzz: int,
+    use_worker: bool = True,
+    phases: Counter[str] | None = None,
+) -> dict[str, Any]:
+    phases = Counter() if phases is None else phases
     target = work / f"pq-F{fuzz}"
+    t = time.perf_counter()
     copy_base(case, target)
     repo = work / f"pq-repo-F{fuzz}"
     (repo / "patches").mkdir(parents=True)
@@ -185,11 +288,14 @@ def patchq_apply(pq: list[str], case: Path, work: Path, fuzz: int) -> dict[str, 
     shutil.copyfile(case / "series", repo / "series")
     for name, _ in read_series(case):
         shutil.copyfile(case / "patches" / name, repo / "patches" / name)
-    args = [*pq, "--dir", str(repo), "--target", str(target), "apply", "--onto", "HEAD", "--json"]
+    args = ["--dir", str(repo), "--target", str(target), "apply", "--onto", "HEAD", "--json"]
     if fuzz:
         args += ["--fuzz", str(fuzz)]
+    phases["copy"] += time.perf_counter() - t
     t = time.perf_counter()
-    r = run(args, cwd=repo)
+    rc, stdout, stderr = patchq_run(pq, args, repo, use_worker)
+    phases["patchq"] += time.perf_counter() - t
+    r = subprocess.CompletedProcess(args, rc, stdout, stderr)
     res: dict[str, Any] = {
         "rc": r.returncode,
         "seconds": round(time.perf_counter() - t, 2),
@@ -313,13 +419,76 @@ def compare(gnu: dict[str, Any], pq: dict[str, Any], fuzz_refusal: bool = False)
     return {"outcome": "same", "both_refused": True}
 
 
-def run_case(pq: list[str], case: Path, work_root: Path) -> dict[str, Any]:
+def case_digest(case: Path) -> str:
+    """What GNU patch's verdict on a case depends on: its series, patches and base tree."""
+    h = hashlib.sha256((case / "series").read_bytes())
+    for name, _ in read_series(case):
+        h.update(b"\0" + name.encode() + b"\0" + (case / "patches" / name).read_bytes())
+    base = run(["git", "rev-parse", "HEAD^{tree}"], cwd=case / "base").stdout.strip()
+    return h.hexdigest()[:24] + ":" + base
+
+
+def gnu_version() -> str:
+    return run(["patch", "--version"]).stdout.splitlines()[0].strip()
+
+
+class GnuCache:
+    """GNU patch's verdicts by case key, digest and GNU version (`--gnu-cache`)."""
+
+    def __init__(self, path: Path | None, fresh: bool, version: str) -> None:
+        self.path, self.version, self.lock = path, version, threading.Lock()
+        self.data: dict[str, Any] = {}
+        if path is not None and path.is_file() and not fresh:
+            self.data = json.loads(path.read_text()).get("cases", {})
+        self.hits = 0
+
+    def key(self, case: Path, meta: dict[str, Any]) -> str:
+        return f"{meta.get('key')}:{case_digest(case)}:{self.version}"
+
+    def get(self, key: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        with self.lock:
+            got = self.data.get(key)
+            if got is None:
+                return None
+            self.hits += 1
+            return dict(got["F0"]), dict(got["default"])
+
+    def put(self, key: str, g0: dict[str, Any], g2: dict[str, Any]) -> None:
+        strip = [{k: v for k, v in g.items() if k != "dir"} for g in (g0, g2)]
+        with self.lock:
+            self.data[key] = {"F0": strip[0], "default": strip[1]}
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        with self.lock:
+            text = json.dumps({"gnu": self.version, "cases": self.data}, indent=0)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(text + "\n")
+        tmp.replace(self.path)
+
+
+def run_case(
+    pq: list[str],
+    case: Path,
+    work_root: Path,
+    use_worker: bool = True,
+    cache: GnuCache | None = None,
+) -> dict[str, Any]:
     meta = json.loads((case / "case.json").read_text())
     work = Path(tempfile.mkdtemp(prefix=case.name[:40] + "-", dir=work_root))
     t = time.perf_counter()
+    phases: Counter[str] = Counter()
     try:
-        g0 = gnu_apply(case, work, 0)
-        g2 = gnu_apply(case, work, None)
+        key = cache.key(case, meta) if cache is not None else None
+        got = cache.get(key) if cache is not None and key is not None else None
+        if got is not None:
+            g0, g2 = got
+        else:
+            g0 = gnu_apply(case, work, 0, phases)
+            g2 = gnu_apply(case, work, None, phases)
+            if cache is not None and key is not None:
+                cache.put(key, g0, g2)
         rec: dict[str, Any] = {
             "name": case.name,
             "key": meta.get("key"),
@@ -335,8 +504,14 @@ def run_case(pq: list[str], case: Path, work_root: Path) -> dict[str, Any]:
             rec["gnu_failed"] = {"patch": g2.get("failed"), "error": g2.get("error")}
             # GNU patch does not apply it on its own release: outside the parity measure.
             return rec
-        p0 = patchq_apply(pq, case, work, 0)
-        p2 = patchq_apply(pq, case, work, 2)
+        p0 = patchq_apply(pq, case, work, 0, use_worker, phases)
+        p2 = patchq_apply(pq, case, work, 2, use_worker, phases)
+        # A cached verdict has no tree to show: where the trees differ, GNU patch runs
+        # again to name the differing files.
+        if g0["ok"] and p0["rc"] == 0 and g0["tree"] != p0.get("tree") and "dir" not in g0:
+            g0 = gnu_apply(case, work, 0, phases)
+        if g2["ok"] and p2["rc"] == 0 and g2["tree"] != p2.get("tree") and "dir" not in g2:
+            g2 = gnu_apply(case, work, None, phases)
         rec["F0"] = compare(g0, p0, fuzz_refusal=not g0["ok"]) | {
             "patchq_rc": p0["rc"],
             "patchq_seconds": p0["seconds"],
@@ -350,9 +525,13 @@ def run_case(pq: list[str], case: Path, work_root: Path) -> dict[str, Any]:
         return rec
     finally:
         rec_time = round(time.perf_counter() - t, 2)
+        t = time.perf_counter()
         shutil.rmtree(work, ignore_errors=True)
+        phases["clean up"] += time.perf_counter() - t
         try:
             rec["seconds"] = rec_time
+            rec["phases"] = {k: round(v, 3) for k, v in sorted(phases.items())}
+            rec["gnu_cached"] = got is not None
         except NameError:
             pass
 
@@ -402,7 +581,9 @@ def write_md(
     command: str,
     seconds: float | None,
     total: int | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> None:
+    meta = meta or {}
     s = summarize(results)
     recs = sorted(results.values(), key=lambda r: r["name"])
     g = s["gnu"]
@@ -417,6 +598,28 @@ def write_md(
         "",
         f"Command: `{command}`" + (f" ({seconds:.0f} s)" if seconds else ""),
         "",
+        *(
+            [
+                f"**Sample: every {meta['sample']}-th series by the sha256 of its name "
+                f"({len(results)} of the corpus's {meta.get('corpus_total')} series)**, not "
+                "the full corpus.",
+                "",
+            ]
+            if meta.get("sample")
+            else []
+        ),
+        *(
+            [
+                f"Where the time went (seconds summed over cases, {meta.get('patchq_runs')}"
+                f" for patchq, {meta.get('gnu_cache_hits', 0)} GNU verdicts from the cache; "
+                f"{meta.get('cpu_seconds')} CPU seconds in all; "
+                f"load average at the end {meta.get('load')}): "
+                + ", ".join(f"{k} {v}" for k, v in meta["phases"].items()),
+                "",
+            ]
+            if meta.get("phases")
+            else []
+        ),
         *(
             [
                 f"**Partial run: {len(results)} of the {total} series of the corpus so far** "
@@ -492,6 +695,8 @@ def write_md(
         "| case | level | mechanism | detail |",
         "|---|---|---|---|",
     ]
+    if not any(r.get(lvl, {}).get("outcome") == "different" for r in recs for lvl in ("F0", "F2")):
+        L = L[:-2] + ["None."]
     for r in recs:
         for lvl in ("F0", "F2"):
             o = r.get(lvl)
@@ -533,7 +738,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--patchq", default=f"{sys.executable} -m patchq")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "parity-work")
     ap.add_argument("--only", nargs="*")
+    ap.add_argument(
+        "--sample", type=int, metavar="N", help="every N-th series (sha256 of its name mod N == 0)"
+    )
     ap.add_argument("--fresh", action="store_true")
+    ap.add_argument("--gnu-cache", type=Path, help="default: --results with .gnu.json")
+    ap.add_argument(
+        "--process-per-run",
+        action="store_true",
+        help="each patchq command line its own process (no parity_worker.py)",
+    )
     ap.add_argument(
         "--report",
         action="store_true",
@@ -546,7 +760,8 @@ def main(argv: list[str] | None = None) -> int:
         total = old["meta"].get("total") or (
             len(json.loads(index.read_text())) if index.is_file() else None
         )
-        write_md(old["cases"], args.md, old["meta"]["command"], None, total)
+        meta = old["meta"]
+        write_md(old["cases"], args.md, meta["command"], meta.get("seconds"), total, meta)
         return 0
     pq = args.patchq.split()
     if os.sep in pq[0] and not os.path.isabs(pq[0]):
@@ -562,7 +777,16 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if args.only:
         names = [n for n in names if n in args.only]
+    corpus_total = len(names)
+    if args.sample:
+        names = [
+            n for n in names if int(hashlib.sha256(n.encode()).hexdigest(), 16) % args.sample == 0
+        ]
     version = patchq_version(pq)
+    cache = GnuCache(
+        args.gnu_cache or args.results.with_suffix(".gnu.json"), args.fresh, gnu_version()
+    )
+    use_worker = not args.process_per_run
     results: dict[str, Any] = {}
     if args.results.is_file() and not args.fresh:
         old = json.loads(args.results.read_text())
@@ -575,12 +799,23 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     lock = threading.Lock()
     command = "python3 bench/parity.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    meta = {"patchq": version, "corpus": str(args.corpus), "command": command, "total": len(names)}
+    meta: dict[str, Any] = {
+        "patchq": version,
+        "corpus": str(args.corpus),
+        "command": command,
+        "total": len(names),
+        "sample": args.sample,
+        "corpus_total": corpus_total,
+        "gnu": cache.version,
+        "patchq_runs": "own process each" if not use_worker or not worker_cmd(pq) else "worker",
+    }
     t = time.time()
     done = 0
     print(f"{len(names)} cases, {len(todo)} to run", file=sys.stderr)
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
-        futs = {ex.submit(run_case, pq, args.corpus / n, args.work): n for n in todo}
+        futs = {
+            ex.submit(run_case, pq, args.corpus / n, args.work, use_worker, cache): n for n in todo
+        }
         for fut in concurrent.futures.as_completed(futs):
             n = futs[fut]
             try:
@@ -599,10 +834,28 @@ def main(argv: list[str] | None = None) -> int:
                 done += 1
                 if done % 10 == 0 or done == len(todo):
                     save(results, args.results, meta)
+                    cache.save()
                     print(f"  {done}/{len(todo)} in {time.time() - t:.0f}s", file=sys.stderr)
+    for w in _all_workers:
+        w.close()
     meta["seconds"] = round(time.time() - t)
+    phases: Counter[str] = Counter()
+    for n in todo:
+        for k, v in results.get(n, {}).get("phases", {}).items():
+            phases[k] += v
+    meta["phases"] = {k: round(v) for k, v in phases.most_common()}
+    meta["gnu_cache_hits"] = cache.hits
+    meta["load"] = [round(x, 2) for x in os.getloadavg()]
+    # CPU seconds of this run and every process it waited for (GNU patch, git, the
+    # workers): what the run costs on dedicated cores, whatever else the machine runs.
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    meta["cpu_seconds"] = round(own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime)
     save(results, args.results, meta)
-    write_md(results, args.md, command, meta["seconds"], len(names))
+    cache.save()
+    write_md(results, args.md, command, meta["seconds"], len(names), meta)
     s = summarize(results)
     print(
         json.dumps(

@@ -250,9 +250,12 @@ READS = {
         + b"@@ -4,5 +4,5 @@\n line 4\n LINE 5\n-line 6\n+LINE 6\n line 7\n LINE 8\n",
         {"overlapping-hunks"},
     ),
-    # The patch file cut inside its last (context) line: a line without its newline.
-    "eof-mid-line": (b"--- a/src/x.c\n+++ b/src/x.c\n" + GIT_HUNK[:-1], {"eof-mid-line"}),
-    # Cut inside a line, one blank context line short of its counts.
+    # The patch file cut inside its last (context) line: dropped, a blank line read there.
+    "eof-mid-line": (
+        b"--- a/src/x.c\n+++ b/src/x.c\n" + GIT_HUNK[:-1],
+        {"eof-mid-line", "eof-blank-context"},
+    ),
+    # Cut inside a line, one more blank context line short of its counts.
     "eof-mid-line-short": (
         b"--- a/src/x.c\n+++ b/src/x.c\n@@ -2,7 +2,7 @@\n line 2\n"
         + GIT_HUNK.split(b"\n", 1)[1][:-1],

@@ -228,6 +228,9 @@ def test_names_are_chosen_by_what_exists() -> None:
         def has_crlf(self, path: str) -> bool:
             return False
 
+        def mode(self, path: str) -> str | None:
+            return "100644" if path in self.files else None
+
     got, notes = resolve_section(s, Tree({"src/util.c"}))
     assert (got.old_path, got.new_path) == ("src/util.c", "src/util.c")
     assert [n.kind for n in notes] == [P.NAME_CHOICE]

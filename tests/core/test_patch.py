@@ -452,7 +452,7 @@ MALFORMED = [
         "truncated-hunk.patch",
         1,
         5,
-        "truncated hunk: header says 7 old and 7 new lines, found 4 and 4",
+        "truncated hunk: header says 7 old and 7 new lines, found 4 and 3",
     ),
     (
         "hunk-count-too-many.patch",
@@ -503,7 +503,8 @@ def test_broken_sample_is_refused(name: str, strip: int, line: int, phrase: str)
     "data, line, phrase",
     [
         (b"diff --git /dev/null b/x\n", 1, "names /dev/null"),
-        (b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n", 4, "truncated hunk"),
+        # One old and two new lines missing: GNU patch's blank padding cannot fill it.
+        (b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,3 @@\n-a\n+b\n", 4, "truncated hunk"),
         (
             b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n\\ No newline at end of file\n",
             5,

@@ -491,8 +491,8 @@ TABLE: list[Row] = [
     Row("nul-diff-git-line", ("nul-diff-git-line.patch",), phrase="contains a NUL byte"),
     # -- truncated hunks and line counts that lie
     Row("truncated", ("truncated-hunk.patch",), phrase="truncated-hunk.patch:3: truncated hunk"),
-    # GNU patch reads a last line cut short as a line without its newline: here a context
-    # line that then matches only with fuzz, as with `patch -F0`.
+    # GNU patch drops a last line cut short and reads a chopped blank context line in its
+    # place: here one that then matches only with fuzz, as with `patch -F0`.
     Row(
         "truncated-mid-line",
         ("truncated-mid-line.patch",),

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -268,6 +269,46 @@ def test_harvest_and_parity_on_a_fixture_corpus(tmp_path: Path) -> None:
         capture_output=True, text=True, env=ENV, cwd=tmp_path,
     )  # fmt: skip
     assert again.returncode == 0 and "10 cases, 0 to run" in again.stderr
+    assert out["meta"]["patchq_runs"] == "worker" and out["meta"]["gnu_cache_hits"] == 0
+
+    # GNU patch's verdicts come from the cache for a new results file, except where a
+    # case changed; each patchq run as its own process gives the same outcomes.
+    first = (corpus / "br-pkg0" / "series").read_text().split()[0]
+    with (corpus / "br-pkg0" / "patches" / first).open("a") as f:
+        f.write("trailing note\n")
+    cache = results.with_suffix(".gnu.json")
+    results2 = tmp_path / "results2.json"
+    run(str(PARITY), "--corpus", str(corpus), "--results", str(results2), "--gnu-cache",
+        str(cache), "--md", str(md), "--work", str(tmp_path / "work"), "--patchq",
+        f"{py} -m patchq", "--process-per-run")  # fmt: skip
+    out2 = json.loads(results2.read_text())
+    assert out2["meta"]["patchq_runs"] == "own process each"
+    assert out2["meta"]["gnu_cache_hits"] == 9
+    assert [n for n, r in out2["cases"].items() if not r["gnu_cached"]] == ["br-pkg0"]
+
+    def outcomes(recs: dict[str, Any]) -> dict[str, Any]:
+        keep = ("outcome", "patchq_rc", "mechanism", "methods", "normalisations")
+        return {
+            n: [r["gnu"], r.get("gnu_statuses")]
+            + [{k: v for k, v in r.get(lvl, {}).items() if k in keep} for lvl in ("F0", "F2")]
+            for n, r in recs.items()
+        }
+
+    same = outcomes(recs)
+    same["br-pkg0"] = outcomes(out2["cases"])["br-pkg0"]  # changed: a note after a diff
+    assert outcomes(out2["cases"]) == same
+    assert [x["outcome"] for x in same["br-pkg0"][2:]] == ["same", "same"]
+    assert {r["phases"]["patchq"] > 0 for r in out2["cases"].values() if "F0" in r} == {True}
+
+    # --sample N: the series whose name's sha256 is 0 mod N; --fresh runs GNU patch again
+    results3 = tmp_path / "results3.json"
+    run(str(PARITY), "--corpus", str(corpus), "--results", str(results3), "--gnu-cache",
+        str(cache), "--md", str(md), "--work", str(tmp_path / "work"), "--patchq",
+        f"{py} -m patchq", "--sample", "3", "--fresh")  # fmt: skip
+    out3 = json.loads(results3.read_text())
+    chosen = {n for n in kinds if int(hashlib.sha256(n.encode()).hexdigest(), 16) % 3 == 0}
+    assert set(out3["cases"]) == chosen and out3["meta"]["gnu_cache_hits"] == 0
+    assert "**Sample: every 3-th series" in md.read_text()
 
 
 def test_bumps_finds_a_version_bump_with_its_refreshed_series(tmp_path: Path) -> None:

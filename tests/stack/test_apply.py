@@ -202,7 +202,8 @@ def test_bad_series_and_patches_exit_4(upstream: Upstream, queue: Queue, patchq:
     r = patchq("apply", "--onto", base)
     assert r.code == 4 and "listed twice" in r.err and "series:2" in r.err
     (queue.path / "series").write_text("")
-    queue.add("bad.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-a\n+A\n")
+    # One old and two new lines short: no chopped blank context fills that (GNU patch too).
+    queue.add("bad.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n-a\n+A\n")
     r = patchq("apply", "--onto", base)
     assert r.code == 4 and "bad.patch:3:" in r.err and "truncated hunk" in r.err
     (queue.path / "series").write_text("../../etc/passwd\n")

@@ -28,9 +28,10 @@ NAME_CHOICE = "name-choice"  # old, new and Index: names differ; one chosen by t
 CREATED = "created"  # a hunk at line 0 whose file exists nowhere: GNU patch creates it
 CRLF = "crlf"  # a patch file with CRLF line ends applied to a file without them
 SKIPPED_TEXT = "skipped-text"  # text between or after sections that is no diff
-EOF_MID_LINE = "eof-mid-line"  # the patch ends inside a hunk line, without its newline
+EOF_MID_LINE = "eof-mid-line"  # the patch ends inside a hunk line: that line is dropped
 HUNK_OVERRUN = "lines-after-hunk"  # hunk lines after a hunk's counts are done: skipped
 SKIPPED_HUNK = "skipped-hunk"  # a hunk after text that ended its section: not applied
+INDEX_MODE = "index-mode"  # an `index` line's mode other than the file's: the file's kept
 GIT_NAMES = "git-names"  # `---`/`+++` names differ from the `diff --git` line's
 OVERLAP = "overlapping-hunks"  # a hunk starting inside the trailing context of the last
 
@@ -77,6 +78,13 @@ class TreeView(Protocol):
         """Whether the file at `path` has a CRLF line end (False when it does not exist)."""
         ...
 
+    def mode(self, path: str) -> str | None:
+        """The git mode of the file at `path` (`100644`, …), None when there is none."""
+        ...
+
+
+_REGULAR = ("100644", "100755")
+
 
 def resolve_section(s: FilePatch, tree: TreeView) -> tuple[FilePatch, tuple[Normalisation, ...]]:
     """The section as GNU patch would apply it to `tree`, and the normalisations that took.
@@ -87,7 +95,11 @@ def resolve_section(s: FilePatch, tree: TreeView) -> tuple[FilePatch, tuple[Norm
       creates it, under the name that needs the fewest new folders (pch.c);
     - a patch file whose `---`/`+++` lines end in CRLF (a converted patch file, not a
       patch of CRLF content) has its CRs stripped, as GNU patch does, unless the file it
-      changes has CRLF line ends itself (where GNU patch fails, patchq applies as is).
+      changes has CRLF line ends itself (where GNU patch fails, patchq applies as is);
+    - a git section that states no mode change (an `index <a>..<b> <mode>` line, or `old
+      mode`/`new mode` alike) keeps the file's own mode where the stated one differs
+      (`100644` said, `100755` found): GNU patch changes a mode only when the patch's old
+      and new modes differ (patch.c `set_mode`), and `git apply` only warns.
     """
     notes: list[Normalisation] = []
     out = s
@@ -128,6 +140,18 @@ def resolve_section(s: FilePatch, tree: TreeView) -> tuple[FilePatch, tuple[Norm
                     "created, as GNU patch does",
                 )
             )
+    if not out.is_new and out.new_mode in _REGULAR and out.old_mode == out.new_mode:
+        have = tree.mode(out.old_path or out.path)
+        if have in _REGULAR and have != out.new_mode:
+            notes.append(
+                Normalisation(
+                    INDEX_MODE,
+                    s.lineno,
+                    f"the patch states mode {out.new_mode} and no mode change, the file's mode "
+                    f"is {have}: kept, as GNU patch keeps it",
+                )
+            )
+            out = replace(out, old_mode=have, new_mode=have)
     if s.crlf and not tree.has_crlf(out.old_path or out.path):
         hunks = tuple(replace(h, lines=tuple((t, _uncr(c)) for t, c in h.lines)) for h in s.hunks)
         if hunks != s.hunks:

@@ -658,16 +658,20 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     append = lines.append
     blank = tabbed = 0  # damaged context lines: how many, and the first one's index
     first_blank = first_tab = 0
+    # GNU patch drops a last line the patch file ends inside of ("patch unexpectedly
+    # ends in middle of line", pch.c pget_line returns 0 for it): inside a hunk it is
+    # the end of the file. A `\\ No newline` marker so cut is still read as one.
+    end = n - 1 if n and not src[-1].endswith(b"\n") and src[-1][:1] != b"\\" else n
     # The hot loop of parsing: plain locals, one branch per line.
     while old_left > 0 or new_left > 0:
-        if i >= n:
-            if old_left == new_left <= 3 and _chopped_context(lines, old_left, src[i - 1]):
-                if not src[i - 1].endswith(b"\n"):
+        if i >= end:
+            if _chopped_context(lines, old_left, new_left):
+                if end < n:
                     cur.note(
                         EOF_MID_LINE,
-                        i,
-                        "the patch ends in the middle of a line: read as a line without its "
-                        "newline, as GNU patch reads it",
+                        n,
+                        "the patch ends in the middle of a line: that line is dropped, as "
+                        "GNU patch drops it",
                     )
                 # GNU patch (pch.c) takes up to three missing lines at the end of the
                 # patch for blank context lines an editor or mailer chopped off.
@@ -678,6 +682,7 @@ def _parse_hunk(cur: _Lines) -> Hunk:
                 )
                 lines.extend([(" ", b"\n")] * old_left)
                 old_left = new_left = 0
+                i = n  # the dropped line, if any, belongs to this hunk's text
                 break
             cur.i = i
             raise cur.error(
@@ -727,16 +732,6 @@ def _parse_hunk(cur: _Lines) -> Hunk:
     _note_damaged_context(cur, (blank, first_blank), (tabbed, first_tab))
     if old_left > 0 or new_left > 0:
         raise _count_error(cur, start, (old_len, new_len), (old_left, new_left))
-    if i == n and not src[-1].endswith(b"\n") and src[-1][:1] != b"\\":
-        # The patch file ends without a newline, inside a hunk line: GNU patch says
-        # "patch unexpectedly ends in middle of line" and reads it as a line without
-        # one (a context line so read then matches only with fuzz).
-        cur.note(
-            EOF_MID_LINE,
-            n,
-            "the patch ends in the middle of a line: read as a line without its newline, "
-            "as GNU patch reads it",
-        )
     nxt = cur.peek()
     if nxt is not None and nxt.startswith(b"\\") and lines:
         cur.take()
@@ -763,26 +758,15 @@ def _note_damaged_context(cur: _Lines, blank: tuple[int, int], tabbed: tuple[int
         )
 
 
-def _chopped_context(lines: list[tuple[str, bytes]], missing: int, last: bytes) -> bool:
-    """Whether a hunk the patch file ends `missing` lines short of lost only blank
-    trailing context (an editor dropped the file's last empty lines), not its change:
-    the change is there, the hunk ends in context, and that context with the missing
-    lines is no longer than its leading context. Anything else (a hunk that stops at a
-    change line, say) is refused as a truncated patch. A last line cut in the middle
-    (`last` without its newline) is read as GNU patch reads it too: a line without one."""
-    del last  # GNU patch fills chopped blank lines after a line cut short as well
-    if not lines or lines[-1][0] != " ":
-        return False
-    lead = trail = 0
-    for t, _ in lines:
-        if t != " ":
-            break
-        lead += 1
-    for t, _ in reversed(lines):
-        if t != " ":
-            break
-        trail += 1
-    return lead < len(lines) and trail + missing <= lead
+def _chopped_context(lines: list[tuple[str, bytes]], old_left: int, new_left: int) -> bool:
+    """Whether a hunk the patch file ends `old_left` old and `new_left` new lines short
+    of its counts is read as GNU patch 2.7.6 reads it (pch.c, another_hunk, unified
+    case): at the end of the file, while at most three new lines are missing
+    (`p_max - filldst < 3`), it reads a blank context line (" \\n"), "assume blank
+    lines got chopped". A context line fills both sides, so the hunk is whole only
+    when as many old as new lines are missing; GNU patch calls anything else a
+    malformed patch, and a hunk without a change line (no `p_prefix_context`) too."""
+    return 0 < old_left == new_left <= 3 and any(t != " " for t, _ in lines)
 
 
 def _count_error(

@@ -475,6 +475,10 @@ class _Tree:
             return False
         return b"\r\n" in self.state.content(entry[1])
 
+    def mode(self, path: str) -> str | None:
+        entry = self.state.tree.peek(path)
+        return None if entry is None or entry[0] == TREE_MODE else str(entry[0])
+
 
 def fit_section(state: SectionState, s: FilePatch) -> tuple[FilePatch, tuple[Normalisation, ...]]:
     """The section as GNU patch would apply it to the tree as it is now (its file name

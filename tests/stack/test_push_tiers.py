@@ -152,3 +152,17 @@ def test_accept_in_the_config_takes_proposals_in_push_merge(
     assert patchq("pop", "2").code == 0
     r = patchq("push", "-a")
     assert r.code == 3 and "does not apply" in r.err
+
+
+def test_undo_after_a_stop_refuses_once_the_tree_was_edited(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # What the push left is its own; an edit made since is the person's and undo would
+    # lose it: refused (exit 5), nothing changed.
+    word_setup(upstream, queue, patchq, tmp_path)
+    assert patchq("push", "--merge").code == 3
+    upstream.write("f.txt", MERGED.replace("-fPIC", "-fPIC -DNDEBUG"))
+    r = patchq("undo")
+    assert r.code == 5 and "uncommitted changes in f.txt" in r.err, r.err
+    assert "-DNDEBUG" in upstream.read("f.txt").decode()
+    assert patchq("applied").out == "o.patch\np.patch\n"

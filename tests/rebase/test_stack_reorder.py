@@ -201,6 +201,10 @@ def test_a_stopped_move_goes_on_with_the_resolution_and_writes_the_new_order(
     assert upstream.read("f.txt").decode() == A.replace("line 5\n", "LINE 5 up, over rewritten\n")
     assert upstream.git("status", "--porcelain") == ""
     assert patchq("verify").code == 0
+    # The lock records what the reorder did to the patches it stopped at: resolved.
+    recs = {p["name"]: p for p in json.loads(queue.lock())["patches"]}
+    assert [recs[n]["rebase"] for n in ("again.patch", "up.patch")] == ["resolved", "resolved"]
+    assert recs["again.patch"]["methods"] == [""]  # a hunk a person resolved, as a rebase says
     assert not (upstream.path / ".git" / "patchq" / "main.rebase.json").exists()
     # A reorder that went through a stop is a rebase's work: `undo` names it and refuses.
     r = patchq("undo")

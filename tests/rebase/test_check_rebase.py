@@ -1288,7 +1288,8 @@ def test_only_a_patch_the_lock_records_is_pinned_with_fuzz(
 ) -> None:
     # A patch added to the series after `apply` never applied on the pinned base: placing
     # it there with fuzz would be a guess, not the pinned series. Its pinning stops at it
-    # (as before), so a later patch has no pre-image to merge against and stops.
+    # (as before), so a later patch has no pre-image to merge against: only GNU patch's
+    # fuzz places it (only its context changed), a proposal (issue 24 point 6), not a merge.
     base, gbase, first, second = older_series(upstream)
     queue.add("b.patch", second)
     assert patchq("apply", "--onto", base).code == 0
@@ -1300,8 +1301,9 @@ def test_only_a_patch_the_lock_records_is_pinned_with_fuzz(
     assert code == 3
     assert [(p["name"], p["status"]) for p in doc["patches"]] == [
         ("a.patch", "fuzz"),
-        ("b.patch", "conflict"),
+        ("b.patch", "fuzz"),
     ]
+    assert doc["patches"][1]["hunks"][0]["tier"] == "proposed"
     # Recorded by `apply --fuzz`, the same series is pinned and b.patch merges.
     assert patchq("apply", "--onto", base, "--fuzz", "1").code == 0
     code, doc = check_json(patchq, "--fuzz", "1")

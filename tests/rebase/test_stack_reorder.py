@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from patchq.core.hunks import diff
+
 from ..conftest import Queue, Result, Runner, Upstream
 
 A = "".join(f"line {i}\n" for i in range(1, 41))
@@ -199,6 +201,10 @@ def test_a_stopped_move_goes_on_with_the_resolution_and_writes_the_new_order(
     assert upstream.read("f.txt").decode() == A.replace("line 5\n", "LINE 5 up, over rewritten\n")
     assert upstream.git("status", "--porcelain") == ""
     assert patchq("verify").code == 0
+    # The lock records what the reorder did to the patches it stopped at: resolved.
+    recs = {p["name"]: p for p in json.loads(queue.lock())["patches"]}
+    assert [recs[n]["rebase"] for n in ("again.patch", "up.patch")] == ["resolved", "resolved"]
+    assert recs["again.patch"]["methods"] == [""]  # a hunk a person resolved, as a rebase says
     assert not (upstream.path / ".git" / "patchq" / "main.rebase.json").exists()
     # A reorder that went through a stop is a rebase's work: `undo` names it and refuses.
     r = patchq("undo")
@@ -541,3 +547,66 @@ def test_a_stopped_move_of_a_series_applied_with_fuzz_finishes(
     assert patchq("verify").code == 0
     assert patchq("applied").out == "fz.patch\nagain.patch\nup.patch\n"
     assert not (upstream.path / ".git" / "patchq" / "main.rebase.json").exists()
+
+
+def two_on_one_file(
+    up: Upstream, q: Queue, patchq: Runner, first: tuple[str, str], second: tuple[str, str]
+) -> None:
+    """pa.patch edits a.txt as `first` says, pb.patch (made on top of it) as `second`:
+    each (old line, new line); both applied."""
+    up.write("a.txt", CALL)
+    base = up.commit("base")
+    mid = CALL.replace(*first)
+    q.add("pa.patch", _udiff(CALL, mid))
+    q.add("pb.patch", _udiff(mid, mid.replace(*second)))
+    assert patchq("apply", "--onto", base).code == 0
+
+
+CALL = "".join(f"line {i}\n" for i in range(1, 10)) + "x = foo(a, b)\n"
+CALL += "".join(f"line {i}\n" for i in range(11, 21))
+
+
+def _udiff(old: str, new: str) -> str:
+    hunks = diff(old.encode(), new.encode())
+    return "--- a/a.txt\n+++ b/a.txt\n" + "".join(h.render().decode() for h in hunks)
+
+
+def test_every_reorder_records_its_methods_in_the_lock(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    # pb changes line 12, two lines below pa's line 10: sunk under pa it no longer matches
+    # exactly (its context held pa's line) and git's merge places it; pa, replayed on top,
+    # merges as well. The lock says so: both `merged`, by `merge`.
+    two_on_one_file(
+        upstream, queue, patchq, ("x = foo(a, b)", "x = foo(a, b) # pa"), ("line 12", "LINE 12")
+    )
+    r = patchq("sink", "pb.patch")
+    assert r.code == 0, r.err
+    recs = {p["name"]: p for p in json.loads(queue.lock())["patches"]}
+    assert [(recs[n]["rebase"], recs[n]["methods"]) for n in ("pa.patch", "pb.patch")] == [
+        ("merged", ["merge"]),
+        ("merged", ["merge"]),
+    ]
+    assert patchq("verify").code == 0
+
+
+def test_a_reorder_that_took_accepted_proposals_exits_1_and_records_them(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    # pa and pb edit different words of one line: in the new order each merges word by
+    # word, a proposal `accept` in patchq.toml takes; done, to review: exit 1.
+    two_on_one_file(
+        upstream,
+        queue,
+        patchq,
+        ("x = foo(a, b)", "x = foo(a, b, c)"),
+        ("x = foo(a, b, c)", "x = bar(a, b, c)"),
+    )
+    accept_word(queue)
+    r = patchq("sink", "pb.patch")
+    assert r.code == 1, r.err
+    assert "accepted proposal" in r.err and "pb.patch (word)" in r.err
+    assert "x = bar(a, b, c)\n" in upstream.read("a.txt").decode()
+    recs = {p["name"]: p for p in json.loads(queue.lock())["patches"]}
+    assert (recs["pb.patch"]["methods"], recs["pb.patch"]["accepted"]) == (["word"], ["word"])
+    assert patchq("verify").code == 0

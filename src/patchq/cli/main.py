@@ -397,6 +397,7 @@ def verify(ctx: Context, *, files_only: bool, as_json: bool) -> None:
     is_flag=True,
     help=_FORCE_HELP + " Also reset a stack branch patchq did not make.",
 )
+@_ACCEPT
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @_recovery
 @pass_ctx
@@ -408,6 +409,7 @@ def push(
     fuzz: int | None,
     merge: bool,
     force: bool,
+    accept: tuple[str, ...],
     as_json: bool,
     recover_continue: bool,
     recover_abort: bool,
@@ -416,7 +418,11 @@ def push(
 
     Stops with exit 3 at a patch that does not apply, leaving the stack at the last good
     patch. With --merge a patch that needs a 3-way merge is pushed and the merge is left
-    in the working tree; resolve it and run `patchq refresh`.
+    in the working tree; resolve it and run `patchq refresh`. A patch git's merge does
+    not place climbs the rebase's ladder: a proposed method (word, zealous, anchored, ...)
+    stops the push for review with the proposal in the working tree, no markers (exit 3;
+    check it, then `patchq refresh`, or `patchq undo`); --accept takes such proposals
+    without a stop (exit 1: review them).
 
     \b
     Examples:
@@ -428,9 +434,18 @@ def push(
 
     if _recovered(ctx, recover_continue, recover_abort):
         return
+    if accept and not merge:
+        raise click.UsageError("--accept goes with --merge (proposals come from its ladder)")
     with output.Progress("pushing") as bar:
         out = push_cmd.push(
-            ctx, target, all_=all_, fuzz=fuzz, merge=merge, force=force, progress=bar
+            ctx,
+            target,
+            all_=all_,
+            fuzz=fuzz,
+            merge=merge,
+            force=force,
+            progress=bar,
+            accept=_accepted(accept),
         )
     _end(render.moved_stack(out, as_json), out.exit_code, out.problem)
 

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from patchq.rebase.reorder import ReorderOutcome
     from patchq.rebase.replay import PatchCheck
     from patchq.stack.apply import Failure, PatchResult
-    from patchq.stack.moves import MoveOutcome
+    from patchq.stack.moves import Laddered, MoveOutcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +274,17 @@ def series_view(out: SeriesView, as_json: bool = False, verbose: bool = False) -
     return note + series_marks(out.marks)
 
 
+def _proposal_lines(proposals: Sequence[tuple[str, int, int, str, str]]) -> list[Item]:
+    """`proposed: FILE:LINE (hunk #N) by METHOD (evidence)`, one a proposed hunk."""
+    return [
+        data(
+            f"proposed: {f}{f':{line}' if line else ''} (hunk #{i + 1}) by {m}"
+            + (f" ({why})" if why else "")
+        )
+        for f, line, i, m, why in proposals
+    ]
+
+
 def _rebase_lines(v: RebaseView) -> list[Item]:
     """The lines of `status` for a rebase in progress: onto what, how far, what is left."""
     counts = _counts([o for _, o in v.replayed])
@@ -297,11 +308,7 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
         lines.append(data(f"stopped at: {v.stopped} (conflict in {files})"))
     elif v.stopped:
         lines.append(data(f"stopped at: {v.stopped} (for review: proposals applied, no markers)"))
-    for f, line, i, m, why in v.proposals:
-        where = f"{f}:{line}" if line else f
-        lines.append(
-            data(f"proposed: {where} (hunk #{i + 1}) by {m}" + (f" ({why})" if why else ""))
-        )
+    lines += _proposal_lines(v.proposals)
     if v.todo:
         lines.append(
             data(
@@ -448,15 +455,40 @@ def moved_stack(out: MoveOutcome, as_json: bool = False) -> Rendered:
                     "applied": list(out.stack.applied),
                     "pushed": [patch_json(p) for p in out.pushed],
                     "failure": failure_json(out.failure),
+                    "laddered": [
+                        {
+                            "name": x.name,
+                            "methods": list(x.methods),
+                            "accepted": list(x.accepted),
+                            "proposals": [
+                                {"file": f, "line": line, "hunk": i + 1, "method": m}
+                                | {"evidence": why}
+                                for f, line, i, m, why in x.proposals
+                            ],
+                            "review": x.review,
+                        }
+                        for x in out.laddered
+                    ],
                 }
             )
         )
         return tuple(lines)
-    lines += [applied_line(p) for p in out.pushed]
+    # Each patch pushed in stack order: as it applied, or the ladder's methods.
+    shown: dict[str, Item] = {p.name: applied_line(p) for p in out.pushed}
+    shown |= {x.name: _laddered_line(x) for x in out.laddered if not x.review}
+    lines += [shown[n] for n in out.stack.applied if n in shown]
     lines += [info(f"popped {name}") for name in out.popped]
     if out.problem is None:
         lines.append(info(f"now at {out.stack.top}" if out.stack.top else "no patches applied"))
     return tuple(lines)
+
+
+def _laddered_line(x: Laddered) -> Item:
+    """`merged p.patch (word; accepted proposal: word)`: a patch `push --merge` placed
+    with the rebase's ladder."""
+    methods = ", ".join(dict.fromkeys(x.methods))
+    taken = f"; accepted proposal: {', '.join(x.accepted)}" if x.accepted else ""
+    return info(f"{'merged':>6} {x.name} ({methods}{taken})")
 
 
 def new(out: NewOutcome) -> Rendered:
@@ -605,6 +637,15 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                         {"patch": name, "lock": lock, "commit": commit}
                         for name, lock, commit in st.changed
                     ],
+                    "review": None
+                    if st.review is None
+                    else {
+                        "patch": st.review[0],
+                        "proposals": [
+                            {"file": f, "line": line, "hunk": i + 1, "method": m, "evidence": why}
+                            for f, line, i, m, why in st.review[1]
+                        ],
+                    },
                 }
             ),
         )
@@ -623,6 +664,14 @@ def status(st: Status, as_json: bool = False) -> Rendered:
         )
         if st.applied:
             lines.append(data(f"top: {st.applied[-1]}"))
+        if st.review is not None:
+            lines.append(
+                data(
+                    f"stopped for review at {st.review[0]} (push --merge): proposals applied, "
+                    "no markers; check them, then `patchq refresh`, or `patchq undo`"
+                )
+            )
+            lines += _proposal_lines(st.review[1])
     lines.append(data(f"guards: {' '.join(st.guards) or '(none)'}"))
     if st.dirty:
         more = f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""

@@ -256,6 +256,9 @@ class Status:
     # Applied patches whose file changed since (a pull, an edit): (patch, differs from
     # series.lock's hash, differs from its applied commit), where either holds.
     changed: tuple[tuple[str, bool, bool], ...] = ()
+    # The patch a `push --merge` stopped at for review (DESIGN §4.1) and its proposed
+    # hunks: (file, line, hunk index, method, evidence) each.
+    review: tuple[str, tuple[tuple[str, int, int, str, str], ...]] | None = None
 
 
 def changed_files(ctx: Context, stack: Stack | None) -> tuple[tuple[str, bool, bool], ...]:
@@ -357,4 +360,5 @@ def status(ctx: Context) -> Status:
         exec_runs(ctx),
         lock_placements(ctx),
         changed_files(ctx, stack),
+        stack_ops.pushed_for_review(ctx, stack),
     )

@@ -176,7 +176,7 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
         st, [d.patch for d in st.done if d.patch.name in staying and d.patch.name not in gone]
     )
     writes = _written(ctx, new_bytes, gone, series, reorder=True)
-    lock = reorder_lock(ctx, series, new_bytes)
+    lock = reorder_lock(ctx, series, new_bytes, [d.patch for d in st.done])
     note = None
     if isinstance(lock, Failure):
         # The resolution is the person's, and is kept: the lock stays as it was, and

@@ -14,7 +14,7 @@ from patchq.core.records import DonePatch, ExecRun, HunkOutcome
 from patchq.core.status import CONFLICT, MISSING
 from patchq.core.trust import Configured
 from patchq.core.words import plural
-from patchq.rebase.reorder import stop_error
+from patchq.rebase.reorder import accepted_error, stop_error
 from patchq.rebase.replay import PatchCheck, stop_notes
 from patchq.store.patchrepo import CONFIG
 
@@ -161,21 +161,6 @@ def rewritten_note(c: PatchCheck, subjects: dict[str, str]) -> str:
         "upstream changed the lines it changes in every hunk"
         + (f" ({who}{more})" if who else "")
         + f": it may be fixed differently upstream{present} — `patchq rebase --skip` drops it"
-    )
-
-
-def accepted_error(records: tuple[DonePatch, ...]) -> AcceptedError | None:
-    """A finished rebase that took proposals because the person accepted them: done,
-    but to review (exit 1); None when it took none."""
-    taken = [d.patch for d in records if d.patch.accepted]
-    if not taken:
-        return None
-    what = ", ".join(f"{p.name} ({', '.join(p.accepted)})" for p in taken)
-    return AcceptedError(
-        f"the rebased series is written with {plural(len(taken), 'accepted proposal')} "
-        f"to review: {what}",
-        None,
-        "see `patchq report` (series.lock records them as `accepted`)",
     )
 
 

@@ -24,14 +24,15 @@ before it is (a patch is applied only after all those before it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from patchq.core import tiers
-from patchq.core.errors import BadInputError, ConflictError
-from patchq.core.lock import without_exec
+from patchq.core.errors import AcceptedError, BadInputError, ConflictError
+from patchq.core.lock import Lock, without_exec
 from patchq.core.records import DonePatch, PatchOutcome, RebaseState, Reorder, Stack
 from patchq.core.series import Entry, Series
-from patchq.core.status import CLEAN, CONFLICT, MISSING, UNCHANGED, UPSTREAMED
+from patchq.core.status import CLEAN, CONFLICT, GONE, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
 from patchq.rebase.replay import SERIES_SO_FAR, PatchCheck, Replay, for_review, lock_outcome
 from patchq.rebase.stop import evidence, show_conflict, stopped
@@ -64,20 +65,23 @@ class ReorderOutcome:
     stopped: PatchCheck | None = None
     where: str = ""  # the stopped patch's file, as errors name it
     place: Place | None = None  # where it was asked to go
+    # The patches replayed with proposals `accept` in patchq.toml took (DESIGN §4.1).
+    taken: tuple[DonePatch, ...] = ()
 
     @property
-    def problem(self) -> ConflictError | None:
-        """The stop at a conflict, as the error to report; None when the move is done."""
-        return (
-            None
-            if self.stopped is None
-            else stop_error(self.verb, self.name, self.stopped, self.where)
-        )
+    def problem(self) -> ConflictError | AcceptedError | None:
+        """The stop at a conflict, as the error to report; the accepted proposals a
+        finished move took (done, to review); None when the move is done."""
+        if self.stopped is None:
+            return accepted_error(self.taken)
+        return stop_error(self.verb, self.name, self.stopped, self.where)
 
     @property
     def exit_code(self) -> int:
-        """0 when the patch moved (or already was there); 3 when it stopped at a conflict."""
-        return 0 if self.stopped is None else 3
+        """0 when the patch moved (or already was there); 1 when it took accepted
+        proposals; 3 when it stopped at a conflict or for review."""
+        problem = self.problem
+        return 0 if problem is None else problem.exit_code
 
 
 def stop_error(
@@ -111,6 +115,21 @@ def stop_error(
         where,
         "edit the files to resolve, then `patchq rebase --continue` "
         f"(--skip drops {c.name}, --abort undoes the {verb})",
+    )
+
+
+def accepted_error(records: tuple[DonePatch, ...]) -> AcceptedError | None:
+    """A finished rebase that took proposals because the person accepted them: done,
+    but to review (exit 1); None when it took none."""
+    taken = [d.patch for d in records if d.patch.accepted]
+    if not taken:
+        return None
+    what = ", ".join(f"{p.name} ({', '.join(p.accepted)})" for p in taken)
+    return AcceptedError(
+        f"the rebased series is written with {plural(len(taken), 'accepted proposal')} "
+        f"to review: {what}",
+        None,
+        "see `patchq report` (series.lock records them as `accepted`)",
     )
 
 
@@ -272,7 +291,7 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
         after = Stack(
             stack.base, stack.branch, tuple(e.name or "" for e in new[:keep]), tuple(commits)
         )
-        lock = reorder_lock(ctx, series, refreshed)
+        lock = reorder_lock(ctx, series, refreshed, [d.patch for d in done])
         if isinstance(lock, Failure):
             raise failure_error(lock)  # nothing written yet: the move is refused
         if lock is not None:
@@ -287,6 +306,7 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
         after,
         unapplied=was_applied and name not in after.applied,
         place=place,
+        taken=tuple(d for d in done if d.patch.accepted),
     )
 
 
@@ -371,16 +391,46 @@ def _stop(
     )
 
 
-def reorder_lock(ctx: Context, series: Series, staged: dict[str, bytes]) -> bytes | Failure | None:
+def reorder_lock(
+    ctx: Context,
+    series: Series,
+    staged: dict[str, bytes],
+    replayed: Sequence[PatchOutcome] = (),
+) -> bytes | Failure | None:
     """series.lock for the reordered series (stack/relock.py `reapplied`: the records kept,
-    but no `--exec` runs, the trees between changed); the patch that no longer applies
-    exactly on the lock's base; None without a lock."""
+    but no `--exec` runs, the trees between changed), each patch the reorder placed anew
+    recorded with its methods (`with_methods`); the patch that no longer applies exactly
+    on the lock's base; None without a lock."""
     repo, g = ctx.repo(), ctx.git()
     previous = repo.read_lock()
     if previous is None:
         return None
     lock = reapplied(g, replace(repo, series=series, staged=staged), previous)
-    return lock if isinstance(lock, Failure) else without_exec(lock).to_json()
+    if isinstance(lock, Failure):
+        return lock
+    return without_exec(with_methods(lock, replayed)).to_json()
+
+
+def with_methods(lock: Lock, replayed: Sequence[PatchOutcome]) -> Lock:
+    """DESIGN §4.1: every reorder records the methods it used. Each patch whose placement
+    the reorder changed (refreshed, merged, resolved by a person after a stop) gets the
+    reorder's outcome, its hunks' methods and the proposals `accept` took; the others
+    keep their records."""
+    by_name = {p.name: p for p in replayed if p.outcome != UNCHANGED and p.outcome not in GONE}
+    return replace(
+        lock,
+        patches=tuple(
+            replace(
+                r,
+                rebase=by_name[r.name].outcome,
+                methods=tuple(h.method for h in by_name[r.name].hunks),
+                accepted=by_name[r.name].accepted,
+            )
+            if r.name in by_name
+            else r
+            for r in lock.patches
+        ),
+    )
 
 
 def _write(

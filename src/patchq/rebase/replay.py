@@ -23,14 +23,14 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from patchq.core import bounded, placement
+from patchq.core import bounded, contextdrift, placement
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.header import origins
 from patchq.core.hints import NEAR, hunk_hints, maybe_sibling, stripped
 from patchq.core.moved import Found, Indexed, anchors_of, find_block, index_text
 from patchq.core.names import Normalisation
-from patchq.core.patch import FilePatch, Hunk, Patch
+from patchq.core.patch import FilePatch, Hunk, Patch, Split
 from patchq.core.paths import FILES, FileMode
 from patchq.core.records import CONTENT, Evidence, HunkOutcome
 from patchq.core.resolutions import Book
@@ -1116,6 +1116,9 @@ class Replay:
             if conflicts == 0:
                 placement.settle(s.hunks, theirs, failing, checks, regions)
                 return merged, None
+        drifted = _context_drift(s.hunks, cur, pre, failing, checks, split=self.g.lines.split)
+        if drifted is not None:
+            return drifted, None
         if merged is None:
             for i in failing:
                 checks[i] = replace(checks[i], status=CONFLICT)
@@ -1199,3 +1202,31 @@ def _line_of(h: Hunk, lines: Sequence[bytes], moved_to: tuple[str, int, str] | N
             best = min(hits, key=lambda i: abs(i - h.new_pos))
             return max(best + shift, 0) + 1
     return 0
+
+
+def _context_drift(
+    hunks: Sequence[Hunk],
+    cur: bytes,
+    pre: bytes | None,
+    failing: list[int],
+    checks: list[HunkOutcome],
+    *,
+    split: Split,
+) -> bytes | None:
+    """Issue 24 point 6: the failing hunks placed where GNU patch's fuzz places them, each
+    at its one match (core/contextdrift.py), as `fuzz` proposals; fills `checks`. None
+    (nothing changed) unless every failing hunk is placed so."""
+    res = contextdrift.fuzz_placed(
+        split(cur), [hunks[i] for i in failing], None if pre is None else split(pre)
+    )
+    if res is None:
+        return None
+    for i, r in zip(failing, res.hunks, strict=True):
+        checks[i] = replace(
+            checks[i],
+            status=FUZZ,
+            offset=r.offset,
+            fuzz=r.fuzz,
+            reason=contextdrift.evidence(r.fuzz),
+        )
+    return res.content

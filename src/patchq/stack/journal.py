@@ -446,10 +446,15 @@ def _changed_since(
     g: GitRepo, patch_root: Path, doc: dict[str, Any], own: list[str]
 ) -> tuple[str, str] | None:
     """What changed since the operation `doc` records, and where; None if nothing."""
+    after, branch = doc["after"], doc["branch"]
     dirty = g.dirty_paths(own)
+    if dirty and after.get("overlay"):
+        # A push that stopped left its merge (or its proposal) in the working tree: that
+        # is the state it left, not a change since, while the working tree still holds it.
+        wt = g.worktree_tree(dirty)
+        dirty = [p for p in g.changed_paths(after["overlay"], wt) if p in set(dirty)]
     if dirty:
         return f"uncommitted changes in {dirty[0]}", str(g.root)
-    after, branch = doc["after"], doc["branch"]
     if after["head"] is not None:
         if g.try_resolve(f"refs/heads/{branch}") != after["head"]:
             return f"{branch} moved", str(g.root)

@@ -9,10 +9,17 @@ files and the stack record written. Uncommitted work is never overwritten: moves
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from patchq.core.errors import BadInputError, ConflictError, PatchqError, UnsafeStateError
+from patchq.core.errors import (
+    AcceptedError,
+    BadInputError,
+    ConflictError,
+    PatchqError,
+    UnsafeStateError,
+)
 from patchq.core.patch import Patch
 from patchq.core.progress import Progress
 from patchq.core.records import Stack
@@ -32,6 +39,7 @@ from patchq.stack.apply import (
     failure_error,
     ident_date,
     identity,
+    load_applicable,
     preimages,
 )
 from patchq.stack.context import Context
@@ -46,6 +54,36 @@ from patchq.store.patchrepo import PatchRepo
 from patchq.store.stack import load
 from patchq.store.statedir import rebase_state_path, run_lock
 
+# A proposed hunk (DESIGN §4.1): (file, 1-based line, hunk index, method, evidence).
+Proposal = tuple[str, int, int, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Laddered:
+    """A patch `push --merge` placed with the rebase's ladder after git's plain merge did
+    not (commands/push.py climbs it): the tree with the patch placed — proposals applied,
+    no markers — the method of each hunk, the proposals not accepted (the push stops
+    for review at them), the proposed methods `accept` took, and whether the patches
+    below changed every line it changes (fixed differently: a stop all the same)."""
+
+    name: str
+    display: str  # its file, as errors name it
+    tree: str
+    methods: tuple[str, ...]
+    proposals: tuple[Proposal, ...] = ()
+    accepted: tuple[str, ...] = ()
+    rewritten: bool = False
+
+    @property
+    def review(self) -> bool:
+        """Whether the push stops for review at this patch."""
+        return bool(self.proposals) or (self.rewritten and not self.accepted)
+
+
+# (tree to place the patch on, its series entry, the pinned pre-images) -> the patch
+# placed by the ladder, or None where the ladder has a conflict too.
+Ladder = Callable[[str, Entry, Preimage], Laddered | None]
+
 
 @dataclass(frozen=True, slots=True)
 class MoveOutcome:
@@ -57,13 +95,32 @@ class MoveOutcome:
     failure: Failure | None = None
     saved: str | None = None  # the stash holding work saved by --force
     aside: str | None = None  # the stash holding untracked or ignored files in the way
+    # `push --merge`: the patches the ladder placed (the last one may be a stop for review).
+    laddered: tuple[Laddered, ...] = ()
+
+    @property
+    def review(self) -> Laddered | None:
+        """The patch the push stopped at for review (its proposals in the tree), if any."""
+        last = self.laddered[-1] if self.laddered else None
+        return last if last is not None and last.review else None
 
     @property
     def problem(self) -> PatchqError | None:
         """Why the move stopped short of its target, as the error to report; None if not."""
+        r = self.review
+        if r is not None:
+            return review_error(r)
         f = self.failure
         if f is None:
-            return None
+            taken = [x for x in self.laddered if x.accepted]
+            if not taken:
+                return None
+            what = ", ".join(f"{x.name} ({', '.join(x.accepted)})" for x in taken)
+            return AcceptedError(
+                f"pushed with {plural(len(taken), 'accepted proposal')} to review: {what}",
+                None,
+                "check them, then `patchq refresh --from-commit NAME` writes each into its file",
+            )
         if f.tree is not None:
             return ConflictError(
                 f"{plural(f.conflicts, 'conflict')} in {f.path} left in the working tree",
@@ -74,9 +131,29 @@ class MoveOutcome:
 
     @property
     def exit_code(self) -> int:
-        """0 when the move reached its target; 3 when a push stopped at a patch."""
+        """0 when the move reached its target; 1 when `push --merge` took accepted
+        proposals; 3 when a push stopped at a patch (a conflict, or for review)."""
         problem = self.problem
         return 0 if problem is None else problem.exit_code
+
+
+def review_error(r: Laddered) -> ConflictError:
+    """`push --merge` stopped for review at patch `r`: each proposed hunk, and the way on."""
+    parts = [
+        (f"{f}:{line}" if line else f) + f" (hunk #{i + 1}) by {m}" + (f" ({why})" if why else "")
+        for f, line, i, m, why in r.proposals
+    ]
+    if r.rewritten and not r.accepted:
+        parts.append("the patches below it changed every line it changes")
+    n = len(r.proposals)
+    return ConflictError(
+        f"{r.name} stops for review: "
+        + (f"{plural(n, 'proposed hunk')} applied in the working tree (no markers): " if n else "")
+        + "; ".join(parts),
+        r.display,
+        "check the files (edit them if need be), then `patchq refresh`; or `patchq undo` "
+        "puts everything back; `--accept METHOD` takes such proposals without a stop",
+    )
 
 
 def rebase_in_progress(ctx: Context) -> bool:
@@ -197,8 +274,12 @@ def push_patches(
     force: bool,
     progress: Progress | None,
     verb: str,
+    ladder: Ladder | None = None,
 ) -> MoveOutcome:
-    """Apply the next patch (or up to `target`, or all) on top of the stack, as `verb`."""
+    """Apply the next patch (or up to `target`, or all) on top of the stack, as `verb`.
+    With `merge` and a `ladder`, a patch git's merge does not place is placed by the
+    rebase's ladder (DESIGN §4.1): automatic and accepted methods go on, a proposal stops
+    the push for review with it applied in the working tree, no markers."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
         stack = open_stack(ctx, create=True)
@@ -223,38 +304,66 @@ def push_patches(
         w = g.writer()
         fz = repo.config.fuzz if fuzz is None else fuzz
         pre = _preimage(ctx, g, entries) if merge else None
-        result = apply_series(
-            g,
-            repo,
-            stack.head,
-            entries[n:want],
-            fuzz=fz,
-            progress=progress,
-            stamp=stack.base,
-            preimage=pre,
-        )
-        pushed = tuple(p.name for p in result.patches)
-        new = stack.extended(pushed, tuple(p.commit or "" for p in result.patches))
-        f = result.failure
+        results: list[PatchResult] = []
+        laddered: list[Laddered] = []
+        new = stack
+        start = n
+        when, tz = ident_date(g.commit_info(stack.base)["committer"])
+        while True:
+            result = apply_series(
+                g,
+                repo,
+                new.head,
+                entries[start:want],
+                fuzz=fz,
+                progress=progress,
+                stamp=stack.base,
+                preimage=pre,
+            )
+            results += result.patches
+            pushed = tuple(p.name for p in result.patches)
+            new = new.extended(pushed, tuple(p.commit or "" for p in result.patches))
+            f = result.failure
+            if f is None or ladder is None or pre is None:
+                break
+            at = entries[start + len(result.patches)]
+            lad = ladder(g.commit_info(new.head)["tree"].decode(), at, pre)
+            if lad is None:
+                break  # a conflict on the ladder too: git's merge, markers and all
+            laddered.append(lad)
+            f = None
+            _, patch = load_applicable(repo, at)
+            author, message = identity(lad.name, patch, when, tz, g.user_identity())
+            if lad.review:
+                break
+            commit = g.commit_object(lad.tree, [new.head], message, author, author)
+            new = new.extended((lad.name,), (commit,))
+            start += len(result.patches) + 1
+            if start >= want:
+                break
         if f is not None and f.tree is not None:
             f = _rest_of_merged_patch(g, f, fz)
-        if f is not None and f.tree is not None:
-            # 3-way conflict: like StGit, the patch goes on the stack with its old content
-            # unchanged in the commit and the merge (with markers) in the working tree;
-            # `patchq refresh` after resolving records the resolution.
-            when, tz = ident_date(g.commit_info(stack.base)["committer"])
-            author, message = identity(f.name, f.patch, when, tz, g.user_identity())
+        review = laddered[-1] if laddered and laddered[-1].review else None
+        shown = f.tree if f is not None else review.tree if review is not None else None
+        if shown is not None:
+            # 3-way conflict (or a proposal to review): like StGit, the patch goes on the
+            # stack with its old content unchanged in the commit and the merge (with
+            # markers; a proposal without) in the working tree; `patchq refresh` after
+            # resolving (or checking) records it.
+            name = f.name if f is not None else review.name if review is not None else ""
+            head_patch = f.patch if f is not None else load_applicable(repo, entry(repo, name))[1]
+            author, message = identity(name, head_patch, when, tz, g.user_identity())
             tree = g.commit_info(new.head)["tree"].decode()
             commit = g.commit_object(tree, [new.head], message, author, author)
-            new = new.extended((f.name,), (commit,))
+            new = new.extended((name,), (commit,))
         w.flush()
         overlay: str | None = None
         added: tuple[str, ...] = ()
-        if f is not None and f.tree is not None:
-            overlay = f.tree
+        if shown is not None:
+            overlay = shown
             # Files the patch creates stay known to git (intent to add), so `refresh`
             # records them rather than leaving them out as untracked.
-            added = tuple(g.added_paths(new.head, f.tree))
+            added = tuple(g.added_paths(new.head, shown))
         aside = journal.run(
             g,
             repo.root,
@@ -269,9 +378,71 @@ def push_patches(
                 reason=plural(len(new.applied) - n, "patch"),
                 force=force,
                 expect=expect,
+                state=_review_state(g, repo.config.queue, review, new.head),
             ),
         )
-    return MoveOutcome(new, result.patches, failure=f, saved=saved, aside=aside)
+    return MoveOutcome(
+        new, tuple(results), failure=f, saved=saved, aside=aside, laddered=tuple(laddered)
+    )
+
+
+def review_name(queue: str) -> str:
+    """The state file (in `.git/patchq/`) naming the proposals a `push --merge` stopped
+    at, for `status`."""
+    return f"{queue}.push-review.json"
+
+
+def _review_state(
+    g: GitRepo, queue: str, review: Laddered | None, commit: str
+) -> dict[str, bytes | None]:
+    """The push-review record to write (a stop for review), or to remove (one a push
+    before left); nothing when there is neither."""
+    name = review_name(queue)
+    if review is None and not (g.state_dir() / name).exists():
+        return {}
+    return {name: review_bytes(review, commit)}
+
+
+def review_bytes(r: Laddered | None, commit: str) -> bytes | None:
+    """The push-review record of a stop for review at `r` (its commit on the stack), or
+    None (no stop: the file goes)."""
+    if r is None:
+        return None
+    doc = {
+        "patch": r.name,
+        "commit": commit,
+        "proposals": [
+            {"file": f, "line": line, "hunk": i + 1, "method": m, "evidence": why}
+            for f, line, i, m, why in r.proposals
+        ],
+        "rewritten": r.rewritten and not r.accepted,
+    }
+    return (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
+
+
+def pushed_for_review(ctx: Context, stack: Stack | None) -> tuple[str, tuple[Proposal, ...]] | None:
+    """The patch a `push --merge` stopped at for review and its proposals, while it is
+    still the top of the stack as the push left it (`refresh` or a move ends it)."""
+    if stack is None or not stack.applied:
+        return None
+    path = ctx.git().state_dir() / review_name(ctx.repo().config.queue)
+    try:
+        doc = json.loads(path.read_bytes())
+        if doc["commit"] != stack.head or doc["patch"] != stack.applied[-1]:
+            return None
+        props = tuple(
+            (
+                str(p["file"]),
+                int(p["line"]),
+                int(p["hunk"]) - 1,
+                str(p["method"]),
+                str(p["evidence"]),
+            )
+            for p in doc["proposals"]
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return str(doc["patch"]), props
 
 
 def _rest_of_merged_patch(g: GitRepo, f: Failure, fuzz: int) -> Failure:

@@ -1,0 +1,168 @@
+"""`push --merge` climbs the rebase's ladder with its tiers (issue 24 point 5, DESIGN
+§4.1): a patch git's merge does not place is placed by a finer method; a proposed one
+stops the push for review (exit 3) with the proposal in the working tree, no markers,
+named in the message and in `status`; `refresh` records it, `undo` puts every byte back;
+`--accept` (or `accept` in patchq.toml) takes it and the push exits 1. End to end
+through the CLI on real repositories."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from ..conftest import Queue, Runner, Upstream, git
+
+# The patch and upstream edit different words of one line: git's merge conflicts, the
+# word merge places it (a proposal).
+CALLS = "setup(\n  add_flags(-O2 -g)\n  run(ctx, old_name)\n)\n" + "".join(
+    f"line {i}\n" for i in range(1, 31)
+)
+MINE = CALLS.replace("-O2 -g", "-O3 -g")
+THEIRS = CALLS.replace("-O2 -g)", "-O2 -g -fPIC)")
+MERGED = CALLS.replace("-O2 -g)", "-O3 -g -fPIC)")
+P = (
+    "Optimise more\n\n--- a/f.txt\n+++ b/f.txt\n@@ -1,5 +1,5 @@\n setup(\n"
+    "-  add_flags(-O2 -g)\n+  add_flags(-O3 -g)\n   run(ctx, old_name)\n )\n line 1\n"
+)
+OTHER = "Touch g\n\n--- a/g.txt\n+++ b/g.txt\n@@ -1 +1 @@\n-g\n+G\n"
+NEXT = "Touch h\n\n--- a/h.txt\n+++ b/h.txt\n@@ -1 +1 @@\n-h\n+H\n"
+
+
+def word_setup(up: Upstream, q: Queue, patchq: Runner, tmp_path: Path) -> None:
+    """o.patch, p.patch and n.patch pinned on the old base by a colleague's clone; here
+    upstream has since edited p's line at another word, and the stack holds o.patch on
+    the new upstream."""
+    up.write("f.txt", CALLS).write("g.txt", "g\n").write("h.txt", "h\n")
+    old = up.commit("base")
+    up.write("f.txt", THEIRS)
+    up.commit("build position-independent")
+    q.add("o.patch", OTHER).add("p.patch", P).add("n.patch", NEXT)
+    assert patchq("push").code == 0  # o.patch, on the new upstream
+    colleague = tmp_path / "colleague"
+    git(tmp_path, "clone", "-q", str(up.path), str(colleague))
+    r = patchq("--target", str(colleague), "apply", "--onto", old, "--force")
+    assert r.code == 0, r.err
+
+
+def snapshot(up: Upstream, q: Queue) -> tuple[dict[str, str], str, str, str]:
+    """Every file of the target's work tree and of the patch repo, hashed; HEAD, the
+    refs and patchq's own state files (the stack record, the push-review record)."""
+    out = {}
+    for root in (up.path, q.path):
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and not p.is_symlink() and "/.git/" not in str(p):
+                out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    state = up.path / ".git" / "patchq"
+    own = {p.name: p.read_text() for p in sorted(state.glob("main*.json"))}
+    return (
+        out,
+        up.git("symbolic-ref", "HEAD"),
+        up.git("for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"),
+        json.dumps(own, sort_keys=True),
+    )
+
+
+def test_a_proposal_stops_push_merge_for_review_and_undo_puts_every_byte_back(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    word_setup(upstream, queue, patchq, tmp_path)
+    r = patchq("push", "-a")
+    assert r.code == 3 and "p.patch: patch does not apply" in r.err
+    before = snapshot(upstream, queue)
+    r = patchq("push", "-a", "--merge")
+    assert r.code == 3, r.err
+    assert r.err.count("\n") == 1, r.err
+    assert "p.patch stops for review: 1 proposed hunk applied in the working tree" in r.err
+    assert "f.txt:2 (hunk #1) by word (" in r.err
+    # The proposal is in the working tree, no markers; n.patch was not pushed.
+    assert upstream.read("f.txt").decode() == MERGED
+    assert patchq("applied").out == "o.patch\np.patch\n"
+    st = patchq("status")
+    assert "stopped for review at p.patch (push --merge)" in st.out
+    assert "proposed: f.txt:2 (hunk #1) by word" in st.out
+    doc = json.loads(patchq("status", "--json").out)
+    (prop,) = doc["review"]["proposals"]
+    assert (doc["review"]["patch"], prop["file"], prop["line"], prop["hunk"], prop["method"]) == (
+        "p.patch",
+        "f.txt",
+        2,
+        1,
+        "word",
+    )
+    # `undo` is the way back: every byte as before the push.
+    r = patchq("undo")
+    assert r.code == 0, r.err
+    assert snapshot(upstream, queue) == before
+
+
+def test_a_proposal_reviewed_is_recorded_by_refresh(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    word_setup(upstream, queue, patchq, tmp_path)
+    assert patchq("push", "--merge").code == 3
+    r = patchq("refresh")
+    assert r.code == 0, r.err
+    assert "+  add_flags(-O3 -g -fPIC)" in (queue.path / "patches/p.patch").read_text()
+    # The stop is over: status no longer names it, and the rest pushes.
+    assert json.loads(patchq("status", "--json").out)["review"] is None
+    assert patchq("push").code == 0
+    assert upstream.read("h.txt") == b"H\n"
+
+
+def test_accepted_proposals_push_on_and_exit_1(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    word_setup(upstream, queue, patchq, tmp_path)
+    r = patchq("push", "-a", "--accept", "word")
+    assert r.code == 2 and "--accept goes with --merge" in r.err
+    r = patchq("push", "-a", "--merge", "--accept", "zealous,word", "--json")
+    assert r.code == 1, r.err
+    assert "pushed with 1 accepted proposal to review: p.patch (word)" in r.err
+    doc = json.loads(r.out)
+    assert doc["applied"] == ["o.patch", "p.patch", "n.patch"]
+    (lad,) = doc["laddered"]
+    assert (lad["name"], lad["methods"], lad["accepted"], lad["proposals"]) == (
+        "p.patch",
+        ["word"],
+        ["word"],
+        [],
+    )
+    assert upstream.read("f.txt").decode() == MERGED
+    assert upstream.read("h.txt") == b"H\n"
+    assert json.loads(patchq("status", "--json").out)["review"] is None
+    # The commit holds the accepted merge; `refresh` writes it into the patch file.
+    assert upstream.git("show", "HEAD~1:f.txt") == MERGED
+    # The file is not what the commit holds: `--from-commit` takes the commit.
+    assert patchq("refresh", "p.patch").code == 5
+    assert patchq("refresh", "--from-commit", "p.patch").code == 0
+    assert "+  add_flags(-O3 -g -fPIC)" in (queue.path / "patches/p.patch").read_text()
+
+
+def test_accept_in_the_config_takes_proposals_in_push_merge(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    word_setup(upstream, queue, patchq, tmp_path)
+    config = queue.path / "patchq.toml"
+    config.write_text(config.read_text() + 'accept = ["word"]\n')
+    r = patchq("push", "-a", "--merge")
+    assert r.code == 1, r.err
+    assert patchq("applied").out == "o.patch\np.patch\nn.patch\n"
+    # Without --merge nothing is laddered: the same patch stops bare.
+    assert patchq("pop", "2").code == 0
+    r = patchq("push", "-a")
+    assert r.code == 3 and "does not apply" in r.err
+
+
+def test_undo_after_a_stop_refuses_once_the_tree_was_edited(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # What the push left is its own; an edit made since is the person's and undo would
+    # lose it: refused (exit 5), nothing changed.
+    word_setup(upstream, queue, patchq, tmp_path)
+    assert patchq("push", "--merge").code == 3
+    upstream.write("f.txt", MERGED.replace("-fPIC", "-fPIC -DNDEBUG"))
+    r = patchq("undo")
+    assert r.code == 5 and "uncommitted changes in f.txt" in r.err, r.err
+    assert "-DNDEBUG" in upstream.read("f.txt").decode()
+    assert patchq("applied").out == "o.patch\np.patch\n"

@@ -402,6 +402,15 @@ class Replay:
             for h in hunks
         ], ev
 
+    def _defer_note(
+        self, s: FilePatch, content: bytes, res: engine.FileResult, name: str, pin: str | None
+    ) -> None:
+        """Keep the section's "rewritten upstream" test for when the patch's outcome asks
+        (`step`). A hunk whose block the engine found as it was (exact, or moved) is not
+        one upstream rewrote: only the others are looked at."""
+        as_was = {h.index for h in res.hunks if h.applied and h.status in (EXACT, OFFSET)}
+        self._notes.append(partial(self._note_rewritten, s, content, name, pin, skip=as_was))
+
     def _note_rewritten(
         self,
         s: FilePatch,
@@ -516,12 +525,7 @@ class Replay:
             ], None
         content = st.content(current[1])
         res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
-        # A hunk whose block the engine found as it was (exact, or moved) is not one
-        # upstream rewrote: only the others are looked at.
-        placed_as_was = {h.index for h in res.hunks if h.applied and h.status in (EXACT, OFFSET)}
-        self._notes.append(
-            partial(self._note_rewritten, s, content, name, pin_path, skip=placed_as_was)
-        )
+        self._defer_note(s, content, res, name, pin_path)
         # A hunk the engine could not place has no offset or fuzz, whatever it tried.
         checks = [
             HunkOutcome(path, h.index, drift_of(h.status), h.offset, h.fuzz)

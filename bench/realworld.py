@@ -657,13 +657,21 @@ def run_peers(
     corpus: Path, case_dir: Path, work: Path, tools: Sequence[str], candidates: dict[str, str]
 ) -> dict[str, Any]:
     """peers.py's verdicts on one case (its run_case, imported), the work folder removed."""
+    import contextlib
+    import io
+
     peers = load_module(corpus / "peers.py", "realworld_peers")
+    said = io.StringIO()
     try:
-        res: dict[str, Any] = peers.run_case(
-            str(case_dir), str(work), [*tools, *candidates], candidates
-        )
+        # peers.py prints notes naming the case (e.g. "no series in …"): kept out of sight
+        # for a validation case, shown for a tuning one
+        with contextlib.redirect_stdout(said):
+            res: dict[str, Any] = peers.run_case(
+                str(case_dir), str(work), [*tools, *candidates], candidates
+            )
     finally:
         shutil.rmtree(work / case_dir.name, ignore_errors=True)
+    res["_printed"] = said.getvalue()
     return res
 
 
@@ -740,6 +748,9 @@ def run_job(job: Job) -> dict[str, Any]:
         res["dropped"] = DROP_PEERS
         res["error"] = "" if sealed else f"{type(e).__name__}: {str(e)[:300]}"
         return res
+    printed = pr.pop("_printed", "")
+    if not sealed:
+        res["lines"] += printed.splitlines()
     ppath = base / "peers" / f"{name}.json"
     ppath.parent.mkdir(parents=True, exist_ok=True)
     ppath.write_text(json.dumps(pr, indent=1) + "\n")

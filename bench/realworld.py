@@ -720,7 +720,12 @@ def run_job(job: Job) -> dict[str, Any]:
             return res
     base = part_dir(out, name)
     gnu: dict[str, Any] | None = None
+    rec: dict[str, Any] = {}
     for mode in job.modes:
+        if mode == "accept-all" and rec and quiet_rebase(rec):
+            rec = same_run(rec, base, name)
+            log_path(out, name, mode).write_text(json.dumps(rec, indent=1) + "\n")
+            continue
         try:
             rec = drive_case(job.pq_cmd, cdir, base, job.rebase_fuzz, mode, gnu)
         except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
@@ -765,6 +770,23 @@ def run_job(job: Job) -> dict[str, Any]:
         )
     res["seconds"] = round(time.perf_counter() - t, 1)
     return res
+
+
+def quiet_rebase(rec: dict[str, Any]) -> bool:
+    """Did the default run's rebase finish without a stop or an error (or was there nothing
+    to rebase)? Then it met no proposal, and `--accept all` cannot change anything."""
+    reb = rec["rebase"]
+    applied = rec["patchq_on_old"]["fuzz2"]["applied"]
+    return not applied or (bool(reb["finished"]) and not reb["stops"] and not reb["error"])
+
+
+def same_run(rec: dict[str, Any], base: Path, name: str) -> dict[str, Any]:
+    """The `--accept all` record of a case whose default rebase met no proposal: the default
+    run's, its candidate copied (running it again would give the same result)."""
+    dst = base / CANDIDATE["accept-all"] / name
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(base / CANDIDATE["default"] / name, dst)
+    return {**rec, "mode": "accept-all", "same_as_default_run": True}
 
 
 def first_by_hash(names: Sequence[str], k: int | None) -> list[str]:
@@ -1163,6 +1185,7 @@ def build_report(
     validation: Part | None = None,
     accept_logs: dict[str, dict[str, Any]] | None = None,
     accept_status: str = "not asked",
+    brief: bool = False,
 ) -> str:
     """REALWORLD.md from peers.py's JSON (every tool, patchq as a candidate) and patchq's logs:
     PEERS/LOGS are the tuning part, shown per case and per patch; VALIDATION is shown as
@@ -1224,6 +1247,13 @@ def build_report(
     if not cases:
         return "\n".join(L).rstrip() + "\n"
     L += ["## Tuning part: summary", ""] + summary_table(cases, tools) + [""]
+    if brief:  # totals only: the per-case and per-patch tables stay in the full report
+        L += ["## Per downstream: same as the maintainer (applied but not the maintainer's)", ""]
+        L += downstream_table(cases, tools) + [""]
+        L += ["## Per kind of change the maintainer made (applied on Y / same)", ""]
+        L += kind_table(cases, tools) + [""]
+        L += ["## patchq's outcome per patch on Y", ""] + outcome_lines(logs) + [""]
+        return "\n".join(L).rstrip() + "\n"
     L += ["## Per case: same as the maintainer", ""]
     L.append(
         "Cells: kept patches right + dropped patches left out = same; in brackets, patches the "
@@ -1372,6 +1402,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="write the report here (e.g. bench/REALWORLD.md; default: OUT/REALWORLD.md)",
     )
     ap.add_argument(
+        "--brief-md",
+        type=Path,
+        default=None,
+        help="also write the report's totals only (no per-case or per-patch table) here, "
+        "e.g. bench/RESULTS-issue24.md",
+    )
+    ap.add_argument(
         "--precision-md",
         type=Path,
         default=None,
@@ -1416,8 +1453,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--limit",
         type=int,
         default=None,
-        help="run only the first K cases of the selection ordered by the sha256 of their name "
+        help="run only the first K cases of each part ordered by the sha256 of their name "
         "(the rule for a prefix when a whole part cannot be run in the time)",
+    )
+    ap.add_argument(
+        "--tuning-limit",
+        type=int,
+        default=None,
+        help="the same for the tuning part alone (default: --limit)",
     )
     ap.add_argument(
         "--resume",
@@ -1435,9 +1478,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     pq_cmd = shlex.split(a.patchq) if a.patchq else [sys.executable, "-m", "patchq"]
     out: Path = a.out.resolve()
     if a.rescore:
-        return rescore(out, a.md, a.precision_md)
+        return rescore(out, a.md, a.precision_md, a.brief_md)
     if a.report_only:
-        return write_report(out, a.md, a.precision_md)
+        return write_report(out, a.md, a.precision_md, a.brief_md)
     cases_dir = out / "cases"
     cases_dir.mkdir(parents=True, exist_ok=True)
     for exe in ("git", "patch", *(("wiggle",) if "wiggle" in a.tools else ())):
@@ -1466,8 +1509,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_name = {str(c["name"]): c for c in load_cases(cases_files)}
     names = [n for n in by_name if not a.only or n in a.only]
     names = rc.select(names, a.split)
-    if a.limit is not None:
-        names = first_by_hash(names, a.limit)
+    if a.limit is not None or a.tuning_limit is not None:
+        tun = [n for n in names if rc.split_of(n) == "tuning"]
+        val = [n for n in names if rc.split_of(n) == "validation"]
+        tlim = a.tuning_limit if a.tuning_limit is not None else a.limit
+        names = first_by_hash(val, a.limit) + first_by_hash(tun, tlim)
     if not names:
         print("realworld.py: no case to run (see --only, --split)", file=sys.stderr)
         return 1
@@ -1542,10 +1588,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "corpus": corpus_revision(cases_files),
     }
     (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
-    return write_report(out, a.md, a.precision_md)
+    return write_report(out, a.md, a.precision_md, a.brief_md)
 
 
-def rescore(out: Path, md: Path | None, precision: Path | None) -> int:
+def rescore(out: Path, md: Path | None, precision: Path | None, brief: Path | None = None) -> int:
     """The region verdicts of a finished run again, from its logs and candidates."""
     try:
         run_rec = json.loads((out / "run.json").read_text())
@@ -1568,7 +1614,7 @@ def rescore(out: Path, md: Path | None, precision: Path | None) -> int:
     commit = run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"]).stdout.strip()
     run_rec["command"] = run_rec["command"].split("\n")[0] + f"\n{again}  # at {commit}"
     (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
-    return write_report(out, md, precision)
+    return write_report(out, md, precision, brief)
 
 
 def split_disagreements(cases_file: Path) -> list[str]:
@@ -1635,7 +1681,9 @@ def load_part(out: Path, split: str, names: Sequence[str], modes: Sequence[str])
     return Part(peers, logs["default"], logs["accept-all"])
 
 
-def write_report(out: Path, md: Path | None, precision: Path | None = None) -> int:
+def write_report(
+    out: Path, md: Path | None, precision: Path | None = None, brief: Path | None = None
+) -> int:
     """Build the reports from a finished run's files (run.json, logs/, peers.json, sealed/)."""
     try:
         run_rec = json.loads((out / "run.json").read_text())
@@ -1666,6 +1714,21 @@ def write_report(out: Path, md: Path | None, precision: Path | None = None) -> i
     md_path = md or (out / "REALWORLD.md")
     md_path.write_text(text)
     print(f"wrote {md_path}")
+    if brief is not None:
+        brief.write_text(
+            build_report(
+                tuning.peers,
+                tuning.logs,
+                run_rec["command"],
+                date,
+                run_rec["skipped"],
+                validation=parts.get("validation"),
+                accept_logs=tuning.accept_logs,
+                accept_status=accept,
+                brief=True,
+            )
+        )
+        print(f"wrote {brief}")
     ordered = [(s, parts[s]) for s in ("validation", "tuning") if s in parts]
     ptext = precision_md(
         ordered,

@@ -735,6 +735,7 @@ def run_job(job: Job) -> dict[str, Any]:
         except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
             res["dropped"] = DROP_DRIVER
             res["error"] = "" if sealed else str(e)[:300]
+            (cdir / DROP_MARK).write_text(DROP_DRIVER + "\n")
             return res
         gnu = rec["gnu_on_old"]
         path = log_path(out, name, mode)
@@ -756,6 +757,7 @@ def run_job(job: Job) -> dict[str, Any]:
     except Exception as e:  # noqa: BLE001  (peers.py is third-party code here: any failure)
         res["dropped"] = DROP_PEERS
         res["error"] = "" if sealed else f"{type(e).__name__}: {str(e)[:300]}"
+        (cdir / DROP_MARK).write_text(DROP_PEERS + "\n")
         return res
     printed = pr.pop("_printed", "")
     if not sealed:

@@ -1169,7 +1169,7 @@ def skipped_lines(skipped: Sequence[str]) -> list[str]:
     for s in skipped:
         name, _, reason = s.partition(": ")
         split = rc.split_of(name)
-        count[(re.sub(r" \(.*", "", reason), split)] += 1
+        count[(reason.split(" — ")[0], split)] += 1
         if split == "tuning":
             named.append(s)
     L = ["Not measured, by reason (the rule drops them; none is chosen by hand):", ""]
@@ -1561,7 +1561,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for line in res["lines"]:
                 print(line, flush=True)
             if res["dropped"]:
-                err = "" if sealed else f" ({res.get('error')})" if res.get("error") else ""
+                err = "" if sealed else f" — {res.get('error')}" if res.get("error") else ""
                 skipped.append(f"{n}: {res['dropped']}{err}")
                 if not sealed:
                     print(f"DROP {n:40} {res['dropped']}{err}", flush=True)

@@ -62,6 +62,7 @@ Python's `-m patchq`), as a user runs it. Needs git, GNU patch and wiggle.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import datetime
 import hashlib
 import json
@@ -394,11 +395,17 @@ def gnu_patch_on_old(
 
 
 def drive_case(
-    pq_cmd: list[str], case_dir: Path, out: Path, rebase_fuzz: str, mode: str = "default"
+    pq_cmd: list[str],
+    case_dir: Path,
+    out: Path,
+    rebase_fuzz: str,
+    mode: str = "default",
+    gnu_on_old: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Steps 1-3 of the module doc for one case, then the region verdict of every method's
     use (refresh_corpus.score_uses); returns its log record. MODE `accept-all` rebases with
-    `--accept all` and writes its candidate under OUT/patchq-accept/."""
+    `--accept all` and writes its candidate under OUT/patchq-accept/. GNU_ON_OLD: GNU
+    patch's walk of the old series on X from an earlier mode's record (it is the same)."""
     case = json.loads((case_dir / "case.json").read_text())
     name, strip, names = case["name"], int(case["strip"]), list(case["old_series"])
     work = out / "work" / name
@@ -409,9 +416,16 @@ def drive_case(
     rec: dict[str, Any] = {"name": name, "mode": mode, "patches": names, "commands": log}
     t0 = time.perf_counter()
 
-    gnu0, _ = gnu_patch_on_old(case_dir, work, names, strip, 0)
-    gnu2, gnu2_tree = gnu_patch_on_old(case_dir, work, names, strip, 2)
-    rec["gnu_on_old"] = {"fuzz0": gnu0, "fuzz2": gnu2}
+    if gnu_on_old is None and rc.split_of(name) == "validation":
+        # GNU patch's walk on X feeds only the tuning part's per-case table of the old
+        # release; a validation case is reported as totals, so it is not run (two checkouts)
+        gnu_on_old = {"fuzz0": {}, "fuzz2": {}, "fuzz2_tree": None}
+    if gnu_on_old is None:
+        gnu0, _ = gnu_patch_on_old(case_dir, work, names, strip, 0)
+        gnu2, gnu2_tree = gnu_patch_on_old(case_dir, work, names, strip, 2)
+        gnu_on_old = {"fuzz0": gnu0, "fuzz2": gnu2, "fuzz2_tree": gnu2_tree}
+    gnu2, gnu2_tree = gnu_on_old["fuzz2"], gnu_on_old["fuzz2_tree"]
+    rec["gnu_on_old"] = gnu_on_old
 
     pq = new_patch_repo(pq_cmd, case_dir, work, "case-old", log)
     applied0, refused0 = apply_on_old(pq, names, strip, 0)
@@ -499,39 +513,300 @@ def drive_case(
 
 
 # ------------------------------------------------------------------------- corpus
-def materialize(
-    corpus: Path, mirrors: Path, cases_files: Sequence[Path], cases_dir: Path, only: Sequence[str]
-) -> tuple[list[str], list[str]]:
-    """Run the shared materialize.py on each cases file; returns (cases written, messages)."""
-    written: list[str] = []
-    messages: list[str] = []
-    index: list[dict[str, str]] = []
+# Why a bump is not measured (counted by reason in the report; the rule, not a choice).
+DROP_MIRROR = "a mirror is missing"
+DROP_MATERIALIZE = "not materialized (a commit or patch file is not in the mirror)"
+DROP_OLD = "the old series does not apply on the old release (GNU patch)"
+DROP_NEW = "the maintainer's new series does not apply on the new release (GNU patch)"
+DROP_DRIVER = "driver failure"
+DROP_PEERS = "peers.py failed on the case"
+DROP_MARK = "dropped.txt"  # in a case folder: the reason it was dropped at materialization
+
+
+def load_module(path: Path, name: str) -> Any:
+    """A module of the shared corpus folder (materialize.py, peers.py), imported by path."""
+    import importlib.util
+
+    if name in sys.modules:
+        return sys.modules[name]
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"cannot import {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def load_cases(cases_files: Sequence[Path]) -> list[dict[str, Any]]:
+    """Every case of the case files, in file order; a name seen again is left out."""
+    import tomllib
+
+    seen: dict[str, dict[str, Any]] = {}
     for cf in cases_files:
-        argv = [sys.executable, str(corpus / "materialize.py"), "--mirrors", str(mirrors)]
-        argv += ["--out", str(cases_dir), "--cases", str(cf), "--verify"]
-        if only:
-            argv += ["--only", *only]
-        r = run(argv)
-        for line in (r.stdout + r.stderr).splitlines():
-            print("  " + line, flush=True)
-            if line.startswith(("SKIP", "FAIL", "  VERIFY FAIL")):
-                messages.append(" ".join(line.split()))
+        for c in tomllib.loads(cf.read_text()).get("case", []):
+            seen.setdefault(str(c["name"]), c)
+    return list(seen.values())
+
+
+def substitute(text: bytes, rule: str | None) -> bytes:
+    """The text the downstream build feeds to `patch` (harvest.py's rule: Termux's sed)."""
+    if not rule:
+        return text
+    import harvest  # beside this file
+
+    out: bytes = harvest.substitute(text, rule)
+    return out
+
+
+def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_dir: Path) -> str:
+    """One case into CASES_DIR/NAME with the shared materialize.py, the series as the build
+    feeds them to `patch` (`substitute`, e.g. Termux's placeholders); then GNU patch must
+    apply the old series on X and the maintainer's series on Y (materialize.py's --verify
+    rule: `-N --batch`, default fuzz). Returns "" or why the case is dropped (DROP_*)."""
+    mat = load_module(corpus / "materialize.py", "realworld_materialize")
+    orig = getattr(mat, "_realworld_write_series", None) or mat.write_series
+    mat._realworld_write_series = orig
+    rule = case.get("substitute")
+
+    def write_series(
+        dsgit: str, commit: str, patch_dir: str, paths: list[str], dest: str, strip: int
+    ) -> tuple[list[str], dict[str, str]]:
+        names, texts = orig(dsgit, commit, patch_dir, paths, dest, strip)
+        if rule:
+            for n in names:
+                f = Path(dest) / n
+                data = substitute(f.read_bytes(), rule)
+                f.write_bytes(data)
+                texts[n] = data.decode("utf-8", "replace")
+        return names, texts
+
+    mat.write_series = write_series
+    cdir = cases_dir / case["name"]
+    try:
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            missing, info = mat.materialize(case, str(mirrors), str(cases_dir), False)
+    except (RuntimeError, subprocess.CalledProcessError, KeyError, OSError):
+        reason = DROP_MATERIALIZE
+    else:
+        reason = DROP_MIRROR if missing else ""
+        if not reason:
+            if series_fails(cdir, info, "old") is not None:
+                reason = DROP_OLD
+            elif series_fails(cdir, info, "new") is not None:
+                reason = DROP_NEW
+    if reason:
+        cdir.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(cdir / "upstream.git", ignore_errors=True)
+        (cdir / DROP_MARK).write_text(reason + "\n")
+    return reason
+
+
+def series_fails(case_dir: Path, info: dict[str, Any], side: str) -> str | None:
+    """GNU patch (`-pN -N --batch`, default fuzz) walks the OLD series on case-old or the NEW
+    one on case-new, on a tree holding the files its headers name (as they are at that
+    commit); returns the first patch it rejects, else None."""
+    ref, sdir = ("case-old", "old-series") if side == "old" else ("case-new", "new-series")
+    gitdir = case_dir / "upstream.git"
+    names = list(info[f"{side}_series"])
+    touched = sorted({f for n in names for f in info["touched"][side][n]})
+    tmp = case_dir / f"verify-{side}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        if touched:
+            ls = run(["git", "--git-dir", str(gitdir), "ls-tree", "-r", "-z", "--name-only", ref])
+            have = set(ls.stdout.split("\0"))
+            # a touched path's parent may be a symlink in the tree: take the parents too
+            want = set(touched)
+            for f in touched:
+                parts = f.split("/")
+                want.update("/".join(parts[:i]) for i in range(1, len(parts)))
+            present = sorted(want & have)
+            if present:
+                arch = subprocess.run(
+                    ["git", "--git-dir", str(gitdir), "archive", ref, "--", *present],
+                    capture_output=True,
+                )
+                if arch.returncode != 0:
+                    return names[0] if names else "?"
+                subprocess.run(["tar", "-x", "-C", str(tmp)], input=arch.stdout, check=True)
+        for n in names:
+            r = run(
+                [
+                    "patch",
+                    f"-p{info['strip']}",
+                    "-N",
+                    "--batch",
+                    "--no-backup-if-mismatch",
+                    "-d",
+                    str(tmp),
+                    "-i",
+                    str(case_dir / sdir / n),
+                ]
+            )
+            if r.returncode != 0:
+                return str(n)
+        return None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_peers(
+    corpus: Path, case_dir: Path, work: Path, tools: Sequence[str], candidates: dict[str, str]
+) -> dict[str, Any]:
+    """peers.py's verdicts on one case (its run_case, imported), the work folder removed."""
+    import contextlib
+    import io
+
+    peers = load_module(corpus / "peers.py", "realworld_peers")
+    said = io.StringIO()
+    try:
+        # peers.py prints notes naming the case (e.g. "no series in …"): kept out of sight
+        # for a validation case, shown for a tuning one
+        with contextlib.redirect_stdout(said):
+            res: dict[str, Any] = peers.run_case(
+                str(case_dir), str(work), [*tools, *candidates], candidates
+            )
+    finally:
+        shutil.rmtree(work / case_dir.name, ignore_errors=True)
+    res["_printed"] = said.getvalue()
+    return res
+
+
+@dataclass
+class Job:
+    """What one case's run needs (it runs in a worker process)."""
+
+    name: str
+    corpus: Path
+    mirrors: Path
+    case: dict[str, Any]
+    out: Path
+    pq_cmd: list[str]
+    modes: list[str]
+    rebase_fuzz: str
+    tools: list[str]
+    materialize: bool
+    resume: bool
+    peers: bool = True
+
+
+def case_done(out: Path, name: str, modes: Sequence[str]) -> bool:
+    base = part_dir(out, name)
+    return (base / "peers" / f"{name}.json").is_file() and all(
+        log_path(out, name, m).is_file() for m in modes
+    )
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """Materialize (and verify) one case, drive patchq in each mode, score it with peers.py.
+    Returns {name, dropped: reason or "", lines: what to print (tuning cases only)}."""
+    name, out = job.name, job.out
+    t = time.perf_counter()
+    sealed = rc.split_of(name) == "validation"
+    res: dict[str, Any] = {"name": name, "dropped": "", "lines": []}
+    cdir = out / "cases" / name
+    if job.resume and case_done(out, name, job.modes):
+        return res
+    if (cdir / DROP_MARK).is_file():
+        res["dropped"] = (cdir / DROP_MARK).read_text().strip()
+        if job.resume or not job.materialize:
+            return res
+    if job.materialize or not (cdir / "case.json").is_file():
+        res["dropped"] = materialize_case(job.corpus, job.mirrors, job.case, out / "cases")
+        if res["dropped"]:
+            return res
+    base = part_dir(out, name)
+    gnu: dict[str, Any] | None = None
+    rec: dict[str, Any] = {}
+    for mode in job.modes:
+        if mode == "accept-all" and rec and quiet_rebase(rec):
+            rec = same_run(rec, base, name)
+            log_path(out, name, mode).write_text(json.dumps(rec, indent=1) + "\n")
+            continue
         try:
-            got = json.loads((cases_dir / "index.json").read_text())
-        except (OSError, ValueError):
-            got = []
-        unverified = verify_failed(r.stdout.splitlines())
-        messages += [
-            f"{n}: a series does not apply (materialize.py --verify)" for n in sorted(unverified)
-        ]
-        for c in got:
-            if c["name"] in unverified:
-                continue
-            if c["name"] not in written:
-                written.append(c["name"])
-                index.append(c)
-    (cases_dir / "index.json").write_text(json.dumps(index, indent=1))
-    return written, messages
+            rec = drive_case(job.pq_cmd, cdir, base, job.rebase_fuzz, mode, gnu)
+        except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+            res["dropped"] = DROP_DRIVER
+            res["error"] = "" if sealed else str(e)[:300]
+            (cdir / DROP_MARK).write_text(DROP_DRIVER + "\n")
+            return res
+        gnu = rec["gnu_on_old"]
+        path = log_path(out, name, mode)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(rec, indent=1) + "\n")
+        if not sealed:
+            oc = Counter(
+                str(e.get("on_new") if e["on_old"] != "refused" else "refused on X")
+                for e in rec["per_patch"].values()
+            )
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(oc.items()))
+            tag = "" if mode == "default" else f" [{mode}]"
+            res["lines"].append(f"{name:40} {counts}{tag}  [{time.perf_counter() - t:.0f}s]")
+    candidates = {CANDIDATE[m]: f"{base / CANDIDATE[m]}/{{case}}" for m in job.modes}
+    if not job.peers:
+        return res
+    try:
+        pr = run_peers(job.corpus, cdir, out / "peers-work", job.tools, candidates)
+    except Exception as e:  # noqa: BLE001  (peers.py is third-party code here: any failure)
+        res["dropped"] = DROP_PEERS
+        res["error"] = "" if sealed else f"{type(e).__name__}: {str(e)[:300]}"
+        (cdir / DROP_MARK).write_text(DROP_PEERS + "\n")
+        return res
+    printed = pr.pop("_printed", "")
+    if not sealed:
+        res["lines"] += printed.splitlines()
+    ppath = base / "peers" / f"{name}.json"
+    ppath.parent.mkdir(parents=True, exist_ok=True)
+    ppath.write_text(json.dumps(pr, indent=1) + "\n")
+    if not sealed:
+        tools = [*job.tools, *candidates]
+        res["lines"].append(
+            f"{name:40} "
+            + "  ".join(
+                f"{tl} {pr['tools'][tl]['applied']}/{pr['patches']}={pr['tools'][tl]['same']}"
+                for tl in tools
+            )
+        )
+    res["seconds"] = round(time.perf_counter() - t, 1)
+    return res
+
+
+def quiet_rebase(rec: dict[str, Any]) -> bool:
+    """Did the default run's rebase finish without a stop or an error (or was there nothing
+    to rebase)? Then it met no proposal, and `--accept all` cannot change anything."""
+    reb = rec["rebase"]
+    applied = rec["patchq_on_old"]["fuzz2"]["applied"]
+    return not applied or (bool(reb["finished"]) and not reb["stops"] and not reb["error"])
+
+
+def same_run(rec: dict[str, Any], base: Path, name: str) -> dict[str, Any]:
+    """The `--accept all` record of a case whose default rebase met no proposal: the default
+    run's, its candidate copied (running it again would give the same result)."""
+    dst = base / CANDIDATE["accept-all"] / name
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(base / CANDIDATE["default"] / name, dst)
+    return {**rec, "mode": "accept-all", "same_as_default_run": True}
+
+
+def first_by_hash(names: Sequence[str], k: int | None) -> list[str]:
+    """The first K names ordered by the sha256 of the name (the rule for a prefix of a part
+    when the whole part cannot be run); all of them, in that order, when K is None."""
+    ordered = sorted(names, key=lambda n: hashlib.sha256(n.encode("utf-8")).hexdigest())
+    return ordered if k is None else ordered[:k]
+
+
+def merge_peers(out: Path, split: str, names: Sequence[str], tools: Sequence[str]) -> None:
+    """The per-case peers.py results of one part, in one peers.json as peers.py writes it."""
+    base = out / "sealed" if split == "validation" else out
+    cases = [json.loads((base / "peers" / f"{n}.json").read_text()) for n in names]
+    (base / "peers.json").write_text(json.dumps({"tools": list(tools), "cases": cases}) + "\n")
 
 
 def verify_failed(lines: Iterable[str]) -> set[str]:
@@ -543,14 +818,6 @@ def verify_failed(lines: Iterable[str]) -> set[str]:
         if len(parts) > 1 and parts[0] == "OK" and ln.rstrip().endswith("VERIFY FAILED"):
             out.add(parts[1])
     return out
-
-
-def existing_cases(cases_dir: Path, only: Sequence[str]) -> list[str]:
-    try:
-        order = [c["name"] for c in json.loads((cases_dir / "index.json").read_text())]
-    except (OSError, ValueError):
-        order = sorted(p.name for p in cases_dir.iterdir() if (p / "case.json").is_file())
-    return [n for n in order if (cases_dir / n / "case.json").is_file() and (not only or n in only)]
 
 
 # ------------------------------------------------------------------------- report
@@ -894,6 +1161,27 @@ def precision_section(
     return L
 
 
+def skipped_lines(skipped: Sequence[str]) -> list[str]:
+    """The bumps not measured, counted by reason and split; named for the tuning part only
+    (SKIPPED: `NAME: reason`)."""
+    count: Counter[tuple[str, str]] = Counter()
+    named: list[str] = []
+    for s in skipped:
+        name, _, reason = s.partition(": ")
+        split = rc.split_of(name)
+        count[(reason.split(" — ")[0], split)] += 1
+        if split == "tuning":
+            named.append(s)
+    L = ["Not measured, by reason (the rule drops them; none is chosen by hand):", ""]
+    L += [row("reason", "tuning", "validation"), "|---|---:|---:|"]
+    for reason in sorted({r for r, _ in count}):
+        L.append(row(reason, count[(reason, "tuning")], count[(reason, "validation")]))
+    L.append("")
+    if named:
+        L += ["Tuning cases not measured:", ""] + [f"- `{s}`" for s in named] + [""]
+    return L
+
+
 def build_report(
     peers: dict[str, Any],
     logs: dict[str, dict[str, Any]],
@@ -903,6 +1191,7 @@ def build_report(
     validation: Part | None = None,
     accept_logs: dict[str, dict[str, Any]] | None = None,
     accept_status: str = "not asked",
+    brief: bool = False,
 ) -> str:
     """REALWORLD.md from peers.py's JSON (every tool, patchq as a candidate) and patchq's logs:
     PEERS/LOGS are the tuning part, shown per case and per patch; VALIDATION is shown as
@@ -947,9 +1236,7 @@ def build_report(
     )
     L.append("")
     if skipped:
-        L += ["Not measured (missing mirror or failed materialization):", ""]
-        L += [f"- `{s}`" for s in skipped]
-        L.append("")
+        L += skipped_lines(skipped)
     parts = [("tuning", tuning)] if cases else []
     if validation is not None and validation.cases:
         parts.append(("validation", validation))
@@ -966,6 +1253,13 @@ def build_report(
     if not cases:
         return "\n".join(L).rstrip() + "\n"
     L += ["## Tuning part: summary", ""] + summary_table(cases, tools) + [""]
+    if brief:  # totals only: the per-case and per-patch tables stay in the full report
+        L += ["## Per downstream: same as the maintainer (applied but not the maintainer's)", ""]
+        L += downstream_table(cases, tools) + [""]
+        L += ["## Per kind of change the maintainer made (applied on Y / same)", ""]
+        L += kind_table(cases, tools) + [""]
+        L += ["## patchq's outcome per patch on Y", ""] + outcome_lines(logs) + [""]
+        return "\n".join(L).rstrip() + "\n"
     L += ["## Per case: same as the maintainer", ""]
     L.append(
         "Cells: kept patches right + dropped patches left out = same; in brackets, patches the "
@@ -1114,6 +1408,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="write the report here (e.g. bench/REALWORLD.md; default: OUT/REALWORLD.md)",
     )
     ap.add_argument(
+        "--brief-md",
+        type=Path,
+        default=None,
+        help="also write the report's totals only (no per-case or per-patch table) here, "
+        "e.g. bench/RESULTS-issue24.md",
+    )
+    ap.add_argument(
         "--precision-md",
         type=Path,
         default=None,
@@ -1151,14 +1452,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         "on its logs and candidates), then rebuild the reports",
     )
     ap.add_argument("--no-peers", action="store_true", help="only drive patchq and write its logs")
+    ap.add_argument(
+        "--jobs", type=int, default=1, help="cases run side by side (default: %(default)s)"
+    )
+    ap.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="run only the first K cases of each part ordered by the sha256 of their name "
+        "(the rule for a prefix when a whole part cannot be run in the time)",
+    )
+    ap.add_argument(
+        "--tuning-limit",
+        type=int,
+        default=None,
+        help="the same for the tuning part alone (default: --limit)",
+    )
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the results of cases already finished (or dropped) under OUT",
+    )
+    ap.add_argument(
+        "--patchq-rev",
+        default="",
+        help="the commit the measured patchq was taken from, for the record (e.g. the "
+        "commit of a frozen `git archive` snapshot given with --patchq)",
+    )
     a = ap.parse_args(argv)
 
     pq_cmd = shlex.split(a.patchq) if a.patchq else [sys.executable, "-m", "patchq"]
     out: Path = a.out.resolve()
     if a.rescore:
-        return rescore(out, a.md, a.precision_md)
+        return rescore(out, a.md, a.precision_md, a.brief_md)
     if a.report_only:
-        return write_report(out, a.md, a.precision_md)
+        return write_report(out, a.md, a.precision_md, a.brief_md)
     cases_dir = out / "cases"
     cases_dir.mkdir(parents=True, exist_ok=True)
     for exe in ("git", "patch", *(("wiggle",) if "wiggle" in a.tools else ())):
@@ -1184,57 +1512,72 @@ def main(argv: Sequence[str] | None = None) -> int:
     for cf in cases_files:
         for msg in split_disagreements(cf):
             print(f"realworld.py: {msg}", file=sys.stderr)
-    if a.no_materialize:
-        names = existing_cases(cases_dir, a.only)
-    else:
-        print(
-            f"materializing {', '.join(map(str, cases_files))} into {cases_dir}",
-            flush=True,
-        )
-        names, skipped = materialize(a.corpus, a.mirrors, cases_files, cases_dir, a.only)
+    by_name = {str(c["name"]): c for c in load_cases(cases_files)}
+    names = [n for n in by_name if not a.only or n in a.only]
     names = rc.select(names, a.split)
+    if a.limit is not None or a.tuning_limit is not None:
+        tun = [n for n in names if rc.split_of(n) == "tuning"]
+        val = [n for n in names if rc.split_of(n) == "validation"]
+        tlim = a.tuning_limit if a.tuning_limit is not None else a.limit
+        names = first_by_hash(val, a.limit) + first_by_hash(tun, tlim)
     if not names:
-        print("realworld.py: no case to run (mirrors missing? see above)", file=sys.stderr)
+        print("realworld.py: no case to run (see --only, --split)", file=sys.stderr)
         return 1
     n_val = sum(1 for n in names if rc.split_of(n) == "validation")
-    print(f"{len(names) - n_val} tuning and {n_val} validation cases; modes: {', '.join(modes)}")
-
-    done: list[str] = []
+    print(
+        f"{len(names) - n_val} tuning and {n_val} validation cases; modes: {', '.join(modes)}; "
+        f"{a.jobs} jobs",
+        flush=True,
+    )
+    tools = [t for t in a.tools.split(",") if t]
+    jobs = [
+        Job(
+            n,
+            a.corpus,
+            a.mirrors,
+            by_name[n],
+            out,
+            pq_cmd,
+            modes,
+            a.rebase_fuzz,
+            tools,
+            not a.no_materialize,
+            a.resume,
+            not a.no_peers,
+        )
+        for n in names
+    ]
+    done_set: set[str] = set()
     val_done = 0
-    for n in names:
-        sealed = rc.split_of(n) == "validation"
-        t = time.perf_counter()
-        for mode in modes:
+    with concurrent.futures.ProcessPoolExecutor(max_workers=a.jobs) as pool:
+        futures = {pool.submit(run_job, j): j.name for j in jobs}
+        for fut in concurrent.futures.as_completed(futures):
+            n = futures[fut]
+            sealed = rc.split_of(n) == "validation"
             try:
-                rec = drive_case(pq_cmd, cases_dir / n, part_dir(out, n), a.rebase_fuzz, mode)
-            except RuntimeError as e:
-                print(f"FAIL {'a validation case' if sealed else n:40} {'' if sealed else e}")
-                skipped.append(f"{n}: {'driver failure (validation case)' if sealed else e}")
-                break
-            path = log_path(out, n, mode)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(rec, indent=1) + "\n")
-            if sealed:
-                continue
-            oc = Counter(
-                str(e.get("on_new") if e["on_old"] != "refused" else "refused on X")
-                for e in rec["per_patch"].values()
-            )
-            counts = ", ".join(f"{k} {v}" for k, v in sorted(oc.items()))
-            tag = "" if mode == "default" else f" [{mode}]"
-            print(f"{n:40} {counts}{tag}  [{time.perf_counter() - t:.0f}s]", flush=True)
-        else:
-            done.append(n)
+                res = fut.result()
+            except Exception as e:  # noqa: BLE001  (a worker's crash: counted, the run goes on)
+                res = {"name": n, "dropped": DROP_DRIVER, "lines": [], "error": repr(e)[:300]}
+            for line in res["lines"]:
+                print(line, flush=True)
+            if res["dropped"]:
+                err = "" if sealed else f" — {res.get('error')}" if res.get("error") else ""
+                skipped.append(f"{n}: {res['dropped']}{err}")
+                if not sealed:
+                    print(f"DROP {n:40} {res['dropped']}{err}", flush=True)
+            else:
+                done_set.add(n)
             if sealed:
                 val_done += 1
                 print(f"validation case {val_done} of {n_val} done", flush=True)
+    done = [n for n in names if n in done_set]
     if a.no_peers:
         return 0
-
+    cand_tools = [*tools, *(CANDIDATE[m] for m in modes)]
     for split in rc.SPLITS:
         part = [n for n in done if rc.split_of(n) == split]
-        if part and score_part(a, out, split, part, modes) != 0:
-            return 1
+        if part:
+            merge_peers(out, split, part, cand_tools)
     command = " ".join(
         shlex.quote(x)
         for x in ["bench/realworld.py", *(argv if argv is not None else sys.argv[1:])]
@@ -1242,7 +1585,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_rec = {
         "command": command,
         "date": datetime.date.today().isoformat(),
-        "patchq": patchq_version(pq_cmd),
+        "patchq": patchq_version(pq_cmd, a.patchq_rev),
         "skipped": skipped,
         "cases": done,
         "split": a.split,
@@ -1251,10 +1594,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "corpus": corpus_revision(cases_files),
     }
     (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
-    return write_report(out, a.md, a.precision_md)
+    return write_report(out, a.md, a.precision_md, a.brief_md)
 
 
-def rescore(out: Path, md: Path | None, precision: Path | None) -> int:
+def rescore(out: Path, md: Path | None, precision: Path | None, brief: Path | None = None) -> int:
     """The region verdicts of a finished run again, from its logs and candidates."""
     try:
         run_rec = json.loads((out / "run.json").read_text())
@@ -1277,7 +1620,7 @@ def rescore(out: Path, md: Path | None, precision: Path | None) -> int:
     commit = run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"]).stdout.strip()
     run_rec["command"] = run_rec["command"].split("\n")[0] + f"\n{again}  # at {commit}"
     (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
-    return write_report(out, md, precision)
+    return write_report(out, md, precision, brief)
 
 
 def split_disagreements(cases_file: Path) -> list[str]:
@@ -1318,52 +1661,12 @@ def supports_accept(pq_cmd: list[str]) -> bool:
     return r.returncode == 0 and re.search(r"(?m)^\s*--accept\b", r.stdout) is not None
 
 
-def score_part(
-    a: argparse.Namespace, out: Path, split: str, names: Sequence[str], modes: Sequence[str]
-) -> int:
-    """peers.py over one split's cases, patchq's modes as candidates. The validation part's
-    results go to OUT/sealed/ and nothing of them is printed."""
-    base = out / "sealed" if split == "validation" else out
-    cmd = [
-        sys.executable,
-        str(a.corpus / "peers.py"),
-        "--cases-dir",
-        str(out / "cases"),
-        "--work",
-        str(out / "peers-work"),
-        "--tools",
-        a.tools,
-        *(
-            x
-            for m in modes
-            for x in ("--candidate", f"{CANDIDATE[m]}={base / CANDIDATE[m]}/{{case}}")
-        ),
-        "--out-json",
-        str(base / "peers.json"),
-        "--out-md",
-        str(base / "peers.md"),
-        "--only",
-        *names,
-    ]
-    print(f"scoring the {split} part: " + " ".join(shlex.quote(c) for c in cmd), flush=True)
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-    if split == "tuning":
-        for line in r.stdout.splitlines():
-            if line.startswith("#"):
-                break
-            print("  " + line, flush=True)
-    if r.returncode != 0:
-        print(
-            f"realworld.py: peers.py failed on the {split} part (exit {r.returncode})",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
-
-
-def patchq_version(pq_cmd: list[str]) -> str:
-    """Which patchq was measured: its --version and, from a checkout, the commit."""
+def patchq_version(pq_cmd: list[str], rev: str = "") -> str:
+    """Which patchq was measured: its --version and the commit it was taken from (REV), else
+    the commit of this checkout."""
     version = run([*pq_cmd, "--version"]).stdout.strip()
+    if rev:
+        return f"{version} (snapshot of commit {rev})"
     commit = run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"])
     src = run(["git", "-C", str(HERE.parent), "log", "-1", "--format=%h", "--", "src"])
     if commit.returncode == 0:
@@ -1384,7 +1687,9 @@ def load_part(out: Path, split: str, names: Sequence[str], modes: Sequence[str])
     return Part(peers, logs["default"], logs["accept-all"])
 
 
-def write_report(out: Path, md: Path | None, precision: Path | None = None) -> int:
+def write_report(
+    out: Path, md: Path | None, precision: Path | None = None, brief: Path | None = None
+) -> int:
     """Build the reports from a finished run's files (run.json, logs/, peers.json, sealed/)."""
     try:
         run_rec = json.loads((out / "run.json").read_text())
@@ -1415,6 +1720,21 @@ def write_report(out: Path, md: Path | None, precision: Path | None = None) -> i
     md_path = md or (out / "REALWORLD.md")
     md_path.write_text(text)
     print(f"wrote {md_path}")
+    if brief is not None:
+        brief.write_text(
+            build_report(
+                tuning.peers,
+                tuning.logs,
+                run_rec["command"],
+                date,
+                run_rec["skipped"],
+                validation=parts.get("validation"),
+                accept_logs=tuning.accept_logs,
+                accept_status=accept,
+                brief=True,
+            )
+        )
+        print(f"wrote {brief}")
     ordered = [(s, parts[s]) for s in ("validation", "tuning") if s in parts]
     ptext = precision_md(
         ordered,

@@ -597,3 +597,92 @@ def test_a_case_that_fails_verification_is_left_out(rw: ModuleType) -> None:
         "  OK   br-y-1-to-2                   2 old /  2 new patches (1 identical, 1 modified)",
     ]
     assert rw.verify_failed(lines) == {"br-x-1-to-2"}
+
+
+def test_a_prefix_is_the_first_k_names_by_sha256(rw: ModuleType) -> None:
+    import hashlib
+
+    names = [f"tx-p{i}-1-to-2" for i in range(20)]
+    want = sorted(names, key=lambda n: hashlib.sha256(n.encode()).hexdigest())
+    assert rw.first_by_hash(names, 5) == want[:5]
+    assert rw.first_by_hash(list(reversed(names)), None) == want
+
+
+def test_dropped_bumps_are_counted_by_reason_and_validation_ones_not_named(
+    rw: ModuleType, rc: ModuleType
+) -> None:
+    tname, vname = "tx-uftrace-0.12-to-0.13", "tx-libnl-3.7.0-to-3.8.0"
+    assert rc.split_of(tname) == "tuning" and rc.split_of(vname) == "validation"
+    lines = rw.skipped_lines(
+        [f"{tname}: {rw.DROP_OLD}", f"{vname}: {rw.DROP_OLD}", f"{vname}: {rw.DROP_NEW}"]
+    )
+    text = "\n".join(lines)
+    assert vname not in text and f"- `{tname}: {rw.DROP_OLD}`" in text
+    assert rw.row(rw.DROP_OLD, 1, 1) in lines
+    assert rw.row(rw.DROP_NEW, 0, 1) in lines
+
+
+def test_the_accept_run_is_the_default_runs_only_when_it_met_no_stop(rw: ModuleType) -> None:
+    def rec(applied: dict[str, str], finished: bool, stops: dict[str, str]) -> dict[str, Any]:
+        return {
+            "patchq_on_old": {"fuzz2": {"applied": applied}},
+            "rebase": {"finished": finished, "stops": stops, "error": None},
+        }
+
+    assert rw.quiet_rebase(rec({"a.patch": "exact"}, True, {}))
+    assert rw.quiet_rebase(rec({}, False, {}))  # nothing applied on X: nothing to rebase
+    assert not rw.quiet_rebase(rec({"a.patch": "exact"}, True, {"a.patch": "stops for review"}))
+    assert not rw.quiet_rebase(rec({"a.patch": "exact"}, False, {}))
+
+
+def test_termux_placeholders_are_filled_as_its_build_does(rw: ModuleType) -> None:
+    text = b'+#define P "@TERMUX_PREFIX@/etc"\n+ @TERMUX_HOME@ @OTHER@\n'
+    got = rw.substitute(text, "termux")
+    assert got == b'+#define P "/data/data/com.termux/files/usr/etc"\n' + (
+        b"+ /data/data/com.termux/files/home @OTHER@\n"
+    )
+    assert rw.substitute(text, None) == text
+
+
+def test_gnu_patch_decides_which_series_apply_on_their_release(
+    rw: ModuleType, tmp_path: Path
+) -> None:
+    import shutil
+
+    if shutil.which("patch") is None:
+        pytest.skip("GNU patch is not installed")
+    x = [f"a{i}" for i in range(12)]
+    y = ["z", *x[:4], "Y4", *x[5:]]
+    work = tmp_path / "work"
+    work.mkdir()
+    _g(work, "init", "-q", "-b", "case-old")
+    (work / "src").mkdir()
+    (work / "src" / "f.c").write_text("\n".join(x) + "\n")
+    (work / "other.c").write_text("untouched\n")
+    _g(work, "add", ".")
+    _g(work, "commit", "-qm", "X")
+    _g(work, "checkout", "-qb", "case-new")
+    (work / "src" / "f.c").write_text("\n".join(y) + "\n")
+    _g(work, "commit", "-qam", "Y")
+    case = tmp_path / "case"
+    _g(tmp_path, "clone", "-q", "--bare", str(work), str(case / "upstream.git"))
+    for folder in ("old-series", "new-series"):
+        (case / folder).mkdir()
+    old = list(x)
+    old[4] = "mine"
+    (case / "old-series" / "1.patch").write_text(_udiff(x, old, "src/f.c"))
+    new = list(y)
+    new[8] = "mine8"
+    (case / "new-series" / "1.patch").write_text(_udiff(y, new, "src/f.c"))
+    info: dict[str, Any] = {
+        "strip": 1,
+        "old_series": ["1.patch"],
+        "new_series": ["1.patch"],
+        "touched": {"old": {"1.patch": ["src/f.c"]}, "new": {"1.patch": ["src/f.c"]}},
+    }
+    assert rw.series_fails(case, info, "old") is None
+    assert rw.series_fails(case, info, "new") is None
+    # the old patch's removed line is gone on Y: a new series made of it fails there
+    shutil.copyfile(case / "old-series" / "1.patch", case / "new-series" / "1.patch")
+    assert rw.series_fails(case, info, "new") == "1.patch"
+    assert not (case / "verify-new").exists() and not (case / "verify-old").exists()

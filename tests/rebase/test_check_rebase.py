@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from patchq.core import tiers
+
 from ..conftest import Queue, Result, Upstream
 
 BASE = "".join(f"line {i}\n" for i in range(1, 41))
@@ -558,11 +560,9 @@ def test_an_upstream_edit_right_next_to_the_change_composes_zealously(
     assert project(doc) == [("msg.patch", "merge", [hunk("CMakeLists.txt", "merge", [edit])])]
     (h,) = doc["patches"][0]["hunks"]
     assert (h["method"], h["tier"], h["line"]) == ("zealous", "proposed", 5)
-    # Its method's measured precision (core.tiers.MEASURED) goes with the proposal.
-    assert h["proposal"] == {
-        "method": "zealous",
-        "precision": {"uses": 1, "right": 1, "wrong": 0},
-    }
+    # Its method's measured precision (core.tiers.MEASURED, as the table holds it) goes
+    # with the proposal.
+    assert h["proposal"] == {"method": "zealous", "precision": tiers.measured("zealous")}
     code, doc = check_json(patchq, "--accept", "zealous")
     assert code == 1 and doc["patches"][0]["hunks"][0]["tier"] == "accepted"
     # The rebase stops for review with the zealous merge in the tree, no markers.

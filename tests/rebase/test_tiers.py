@@ -108,7 +108,8 @@ def test_accepted_proposals_are_taken_recorded_and_exit_1(
     assert r.code == 1, r.err
     (h,) = json.loads(r.out)["patches"][0]["hunks"]
     assert (h["method"], h["tier"], h["line"]) == ("word", "accepted", 2)
-    assert h["proposal"] == {"method": "word", "precision": None}  # not measured yet
+    # its measured precision as core.tiers.MEASURED holds it (None: not measured)
+    assert h["proposal"] == {"method": "word", "precision": tiers.measured("word")}
     assert cli(queue, "check", "--onto", "main").code == 3
     r = cli(queue, "rebase", "--onto", "main", "--accept", "word", "--json")
     assert r.code == 1, r.err

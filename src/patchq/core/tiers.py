@@ -5,7 +5,8 @@ A method that lands a hunk is either **automatic** (it finishes a patch alone) o
 working tree, unless the person accepted that method (`rebase --accept`, `accept = [...]`
 in patchq.toml), when it is **accepted**: taken, recorded and reported, and the rebase
 exits 1 instead of 0. The table is the design's initial list (docs/trust.md); a method
-earns automatic status only by measured precision (issue 24, phase two).
+earns automatic status only by measured precision (issue 24, phase two: on the measured
+run none had the 30 validation uses it needs, so the list stands).
 
 `upstreamed` is automatic when the whole patch is proven upstream; a hunk judged upstream
 inside a patch that is not upstream as a whole is a proposal (accepted as `upstreamed`).
@@ -45,14 +46,19 @@ TIERS: dict[str, Tier] = {
     Method.DELETE_WINS: PROPOSED,
 }
 
-# Each proposed method's measured precision (uses, right, wrong) on the validation split of
-# the refresh corpus, from the run bench/PRECISION.md records (`bench/realworld.py --mode
-# both`, checkout 8ad0a63): shown beside every proposal, so that a reviewer (or the CI
-# job's merge request) sees how often the method was right. A method absent here was not
-# used there: not measured yet.
+# Each proposed method's measured precision (uses, right, wrong) on the validation part of
+# the harvested refresh corpus (bench/corpus/refresh-cases.toml: the first 185 validation
+# bumps by sha256 of the name, 160 measured, 683 old-series patches), from the `--accept all`
+# run bench/PRECISION.md records (`bench/realworld.py --mode both`, patchq snapshot
+# bfe8c26): shown beside every proposal, so that a reviewer (or the CI job's merge request)
+# sees how often the method was right. None reaches 30 uses, so none is promoted
+# (DESIGN §4.1). A method absent here was not used there: not measured yet.
 MEASURED: dict[str, tuple[int, int, int]] = {
-    Method.ZEALOUS: (1, 1, 0),
-    Method.ANCHORED: (5, 4, 1),
+    Method.ZEALOUS: (21, 19, 2),
+    Method.WORD: (23, 16, 7),
+    Method.ANCHORED: (16, 9, 7),
+    Method.MOVED: (2, 2, 0),
+    Method.DELETE_WINS: (4, 4, 0),
 }
 
 

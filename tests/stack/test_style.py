@@ -401,3 +401,48 @@ def test_diff_p_heading_is_gnu_diffs() -> None:
     assert diff_p_heading(lines, 1) == b""  # `#include` is no function line
     assert diff_p_heading([b"  indented\n", b"\tx\n"], 2) == b""
     assert diff_p_heading([b"$var  \r\n", b"x\n"], 1) == b" $var"
+
+
+def test_a_patch_naming_a_sibling_folder_and_dot_slash_is_refreshed_in_its_style(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    """Termux writes `--- ../pkg-1.0/src/x.c` and `+++ ./src/x.c` under `-p1`: GNU patch
+    takes the name that exists (the new one). Refreshing such a patch in a rebase made the
+    whole rebase exit 4 ("refresh writes -p1 or -p0 patches"; issue 24's corpus: 6 of 31
+    tuning bumps). It is refreshed now: a section whose shape holds keeps the
+    maintainer's header byte for byte, and the patch still applies with `patch -p1`."""
+    old = "".join(f"line {i}\n" for i in range(1, 21))
+    upstream.write("src/x.c", old).write("src/y.c", old)
+    base = upstream.commit("base")
+    header_x = (
+        "--- ../pkg-1.0/src/x.c\t2020-01-01 00:00:00.000000000 +0000\n"
+        "+++ ./src/x.c\t2020-01-02 00:00:00.000000000 +0000\n"
+    )
+    data = (
+        header_x
+        + "@@ -5,3 +5,3 @@\n line 5\n-line 6\n+LINE 6\n line 7\n"
+        + "--- ../pkg-1.0/src/y.c\n+++ ./src/y.c\n"
+        + "@@ -9,3 +9,3 @@\n line 9\n-line 10\n+LINE 10\n line 11\n"
+    )
+    queue.add("x.patch", data)
+    assert patchq("apply", "--onto", base).code == 0
+    upstream.git("checkout", "-q", "main")
+    upstream.write("src/x.c", "new a\nnew b\n" + old)
+    upstream.write("src/y.c", old.replace("line 15\n", "line fifteen\n"))
+    onto = upstream.commit("upstream moves x.c and edits y.c away from the change")
+    r = patchq("rebase", "--onto", onto)
+    assert r.code == 0, r.err
+    text = (queue.path / "patches" / "x.patch").read_text()
+    assert text.startswith(header_x + "@@ -7,3 +7,3 @@\n line 5\n-line 6\n+LINE 6\n"), text
+    assert "--- ../pkg-1.0/src/y.c\n+++ ./src/y.c\n@@ -9,3 +9,3 @@\n" in text
+    tree = upstream.path.parent / "check"
+    subprocess.run(["git", "clone", "-q", str(upstream.path), str(tree)], check=True)
+    subprocess.run(["git", "-C", str(tree), "checkout", "-q", onto], check=True)
+    gnu = subprocess.run(
+        ["patch", "-p1", "-F0", "-N", "--batch"],
+        cwd=tree,
+        input=text.encode(),
+        capture_output=True,
+    )
+    assert gnu.returncode == 0, gnu.stdout
+    assert (tree / "src" / "x.c").read_text().count("LINE 6") == 1

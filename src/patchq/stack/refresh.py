@@ -205,6 +205,15 @@ def _git_header(s: FilePatch, strip: int, index: bool, length: int) -> bytes:
     return b"".join(ln for ln in split_lines(header) if not ln.startswith(b"index "))
 
 
+def _prefixes_fit(style: Style, strip: int) -> bool:
+    """Whether `style`'s name prefixes are what the strip level takes off."""
+    return (
+        patchstyle.prefix_depth(style.old_prefix)
+        == strip
+        == patchstyle.prefix_depth(style.new_prefix)
+    )
+
+
 class _Writer:
     """One refresh: the old patch, the style it is written in, the pre-image's files."""
 
@@ -212,7 +221,15 @@ class _Writer:
         self, old: Patch, strip: int, style: str, old_file: OldFile | None, where: str
     ) -> None:
         self.old, self.strip, self.keep = old, strip, style == "keep"
-        self.target = patchstyle.forced(style, strip, old) or patchstyle.detect(old, strip)
+        target = patchstyle.forced(style, strip, old) or patchstyle.detect(old, strip)
+        if target.kind == PLAIN and strip in (0, 1) and not _prefixes_fit(target, strip):
+            # Names whose prefixes are not the strip level's (Termux's `--- ../pkg-1.0/x.c`
+            # and `+++ ./x.c` under -p1, which GNU patch reads by the name that exists):
+            # a header written anew gets the strip level's own (a/ b/ for -p1); a section
+            # whose header is kept keeps the maintainer's bytes.
+            prefixes = patchstyle.default_prefixes(strip)
+            target = replace(target, old_prefix=prefixes[0], new_prefix=prefixes[1])
+        self.target = target
         self.old_file = old_file
         self.where = where
         # The length of the patch's `index` ids, for a section that had none.
@@ -220,17 +237,17 @@ class _Writer:
         self._check_strip(self.target)
 
     def _check_strip(self, style: Style) -> None:
+        """Refresh writes names for -p0 and -p1 only (what the strip level takes off
+        is the prefix it writes)."""
         if style.kind == GIT:
             ok = self.strip in (0, 1)
         else:
-            ok = patchstyle.prefix_depth(style.old_prefix) == self.strip and (
-                patchstyle.prefix_depth(style.new_prefix) == self.strip
-            )
+            ok = _prefixes_fit(style, self.strip)
         if not ok:
             raise BadInputError(
                 f"refresh writes -p1 or -p0 patches, and this one is -p{self.strip}",
                 self.where,
-                "change its series entry to -p1 and its paths to a/ b/",
+                "make its series entry -p1 and its paths a/ b/",
             )
 
     def own_style(self, prev: FilePatch | None) -> Style:

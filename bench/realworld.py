@@ -64,6 +64,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
+import functools
 import hashlib
 import json
 import os
@@ -1707,7 +1708,8 @@ def write_report(
     tuning = parts.get("tuning") or Part({"tools": [], "cases": []}, {})
     if not tuning.peers.get("tools") and "validation" in parts:
         tuning.peers = {"tools": parts["validation"].peers["tools"], "cases": []}
-    text = build_report(
+    report = functools.partial(
+        build_report,
         tuning.peers,
         tuning.logs,
         run_rec["command"],
@@ -1717,23 +1719,12 @@ def write_report(
         accept_logs=tuning.accept_logs,
         accept_status=accept,
     )
+    text = report()
     md_path = md or (out / "REALWORLD.md")
     md_path.write_text(text)
     print(f"wrote {md_path}")
     if brief is not None:
-        brief.write_text(
-            build_report(
-                tuning.peers,
-                tuning.logs,
-                run_rec["command"],
-                date,
-                run_rec["skipped"],
-                validation=parts.get("validation"),
-                accept_logs=tuning.accept_logs,
-                accept_status=accept,
-                brief=True,
-            )
-        )
+        brief.write_text(report(brief=True))
         print(f"wrote {brief}")
     ordered = [(s, parts[s]) for s in ("validation", "tuning") if s in parts]
     ptext = precision_md(

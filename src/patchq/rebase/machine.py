@@ -181,10 +181,11 @@ def _run(
         rp.provenance.expected = lambda: todo_patches
     # Asked now, read when the first patch's drift is attributed: git works on it while
     # the first patch replays.
+    none: dict[str, list[Change]] = {}  # one dict for the run: what is fetched is kept
     histories_ready: Callable[[], dict[str, list[Change]]] = (
         histories_later(g, st.old_base, st.onto, touched, rp.renames)
         if touched and st.old_base != st.onto
-        else dict
+        else lambda: none
     )
     for i, entry in enumerate(todo):
         assert entry.name is not None

@@ -65,6 +65,11 @@ def _unraisable(hook: Any) -> Any:
             if _state["raising"]:
                 _again_soon()  # not now: raised inside this hook, it would be printed
             return
+        if _state["interrupted"]:
+            # A finaliser the interrupt cut short (GitPython's cat-file stream, read in
+            # its `__del__` after the pipe it reads was closed): part of the interrupt,
+            # which the run reports in its one line.
+            return
         hook(unraisable)
 
     return handle

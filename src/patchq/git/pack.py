@@ -7,13 +7,19 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import struct
 import tempfile
+import threading
 import zlib
 from pathlib import Path
 
 PACK_THRESHOLD = 64
 _PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
+
+
+# The signals write_pack holds back while its worker threads run.
+_DEFERRED = {signal.SIGINT, signal.SIGALRM}
 
 
 def atomic_bytes(path: Path, data: bytes, mode: int) -> None:
@@ -185,6 +191,12 @@ def write_pack(
     body = hashlib.sha1()
     offsets: dict[str, tuple[int, int]] = {}
     fd, tmp_pack = tempfile.mkstemp(prefix="tmp_pack_", dir=pack_dir)
+    # Ctrl-C (and its re-delivery, SIGALRM) waits until the pack is written: raised in the
+    # main thread while it holds the pool's lock, it left the workers blocked on that lock
+    # and the main thread joining them — a hang (clean-clone CI, the random Ctrl-C test).
+    # The workers are made while the signals are blocked, so they never take them either.
+    held = threading.current_thread() is threading.main_thread()
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED) if held else None
     try:
         with os.fdopen(fd, "wb") as f, ThreadPoolExecutor(max_workers=workers) as pool:
             head = b"PACK" + struct.pack(">II", 2, len(items))
@@ -215,6 +227,9 @@ def write_pack(
         if os.path.exists(tmp_pack):
             os.unlink(tmp_pack)
         raise
+    finally:
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending Ctrl-C lands now
     atomic_bytes(pack_dir / f"pack-{name}.idx", idx, 0o444)
     return name
 

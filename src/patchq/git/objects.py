@@ -5,6 +5,7 @@ objects for a few, one pack for a batch; never, in a dry run).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import zlib
@@ -192,6 +193,22 @@ def parse_tree(data: bytes) -> list[tuple[str, bytes, str]]:
         out.append((mode, name, oid))
         i = nul + 21
     return out
+
+
+@functools.lru_cache(maxsize=512)
+def _entry_re(name: bytes) -> re.Pattern[bytes]:
+    # Whole entries skipped (`<mode> <name>\0<20 bytes>`, each matched one way only),
+    # then the one named: an exact lookup, decoded in C.
+    return re.compile(
+        rb"(?:[0-7]+ [^\0]*\0.{20})*?([0-7]+) " + re.escape(name) + rb"\0(.{20})", re.S
+    )
+
+
+def tree_entry(data: bytes, name: bytes) -> tuple[str, str] | None:
+    """(mode, id) of the entry `name` of a tree object's data, or None; the other entries
+    are not decoded (a lookup through a large directory costs no parse of it)."""
+    m = _entry_re(name).match(data)
+    return None if m is None else (m.group(1).decode(), m.group(2).hex())
 
 
 def render_tree(entries: Iterable[tuple[str, bytes, str]]) -> bytes:

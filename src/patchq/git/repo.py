@@ -49,7 +49,15 @@ from patchq.git.environment import (
 )
 from patchq.git.gitdir import STATE
 from patchq.git.gitdir import discover as _discover
-from patchq.git.objects import TREE_MODE, Ident, ObjectWriter, object_id, parse_tree, render_tree
+from patchq.git.objects import (
+    TREE_MODE,
+    Ident,
+    ObjectWriter,
+    object_id,
+    parse_tree,
+    render_tree,
+    tree_entry,
+)
 
 
 def _plain_file(root: Path, rel: str) -> bool:
@@ -276,6 +284,22 @@ class GitRepo:
         if kind != "tree":
             raise GitError(f"object {oid} is a {kind}, not a tree", str(self.root))
         return parse_tree(data)
+
+    def entry_at(self, tree: str, path: str) -> tuple[str, str] | None:
+        """(mode, id) at `path` below `tree`, or None where nothing is there (or a
+        non-directory is on the way); only the entries on the way are decoded."""
+        oid, mode = tree, str(TREE_MODE)
+        for name in path.encode("utf-8", "surrogateescape").split(b"/"):
+            if mode != TREE_MODE:
+                return None
+            kind, data = self.read(oid)
+            if kind != "tree":
+                raise GitError(f"object {oid} is a {kind}, not a tree", str(self.root))
+            got = tree_entry(data, name)
+            if got is None:
+                return None
+            mode, oid = got
+        return mode, oid
 
     def commit_info(self, oid: str) -> dict[str, bytes]:
         """Headers of a commit object (tree, first parent, author, committer) and its message."""

@@ -24,12 +24,14 @@ from patchq.core.names import Normalisation, resolve_section
 from patchq.core.patch import FilePatch, Patch, parse
 from patchq.core.paths import FileMode, check_link_path, file_mode, is_git_name
 from patchq.core.progress import Progress
+from patchq.core.records import Stack
 from patchq.core.series import Entry
 from patchq.core.status import CONFLICT, FAILED, FUZZ, MERGE
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.objects import TREE_MODE, Ident, ObjectWriter
 from patchq.git.repo import GitRepo
 from patchq.store.patchrepo import PatchRepo
+from patchq.store.stack import load as load_stack
 from patchq.store.statedir import crashpoint
 
 DEFAULT_MODE = FileMode.REGULAR
@@ -626,9 +628,22 @@ class OldStack:
     Lazy: the old series is re-applied only as far as the latest patch asked about, and
     only the blob ids of the paths each patch touches are remembered, so a check or
     rebase without conflicts never pays for it.
+
+    Where the applied stack is that re-application already — its record lists exactly
+    these patches on this base, its top's tree is the lock's result, and every patch up
+    to the one asked about is the file the lock pinned, byte for byte — a patch's files
+    are read from the commit below it instead (a few object reads, not a re-application
+    of everything below). Anything else re-applies, as before.
     """
 
-    def __init__(self, g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry]) -> None:
+    def __init__(
+        self,
+        g: GitRepo,
+        repo: PatchRepo,
+        base: str,
+        entries: Sequence[Entry],
+        stack: Stack | None = None,
+    ) -> None:
         self.g, self.repo, self.w = g, repo, g.objects
         self.entries = list(entries)
         self.index = {e.name: i for i, e in enumerate(self.entries)}
@@ -644,6 +659,18 @@ class OldStack:
             if lock is not None and lock.base == base
             else set()
         )
+        # The applied stack's commits, while they are the pinned series' re-application.
+        self.commits: tuple[str, ...] | None = None
+        self.result_tree = lock.result_tree if lock is not None and lock.base == base else None
+        if (
+            stack is not None
+            and self.result_tree is not None
+            and stack.base == base
+            and stack.applied == tuple(e.name for e in self.entries)
+            and len(stack.commits) == len(stack.applied)
+        ):
+            self.commits = stack.commits
+        self.checked = 0  # entries[:checked] are the files the lock pinned
 
     def placed_with_fuzz(self, name: str) -> bool:
         """Whether the patch needed fuzz on the pinned base (its patched side in a 3-way
@@ -657,10 +684,42 @@ class OldStack:
         want = self.index.get(name)
         if want is None:
             return None
+        if (
+            self.commits is not None
+            and self._stacked(want)
+            and any(path in s.paths for s in load_patch(self.repo, self.entries[want])[1].sections)
+        ):
+            return self._below(want, path)  # (a file it does not name: re-applied, as ever)
         while self.done <= want and not self.broken:
             self._advance()
         oid = self.before.get((name, path))
         return self.state.content(oid) if oid and self.state else None
+
+    def _stacked(self, want: int) -> bool:
+        """Whether the applied stack's commits hold the pinned series up to `want`."""
+        assert self.commits is not None
+        if self.checked == 0:
+            top = self.g.commit_info(self.commits[-1])["tree"].decode() if self.commits else None
+            if top != self.result_tree:
+                self.commits = None
+                return False
+        while self.checked <= want:
+            entry = self.entries[self.checked]
+            assert entry.name is not None
+            if (entry.name, sha256(load_patch(self.repo, entry)[0])) not in self.pinned:
+                self.commits = None  # edited since it was applied: re-applied instead
+                return False
+            self.checked += 1
+        return True
+
+    def _below(self, want: int, path: str) -> bytes | None:
+        """`path` as the commit below the `want`-th patch holds it (None if absent)."""
+        assert self.commits is not None
+        commit = self.commits[want - 1] if want > 0 else self.base
+        got = self.g.entry_at(self.g.commit_info(commit)["tree"].decode(), path)
+        if got is None or got[0] in (TREE_MODE, GITLINK):
+            return None
+        return self.g.read_blob(got[1])
 
     def _advance(self) -> None:
         if self.state is None:
@@ -691,7 +750,11 @@ class OldStack:
 
 def preimages(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry]) -> Preimage:
     """The 3-way step's preimage lookup for a series pinned at `base` (see OldStack)."""
-    return OldStack(g, repo, base, entries)
+    try:
+        stack = load_stack(g.state_dir(), repo.config.queue)
+    except PatchqError:
+        stack = None  # an unreadable record: the series is re-applied, as without one
+    return OldStack(g, repo, base, entries, stack)
 
 
 def _conflict(s: FilePatch, why: str, hunks: tuple[engine.HunkResult, ...] = ()) -> SectionResult:

@@ -214,3 +214,33 @@ def test_in_an_exact_only_file_an_edited_look_alike_is_not_a_place() -> None:
     ]
     exact = {"own.c": [b"int a;\n", *BLOCK]}
     assert [f.line for f in find_block(BLOCK, exact, exact_only=frozenset({"own.c"}))] == [1]
+
+
+def test_a_line_a_hunk_removes_and_adds_again_need_not_be_in_the_commit(
+    upstream: Upstream,
+) -> None:
+    # Two declarations rewritten with a blank line between them: git's -U0 diff of the
+    # commit keeps the blank as context; a patch of the same change (another diff
+    # algorithm) removes it and adds it again. The commit still makes that change.
+    upstream.write("f.h", "int\na(int x,\n  int y);\n\nint\nb(int x,\n  int y);\n")
+    base = upstream.commit("base")
+    upstream.write("f.h", "int a(int x, int y);\n\nint b(int x, int y);\n")
+    fix = upstream.commit("one line each")
+    g = GitRepo(upstream.path)
+    diff = g.commit_diff(fix)
+    assert b"\n-\n" not in diff and b"\n+\n" not in diff  # the blank is context there
+    mine = parse(
+        b"--- a/f.h\n+++ b/f.h\n@@ -1,7 +1,3 @@\n-int\n-a(int x,\n-  int y);\n-\n-int\n"
+        b"-b(int x,\n-  int y);\n+int a(int x, int y);\n+\n+int b(int x, int y);\n",
+        "p",
+    )
+    other = parse(
+        b"--- a/f.h\n+++ b/f.h\n@@ -1,7 +1,3 @@\n-int\n-a(int x,\n-  int y);\n-\n-int\n"
+        b"-b(int x,\n-  int y);\n+int a(int x, int y);\n+\n+\n+int b(int x, int y);\n",
+        "p",
+    )
+    prov = Provenance(g, base, fix)
+    (h,) = mine.sections[0].hunks
+    (o,) = other.sections[0].hunks
+    assert prov.holds(fix, [(("f.h",), h)])
+    assert not prov.holds(fix, [(("f.h",), o)])  # a second blank line is a change of its own

@@ -159,13 +159,16 @@ class Provenance:
     def holds(self, commit: str, hunks: Sequence[tuple[Sequence[str], Hunk]]) -> bool:
         """Whether `commit`'s own diff holds every hunk's change: each hunk's removed and
         added lines among that commit's removed and added lines of one of the hunk's
-        paths (a trimmed backport holds a part of the commit)."""
+        paths (a trimmed backport holds a part of the commit). A line a hunk removes and
+        adds again is only moved: another diff of the same change may keep it as context
+        (a blank line between two rewritten blocks), so it is not asked for."""
         if commit not in self._diffs:
             self._diffs[commit] = _lines_by_file(self.g.commit_diff(commit))
         per_file = self._diffs[commit]
         for paths, h in hunks:
-            rem = Counter(_ended(c) for t, c in h.lines if t == "-")
-            add = Counter(_ended(c) for t, c in h.lines if t == "+")
+            removed = Counter(_ended(c) for t, c in h.lines if t == "-")
+            added = Counter(_ended(c) for t, c in h.lines if t == "+")
+            rem, add = removed - added, added - removed
             if not rem and not add:
                 continue
             if not any(

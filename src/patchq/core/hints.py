@@ -12,6 +12,7 @@ text out. Two kinds, both only ever text, never a decision:
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 
@@ -30,6 +31,12 @@ def _telling(line: bytes) -> bool:
     return len(line.strip().strip(b"{}()[];,").strip()) >= 4
 
 
+@functools.lru_cache(maxsize=4096)
+def _chars(line: bytes) -> Counter[int]:
+    # Each line's counts once: a hunk's changed lines meet every line near it.
+    return Counter(line)
+
+
 def _alike(a: bytes, b: bytes) -> bool:
     x, y = a.strip(), b.strip()
     if x == y:
@@ -38,7 +45,7 @@ def _alike(a: bytes, b: bytes) -> bool:
     # fail one of those bounds and are never aligned (the answer is the ratio's).
     if 2 * min(len(x), len(y)) < ALIKE * (len(x) + len(y)):
         return False
-    if 2 * (Counter(x) & Counter(y)).total() < ALIKE * (len(x) + len(y)):
+    if 2 * (_chars(x) & _chars(y)).total() < ALIKE * (len(x) + len(y)):
         return False  # the quick ratio, without building the matcher
     r = bounded.ratio(x, y)  # lines too long to compare in bounded time: no hint
     return r is not None and r >= ALIKE

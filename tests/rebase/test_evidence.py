@@ -210,6 +210,40 @@ def test_a_clean_patch_whose_origin_upstream_reverted_stops(
     assert all("does not hold" in h["reason"] for h in one(doc)["hunks"])
 
 
+def test_a_patch_whose_origin_upstream_later_edited_and_partly_reverted_is_upstreamed(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    far = "".join(f"/* {i} */\n" for i in range(12))
+    old = sub(PARSE, "int count", far + "int count")
+    upstream.write("src/parse.c", old)
+    base = upstream.commit("import parse.c")
+    # Upstream's commit: two hunks, far apart (a bound, and a note on the counter).
+    both = sub(old, "\tif (len > 64)\n", "\tif (len >= max)\n")
+    both = sub(both, "\tint n = 0;\n", "\tint n = 0; /* none yet */\n")
+    fix = advance(upstream, "parse: bound and note", {"src/parse.c": both})
+    upstream.git("checkout", "-q", base)
+    p = make_patch(
+        upstream,
+        f"From {fix} Mon Sep 17 00:00:00 2001\nSubject: [PATCH] parse: bound and note\n\n",
+        {"src/parse.c": both},
+    )
+    upstream.git("checkout", "-q", "main")
+    pin(upstream, queue, patchq, [("0001-bound-note.patch", p)], base)
+    # Later, upstream rewrote the bound's line again and took the note back out.
+    later = sub(sub(both, "\tif (len >= max)\n", "\tif (len + 1 > max)\n"), " /* none yet */", "")
+    advance(upstream, "parse: room for the terminator; no note", {"src/parse.c": later})
+    code, doc = check(patchq)
+    p0 = one(doc)
+    assert len(p0["hunks"]) == 2, p0
+    assert [h["status"] for h in p0["hunks"]] == ["upstreamed", "upstreamed"]
+    assert p0["status"] == "upstreamed" and p0["evidence"] == {"kind": "origin", "commit": fix}
+    assert all("upstream changed these lines since" in h["reason"] for h in p0["hunks"])
+    r = patchq("rebase", "--onto", "main")
+    assert r.code == 0, r.err
+    assert lock(queue)["patches"][0]["rebase"] == "upstreamed"
+    assert upstream.git("show", "HEAD:src/parse.c") == later  # nothing of the patch replayed
+
+
 def test_upstreamed_by_content_names_the_upstream_commit(
     upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
 ) -> None:

@@ -18,7 +18,7 @@ counts as upstreamed by reverse-applying only if its patched lines occur once.
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -32,7 +32,7 @@ from patchq.core.moved import Found, Indexed, anchors_of, find_block, index_text
 from patchq.core.names import Normalisation
 from patchq.core.patch import FilePatch, Hunk, Patch, Split
 from patchq.core.paths import FILES, FileMode
-from patchq.core.records import CONTENT, Evidence, HunkOutcome
+from patchq.core.records import CONTENT, ORIGIN, PATCH_ID, Evidence, HunkOutcome
 from patchq.core.resolutions import Book
 from patchq.core.resolve import Region, patch_side
 from patchq.core.series import Entry
@@ -378,6 +378,27 @@ class Replay:
         assert prov is not None
         by_path = {s2.path: (tuple(dict.fromkeys((*s.paths, *s2.paths))), s2) for s, s2 in placed}
         rest = [h for h in hunks if h.status != UPSTREAMED]
+        if (
+            ev.kind in (ORIGIN, PATCH_ID)
+            and len(by_path) == len(placed)  # one section a file: each hunk known
+            and not all(h.status in (CLEAN, OFFSET, FUZZ) for h in hunks)
+            and self._made_by(ev.commit, by_path, hunks)
+        ):
+            # The very commit the patch is — its origin an ancestor of the new upstream,
+            # or a commit of the range with its patch-id — and that commit's own diff
+            # makes every hunk: upstream took the whole patch, and the lines that differ
+            # now are upstream's later work (an edit, a partial revert), which replaying
+            # the patch would undo or apply twice. Dropped, as `git rebase` drops it,
+            # each such hunk saying so. (Where every hunk applies again, upstream undid
+            # all of it — every hunk applies as it was — a stop, below: the patch may be
+            # wanted back.)
+            why = f"{ev.commit[:12]} made this change; upstream changed these lines since"
+            return [
+                h
+                if h.status == UPSTREAMED
+                else HunkOutcome(h.file, h.index, UPSTREAMED, reason=why, drift=h.drift)
+                for h in hunks
+            ], ev
         held = all(h.status in (MERGE, CONFLICT, MISSING) for h in rest) and prov.holds(
             ev.commit,
             [
@@ -401,6 +422,23 @@ class Replay:
             else replace(h, status=CONFLICT, reason=why, offset=0, fuzz=0, anchored=False, via="")
             for h in hunks
         ], ev
+
+    def _made_by(
+        self,
+        commit: str,
+        by_path: Mapping[str, tuple[tuple[str, ...], FilePatch]],
+        hunks: Sequence[HunkOutcome],
+    ) -> bool:
+        """Whether `commit`'s own diff makes every hunk of the patch (each one a hunk
+        with lines: a binary or mode-only section cannot be shown to be there)."""
+        assert self.provenance is not None
+        pairs = []
+        for h in hunks:
+            got = by_path.get(h.file)
+            if got is None or h.index >= len(got[1].hunks):
+                return False
+            pairs.append((got[0], got[1].hunks[h.index]))
+        return self.provenance.holds(commit, pairs)
 
     def _defer_note(
         self, s: FilePatch, content: bytes, res: engine.FileResult, name: str, pin: str | None

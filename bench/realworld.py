@@ -10,7 +10,9 @@ The corpus is ../shared/realworld/ (cases.toml, materialize.py, peers.py; see it
 plus this folder's realworld-cases.toml. Nothing fetched is stored here: the case files
 name repositories, commits and file names, and materialize.py takes every case out of
 local git mirrors (MIRRORS/OWNER+NAME/repo) each time. A case whose mirror is missing is
-skipped and named.
+skipped and named. A case with `upstream_strip_dir = "DIR"` (a Debian packaging repository,
+whose "upstream" is its own tree) gets case-old/case-new without that top-level folder:
+one commit on top of old_commit/new_commit whose tree drops it (`without_dir`).
 
 For each materialized case (upstream.git with branches case-old = X and case-new = Y,
 old-series/, new-series/, case.json):
@@ -585,6 +587,17 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
         return names, texts
 
     mat.write_series = write_series
+    cc = getattr(mat, "_realworld_case_commit", None) or mat.case_commit
+    mat._realworld_case_commit = cc
+    strip_dir = str(case.get("upstream_strip_dir") or "")
+
+    def case_commit(gitdir: str, commit: str, label: str) -> tuple[str, list[str]]:
+        c, miss = cc(gitdir, commit, label)
+        if strip_dir:
+            c = without_dir(Path(gitdir), c, strip_dir)
+        return c, miss
+
+    mat.case_commit = case_commit
     cdir = cases_dir / case["name"]
     try:
         import contextlib
@@ -606,6 +619,30 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
         shutil.rmtree(cdir / "upstream.git", ignore_errors=True)
         (cdir / DROP_MARK).write_text(reason + "\n")
     return reason
+
+
+def without_dir(gitdir: Path, commit: str, top: str) -> str:
+    """A commit on top of COMMIT whose tree is COMMIT's without its top-level folder TOP
+    (a Debian packaging repository's debian/: the upstream source is the rest); COMMIT
+    itself when it has no TOP."""
+    env = {k: v for k, v in os.environ.items() if k not in SCRUB}
+    env.update(IDENT)
+
+    def g(*args: str, data: bytes | None = None) -> bytes:
+        r = subprocess.run(
+            ["git", "--git-dir", str(gitdir), *args], input=data, capture_output=True, env=env
+        )
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr.decode(errors="replace").strip())
+        return r.stdout
+
+    entries = [e for e in g("ls-tree", "-z", commit).split(b"\0") if e]
+    kept = [e for e in entries if e.split(b"\t", 1)[1] != top.encode()]
+    if len(kept) == len(entries):
+        return commit
+    tree = g("mktree", "-z", data=b"\0".join(kept) + b"\0").decode().strip()
+    msg = f"realworld: {commit} without {top}/ (the upstream source of a packaging repo)\n"
+    return g("commit-tree", tree, "-p", commit, data=msg.encode()).decode().strip()
 
 
 def series_fails(case_dir: Path, info: dict[str, Any], side: str) -> str | None:

@@ -686,3 +686,27 @@ def test_gnu_patch_decides_which_series_apply_on_their_release(
     shutil.copyfile(case / "old-series" / "1.patch", case / "new-series" / "1.patch")
     assert rw.series_fails(case, info, "new") == "1.patch"
     assert not (case / "verify-new").exists() and not (case / "verify-old").exists()
+
+
+def test_a_packaging_repos_upstream_is_its_tree_without_debian(
+    rw: ModuleType, tmp_path: Path
+) -> None:
+    """upstream_strip_dir: case-old/case-new are the commits' trees without debian/ (a
+    commit on top of each), everything else byte for byte; a tree without it is kept."""
+    work = tmp_path / "work"
+    (work / "debian" / "patches").mkdir(parents=True)
+    (work / "src").mkdir()
+    _g(work, "init", "-q", "-b", "main")
+    (work / "src" / "a.c").write_text("a\n")
+    (work / "debian-notes").write_text("not the folder\n")
+    (work / "debian" / "patches" / "series").write_text("x.patch\n")
+    _g(work, "add", ".")
+    _g(work, "commit", "-qm", "1.0-1")
+    gitdir = work / ".git"
+    head = _g(work, "rev-parse", "HEAD").strip()
+    c = rw.without_dir(gitdir, head, "debian")
+    assert c != head and _g(work, "rev-parse", f"{c}^").strip() == head
+    names = _g(work, "ls-tree", "-r", "--name-only", c).split()
+    assert names == ["debian-notes", "src/a.c"]
+    assert _g(work, "rev-parse", f"{c}:src") == _g(work, "rev-parse", f"{head}:src")
+    assert rw.without_dir(gitdir, c, "debian") == c

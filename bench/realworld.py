@@ -12,7 +12,10 @@ name repositories, commits and file names, and materialize.py takes every case o
 local git mirrors (MIRRORS/OWNER+NAME/repo) each time. A case whose mirror is missing is
 skipped and named. A case with `upstream_strip_dir = "DIR"` (a Debian packaging repository,
 whose "upstream" is its own tree) gets case-old/case-new without that top-level folder:
-one commit on top of old_commit/new_commit whose tree drops it (`without_dir`).
+one commit on top of old_commit/new_commit whose tree drops it (`without_dir`); where
+that tree holds its series already applied (GNU patch does not apply the series forward
+but applies it in reverse to the end: dgit's "patches applied" layout), the upstream is
+that tree with the series reversed (`series_unapplied`, noted in case.json).
 
 For each materialized case (upstream.git with branches case-old = X and case-new = Y,
 old-series/, new-series/, case.json):
@@ -68,6 +71,7 @@ import concurrent.futures
 import datetime
 import functools
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -75,6 +79,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -591,10 +596,18 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
     mat._realworld_case_commit = cc
     strip_dir = str(case.get("upstream_strip_dir") or "")
 
+    unapplied: list[str] = []
+
     def case_commit(gitdir: str, commit: str, label: str) -> tuple[str, list[str]]:
         c, miss = cc(gitdir, commit, label)
         if strip_dir:
             c = without_dir(Path(gitdir), c, strip_dir)
+            side = "old" if commit == case["old_commit"] else "new"
+            names = [f"{case['patch_dir']}/{n}" for n in case[f"{side}_series"]]
+            u = series_unapplied(Path(gitdir), commit, c, names, int(case.get("strip", 1)))
+            if u is not None:
+                c = u
+                unapplied.append(side)
         return c, miss
 
     mat.case_commit = case_commit
@@ -605,6 +618,9 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
 
         with contextlib.redirect_stdout(io.StringIO()):
             missing, info = mat.materialize(case, str(mirrors), str(cases_dir), False)
+        if unapplied and info is not None:
+            info["upstream_unapplied"] = unapplied
+            (cdir / "case.json").write_text(json.dumps(info, indent=1))
     except (RuntimeError, subprocess.CalledProcessError, KeyError, OSError):
         reason = DROP_MATERIALIZE
     else:
@@ -643,6 +659,100 @@ def without_dir(gitdir: Path, commit: str, top: str) -> str:
     tree = g("mktree", "-z", data=b"\0".join(kept) + b"\0").decode().strip()
     msg = f"realworld: {commit} without {top}/ (the upstream source of a packaging repo)\n"
     return g("commit-tree", tree, "-p", commit, data=msg.encode()).decode().strip()
+
+
+def series_unapplied(
+    gitdir: Path, source: str, commit: str, paths: Sequence[str], strip: int
+) -> str | None:
+    """A packaging repository that keeps its upstream source with the series applied
+    (dgit's and gbp pq's "patches applied" layout): when GNU patch (`-N --batch`, default
+    fuzz) does not apply the series PATHS (read at SOURCE) forward on COMMIT's tree, but
+    applies it in reverse, last patch first, to the end, returns a commit on top of COMMIT
+    whose tree is that reversed tree (the upstream source); else None. Only the files the
+    patches name are taken out of the tree."""
+    env = {k: v for k, v in os.environ.items() if k not in SCRUB}
+    env.update(IDENT)
+
+    def g(*args: str, data: bytes | None = None, extra: dict[str, str] | None = None) -> bytes:
+        r = subprocess.run(
+            ["git", "--git-dir", str(gitdir), *args],
+            input=data,
+            capture_output=True,
+            env={**env, **(extra or {})},
+        )
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr.decode(errors="replace").strip())
+        return r.stdout
+
+    texts = [g("cat-file", "blob", f"{source}:{p}") for p in paths]
+    if not texts:
+        return None
+    touched: set[str] = set()
+    for t in texts:
+        touched.update(_touched(t.decode("utf-8", "replace"), strip))
+    have = set(g("ls-tree", "-r", "-z", "--name-only", commit).decode(errors="replace").split("\0"))
+    present = sorted(touched & have)
+    work = Path(tempfile.mkdtemp(prefix="realworld-unapply-"))
+    try:
+        for sub, reverse in (("fwd", False), ("rev", True)):
+            d = work / sub
+            d.mkdir()
+            if present:
+                arch = g("archive", commit, "--", *present)
+                subprocess.run(["tar", "-x", "-C", str(d)], input=arch, check=True)
+            order = list(reversed(texts)) if reverse else texts
+            ok = True
+            for i, t in enumerate(order):
+                pf = work / f"{sub}-{i}.patch"
+                pf.write_bytes(t)
+                cmd = ["patch", f"-p{strip}", "-N", "--batch", "--no-backup-if-mismatch"]
+                r = subprocess.run(
+                    [*cmd, *(["-R"] if reverse else []), "-d", str(d), "-i", str(pf)],
+                    capture_output=True,
+                )
+                if r.returncode != 0:
+                    ok = False
+                    break
+            if not reverse and ok:
+                return None  # the series applies forward: the tree is the upstream source
+            if reverse and not ok:
+                return None
+        d = work / "rev"
+        index = {"GIT_INDEX_FILE": str(work / "index"), "GIT_WORK_TREE": str(d)}
+        g("read-tree", commit, extra=index)
+        for f in sorted(touched):
+            fp = d / f
+            if fp.is_file() and not fp.is_symlink():
+                sha = g("hash-object", "-w", "--no-filters", str(fp)).decode().strip()
+                mode = "100755" if os.access(fp, os.X_OK) else "100644"
+                g("update-index", "--add", "--cacheinfo", f"{mode},{sha},{f}", extra=index)
+            elif not fp.exists():
+                g("update-index", "--force-remove", "--", f, extra=index)
+        tree = g("write-tree", extra=index).decode().strip()
+        msg = f"realworld: {commit} with its series reversed (a patches-applied tree)\n"
+        return g("commit-tree", tree, "-p", commit, data=msg.encode()).decode().strip()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _touched(text: str, strip: int) -> list[str]:
+    """The files a patch names after stripping (materialize.py's rule, without importing
+    it here): both names of every `--- `/`+++ ` header pair that are not /dev/null and stay
+    inside the tree."""
+    out: list[str] = []
+    lines = text.splitlines()
+    for a, b in itertools.pairwise(lines):
+        if not (a.startswith("--- ") and b.startswith("+++ ")):
+            continue
+        for line in (a, b):
+            name = line[4:].split("\t")[0].strip()
+            if name == "/dev/null":
+                continue
+            parts = name.split("/")
+            rest = "/".join(parts[strip:]) if len(parts) > strip else parts[-1]
+            if rest and ".." not in rest.split("/"):
+                out.append(rest)
+    return out
 
 
 def series_fails(case_dir: Path, info: dict[str, Any], side: str) -> str | None:

@@ -710,3 +710,38 @@ def test_a_packaging_repos_upstream_is_its_tree_without_debian(
     assert names == ["debian-notes", "src/a.c"]
     assert _g(work, "rev-parse", f"{c}:src") == _g(work, "rev-parse", f"{head}:src")
     assert rw.without_dir(gitdir, c, "debian") == c
+
+
+def test_a_patches_applied_tree_gets_its_series_reversed(rw: ModuleType, tmp_path: Path) -> None:
+    """dgit's "patches applied" layout: the tree holds the series applied, so GNU patch does
+    not apply it forward; reversed (last patch first) it gives the upstream source, a file
+    the series created removed. A tree the series applies to forward is left as it is."""
+    import shutil
+
+    if shutil.which("patch") is None:
+        pytest.skip("GNU patch is not installed")
+    up = [f"u{i}" for i in range(10)]
+    mine = list(up)
+    mine[4] = "mine"
+    work = tmp_path / "work"
+    (work / "debian" / "patches").mkdir(parents=True)
+    _g(work, "init", "-q", "-b", "main")
+    (work / "f.c").write_text("\n".join(mine) + "\n")
+    (work / "new.c").write_text("created\n")
+    (work / "other.c").write_text("untouched\n")
+    p1 = _udiff(up, mine, "f.c")
+    p2 = "--- /dev/null\n+++ b/new.c\n@@ -0,0 +1 @@\n+created\n"
+    (work / "debian" / "patches" / "1.patch").write_text(p1)
+    (work / "debian" / "patches" / "2.patch").write_text(p2)
+    _g(work, "add", ".")
+    _g(work, "commit", "-qm", "applied")
+    gitdir = work / ".git"
+    head = _g(work, "rev-parse", "HEAD").strip()
+    names = ["debian/patches/1.patch", "debian/patches/2.patch"]
+    c = rw.without_dir(gitdir, head, "debian")
+    u = rw.series_unapplied(gitdir, head, c, names, 1)
+    assert u is not None and _g(work, "rev-parse", f"{u}^").strip() == c
+    assert _g(work, "ls-tree", "-r", "--name-only", u).split() == ["f.c", "other.c"]
+    assert _g(work, "show", f"{u}:f.c") == "\n".join(up) + "\n"
+    # the upstream source itself: the series applies forward, nothing is reversed
+    assert rw.series_unapplied(gitdir, head, u, names, 1) is None

@@ -970,7 +970,17 @@ def verify_failed(lines: Iterable[str]) -> set[str]:
 
 # ------------------------------------------------------------------------- report
 # The case-name prefixes of the corpus, for the tables (else the mirror's owner is shown).
-DOWNSTREAMS = {"br": "Buildroot", "tx": "Termux", "ms": "MSYS2", "deb": "Debian"}
+# case-name prefix -> distribution (the shared cases and bench/harvest.py's prefixes)
+DOWNSTREAMS = {
+    "br": "Buildroot",
+    "tx": "Termux",
+    "ms": "MSYS2",
+    "mw": "MSYS2",
+    "le": "LibreELEC",
+    "sp": "Spack",
+    "deb": "Debian",
+    "db": "Debian",
+}
 
 
 def downstream_of(case: dict[str, Any]) -> str:
@@ -1601,6 +1611,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--no-peers", action="store_true", help="only drive patchq and write its logs")
     ap.add_argument(
+        "--verify-only",
+        action="store_true",
+        help="only materialize the cases under OUT/cases and check them with GNU patch; print "
+        "how many pass and how many are dropped by reason, per case-name prefix and part "
+        "(tuning drops named, validation ones counted only); no patchq run",
+    )
+    ap.add_argument(
         "--jobs", type=int, default=1, help="cases run side by side (default: %(default)s)"
     )
     ap.add_argument(
@@ -1677,6 +1694,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{a.jobs} jobs",
         flush=True,
     )
+    if a.verify_only:
+        return verify_only(a.corpus, a.mirrors, [by_name[n] for n in names], out, a.jobs)
     tools = [t for t in a.tools.split(",") if t]
     jobs = [
         Job(
@@ -1743,6 +1762,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
     return write_report(out, a.md, a.precision_md, a.brief_md)
+
+
+def _verify_one(args: tuple[Path, Path, dict[str, Any], Path]) -> tuple[str, int, str]:
+    corpus, mirrors, case, cases_dir = args
+    reason = materialize_case(corpus, mirrors, case, cases_dir)
+    return str(case["name"]), len(case["old_series"]), reason
+
+
+def verify_only(
+    corpus: Path, mirrors: Path, cases: Sequence[dict[str, Any]], out: Path, jobs: int
+) -> int:
+    """--verify-only: materialize and GNU-check CASES; print the totals per case-name prefix
+    (the downstream: br, tx, mw, ms, le, sp, db) and part, naming tuning drops only."""
+    tally: Counter[tuple[str, str, str]] = Counter()
+    patches: Counter[tuple[str, str, str]] = Counter()
+    todo = [(corpus, mirrors, c, out / "cases") for c in cases]
+    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for name, n, reason in pool.map(_verify_one, todo):
+            split = rc.split_of(name)
+            key = (name.split("-", 1)[0], split, reason or "passes GNU patch")
+            tally[key] += 1
+            patches[key] += n
+            if reason and split == "tuning":
+                print(f"DROP {name:40} {reason}", flush=True)
+    print("| prefix | part | result | bumps | old-series patches |")
+    print("|---|---|---|---:|---:|")
+    for key in sorted(tally):
+        print(row(*key, tally[key], patches[key]))
+    return 0
 
 
 def rescore(out: Path, md: Path | None, precision: Path | None, brief: Path | None = None) -> int:

@@ -745,3 +745,14 @@ def test_a_patches_applied_tree_gets_its_series_reversed(rw: ModuleType, tmp_pat
     assert _g(work, "show", f"{u}:f.c") == "\n".join(up) + "\n"
     # the upstream source itself: the series applies forward, nothing is reversed
     assert rw.series_unapplied(gitdir, head, u, names, 1) is None
+
+
+def test_each_harvested_prefix_names_its_distribution(rw: ModuleType) -> None:
+    def ds(name: str) -> str:
+        return str(rw.downstream_of({"name": name, "downstream_repo": "owner/repo"}))
+
+    assert ds("db-openssh-debian-8.2p1-to-8.3p1") == ds("deb-x") == "Debian"
+    assert ds("sp-numactl-2.0.14-to-2.0.16") == "Spack"
+    assert ds("mw-mingw-w64-x-1-to-2") == ds("ms-x-1-to-2") == "MSYS2"
+    assert ds("le-x-1-to-2") == "LibreELEC"
+    assert ds("zz-x-1-to-2") == "owner"

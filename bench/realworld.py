@@ -15,7 +15,8 @@ whose "upstream" is its own tree) gets case-old/case-new without that top-level 
 one commit on top of old_commit/new_commit whose tree drops it (`without_dir`); where
 that tree holds its series already applied (GNU patch does not apply the series forward
 but applies it in reverse to the end: dgit's "patches applied" layout), the upstream is
-that tree with the series reversed (`series_unapplied`, noted in case.json).
+that tree with the series reversed (`series_unapplied`, noted in case.json), each side
+one commit (`flat_commit`: old a root, new on top of it).
 
 For each materialized case (upstream.git with branches case-old = X and case-new = Y,
 old-series/, new-series/, case.json):
@@ -597,6 +598,7 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
     strip_dir = str(case.get("upstream_strip_dir") or "")
 
     unapplied: list[str] = []
+    made: dict[str, str] = {}
 
     def case_commit(gitdir: str, commit: str, label: str) -> tuple[str, list[str]]:
         c, miss = cc(gitdir, commit, label)
@@ -608,6 +610,13 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
             if u is not None:
                 c = u
                 unapplied.append(side)
+            if unapplied:
+                # the patches-applied history holds each patch as a commit and then its
+                # reversal here: upstream would seem to have taken and dropped every patch.
+                # The two sides become one import commit each (old a root, new on old), as
+                # a tarball-imported upstream branch has them.
+                c = flat_commit(Path(gitdir), c, made.get("old") if side == "new" else None)
+            made[side] = c
         return c, miss
 
     mat.case_commit = case_commit
@@ -659,6 +668,23 @@ def without_dir(gitdir: Path, commit: str, top: str) -> str:
     tree = g("mktree", "-z", data=b"\0".join(kept) + b"\0").decode().strip()
     msg = f"realworld: {commit} without {top}/ (the upstream source of a packaging repo)\n"
     return g("commit-tree", tree, "-p", commit, data=msg.encode()).decode().strip()
+
+
+def flat_commit(gitdir: Path, commit: str, parent: str | None) -> str:
+    """A commit with COMMIT's tree and only PARENT (or none) for history."""
+    env = {k: v for k, v in os.environ.items() if k not in SCRUB}
+    env.update(IDENT)
+    msg = f"realworld: upstream source of {commit} (history flattened)\n"
+    r = subprocess.run(
+        ["git", "--git-dir", str(gitdir), "commit-tree", f"{commit}^{{tree}}"]
+        + (["-p", parent] if parent else []),
+        input=msg.encode(),
+        capture_output=True,
+        env=env,
+    )
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.decode(errors="replace").strip())
+    return r.stdout.decode().strip()
 
 
 def series_unapplied(

@@ -745,6 +745,12 @@ def test_a_patches_applied_tree_gets_its_series_reversed(rw: ModuleType, tmp_pat
     assert _g(work, "show", f"{u}:f.c") == "\n".join(up) + "\n"
     # the upstream source itself: the series applies forward, nothing is reversed
     assert rw.series_unapplied(gitdir, head, u, names, 1) is None
+    # its history flattened: one root commit with the same tree, then one on top of it
+    root = rw.flat_commit(gitdir, u, None)
+    assert _g(work, "rev-list", "--count", root).strip() == "1"
+    assert _g(work, "rev-parse", f"{root}^{{tree}}") == _g(work, "rev-parse", f"{u}^{{tree}}")
+    top = rw.flat_commit(gitdir, head, root)
+    assert _g(work, "rev-list", top).split() == [top, root]
 
 
 def test_each_harvested_prefix_names_its_distribution(rw: ModuleType) -> None:

@@ -4,7 +4,8 @@
     python3 bench/harvest.py [--mirrors /work/.mirror] manifest [--out MANIFEST] [--at DATE ...]
     python3 bench/harvest.py fetch-list [--manifest ...]        # upstream mirrors still missing
     python3 bench/harvest.py materialize [--manifest ...] [--out /work/corpus/parity] [--jobs 2]
-    python3 bench/harvest.py bumps [--out bench/corpus/refresh-cases.toml] [--since 2019-01-01]
+    python3 bench/harvest.py bumps [--out bench/corpus/refresh-cases.toml] [--since 2018-01-01]
+        [--only KEY ...] [--debian-list FILE] [--debian-since DATE] [--at DATE ...]
 
 For each downstream mirror (MIRRORS/OWNER+NAME/repo, as the `fetch` tool leaves them) and
 one commit of it (default: the mirror's HEAD), every package that carries patch files is
@@ -40,7 +41,11 @@ series names (every name of every header, stripped, and any parent that is a sym
 enough to apply the series as GNU patch and patchq would on the full tree, at a fraction of
 its cost. `bumps` finds every commit where a package's version changed and its patch set
 changed with it, and writes them in the realworld cases.toml format, split 70/30 into
-tuning/validation by sha256 of the case name.
+tuning/validation by sha256 of the case name. Spack and Debian have their own bump rules
+(find_bumps_spack: consecutive versions of one package.py whose version-range patch sets
+differ; find_bumps_debian / debian_bumps_of: a change of the upstream version in
+debian/changelog along the first-parent history, the upstream being the same tree without
+debian/, `upstream_strip_dir = "debian"`).
 
 Standard library and the git CLI only.
 """
@@ -50,6 +55,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -58,7 +64,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -680,62 +686,84 @@ def spack_when_matches(when: str | None, version: str) -> bool | None:
     return False
 
 
-def harvest_spack(
-    files: dict[str, tuple[str, str]], blobs: Blobs, commit: str
-) -> Iterator[Package]:
+@dataclass
+class SpackRecipe:
+    """What harvest reads of one Spack package.py: its versions (newest first as listed,
+    deprecated and branch versions left out), its patch(...) calls on files of its folder
+    (path, level, when) in package.py order, and the GitHub URL of its source."""
+
+    name: str
+    versions: list[str]
+    patches: list[tuple[str, int, str | None]]
+    url: str
+
+    def series(self, version: str) -> list[tuple[str, int]]:
+        """The patches whose `when=` is a version range that holds for VERSION, in order."""
+        return [
+            (p, lvl) for p, lvl, when in self.patches if spack_when_matches(when, version) is True
+        ]
+
+
+def spack_recipe(d: str, text: str, names: set[str]) -> SpackRecipe:
+    name = d.rsplit("/", 1)[1].lstrip("_")
+    versions = [
+        m.group(1)
+        for m in re.finditer(r"^\s*version\(\s*[\"']([^\"']+)[\"']([^\n]*)", text, re.M)
+        if not re.search(r"deprecated\s*=\s*True|branch\s*=", m.group(2))
+        and m.group(1) not in ("develop", "master", "main")
+    ]
+    patches: list[tuple[str, int, str | None]] = []
+    for m in SPACK_PATCH.finditer(text):
+        fname, rest = m.group(2), m.group(3)
+        if fname not in names or "working_dir" in rest:
+            continue
+        wm = re.search(r"when\s*=\s*([\"'])([^\"']*)\1", rest)
+        lm = re.search(r"level\s*=\s*(\d)", rest)
+        patches.append((f"{d}/{fname}", int(lm.group(1)) if lm else 1, wm.group(2) if wm else None))
+    url = ""
+    for key in ("git", "url", "homepage"):
+        um = re.search(r"^\s*" + key + r"\s*=\s*[\"']([^\"']+)[\"']", text, re.M)
+        if um and github_of(um.group(1))[0]:
+            url = um.group(1)
+            break
+    return SpackRecipe(name, versions, patches, url)
+
+
+SPACK_PACKAGES = ["repos", "spack_repo", "builtin", "packages"]
+
+
+def spack_patch_files(files: Iterable[str]) -> dict[str, set[str]]:
+    """package folder -> the patch file names directly in it."""
     by_pkg: dict[str, set[str]] = {}
     for p in files:
         parts = p.split("/")
-        if (
-            len(parts) == 6
-            and parts[:4] == ["repos", "spack_repo", "builtin", "packages"]
-            and PATCH_NAME.search(parts[5])
-        ):
+        if len(parts) == 6 and parts[:4] == SPACK_PACKAGES and PATCH_NAME.search(parts[5]):
             by_pkg.setdefault("/".join(parts[:5]), set()).add(parts[5])
-    for d, names in sorted(by_pkg.items()):
-        name = d.rsplit("/", 1)[1].lstrip("_")
-        text = blobs.text(f"{commit}:{d}/package.py") or ""
-        versions = [
-            m.group(1)
-            for m in re.finditer(r"^\s*version\(\s*[\"']([^\"']+)[\"']([^\n]*)", text, re.M)
-            if not re.search(r"deprecated\s*=\s*True|branch\s*=", m.group(2))
-            and m.group(1) not in ("develop", "master", "main")
-        ]
-        patches = []
-        for m in SPACK_PATCH.finditer(text):
-            fname, rest = m.group(2), m.group(3)
-            if fname not in names or "working_dir" in rest:
-                continue
-            wm = re.search(r"when\s*=\s*([\"'])([^\"']*)\1", rest)
-            lm = re.search(r"level\s*=\s*(\d)", rest)
-            patches.append(
-                (f"{d}/{fname}", int(lm.group(1)) if lm else 1, wm.group(2) if wm else None)
-            )
-        url = ""
-        for key in ("git", "url", "homepage"):
-            um = re.search(r"^\s*" + key + r"\s*=\s*[\"']([^\"']+)[\"']", text, re.M)
-            if um and github_of(um.group(1))[0]:
-                url = um.group(1)
-                break
+    return by_pkg
+
+
+def harvest_spack(
+    files: dict[str, tuple[str, str]], blobs: Blobs, commit: str
+) -> Iterator[Package]:
+    for d, names in sorted(spack_patch_files(files).items()):
+        rec = spack_recipe(d, blobs.text(f"{commit}:{d}/package.py") or "", names)
+        name = rec.name
         # one case per distinct patch set, at the newest listed version that gets it
         seen_sets: set[tuple[str, ...]] = set()
-        for version in versions:
-            series = [
-                (p, lvl) for p, lvl, when in patches if spack_when_matches(when, version) is True
-            ]
+        for version in rec.versions:
+            series = rec.series(version)
             key_ = tuple(p for p, _ in series)
             if not series or key_ in seen_sets:
                 continue
             seen_sets.add(key_)
             pkg = Package("spack", f"{name}@{version}", d, series, version)
-            pkg.upstream_repo = github_of(url)[0] if url else None
+            pkg.upstream_repo = github_of(rec.url)[0] if rec.url else None
             pkg.tag_hints = []
             pkg.package = name
             pkg.case_suffix = version
             yield pkg
         if not seen_sets:
             yield Package("spack", name, d, [], None, skip="no patch applies by version alone")
-        continue
 
 
 def harvest_debian(
@@ -1079,9 +1107,20 @@ def package_at(
     return pkgs[0] if pkgs else None
 
 
-def successor_map(old: list[str], new: list[str], texts: dict[str, bytes]) -> dict[str, str]:
+def unversioned(name: str) -> str:
+    """A patch file name without the version numbers in it (Spack names a patch for the
+    versions it serves: bart_path-0.5.00.patch, makefile_12.patch): the base name with every
+    run of digits and dots (with the separator before it) taken out."""
+    base = PATCH_NAME.sub("", name.rsplit("/", 1)[-1])
+    return re.sub(r"[-_.]?v?\d+(?:[._]\d+)*", "", base).lower()
+
+
+def successor_map(
+    old: list[str], new: list[str], texts: dict[str, bytes], versioned_names: bool = False
+) -> dict[str, str]:
     """old patch -> the new patch that continues it (same name, same Subject:, same name
-    without its number), or '' when none does."""
+    without its number; with VERSIONED_NAMES also the same name without its version
+    numbers), or '' when none does."""
 
     def subject(t: bytes) -> str | None:
         m = re.search(rb"^Subject: *(?:\[[^\]]*\] *)?(.+)$", t, re.M)
@@ -1104,6 +1143,15 @@ def successor_map(old: list[str], new: list[str], texts: dict[str, bytes]) -> di
                 if (so and so == subject(texts.get("new:" + n, b""))) or bare(n) == bare(o):
                     cand = n
                     break
+        if cand is None and versioned_names:
+            cand = next(
+                (
+                    n
+                    for n in new
+                    if n not in taken and n not in old and unversioned(n) == unversioned(o)
+                ),
+                None,
+            )
         if cand and cand not in taken:
             taken.add(cand)
             out[o] = cand
@@ -1237,6 +1285,328 @@ def find_bumps(
     return out, reasons
 
 
+def _vsort_key(v: str) -> tuple[Any, ...]:
+    """Order versions numerically where they are numbers (1.10 after 1.9); a part that is
+    not a number sorts before any number at that place (1.0rc1 before 1.0.1)."""
+    return tuple((1, int(x), "") if x.isdigit() else (0, 0, x) for x in re.split(r"[.\-_+~]", v))
+
+
+def bump_case(
+    prefix: str,
+    name: str,
+    versions: tuple[str, str],
+    up: tuple[str, str | None, str | None, str | None, str | None],
+    ds: tuple[str, str, str, str],
+    key: str,
+    series: tuple[list[str], list[str]],
+    strip: int,
+    texts: dict[str, bytes],
+) -> dict[str, Any]:
+    """One bump as refresh-cases.toml writes it. UP = (repo, old ref, old commit, new ref,
+    new commit); DS = (repo, old commit, new commit, subject); SERIES = (old, new) names
+    relative to the patch folder; TEXTS = their bytes under "old:NAME" / "new:NAME"."""
+    old_series, new_series = series
+    succ = successor_map(old_series, new_series, texts, versioned_names=key == "spack")
+    cname = re.sub(r"[^A-Za-z0-9_.+-]", "_", f"{prefix}-{name}-{versions[0]}-to-{versions[1]}")
+    return {
+        "name": cname,
+        "split": split_of(cname),
+        "upstream_repo": up[0],
+        "old_ref": up[1],
+        "old_commit": up[2],
+        "new_ref": up[3],
+        "new_commit": up[4],
+        "downstream_repo": ds[0],
+        "downstream_old_commit": ds[1],
+        "downstream_new_commit": ds[2],
+        "downstream_commit_subject": ds[3],
+        "series_rule": SERIES_RULE[key],
+        "strip": strip,
+        "substitute": "",
+        "old_series": old_series,
+        "new_series": new_series,
+        "added": [n for n in new_series if n not in succ.values()],
+        "successor": succ,
+    }
+
+
+def find_bumps_spack(
+    mirrors: Path, since: str, limit: int | None, dates: Sequence[str] = ()
+) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """Spack keeps every version's patches side by side in one package.py. At HEAD (and at
+    the last commit before each of DATES, where the packages are in the same layout): for
+    every two consecutive listed versions v_old < v_new of a package (deprecated and branch
+    versions left out) where both get a non-empty set of the patch(...) calls whose `when=`
+    is a pure version range, and the two sets differ, v_old -> v_new is a bump: the old
+    series is v_old's patches in package.py order, the new one v_new's; both upstream
+    commits are the tags of v_old and v_new (resolve_upstream). Successors as for the other
+    downstreams, and also the same name without its version numbers (`unversioned`:
+    bart_path-0.5.00.patch -> bart_path-0.6.00.patch). A bump seen at an earlier
+    snapshot with the same patch files (blob ids) is counted once."""
+    repo, prefix, _dist = DOWNSTREAMS["spack"]
+    reasons: Counter[str] = Counter()
+    gd = mirror_gitdir(mirrors, repo)
+    if gd is None:
+        reasons["downstream mirror not fetched"] += 1
+        return [], reasons
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    blobs = Blobs(gd)
+    try:
+        for _label, at in snapshot_commits(gd, list(dates)):
+            commit = git(gd, "rev-parse", "--verify", at + "^{commit}").decode().strip()
+            subject = git(gd, "log", "-1", "--format=%s", commit).decode("utf-8", "replace")
+            files = ls_tree(gd, commit, "/".join(SPACK_PACKAGES))
+            for d, names in sorted(spack_patch_files(files).items()):
+                rec = spack_recipe(d, blobs.text(f"{commit}:{d}/package.py") or "", names)
+                ordered = sorted(dict.fromkeys(rec.versions), key=_vsort_key)
+                for v_old, v_new in itertools.pairwise(ordered):
+                    old, new = rec.series(v_old), rec.series(v_new)
+                    if not old or not new:
+                        continue
+                    if [p for p, _ in old] == [p for p, _ in new]:
+                        continue
+                    ident = json.dumps([d, v_old, v_new, [files[p][1] for p, _ in old + new]])
+                    if ident in seen:
+                        reasons["same bump at a later snapshot"] += 1
+                        continue
+                    seen.add(ident)
+                    strip = {lvl for _, lvl in old + new}
+                    if len(strip) != 1:
+                        reasons["mixed strip levels"] += 1
+                        continue
+                    up_repo = github_of(rec.url)[0] if rec.url else None
+                    ends = []
+                    for v, series in ((v_old, old), (v_new, new)):
+                        pkg = Package("spack", rec.name, d, series, v, upstream_repo=up_repo)
+                        ends.append(resolve_upstream(mirrors, pkg, gd, commit))
+                    why = ends[0][2] or ends[1][2]
+                    if why:
+                        reasons[why] += 1
+                        continue
+                    cut = len(d) + 1
+                    texts = {}
+                    for side, series in (("old", old), ("new", new)):
+                        for p, _ in series:
+                            texts[f"{side}:{p[cut:]}"] = blobs.read(f"{commit}:{p}") or b""
+                    case = bump_case(
+                        prefix,
+                        rec.name,
+                        (v_old, v_new),
+                        (str(up_repo), ends[0][1], ends[0][0], ends[1][1], ends[1][0]),
+                        (repo, commit, commit, subject),
+                        "spack",
+                        ([p[cut:] for p, _ in old], [p[cut:] for p, _ in new]),
+                        strip.pop(),
+                        texts,
+                    )
+                    case["patch_dir"] = d
+                    out.append(case)
+                    if limit and len(out) >= limit:
+                        return out, reasons
+    finally:
+        blobs.close()
+    return out, reasons
+
+
+def debian_series(text: str | None) -> list[tuple[str, int]] | None:
+    """debian/patches/series: (name, strip) a line, `-pN` read (default 1); None if absent."""
+    if text is None:
+        return None
+    out: list[tuple[str, int]] = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
+        if not line:
+            continue
+        parts = line.split()
+        strip = 1
+        for opt in parts[1:]:
+            m = re.fullmatch(r"-p(\d+)", opt)
+            if m:
+                strip = int(m.group(1))
+        out.append((parts[0], strip))
+    return out
+
+
+def debian_version(changelog: str | None) -> tuple[str, str] | None:
+    """(full version without epoch, upstream version) of debian/changelog's top entry; the
+    upstream version is the full one without its Debian revision (after the last '-'). A
+    native version (no revision) gives None."""
+    m = re.match(r"\s*\S+ \(([^)\s]+)\)", changelog or "")
+    if not m:
+        return None
+    full = clean_version(m.group(1))
+    if "-" not in full:
+        return None
+    return full, full.rsplit("-", 1)[0]
+
+
+@dataclass
+class DebState:
+    commit: str
+    subject: str
+    full: str | None  # top changelog version (no epoch), None: no changelog or native
+    upstream: str | None  # its upstream part
+    source: str  # id of the tree without debian/ (the upstream source)
+    series: list[tuple[str, int]] | None
+    patch_blobs: dict[str, str]  # patch name -> blob id
+
+
+def _tree_entries(data: bytes) -> Iterator[tuple[str, str, str]]:
+    i = 0
+    while i < len(data):
+        sp = data.index(b" ", i)
+        nul = data.index(b"\0", sp)
+        yield (
+            data[i:sp].decode(),
+            data[sp + 1 : nul].decode("utf-8", "surrogateescape"),
+            data[nul + 1 : nul + 21].hex(),
+        )
+        i = nul + 21
+
+
+def debian_states(gd: Path, blobs: Blobs, since: str) -> list[DebState]:
+    """Every commit of HEAD's first-parent history since SINCE, oldest first, as harvest
+    reads it: the changelog's top version, the upstream tree's identity, the series."""
+    log = git(gd, "log", "--first-parent", "--reverse", f"--since={since}", "--format=%H%x09%s")
+    cache: dict[str, Any] = {}
+    out: list[DebState] = []
+    for line in log.decode("utf-8", "replace").splitlines():
+        c, _, subj = line.partition("\t")
+        top = blobs.read(f"{c}^{{tree}}") or b""
+        entries = list(_tree_entries(top))
+        source = hashlib.sha1(
+            b"".join(f"{m} {n} {h}\n".encode() for m, n, h in entries if n != "debian")
+        ).hexdigest()
+        deb = next((h for m, n, h in entries if n == "debian" and m == "40000"), None)
+        full = up = None
+        series = None
+        pblobs: dict[str, str] = {}
+        if deb is not None:
+            dfiles = blobs.tree(deb, "debian", depth=3)
+            ch = dfiles.get("debian/changelog")
+            if ch:
+                if ch[1] not in cache:
+                    cache[ch[1]] = debian_version(
+                        (blobs.read(ch[1]) or b"")[:4096].decode("utf-8", "replace")
+                    )
+                v = cache[ch[1]]
+                if v:
+                    full, up = v
+            se = dfiles.get("debian/patches/series")
+            if se:
+                series = debian_series((blobs.read(se[1]) or b"").decode("utf-8", "replace"))
+            pblobs = {
+                p[len("debian/patches/") :]: ms[1]
+                for p, ms in dfiles.items()
+                if p.startswith("debian/patches/")
+            }
+        out.append(DebState(c, subj, full, up, source, series, pblobs))
+    return out
+
+
+def debian_bumps_of(
+    states: Sequence[DebState], reasons: Counter[str]
+) -> list[tuple[DebState, DebState]]:
+    """The (old, new) states of every bump in one repository's first-parent history.
+
+    The history is cut into runs of commits whose top changelog entry has the same upstream
+    version. Where a run of version A is followed by a run of version B (A != B, neither
+    native nor without a changelog):
+    - old = the last commit of A's run whose tree without debian/ is still the one the run
+      began with (gbp merges the new upstream source before the changelog names it: the
+      commits after that merge hold B's source under A's changelog);
+    - new = the last commit of B's run whose top changelog entry is still B's first one
+      (B's first Debian revision: the series as first released for B) and whose tree
+      without debian/ is still the one B's run began with (the same rule: the next
+      version's source may be merged before the changelog names it).
+    It is a bump when the tree without debian/ differs between old and new, both have
+    debian/patches/series, old's series is not empty, every patch it names is there,
+    and the series or a patch file of it differs between them."""
+    runs: list[list[DebState]] = []
+    for st in states:
+        if runs and runs[-1][0].upstream == st.upstream:
+            runs[-1].append(st)
+        else:
+            runs.append([st])
+    out: list[tuple[DebState, DebState]] = []
+    for a, b in itertools.pairwise(runs):
+        if a[0].upstream is None or b[0].upstream is None:
+            reasons["no changelog version (or a native one) before or after"] += 1
+            continue
+        old = [s for s in a if s.source == a[0].source][-1]
+        new = b[0]
+        for s in b:
+            if s.full != b[0].full:
+                break
+            if s.source == b[0].source:
+                new = s
+        if old.source == new.source:
+            reasons["upstream source unchanged"] += 1
+            continue
+        if not old.series or new.series is None:
+            reasons["no patches before or after"] += 1
+            continue
+        if any(n not in st.patch_blobs for st in (old, new) for n, _ in st.series or []):
+            reasons["series names a patch file that is not there"] += 1
+            continue
+        if old.series == new.series and all(
+            old.patch_blobs[n] == new.patch_blobs[n] for n, _ in old.series
+        ):
+            reasons["series and patches unchanged"] += 1
+            continue
+        out.append((old, new))
+    return out
+
+
+def find_bumps_debian(
+    mirrors: Path, repos: Sequence[str], since: str, limit: int | None
+) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """Debian packaging on GitHub: every bump of debian_bumps_of in each repository's
+    first-parent history. The upstream is the same repository: both "upstream commits"
+    are the old and new commits themselves, with `upstream_strip_dir = "debian"` (the
+    materializer builds case-old/case-new from their trees without debian/)."""
+    reasons: Counter[str] = Counter()
+    out: list[dict[str, Any]] = []
+    for repo in repos:
+        gd = mirror_gitdir(mirrors, repo)
+        if gd is None:
+            reasons["downstream mirror not fetched"] += 1
+            continue
+        blobs = Blobs(gd)
+        try:
+            states = debian_states(gd, blobs, since)
+            for old, new in debian_bumps_of(states, reasons):
+                series = [n for n, _ in old.series or []], [n for n, _ in new.series or []]
+                strip = {s for _, s in (old.series or []) + (new.series or [])}
+                if len(strip) != 1:
+                    reasons["mixed strip levels"] += 1
+                    continue
+                texts = {}
+                for side, st, names in (("old", old, series[0]), ("new", new, series[1])):
+                    for n in names:
+                        texts[f"{side}:{n}"] = blobs.read(st.patch_blobs[n]) or b""
+                case = bump_case(
+                    "db",
+                    repo.split("/")[1],
+                    (str(old.upstream), str(new.upstream)),
+                    (repo, old.commit, old.commit, new.commit, new.commit),
+                    (repo, old.commit, new.commit, new.subject),
+                    "debian",
+                    series,
+                    strip.pop(),
+                    texts,
+                )
+                case["patch_dir"] = "debian/patches"
+                case["upstream_strip_dir"] = "debian"
+                out.append(case)
+                if limit and len(out) >= limit:
+                    return out, reasons
+        finally:
+            blobs.close()
+    return out, reasons
+
+
 _MSYS2_RULE = "msys2: the patch files PKGBUILD prepare() names, in that order, with its -pN"
 SERIES_RULE = {
     "buildroot": "buildroot: every *.patch in patch_dir (then in its $(VERSION) folder) "
@@ -1247,6 +1617,10 @@ SERIES_RULE = {
     "msys2-msys": _MSYS2_RULE,
     "libreelec": "libreelec: patches/*.patch then patches/$PKG_VERSION/*.patch in file-name "
     "order, patch -p1",
+    "spack": "spack: the patch(...) calls of package.py on files of patch_dir whose when= is "
+    "a pure version range holding for the version, in package.py order, level= as -pN",
+    "debian": "debian: debian/patches/series in order with its -pN, on the same commit's "
+    "tree without debian/",
 }
 
 
@@ -1281,6 +1655,8 @@ def write_cases_toml(cases: list[dict[str, Any]], path: Path, header: str) -> No
         lines.append(f"strip = {int(c['strip'])}\n")
         if c.get("substitute"):
             lines.append(f"substitute = {toml_str(c['substitute'])}\n")
+        if c.get("upstream_strip_dir"):
+            lines.append(f"upstream_strip_dir = {toml_str(c['upstream_strip_dir'])}\n")
         for k in ("old_series", "new_series", "added"):
             lines.append(f"{k} = [" + ", ".join(toml_str(x) for x in c[k]) + "]\n")
         lines.append("[case.successor]\n")
@@ -1291,6 +1667,19 @@ def write_cases_toml(cases: list[dict[str, Any]], path: Path, header: str) -> No
 
 
 # ---------------------------------------------------------------------------------- CLI
+SNAPSHOT_DATES = [
+    "2025-07-01",
+    "2025-01-01",
+    "2024-01-01",
+    "2023-01-01",
+    "2022-01-01",
+    "2021-01-01",
+    "2020-01-01",
+    "2019-01-01",
+]
+BUMP_KEYS = [*VERSION_FILE, "spack", "debian"]
+
+
 def load_debian_list(path: Path | None) -> list[str]:
     if path is None or not path.is_file():
         return []
@@ -1312,16 +1701,7 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument(
         "--at",
         nargs="*",
-        default=[
-            "2025-07-01",
-            "2025-01-01",
-            "2024-01-01",
-            "2023-01-01",
-            "2022-01-01",
-            "2021-01-01",
-            "2020-01-01",
-            "2019-01-01",
-        ],
+        default=SNAPSHOT_DATES,
         help="also harvest each downstream at its last commit before these dates",
     )
     f = sub.add_parser("fetch-list")
@@ -1342,6 +1722,19 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--since", default="2018-01-01")
     b.add_argument("--only", nargs="*")
     b.add_argument("--limit", type=int, default=0)
+    b.add_argument("--debian-list", type=Path, default=HERE / "corpus" / "debian-repos.txt")
+    b.add_argument(
+        "--debian-since",
+        default="1970-01-01",
+        help="Debian: first-parent history read from this date (default: all of it; the "
+        "repositories are small and most of their history is older than --since)",
+    )
+    b.add_argument(
+        "--at",
+        nargs="*",
+        default=SNAPSHOT_DATES,
+        help="Spack: also read package.py at the last commit before these dates",
+    )
     args = ap.parse_args(argv)
     if args.cmd == "manifest":
         man = build_manifest(args.mirrors, load_debian_list(args.debian_list), args.only, args.at)
@@ -1383,13 +1776,20 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 0 if res["ok"] == len(cases) else 1
     if args.cmd == "bumps":
-        keys = [k for k in VERSION_FILE if not args.only or k in args.only]
+        keys = [k for k in BUMP_KEYS if not args.only or k in args.only]
         allcases: list[dict[str, Any]] = []
 
         def one(key: str) -> tuple[str, list[dict[str, Any]], Counter[str], float]:
             t = time.time()
             try:
-                cases, reasons = find_bumps(args.mirrors, key, args.since, args.limit or None)
+                lim = args.limit or None
+                if key == "spack":
+                    cases, reasons = find_bumps_spack(args.mirrors, args.since, lim, args.at)
+                elif key == "debian":
+                    repos = load_debian_list(args.debian_list)
+                    cases, reasons = find_bumps_debian(args.mirrors, repos, args.debian_since, lim)
+                else:
+                    cases, reasons = find_bumps(args.mirrors, key, args.since, lim)
             except RuntimeError as e:  # one unreadable mirror does not lose the others
                 cases, reasons = [], Counter({f"mirror unreadable: {str(e)[-120:]}": 1})
             return key, cases, reasons, time.time() - t
@@ -1399,7 +1799,9 @@ def main(argv: list[str] | None = None) -> int:
             "# that qualifies, none chosen by hand): names and commit ids only.\n"
             "# Format: /work/shared/realworld/cases.toml; split = tuning|validation\n"
             '# by sha256(name)[0] < 0.7*256. substitute = "termux": sed the\n'
-            "# @TERMUX_...@ placeholders as Termux's build does before applying."
+            "# @TERMUX_...@ placeholders as Termux's build does before applying.\n"
+            '# upstream_strip_dir = "debian": the upstream of a Debian packaging repository\n'
+            "# is the same commit's tree without that folder (realworld.py builds it)."
         )
         done: dict[str, list[dict[str, Any]]] = {}
         with concurrent.futures.ThreadPoolExecutor(max(1, len(keys))) as ex:

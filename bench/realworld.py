@@ -10,7 +10,13 @@ The corpus is ../shared/realworld/ (cases.toml, materialize.py, peers.py; see it
 plus this folder's realworld-cases.toml. Nothing fetched is stored here: the case files
 name repositories, commits and file names, and materialize.py takes every case out of
 local git mirrors (MIRRORS/OWNER+NAME/repo) each time. A case whose mirror is missing is
-skipped and named.
+skipped and named. A case with `upstream_strip_dir = "DIR"` (a Debian packaging repository,
+whose "upstream" is its own tree) gets case-old/case-new without that top-level folder:
+one commit on top of old_commit/new_commit whose tree drops it (`without_dir`); where
+that tree holds its series already applied (GNU patch does not apply the series forward
+but applies it in reverse to the end: dgit's "patches applied" layout), the upstream is
+that tree with the series reversed (`series_unapplied`, noted in case.json), each side
+one commit (`flat_commit`: old a root, new on top of it).
 
 For each materialized case (upstream.git with branches case-old = X and case-new = Y,
 old-series/, new-series/, case.json):
@@ -66,6 +72,7 @@ import concurrent.futures
 import datetime
 import functools
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -73,6 +80,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -585,6 +593,33 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
         return names, texts
 
     mat.write_series = write_series
+    cc = getattr(mat, "_realworld_case_commit", None) or mat.case_commit
+    mat._realworld_case_commit = cc
+    strip_dir = str(case.get("upstream_strip_dir") or "")
+
+    unapplied: list[str] = []
+    made: dict[str, str] = {}
+
+    def case_commit(gitdir: str, commit: str, label: str) -> tuple[str, list[str]]:
+        c, miss = cc(gitdir, commit, label)
+        if strip_dir:
+            c = without_dir(Path(gitdir), c, strip_dir)
+            side = "old" if commit == case["old_commit"] else "new"
+            names = [f"{case['patch_dir']}/{n}" for n in case[f"{side}_series"]]
+            u = series_unapplied(Path(gitdir), commit, c, names, int(case.get("strip", 1)))
+            if u is not None:
+                c = u
+                unapplied.append(side)
+            if unapplied:
+                # the patches-applied history holds each patch as a commit and then its
+                # reversal here: upstream would seem to have taken and dropped every patch.
+                # The two sides become one import commit each (old a root, new on old), as
+                # a tarball-imported upstream branch has them.
+                c = flat_commit(Path(gitdir), c, made.get("old") if side == "new" else None)
+            made[side] = c
+        return c, miss
+
+    mat.case_commit = case_commit
     cdir = cases_dir / case["name"]
     try:
         import contextlib
@@ -592,6 +627,9 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
 
         with contextlib.redirect_stdout(io.StringIO()):
             missing, info = mat.materialize(case, str(mirrors), str(cases_dir), False)
+        if unapplied and info is not None:
+            info["upstream_unapplied"] = unapplied
+            (cdir / "case.json").write_text(json.dumps(info, indent=1))
     except (RuntimeError, subprocess.CalledProcessError, KeyError, OSError):
         reason = DROP_MATERIALIZE
     else:
@@ -606,6 +644,141 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
         shutil.rmtree(cdir / "upstream.git", ignore_errors=True)
         (cdir / DROP_MARK).write_text(reason + "\n")
     return reason
+
+
+def without_dir(gitdir: Path, commit: str, top: str) -> str:
+    """A commit on top of COMMIT whose tree is COMMIT's without its top-level folder TOP
+    (a Debian packaging repository's debian/: the upstream source is the rest); COMMIT
+    itself when it has no TOP."""
+    env = {k: v for k, v in os.environ.items() if k not in SCRUB}
+    env.update(IDENT)
+
+    def g(*args: str, data: bytes | None = None) -> bytes:
+        r = subprocess.run(
+            ["git", "--git-dir", str(gitdir), *args], input=data, capture_output=True, env=env
+        )
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr.decode(errors="replace").strip())
+        return r.stdout
+
+    entries = [e for e in g("ls-tree", "-z", commit).split(b"\0") if e]
+    kept = [e for e in entries if e.split(b"\t", 1)[1] != top.encode()]
+    if len(kept) == len(entries):
+        return commit
+    tree = g("mktree", "-z", data=b"\0".join(kept) + b"\0").decode().strip()
+    msg = f"realworld: {commit} without {top}/ (the upstream source of a packaging repo)\n"
+    return g("commit-tree", tree, "-p", commit, data=msg.encode()).decode().strip()
+
+
+def flat_commit(gitdir: Path, commit: str, parent: str | None) -> str:
+    """A commit with COMMIT's tree and only PARENT (or none) for history."""
+    env = {k: v for k, v in os.environ.items() if k not in SCRUB}
+    env.update(IDENT)
+    msg = f"realworld: upstream source of {commit} (history flattened)\n"
+    r = subprocess.run(
+        ["git", "--git-dir", str(gitdir), "commit-tree", f"{commit}^{{tree}}"]
+        + (["-p", parent] if parent else []),
+        input=msg.encode(),
+        capture_output=True,
+        env=env,
+    )
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.decode(errors="replace").strip())
+    return r.stdout.decode().strip()
+
+
+def series_unapplied(
+    gitdir: Path, source: str, commit: str, paths: Sequence[str], strip: int
+) -> str | None:
+    """A packaging repository that keeps its upstream source with the series applied
+    (dgit's and gbp pq's "patches applied" layout): when GNU patch (`-N --batch`, default
+    fuzz) does not apply the series PATHS (read at SOURCE) forward on COMMIT's tree, but
+    applies it in reverse, last patch first, to the end, returns a commit on top of COMMIT
+    whose tree is that reversed tree (the upstream source); else None. Only the files the
+    patches name are taken out of the tree."""
+    env = {k: v for k, v in os.environ.items() if k not in SCRUB}
+    env.update(IDENT)
+
+    def g(*args: str, data: bytes | None = None, extra: dict[str, str] | None = None) -> bytes:
+        r = subprocess.run(
+            ["git", "--git-dir", str(gitdir), *args],
+            input=data,
+            capture_output=True,
+            env={**env, **(extra or {})},
+        )
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr.decode(errors="replace").strip())
+        return r.stdout
+
+    texts = [g("cat-file", "blob", f"{source}:{p}") for p in paths]
+    if not texts:
+        return None
+    touched: set[str] = set()
+    for t in texts:
+        touched.update(_touched(t.decode("utf-8", "replace"), strip))
+    have = set(g("ls-tree", "-r", "-z", "--name-only", commit).decode(errors="replace").split("\0"))
+    present = sorted(touched & have)
+    work = Path(tempfile.mkdtemp(prefix="realworld-unapply-"))
+    try:
+        for sub, reverse in (("fwd", False), ("rev", True)):
+            d = work / sub
+            d.mkdir()
+            if present:
+                arch = g("archive", commit, "--", *present)
+                subprocess.run(["tar", "-x", "-C", str(d)], input=arch, check=True)
+            order = list(reversed(texts)) if reverse else texts
+            ok = True
+            for i, t in enumerate(order):
+                pf = work / f"{sub}-{i}.patch"
+                pf.write_bytes(t)
+                cmd = ["patch", f"-p{strip}", "-N", "--batch", "--no-backup-if-mismatch"]
+                r = subprocess.run(
+                    [*cmd, *(["-R"] if reverse else []), "-d", str(d), "-i", str(pf)],
+                    capture_output=True,
+                )
+                if r.returncode != 0:
+                    ok = False
+                    break
+            if not reverse and ok:
+                return None  # the series applies forward: the tree is the upstream source
+            if reverse and not ok:
+                return None
+        d = work / "rev"
+        index = {"GIT_INDEX_FILE": str(work / "index"), "GIT_WORK_TREE": str(d)}
+        g("read-tree", commit, extra=index)
+        for f in sorted(touched):
+            fp = d / f
+            if fp.is_file() and not fp.is_symlink():
+                sha = g("hash-object", "-w", "--no-filters", str(fp)).decode().strip()
+                mode = "100755" if os.access(fp, os.X_OK) else "100644"
+                g("update-index", "--add", "--cacheinfo", f"{mode},{sha},{f}", extra=index)
+            elif not fp.exists():
+                g("update-index", "--force-remove", "--", f, extra=index)
+        tree = g("write-tree", extra=index).decode().strip()
+        msg = f"realworld: {commit} with its series reversed (a patches-applied tree)\n"
+        return g("commit-tree", tree, "-p", commit, data=msg.encode()).decode().strip()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _touched(text: str, strip: int) -> list[str]:
+    """The files a patch names after stripping (materialize.py's rule, without importing
+    it here): both names of every `--- `/`+++ ` header pair that are not /dev/null and stay
+    inside the tree."""
+    out: list[str] = []
+    lines = text.splitlines()
+    for a, b in itertools.pairwise(lines):
+        if not (a.startswith("--- ") and b.startswith("+++ ")):
+            continue
+        for line in (a, b):
+            name = line[4:].split("\t")[0].strip()
+            if name == "/dev/null":
+                continue
+            parts = name.split("/")
+            rest = "/".join(parts[strip:]) if len(parts) > strip else parts[-1]
+            if rest and ".." not in rest.split("/"):
+                out.append(rest)
+    return out
 
 
 def series_fails(case_dir: Path, info: dict[str, Any], side: str) -> str | None:
@@ -823,7 +996,17 @@ def verify_failed(lines: Iterable[str]) -> set[str]:
 
 # ------------------------------------------------------------------------- report
 # The case-name prefixes of the corpus, for the tables (else the mirror's owner is shown).
-DOWNSTREAMS = {"br": "Buildroot", "tx": "Termux", "ms": "MSYS2", "deb": "Debian"}
+# case-name prefix -> distribution (the shared cases and bench/harvest.py's prefixes)
+DOWNSTREAMS = {
+    "br": "Buildroot",
+    "tx": "Termux",
+    "ms": "MSYS2",
+    "mw": "MSYS2",
+    "le": "LibreELEC",
+    "sp": "Spack",
+    "deb": "Debian",
+    "db": "Debian",
+}
 
 
 def downstream_of(case: dict[str, Any]) -> str:
@@ -1454,6 +1637,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--no-peers", action="store_true", help="only drive patchq and write its logs")
     ap.add_argument(
+        "--verify-only",
+        action="store_true",
+        help="only materialize the cases under OUT/cases and check them with GNU patch; print "
+        "how many pass and how many are dropped by reason, per case-name prefix and part "
+        "(tuning drops named, validation ones counted only); no patchq run",
+    )
+    ap.add_argument(
         "--jobs", type=int, default=1, help="cases run side by side (default: %(default)s)"
     )
     ap.add_argument(
@@ -1530,6 +1720,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{a.jobs} jobs",
         flush=True,
     )
+    if a.verify_only:
+        return verify_only(a.corpus, a.mirrors, [by_name[n] for n in names], out, a.jobs)
     tools = [t for t in a.tools.split(",") if t]
     jobs = [
         Job(
@@ -1596,6 +1788,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
     return write_report(out, a.md, a.precision_md, a.brief_md)
+
+
+def _verify_one(args: tuple[Path, Path, dict[str, Any], Path]) -> tuple[str, int, str]:
+    corpus, mirrors, case, cases_dir = args
+    reason = materialize_case(corpus, mirrors, case, cases_dir)
+    return str(case["name"]), len(case["old_series"]), reason
+
+
+def verify_only(
+    corpus: Path, mirrors: Path, cases: Sequence[dict[str, Any]], out: Path, jobs: int
+) -> int:
+    """--verify-only: materialize and GNU-check CASES; print the totals per case-name prefix
+    (the downstream: br, tx, mw, ms, le, sp, db) and part, naming tuning drops only."""
+    tally: Counter[tuple[str, str, str]] = Counter()
+    patches: Counter[tuple[str, str, str]] = Counter()
+    todo = [(corpus, mirrors, c, out / "cases") for c in cases]
+    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for name, n, reason in pool.map(_verify_one, todo):
+            split = rc.split_of(name)
+            key = (name.split("-", 1)[0], split, reason or "passes GNU patch")
+            tally[key] += 1
+            patches[key] += n
+            if reason and split == "tuning":
+                print(f"DROP {name:40} {reason}", flush=True)
+    print("| prefix | part | result | bumps | old-series patches |")
+    print("|---|---|---|---:|---:|")
+    for key in sorted(tally):
+        print(row(*key, tally[key], patches[key]))
+    return 0
 
 
 def rescore(out: Path, md: Path | None, precision: Path | None, brief: Path | None = None) -> int:

@@ -370,3 +370,113 @@ def test_bumps_finds_a_version_bump_with_its_refreshed_series(tmp_path: Path) ->
     assert c["added"] == ["0003-new.patch"]
     first = hashlib.sha256(c["name"].encode()).digest()[0]
     assert c["split"] == ("tuning" if first < int(0.7 * 256) else "validation")
+
+
+def run_bumps(mirrors: Path, out: Path, *args: str) -> list[dict[str, Any]]:
+    r = subprocess.run(
+        [sys.executable, str(HARVEST), "--mirrors", str(mirrors), "bumps", "--out", str(out),
+         *args],
+        capture_output=True, text=True, env=ENV,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    cases: list[dict[str, Any]] = tomllib.loads(out.read_text()).get("case", [])
+    return cases
+
+
+def test_debian_bumps_take_the_old_source_and_the_first_revision_of_the_new(
+    tmp_path: Path,
+) -> None:
+    """A git-buildpackage repository: the new upstream source is merged while the changelog
+    still names 1.0 (that commit is not the old side), then the changelog names 1.1-1 with
+    the series refreshed, then 1.1-2 adds a patch (not the new side: the first revision is).
+    The bump is found with both sides, the strip level, the successor map and
+    upstream_strip_dir; a repository whose series never changes gives none."""
+    mirrors = tmp_path / "mirrors"
+    repo = new_repo(mirrors, "someone/pkg")
+    deb = repo / "debian"
+    (deb / "patches").mkdir(parents=True)
+
+    def state(src: str, version: str, series: dict[str, str], msg: str) -> str:
+        (repo / "a.c").write_text(src)
+        (deb / "changelog").write_text(
+            f"pkg (1:{version}) unstable; urgency=medium\n\n  * x\n\n -- A <a@b>  Mon, 1 Jan 2024\n"
+        )
+        for f in (deb / "patches").iterdir():
+            f.unlink()
+        (deb / "patches" / "series").write_text("".join(f"{n} -p1\n" for n in series))
+        for n, text in series.items():
+            (deb / "patches" / n).write_text(text)
+        commit_all(repo, msg)
+        return git(repo, "rev-parse", "HEAD").strip()
+
+    fix = "--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@\n-{}\n+fixed\n"
+    old = state("one\n", "1.0-1", {"fix.patch": fix.format("one")}, "1.0-1")
+    merged = state("two\n", "1.0-1", {"fix.patch": fix.format("one")}, "merge upstream 1.1")
+    new = state("two\n", "1.1-1", {"fix.patch": fix.format("two")}, "refresh for 1.1")
+    state("two\n", "1.1-2", {"fix.patch": fix.format("two"), "more.patch": "x"}, "1.1-2")
+    assert merged not in (old, new)
+    quiet = new_repo(mirrors, "someone/quiet")  # native version: no Debian revision
+    (quiet / "debian").mkdir()
+    (quiet / "debian" / "changelog").write_text("quiet (2.0) unstable; urgency=low\n")
+    commit_all(quiet, "native")
+    repos = tmp_path / "repos.txt"
+    repos.write_text("# list\nsomeone/pkg\nsomeone/quiet\nsomeone/absent\n")
+
+    cases = run_bumps(mirrors, tmp_path / "b.toml", "--only", "debian", "--debian-list",
+                      str(repos))  # fmt: skip
+    assert len(cases) == 1
+    c = cases[0]
+    assert c["name"] == "db-pkg-1.0-to-1.1"
+    assert c["upstream_repo"] == c["downstream_repo"] == "someone/pkg"
+    assert (c["old_commit"], c["new_commit"]) == (old, new)
+    assert (c["downstream_old_commit"], c["downstream_new_commit"]) == (old, new)
+    assert c["upstream_strip_dir"] == "debian" and c["patch_dir"] == "debian/patches"
+    assert c["old_series"] == c["new_series"] == ["fix.patch"]
+    assert c["successor"] == {"fix.patch": "fix.patch"} and c["added"] == []
+    assert c["strip"] == 1
+    first = hashlib.sha256(c["name"].encode()).digest()[0]
+    assert c["split"] == ("tuning" if first < int(0.7 * 256) else "validation")
+
+
+def test_spack_bumps_pair_consecutive_versions_whose_patch_sets_differ(tmp_path: Path) -> None:
+    """package.py lists 1.2, 1.1, 1.0 (and a deprecated 0.9): 1.0 gets common + fix-1.0,
+    1.1 and 1.2 common + fix-1.1, so 1.0 -> 1.1 is the one bump (1.1 -> 1.2 has the same
+    set); fix-1.0.patch is continued by fix-1.1.patch (same name without its version);
+    a patch whose `when=` names a compiler is not taken."""
+    mirrors = tmp_path / "mirrors"
+    up = new_repo(mirrors, "up/tool")
+    for v in ("0.9", "1.0", "1.1", "1.2"):
+        (up / "a.c").write_text(f"{v}\n")
+        commit_all(up, v)
+        git(up, "tag", f"v{v}")
+    sp = new_repo(mirrors, "spack/spack-packages")
+    d = sp / "repos" / "spack_repo" / "builtin" / "packages" / "tool"
+    d.mkdir(parents=True)
+    (d / "package.py").write_text(
+        "class Tool(CMakePackage):\n"
+        '    git = "https://github.com/up/tool.git"\n'
+        '    version("1.2", sha256="0")\n'
+        '    version("1.0", sha256="0")\n'
+        '    version("1.1", sha256="0")\n'
+        '    version("0.9", sha256="0", deprecated=True)\n'
+        '    patch("common.patch")\n'
+        '    patch("fix-1.0.patch", when="@:1.0")\n'
+        '    patch("fix-1.1.patch", when="@1.1:")\n'
+        '    patch("gcc.patch", when="@1.2 %gcc")\n'
+    )
+    for n in ("common", "fix-1.0", "fix-1.1", "gcc"):
+        (d / f"{n}.patch").write_text(f"--- a/a.c\n+++ b/a.c\n# {n}\n")
+    commit_all(sp, "tool")
+
+    cases = run_bumps(mirrors, tmp_path / "b.toml", "--only", "spack", "--at")
+    assert [c["name"] for c in cases] == ["sp-tool-1.0-to-1.1"]
+    c = cases[0]
+    assert (c["old_ref"], c["new_ref"]) == ("v1.0", "v1.1")
+    assert c["old_commit"] == git(up, "rev-parse", "v1.0").strip()
+    assert c["new_commit"] == git(up, "rev-parse", "v1.1").strip()
+    head = git(sp, "rev-parse", "HEAD").strip()
+    assert c["downstream_old_commit"] == c["downstream_new_commit"] == head
+    assert c["old_series"] == ["common.patch", "fix-1.0.patch"]
+    assert c["new_series"] == ["common.patch", "fix-1.1.patch"]
+    assert c["successor"] == {"common.patch": "common.patch", "fix-1.0.patch": "fix-1.1.patch"}
+    assert "upstream_strip_dir" not in c

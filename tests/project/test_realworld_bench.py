@@ -686,3 +686,79 @@ def test_gnu_patch_decides_which_series_apply_on_their_release(
     shutil.copyfile(case / "old-series" / "1.patch", case / "new-series" / "1.patch")
     assert rw.series_fails(case, info, "new") == "1.patch"
     assert not (case / "verify-new").exists() and not (case / "verify-old").exists()
+
+
+def test_a_packaging_repos_upstream_is_its_tree_without_debian(
+    rw: ModuleType, tmp_path: Path
+) -> None:
+    """upstream_strip_dir: case-old/case-new are the commits' trees without debian/ (a
+    commit on top of each), everything else byte for byte; a tree without it is kept."""
+    work = tmp_path / "work"
+    (work / "debian" / "patches").mkdir(parents=True)
+    (work / "src").mkdir()
+    _g(work, "init", "-q", "-b", "main")
+    (work / "src" / "a.c").write_text("a\n")
+    (work / "debian-notes").write_text("not the folder\n")
+    (work / "debian" / "patches" / "series").write_text("x.patch\n")
+    _g(work, "add", ".")
+    _g(work, "commit", "-qm", "1.0-1")
+    gitdir = work / ".git"
+    head = _g(work, "rev-parse", "HEAD").strip()
+    c = rw.without_dir(gitdir, head, "debian")
+    assert c != head and _g(work, "rev-parse", f"{c}^").strip() == head
+    names = _g(work, "ls-tree", "-r", "--name-only", c).split()
+    assert names == ["debian-notes", "src/a.c"]
+    assert _g(work, "rev-parse", f"{c}:src") == _g(work, "rev-parse", f"{head}:src")
+    assert rw.without_dir(gitdir, c, "debian") == c
+
+
+def test_a_patches_applied_tree_gets_its_series_reversed(rw: ModuleType, tmp_path: Path) -> None:
+    """dgit's "patches applied" layout: the tree holds the series applied, so GNU patch does
+    not apply it forward; reversed (last patch first) it gives the upstream source, a file
+    the series created removed. A tree the series applies to forward is left as it is."""
+    import shutil
+
+    if shutil.which("patch") is None:
+        pytest.skip("GNU patch is not installed")
+    up = [f"u{i}" for i in range(10)]
+    mine = list(up)
+    mine[4] = "mine"
+    work = tmp_path / "work"
+    (work / "debian" / "patches").mkdir(parents=True)
+    _g(work, "init", "-q", "-b", "main")
+    (work / "f.c").write_text("\n".join(mine) + "\n")
+    (work / "new.c").write_text("created\n")
+    (work / "other.c").write_text("untouched\n")
+    p1 = _udiff(up, mine, "f.c")
+    p2 = "--- /dev/null\n+++ b/new.c\n@@ -0,0 +1 @@\n+created\n"
+    (work / "debian" / "patches" / "1.patch").write_text(p1)
+    (work / "debian" / "patches" / "2.patch").write_text(p2)
+    _g(work, "add", ".")
+    _g(work, "commit", "-qm", "applied")
+    gitdir = work / ".git"
+    head = _g(work, "rev-parse", "HEAD").strip()
+    names = ["debian/patches/1.patch", "debian/patches/2.patch"]
+    c = rw.without_dir(gitdir, head, "debian")
+    u = rw.series_unapplied(gitdir, head, c, names, 1)
+    assert u is not None and _g(work, "rev-parse", f"{u}^").strip() == c
+    assert _g(work, "ls-tree", "-r", "--name-only", u).split() == ["f.c", "other.c"]
+    assert _g(work, "show", f"{u}:f.c") == "\n".join(up) + "\n"
+    # the upstream source itself: the series applies forward, nothing is reversed
+    assert rw.series_unapplied(gitdir, head, u, names, 1) is None
+    # its history flattened: one root commit with the same tree, then one on top of it
+    root = rw.flat_commit(gitdir, u, None)
+    assert _g(work, "rev-list", "--count", root).strip() == "1"
+    assert _g(work, "rev-parse", f"{root}^{{tree}}") == _g(work, "rev-parse", f"{u}^{{tree}}")
+    top = rw.flat_commit(gitdir, head, root)
+    assert _g(work, "rev-list", top).split() == [top, root]
+
+
+def test_each_harvested_prefix_names_its_distribution(rw: ModuleType) -> None:
+    def ds(name: str) -> str:
+        return str(rw.downstream_of({"name": name, "downstream_repo": "owner/repo"}))
+
+    assert ds("db-openssh-debian-8.2p1-to-8.3p1") == ds("deb-x") == "Debian"
+    assert ds("sp-numactl-2.0.14-to-2.0.16") == "Spack"
+    assert ds("mw-mingw-w64-x-1-to-2") == ds("ms-x-1-to-2") == "MSYS2"
+    assert ds("le-x-1-to-2") == "LibreELEC"
+    assert ds("zz-x-1-to-2") == "owner"

@@ -426,6 +426,7 @@ class Replay:
         split = self.g.lines.split
         up: list[bytes] | None = None
         pre: bytes | None = None
+        fuzzed: engine.FileResult | None = None
         for i, h in enumerate(s.hunks):
             old = list(h.old_lines)
             if old and i in skip:
@@ -444,6 +445,15 @@ class Replay:
             )
             if align is not None and align.whole:
                 found = engine.locate(split(pre), h)
+                if found is None and self._pinned_with_fuzz(name):
+                    # Its context was stale on the pinned base too: its place there is
+                    # where `apply --fuzz` put it (GNU patch's fuzz), not its stated line.
+                    if fuzzed is None:
+                        fuzzed = engine.apply_hunks(
+                            pre, s.hunks, fuzz=PINNED_FUZZ, split=split, gnu=True
+                        )
+                    if i < len(fuzzed.hunks) and fuzzed.hunks[i].applied:
+                        found = h.old_pos + fuzzed.hunks[i].offset
                 start = h.old_pos if found is None else found
                 at = align.at(start)
                 end = align.at(start + len(old), end=True)
@@ -546,12 +556,7 @@ class Replay:
             else None
         )
         pinned_fuzz = 0
-        if (
-            theirs is not None
-            and not theirs.ok
-            and isinstance(self.preimage, OldStack)
-            and self.preimage.placed_with_fuzz(name)
-        ):
+        if theirs is not None and not theirs.ok and self._pinned_with_fuzz(name):
             # Placed there as the pinned series placed it (`apply --fuzz`; see OldStack).
             pinned_fuzz = PINNED_FUZZ
             theirs = engine.apply_hunks(
@@ -1034,6 +1039,10 @@ class Replay:
             assert got is not None
             self.state.put(p, got[0], data, where)
         return own
+
+    def _pinned_with_fuzz(self, name: str) -> bool:
+        """Whether the pinned series placed patch NAME with fuzz (see OldStack)."""
+        return isinstance(self.preimage, OldStack) and self.preimage.placed_with_fuzz(name)
 
     def _preimage(self, s: FilePatch, name: str, pin_path: str | None = None) -> bytes | None:
         """The file this section was made against: from the pinned base, else `index`."""

@@ -76,3 +76,53 @@ def test_a_patch_with_a_hunk_upstream_left_alone_is_not_rewritten(
     (p,) = json.loads(r.out)["patches"]
     assert p["rewritten"] is None
     assert "fixed differently" not in cli(queue, "rebase", "--onto", "main").err
+
+
+def test_a_patch_pinned_with_fuzz_is_judged_where_its_fuzz_placed_it(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    """A patch whose context was already stale on its pinned base (`apply --fuzz`) is
+    looked for there where that fuzz placed it, not at its stated line: upstream left
+    the lines it changes alone, so git's merge carries it without a "fixed differently
+    upstream" stop (Termux's rhash configure.patch, stated 30 lines off its place)."""
+    text = "".join(f"line {i}\n" for i in range(1, 61))
+    upstream.write("f.txt", text)
+    base = upstream.commit("base")
+    stale = (
+        "--- a/f.txt\n+++ b/f.txt\n@@ -3,7 +3,7 @@\n"
+        " stale context\n line 39\n line 40\n-line 41\n+LINE 41\n line 42\n line 43\n line 44\n"
+    )
+    queue.add("p.patch", stale)
+    r = patchq("apply", "--onto", base, "--fuzz", "2")
+    assert r.code == 0, r.err
+    advance(upstream, "ten", {"f.txt": sub(text, "line 10\n", "line ten\n")})
+    r = cli(queue, "rebase", "--onto", "main")
+    assert r.code == 0, r.err
+    assert "fixed differently" not in r.err
+    want = sub(sub(text, "line 10\n", "line ten\n"), "line 41\n", "LINE 41\n")
+    assert upstream.read("f.txt").decode() == want
+
+
+def test_a_fuzz_pinned_patch_names_the_commit_that_changed_its_lines(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    """The upstream commits a stop names for a patch pinned with fuzz are those that
+    changed the lines where that fuzz placed it, not those at its stale stated line."""
+    text = "".join(f"line {i}\n" for i in range(1, 61))
+    upstream.write("f.txt", text)
+    base = upstream.commit("base")
+    stale = (
+        "--- a/f.txt\n+++ b/f.txt\n@@ -3,7 +3,7 @@\n"
+        " stale context\n line 39\n line 40\n-line 41\n+LINE 41\n line 42\n line 43\n line 44\n"
+    )
+    queue.add("p.patch", stale)
+    assert patchq("apply", "--onto", base, "--fuzz", "2").code == 0
+    near_stated = advance(
+        upstream, "near the stated line", {"f.txt": sub(text, "line 4\n", "four\n")}
+    )
+    text = sub(text, "line 4\n", "four\n")
+    mine = advance(upstream, "edit 41", {"f.txt": sub(text, "line 41\n", "Line 41\n")})
+    r = cli(queue, "rebase", "--onto", "main")
+    assert r.code == 3, r.err
+    assert f"(upstream: {mine[:12]} edit 41)" in r.err
+    assert near_stated[:12] not in r.err

@@ -19,7 +19,7 @@ from patchq.git.repo import GitRepo
 from patchq.rebase.drift import Attribution, Change, Drifted, attribute, drifted_sections
 from patchq.rebase.drift import histories as histories_for
 from patchq.rebase.replay import PatchCheck
-from patchq.stack.apply import load_patch
+from patchq.stack.apply import PINNED_FUZZ, load_patch
 from patchq.store.patchrepo import PatchRepo
 
 
@@ -134,6 +134,12 @@ def _region(
     lines = texts[path]
     if lines is not None:
         start = engine.locate(lines, h)
+        if start is None:
+            # Its context was stale on the old base too (the series was applied there with
+            # fuzz): where GNU patch's fuzz places it, not its stated line.
+            fuzzed = engine.gnu_apply(lines, [h], PINNED_FUZZ)
+            if fuzzed is not None and fuzzed.hunks:
+                start = h.old_pos + fuzzed.hunks[0].offset
         if start is not None:
             return start, len(h.old_lines)
     return h.old_pos, len(h.old_lines)

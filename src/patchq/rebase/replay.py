@@ -481,8 +481,7 @@ class Replay:
                 else None
             )
             if align is not None and align.whole:
-                found = engine.locate(split(pre), h)
-                start = h.old_pos if found is None else found
+                start = self._pinned_at(s, i, pre, name)
                 at = align.at(start)
                 end = align.at(start + len(old), end=True)
                 pad = len(old) + 10
@@ -584,12 +583,7 @@ class Replay:
             else None
         )
         pinned_fuzz = 0
-        if (
-            theirs is not None
-            and not theirs.ok
-            and isinstance(self.preimage, OldStack)
-            and self.preimage.placed_with_fuzz(name)
-        ):
+        if theirs is not None and not theirs.ok and self._pinned_with_fuzz(name):
             # Placed there as the pinned series placed it (`apply --fuzz`; see OldStack).
             pinned_fuzz = PINNED_FUZZ
             theirs = engine.apply_hunks(
@@ -843,10 +837,9 @@ class Replay:
                 pre_lines = split(pre)
                 if len(pre_lines) > placement.HINT_LINES:
                     return
-            start = engine.locate(pre_lines, h)
-            start = h.old_pos if start is None else start
+            assert pre is not None
+            start = self._pinned_at(s, i, pre, name, pre_lines)
             if p is None or i in failing:
-                assert pre is not None
                 align = align or self._align(pre, content)
                 if not align.whole:
                     return  # too long to align: no hint where nothing is mapped
@@ -1072,6 +1065,27 @@ class Replay:
             assert got is not None
             self.state.put(p, got[0], data, where)
         return own
+
+    def _pinned_at(
+        self, s: FilePatch, i: int, pre: bytes, name: str, lines: list[bytes] | None = None
+    ) -> int:
+        """Where hunk I of section S stood on its pinned base PRE (0-based, LINES its
+        lines): where it applies there, else — its context stale there too — where `apply
+        --fuzz` put it (GNU patch's fuzz; see OldStack), else its stated line."""
+        h = s.hunks[i]
+        lines = self.g.lines.split(pre) if lines is None else lines
+        found = engine.locate(lines, h)
+        if found is None and self._pinned_with_fuzz(name):
+            fuzzed = engine.apply_hunks(
+                pre, s.hunks, fuzz=PINNED_FUZZ, split=self.g.lines.split, gnu=True
+            )
+            if i < len(fuzzed.hunks) and fuzzed.hunks[i].applied:
+                found = h.old_pos + fuzzed.hunks[i].offset
+        return h.old_pos if found is None else found
+
+    def _pinned_with_fuzz(self, name: str) -> bool:
+        """Whether the pinned series placed patch NAME with fuzz (see OldStack)."""
+        return isinstance(self.preimage, OldStack) and self.preimage.placed_with_fuzz(name)
 
     def _preimage(self, s: FilePatch, name: str, pin_path: str | None = None) -> bytes | None:
         """The file this section was made against: from the pinned base, else `index`."""

@@ -241,6 +241,9 @@ def rebase_json(v: RebaseView | None) -> dict[str, Any] | None:
                 {"file": f, "line": line, "hunk": i + 1, "method": m, "evidence": why}
                 for f, line, i, m, why in v.proposals
             ],
+            "rewritten": None
+            if v.rewritten is None
+            else {"commits": list(v.rewritten[0]), "added_present": v.rewritten[1]},
         },
         "todo": list(v.todo),
         "reorder": None if v.reorder is None else {"verb": v.reorder[0], "name": v.reorder[1]},
@@ -350,6 +353,17 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
     elif v.stopped:
         lines.append(data(f"stopped at: {v.stopped} (for review: proposals applied, no markers)"))
     lines += _proposal_lines(v.proposals)
+    if v.rewritten is not None:
+        commits, present = v.rewritten
+        who = ", ".join(x[:12] for x in commits[:3]) + (" …" if len(commits) > 3 else "")
+        lines.append(
+            data(
+                "fixed differently upstream? upstream changed every line it changes"
+                + (f" ({who})" if who else "")
+                + ("; its added lines are already there near the spot" if present else "")
+                + ": `patchq rebase --skip` drops it"
+            )
+        )
     if v.todo:
         lines.append(
             data(

@@ -49,6 +49,10 @@ class RebaseView:
     # The stopped patch's proposed hunks (DESIGN §4.1): (file, line, hunk index, method,
     # evidence) each.
     proposals: tuple[tuple[str, int, int, str, str], ...] = ()
+    # "Fixed differently upstream" (DESIGN §4.1): the upstream commits that changed every
+    # line the stopped patch changes, and whether its added lines are already there;
+    # None where that is not so.
+    rewritten: tuple[tuple[str, ...], bool] | None = None
 
     @property
     def kept(self) -> tuple[str, ...]:
@@ -76,6 +80,9 @@ def rebase_view(st: RebaseState) -> RebaseView:
         )
         if st.current
         else (),
+        (st.current.drift, st.current.added_present)
+        if st.current is not None and st.current.rewritten
+        else None,
     )
 
 

@@ -353,7 +353,9 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
     elif v.stopped:
         lines.append(data(f"stopped at: {v.stopped} (for review: proposals applied, no markers)"))
     lines += _proposal_lines(v.proposals)
-    if v.rewritten is not None:
+    if v.rewritten is not None and v.reorder is not None:
+        lines.append(data("every line it changes reads differently in the new order"))
+    elif v.rewritten is not None:
         commits, present = v.rewritten
         who = ", ".join(x[:12] for x in commits[:3]) + (" …" if len(commits) > 3 else "")
         lines.append(

@@ -283,3 +283,52 @@ def test_a_conflict_stop_is_named_and_push_continue_goes_on_once_resolved(
     assert patchq("push", "-a", "--merge").code == 3
     assert patchq("push", "--abort").code == 0
     assert snapshot(upstream, queue) == before
+
+
+# Two hunks far apart; upstream has since made the first one's change itself.
+LONG = "".join(f"line {i}\n" for i in range(1, 41))
+TWO = (
+    "Two changes\n\n--- a/f.txt\n+++ b/f.txt\n@@ -3,5 +3,5 @@\n line 3\n line 4\n"
+    "-line 5\n+LINE 5\n line 6\n line 7\n@@ -28,5 +28,5 @@\n line 28\n line 29\n"
+    "-line 30\n+LINE 30\n line 31\n line 32\n"
+)
+
+
+def test_a_patch_upstream_holds_part_of_stops_push_merge_as_it_stops_rebase(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # git's 3-way merge takes a change both sides made as merged: alone, it would push
+    # the patch with its first hunk gone and exit 0. The rebase's tiers say a hunk
+    # upstream holds inside a patch it does not hold whole is a proposal (issue 24
+    # point 3): push --merge stops for review, the rest applied, that hunk named.
+    upstream.write("f.txt", LONG).write("g.txt", "g\n")
+    old = upstream.commit("base")
+    upstream.write("f.txt", LONG.replace("line 5\n", "LINE 5\n"))
+    upstream.commit("take the first change")
+    queue.add("o.patch", OTHER).add("p.patch", TWO)
+    assert patchq("push").code == 0
+    colleague = tmp_path / "colleague"
+    git(tmp_path, "clone", "-q", str(upstream.path), str(colleague))
+    assert patchq("--target", str(colleague), "apply", "--onto", old, "--force").code == 0
+    before = snapshot(upstream, queue)
+    r = patchq("push", "--merge")
+    assert r.code == 3, r.err
+    assert "f.txt:5 (hunk #1) by upstreamed" in r.err, r.err
+    # The rest (the second hunk) is in the working tree; the first is upstream's.
+    assert upstream.read("f.txt").decode() == LONG.replace("line 5\n", "LINE 5\n").replace(
+        "line 30\n", "LINE 30\n"
+    )
+    assert json.loads(patchq("status", "--json").out)["review"]["patch"] == "p.patch"
+    assert patchq("push", "--abort").code == 0
+    assert snapshot(upstream, queue) == before
+    # Accepted: pushed, exit 1, the proposal named.
+    r = patchq("push", "--merge", "--accept", "upstreamed")
+    assert r.code == 1, r.err
+    assert "pushed with 1 accepted proposal to review: p.patch (upstreamed)" in r.err
+    assert upstream.git("show", "HEAD:f.txt") == LONG.replace("line 5\n", "LINE 5\n").replace(
+        "line 30\n", "LINE 30\n"
+    )
+    # Its file, refreshed, holds the rest alone.
+    assert patchq("refresh").code == 0
+    text = (queue.path / "patches/p.patch").read_text()
+    assert "+LINE 30" in text and "+LINE 5" not in text

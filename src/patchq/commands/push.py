@@ -94,14 +94,18 @@ def _ladder(ctx: Context, fuzz: int | None, accept: tuple[str, ...]) -> Ladder:
             accept=accept,
         )
         res = rp.step(entry)
-        if res.status in (CONFLICT, MISSING, UPSTREAMED) or any(
-            h.status in (CONFLICT, MISSING, UPSTREAMED) for h in res.hunks
+        # A hunk upstream holds inside a patch it does not hold whole is a proposal (the
+        # rest applied, no markers), as in a rebase; any other conflict is git's markers.
+        if res.status == UPSTREAMED or any(
+            h.status in (CONFLICT, MISSING, UPSTREAMED) and not tiers.proposal(h, res.hunks)
+            for h in res.hunks
         ):
             return None
         return Laddered(
             res.name,
             repo.display(res.name),
-            res.tree,
+            # A patch upstream holds part of stops as a rebase does: the rest applied.
+            res.tree if res.conflict_tree is None else res.conflict_tree,
             tuple(h.method for h in res.hunks),
             tuple(
                 (*tiers.place(h), h.index, m, tiers.evidence(h, m))

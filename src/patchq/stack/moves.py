@@ -25,6 +25,7 @@ from patchq.core.patch import Patch
 from patchq.core.progress import Progress
 from patchq.core.records import Stack
 from patchq.core.series import Entry, Series
+from patchq.core.status import MERGE
 from patchq.core.words import plural
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo
@@ -34,6 +35,7 @@ from patchq.stack.apply import (
     PatchResult,
     Preimage,
     SectionState,
+    SeriesResult,
     apply_section,
     apply_series,
     changed_since_applied,
@@ -328,14 +330,21 @@ def push_patches(
                 stamp=stack.base,
                 preimage=pre,
             )
-            results += result.patches
-            pushed = tuple(p.name for p in result.patches)
-            new = new.extended(pushed, tuple(p.commit or "" for p in result.patches))
-            f = result.failure
-            if f is None or ladder is None or pre is None:
+            again = (
+                _merged_again(g, ladder, pre, head=new.head, todo=entries[start:want], done=result)
+                if ladder is not None and pre is not None
+                else None
+            )
+            kept = result.patches if again is None else result.patches[: again[0]]
+            results += kept
+            new = new.extended(tuple(p.name for p in kept), tuple(p.commit or "" for p in kept))
+            f = result.failure if again is None else None
+            if again is None and (f is None or ladder is None or pre is None):
                 break
-            at = entries[start + len(result.patches)]
-            lad = ladder(g.commit_info(new.head)["tree"].decode(), at, pre)
+            assert ladder is not None and pre is not None  # `again` needs them too
+            at = entries[start + len(kept)]
+            tree = g.commit_info(new.head)["tree"].decode()
+            lad = again[1] if again is not None else ladder(tree, at, pre)
             if lad is None:
                 break  # a conflict on the ladder too: git's merge, markers and all
             laddered.append(lad)
@@ -345,13 +354,9 @@ def push_patches(
             if lad.review:
                 break
             commit = g.commit_object(lad.tree, [new.head], message, author, author)
-            placements[lad.name] = Placement(
-                sha256(data).hexdigest(),
-                g.commit_info(new.head)["tree"].decode(),
-                lad.tree,
-            )
+            placements[lad.name] = Placement(sha256(data).hexdigest(), tree, lad.tree)
             new = new.extended((lad.name,), (commit,))
-            start += len(result.patches) + 1
+            start += len(kept) + 1
             if start >= want:
                 break
         if f is not None and f.tree is not None:
@@ -390,6 +395,30 @@ def push_patches(
     return MoveOutcome(
         new, tuple(results), failure=f, saved=saved, aside=aside, laddered=tuple(laddered)
     )
+
+
+def _merged_again(
+    g: GitRepo,
+    ladder: Ladder,
+    pre: Preimage,
+    *,
+    head: str,
+    todo: Sequence[Entry],
+    done: SeriesResult,
+) -> tuple[int, Laddered] | None:
+    """The first patch git's plain 3-way merge placed alone that the rebase's ladder
+    would not let finish alone (DESIGN §4.1: a hunk upstream holds inside a patch it does
+    not hold whole, a patch whose every changed line upstream changed — a stop for
+    review — or a proposal `accept` takes): its index in `done` and the ladder's
+    placement. None where every merged patch is the ladder's too."""
+    parent = head
+    for i, p in enumerate(done.patches):
+        if p.status == MERGE:
+            lad = ladder(g.commit_info(parent)["tree"].decode(), todo[i], pre)
+            if lad is not None and (lad.review or lad.accepted):
+                return i, lad
+        parent = p.commit or parent
+    return None
 
 
 def _stop_on_stack(

@@ -1134,8 +1134,17 @@ def linted(out: LintOutcome, as_json: bool = False) -> Rendered:
 def _tier_doc(
     h: HunkOutcome, hunks: Sequence[HunkOutcome], accept: Sequence[str]
 ) -> dict[str, object]:
-    """A hunk's `tier`, and for a proposal its method and that method's measured
-    precision (`proposal`; null for a hunk no proposed method placed)."""
+    """A hunk's `tier`, and for a proposal its method, that method's measured precision
+    and its evidence, as the stop says it (`proposal`; null for a hunk no proposed
+    method placed)."""
     method = tiers.proposal(h, hunks)
-    proposal = {"method": method, "precision": tiers.measured(method)} if method else None
+    proposal = (
+        {
+            "method": method,
+            "precision": tiers.measured(method),
+            "evidence": tiers.evidence(h, method),
+        }
+        if method
+        else None
+    )
     return {"tier": tiers.tier(h, hunks, accept), "proposal": proposal}

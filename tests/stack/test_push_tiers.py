@@ -229,6 +229,9 @@ def test_push_continue_takes_the_proposal_and_pushes_on_where_the_push_was_going
     word_setup(upstream, queue, patchq, tmp_path)
     assert patchq("push", "-a", "--merge").code == 3
     upstream.write("f.txt", MERGED.replace("-fPIC", "-fPIC -DNDEBUG"))  # the reviewer's edit
+    # Another move meanwhile is refused (exit 5), naming the stop's ways out.
+    r = patchq("pop")
+    assert r.code == 5 and "a push stopped at p.patch: `patchq push --continue`" in r.err
     r = patchq("push", "--continue")
     assert r.code == 0, r.err
     assert "refreshed p.patch" in r.err and "now at n.patch" in r.err

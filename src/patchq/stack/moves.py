@@ -208,6 +208,13 @@ def protect(ctx: Context, force: bool, what: str, can_force: bool = True) -> str
             if can_force
             else "`patchq refresh` or `git stash` them first"
         )
+        stop = pushed_stop(ctx, load(g.state_dir(), ctx.repo().config.queue))
+        if stop is not None:
+            # What a stopped push left: its own ways on and back come first.
+            hint = (
+                f"a push stopped at {stop.patch}: `patchq push --continue` takes them and "
+                "pushes on, `patchq push --abort` puts back everything as before the push"
+            )
         raise UnsafeStateError(f"unrefreshed changes in {dirty[0]}{more}", str(g.root), hint)
     return g.stash_save(f"patchq: saved before {what}")
 

@@ -337,10 +337,8 @@ def push_patches(
                 stamp=stack.base,
                 preimage=pre,
             )
-            again = (
-                _merged_again(g, ladder, pre, head=new.head, todo=entries[start:want], done=result)
-                if ladder is not None and pre is not None
-                else None
+            again = _merged_again(
+                g, ladder, pre, head=new.head, todo=entries[start:want], done=result
             )
             kept = result.patches if again is None else result.patches[: again[0]]
             results += kept
@@ -376,8 +374,7 @@ def push_patches(
                 g, repo, new, f, review, stamp=(when, tz), how=(names[want - 1], fuzz, accept)
             )
         w.flush()
-        # Files the patch creates stay known to git (intent to add), so `refresh` records
-        # them rather than leaving them out as untracked.
+        # Files the patch creates stay known to git (intent to add): `refresh` records them.
         added = tuple(g.added_paths(new.head, shown)) if shown is not None else ()
         aside = journal.run(
             g,
@@ -406,8 +403,8 @@ def push_patches(
 
 def _merged_again(
     g: GitRepo,
-    ladder: Ladder,
-    pre: Preimage,
+    ladder: Ladder | None,
+    pre: Preimage | None,
     *,
     head: str,
     todo: Sequence[Entry],
@@ -417,7 +414,10 @@ def _merged_again(
     would not let finish alone (DESIGN §4.1: a hunk upstream holds inside a patch it does
     not hold whole, a patch whose every changed line upstream changed — a stop for
     review — or a proposal `accept` takes): its index in `done` and the ladder's
-    placement. None where every merged patch is the ladder's too."""
+    placement. None where every merged patch is the ladder's too (or there is no ladder:
+    a push without --merge)."""
+    if ladder is None or pre is None:
+        return None
     parent = head
     for i, p in enumerate(done.patches):
         if p.status == MERGE:

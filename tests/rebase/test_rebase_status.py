@@ -78,7 +78,12 @@ def test_status_tells_the_stopped_rebase_not_the_old_stack(
             {"name": "p0.patch", "outcome": "upstreamed"},
             {"name": "p1.patch", "outcome": "unchanged"},
         ],
-        "stopped": {"name": "p2.patch", "files": ["f.txt"], "proposals": []},
+        "stopped": {
+            "name": "p2.patch",
+            "files": ["f.txt"],
+            "proposals": [],
+            "rewritten": {"commits": [onto], "added_present": False},
+        },
         "todo": ["p3.patch"],
         "reorder": None,
     }

@@ -211,7 +211,11 @@ def test_check_json_has_every_hunk_key() -> None:
         "moved_to": None,
         "line": 0,
         "tier": "proposed",
-        "proposal": {"method": "fuzz", "precision": None},
+        "proposal": {
+            "method": "fuzz",
+            "precision": None,
+            "evidence": "its context matched only with fuzz",
+        },
     }
     assert doc.value["patches"][1]["hunks"][0]["tier"] == "automatic"
     assert doc.value["accept"] == []

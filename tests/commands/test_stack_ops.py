@@ -100,7 +100,8 @@ def test_push_merge_conflict_returns_exit_code_3_with_the_merge_left(
     assert isinstance(out.problem, ConflictError)
     assert out.problem.line() == (
         "patches/m.patch: 1 conflict in a.txt left in the working "
-        "tree — resolve them, then `patchq refresh`"
+        "tree — resolve them, then `patchq push --continue` takes them and pushes on; "
+        "or `patchq push --abort` puts everything back"
     )
     assert out.exit_code == 3
     assert b"<<<<<<< upstream\n" in upstream.read("a.txt")

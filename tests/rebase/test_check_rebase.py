@@ -562,7 +562,11 @@ def test_an_upstream_edit_right_next_to_the_change_composes_zealously(
     assert (h["method"], h["tier"], h["line"]) == ("zealous", "proposed", 5)
     # Its method's measured precision (core.tiers.MEASURED, as the table holds it) goes
     # with the proposal.
-    assert h["proposal"] == {"method": "zealous", "precision": tiers.measured("zealous")}
+    assert h["proposal"] == {
+        "method": "zealous",
+        "precision": tiers.measured("zealous"),
+        "evidence": "the 3-way merge conflicted; both sides' common lines were merged",
+    }
     code, doc = check_json(patchq, "--accept", "zealous")
     assert code == 1 and doc["patches"][0]["hunks"][0]["tier"] == "accepted"
     # The rebase stops for review with the zealous merge in the tree, no markers.

@@ -46,6 +46,12 @@ def test_a_patch_whose_lines_upstream_rewrote_stops_naming_the_commits(
     said = f"upstream changed the lines it changes in every hunk ({fix[:12]} f: accept zero)"
     assert said in r.err and "by word" in r.err
     assert "`patchq rebase --skip` drops it" in r.err
+    # `status` says it too, for whoever looks at the stop later (text and JSON).
+    st = cli(queue, "status")
+    said = f"fixed differently upstream? upstream changed every line it changes ({fix[:12]})"
+    assert said in st.out, st.out
+    stopped = json.loads(cli(queue, "status", "--json").out)["rebase"]["stopped"]
+    assert stopped["rewritten"] == {"commits": [fix], "added_present": False}
     r = cli(queue, "rebase", "--skip")
     assert r.code == 0, r.err
     assert queue.series().startswith("# dropped in ")
@@ -64,6 +70,9 @@ def test_added_lines_already_upstream_near_the_spot_are_evidence(
     r = cli(queue, "rebase", "--onto", "main")
     assert r.code == 3, r.err
     assert "its added lines (or near-identical ones) are already there near the spot" in r.err
+    stopped = json.loads(cli(queue, "status", "--json").out)["rebase"]["stopped"]
+    assert stopped["rewritten"]["added_present"] is True
+    assert "its added lines are already there near the spot" in cli(queue, "status").out
 
 
 def test_a_patch_with_a_hunk_upstream_left_alone_is_not_rewritten(
@@ -76,6 +85,8 @@ def test_a_patch_with_a_hunk_upstream_left_alone_is_not_rewritten(
     (p,) = json.loads(r.out)["patches"]
     assert p["rewritten"] is None
     assert "fixed differently" not in cli(queue, "rebase", "--onto", "main").err
+    stopped = json.loads(cli(queue, "status", "--json").out)["rebase"]["stopped"]
+    assert stopped is not None and stopped["rewritten"] is None
 
 
 def test_a_patch_pinned_with_fuzz_is_judged_where_its_fuzz_placed_it(

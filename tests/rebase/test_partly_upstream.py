@@ -153,6 +153,9 @@ def test_a_patch_upstream_took_one_hunk_of_stops_with_that_hunk_named(
     assert r.code == 0, (r.out, r.err)
     doc = json.loads(queue.lock())
     assert [x["rebase"] for x in doc["patches"]] == ["resolved"]
+    # Recorded with its methods (DESIGN §4.1): the hunk upstream holds as `upstreamed`,
+    # not as a hunk placed by no method.
+    assert [x["methods"] for x in doc["patches"]] == [["upstreamed", "exact"]]
     assert b"+LINE 30" in (queue.path / "patches" / "p.patch").read_bytes()
 
 

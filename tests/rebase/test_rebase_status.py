@@ -49,6 +49,9 @@ def test_status_tells_the_stopped_rebase_not_the_old_stack(
         "stopped at p2.patch, 1 to come\n"
         "replayed: 1 unchanged, 1 upstreamed; last p1.patch\n"
         "stopped at: p2.patch (conflict in f.txt)\n"
+        # upstream rewrote the one line p2 changes (issue 24 point 4)
+        f"fixed differently upstream? upstream changed every line it changes ({onto[:12]}): "
+        "`patchq rebase --skip` drops it\n"
         "to come: p3.patch\n"
         "guards: (none)\n"
         "changes in the working tree: f.txt\n"
@@ -75,7 +78,12 @@ def test_status_tells_the_stopped_rebase_not_the_old_stack(
             {"name": "p0.patch", "outcome": "upstreamed"},
             {"name": "p1.patch", "outcome": "unchanged"},
         ],
-        "stopped": {"name": "p2.patch", "files": ["f.txt"], "proposals": []},
+        "stopped": {
+            "name": "p2.patch",
+            "files": ["f.txt"],
+            "proposals": [],
+            "rewritten": {"commits": [onto], "added_present": False},
+        },
         "todo": ["p3.patch"],
         "reorder": None,
     }

@@ -152,10 +152,15 @@ def test_a_move_that_conflicts_stops_like_a_rebase_and_abort_puts_everything_bac
         "name": "again.patch",
         "files": ["f.txt"],
         "proposals": [],
+        # up.patch, below it before, changed its line: no upstream commit to name.
+        "rewritten": {"commits": [], "added_present": False},
     }
     assert status["rebase"]["todo"] == ["p1.patch", "up.patch"]
     text = patchq("status").out
     assert "sink again.patch on " in text and "stopped at again.patch" in text
+    # Said as a reorder's: the new order, not upstream.
+    assert "every line it changes reads differently in the new order" in text
+    assert "fixed differently upstream" not in text
     # Other stack operations wait for it, as during a rebase.
     assert patchq("float", "p1.patch").code == 5
     r = patchq("rebase", "--abort")

@@ -109,7 +109,12 @@ def test_accepted_proposals_are_taken_recorded_and_exit_1(
     (h,) = json.loads(r.out)["patches"][0]["hunks"]
     assert (h["method"], h["tier"], h["line"]) == ("word", "accepted", 2)
     # its measured precision as core.tiers.MEASURED holds it (None: not measured)
-    assert h["proposal"] == {"method": "word", "precision": tiers.measured("word")}
+    # and its evidence, the words the stop gives it (what the CI job's pull request shows)
+    assert h["proposal"] == {
+        "method": "word",
+        "precision": tiers.measured("word"),
+        "evidence": "the 3-way merge conflicted; the change was merged word by word",
+    }
     assert cli(queue, "check", "--onto", "main").code == 3
     r = cli(queue, "rebase", "--onto", "main", "--accept", "word", "--json")
     assert r.code == 1, r.err

@@ -133,10 +133,28 @@ def test_accepted_proposals_push_on_and_exit_1(
     assert json.loads(patchq("status", "--json").out)["review"] is None
     # The commit holds the accepted merge; `refresh` writes it into the patch file.
     assert upstream.git("show", "HEAD~1:f.txt") == MERGED
-    # The file is not what the commit holds: `--from-commit` takes the commit.
-    assert patchq("refresh", "p.patch").code == 5
-    assert patchq("refresh", "--from-commit", "p.patch").code == 0
+    # The commit is the ladder's placement of the file as it is: a plain `refresh`,
+    # below the top, writes it into the file, and the patch above stays as it was.
+    assert json.loads(patchq("status", "--json").out)["changed"] == []
+    r = patchq("refresh", "p.patch")
+    assert r.code == 0, r.err
     assert "+  add_flags(-O3 -g -fPIC)" in (queue.path / "patches/p.patch").read_text()
+    assert upstream.read("f.txt").decode() == MERGED and upstream.read("h.txt") == b"H\n"
+    assert upstream.git("status", "--porcelain") == ""
+
+
+def test_a_file_edited_after_an_accepted_push_is_still_not_written_over(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # The ladder's placement is the file's as it was pushed: an edit to the file since
+    # is the person's, and refresh refuses (exit 5) as for any file changed since.
+    word_setup(upstream, queue, patchq, tmp_path)
+    assert patchq("push", "-a", "--merge", "--accept", "word").code == 1
+    path = queue.path / "patches/p.patch"
+    path.write_text(P.replace("Optimise more", "Optimise more, by hand"))
+    r = patchq("refresh", "p.patch")
+    assert r.code == 5 and "the file changed since the patch was applied" in r.err, r.err
+    assert "by hand" in path.read_text()
 
 
 def test_accept_in_the_config_takes_proposals_in_push_merge(
@@ -166,3 +184,154 @@ def test_undo_after_a_stop_refuses_once_the_tree_was_edited(
     assert r.code == 5 and "uncommitted changes in f.txt" in r.err, r.err
     assert "-DNDEBUG" in upstream.read("f.txt").decode()
     assert patchq("applied").out == "o.patch\np.patch\n"
+
+
+def test_push_abort_after_a_stop_for_review_puts_every_byte_back(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # As `rebase --abort` after a stop: the target, the stack and the patch repo as
+    # before the push, every byte; `status` names the stop and both ways out first.
+    word_setup(upstream, queue, patchq, tmp_path)
+    before = snapshot(upstream, queue)
+    assert patchq("push", "-a", "--merge").code == 3
+    st = patchq("status").out
+    assert "`patchq push --continue` (takes the tree into the patch and pushes on to n.patch)" in st
+    assert "`patchq push --abort`" in st
+    stop = json.loads(patchq("status", "--json").out)["push_stop"]
+    assert stop == {"patch": "p.patch", "kind": "review", "files": [], "target": "n.patch"}
+    r = patchq("push", "--abort")
+    assert r.code == 0, r.err
+    assert "push aborted at p.patch" in r.err
+    assert snapshot(upstream, queue) == before
+    # Nothing left to abort: bad input, nothing changed.
+    r = patchq("push", "--abort")
+    assert r.code == 4 and "nothing to recover" in r.err, r.err
+    assert snapshot(upstream, queue) == before
+
+
+def test_push_abort_saves_edits_made_during_the_stop_in_a_stash(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    word_setup(upstream, queue, patchq, tmp_path)
+    before = snapshot(upstream, queue)
+    assert patchq("push", "--merge").code == 3
+    upstream.write("f.txt", MERGED.replace("-fPIC", "-fPIC -DNDEBUG"))
+    r = patchq("push", "--abort")
+    assert r.code == 0, r.err
+    assert "saved your edits in stash" in r.err
+    assert snapshot(upstream, queue) == before
+    assert "-DNDEBUG" in upstream.git("stash", "show", "-p")
+
+
+def test_push_continue_takes_the_proposal_and_pushes_on_where_the_push_was_going(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    word_setup(upstream, queue, patchq, tmp_path)
+    assert patchq("push", "-a", "--merge").code == 3
+    upstream.write("f.txt", MERGED.replace("-fPIC", "-fPIC -DNDEBUG"))  # the reviewer's edit
+    # Another move meanwhile is refused (exit 5), naming the stop's ways out.
+    r = patchq("pop")
+    assert r.code == 5 and "a push stopped at p.patch: `patchq push --continue`" in r.err
+    r = patchq("push", "--continue")
+    assert r.code == 0, r.err
+    assert "refreshed p.patch" in r.err and "now at n.patch" in r.err
+    assert "+  add_flags(-O3 -g -fPIC -DNDEBUG)" in (queue.path / "patches/p.patch").read_text()
+    assert patchq("applied").out == "o.patch\np.patch\nn.patch\n"
+    assert upstream.git("status", "--porcelain") == ""
+    doc = json.loads(patchq("status", "--json").out)
+    assert (doc["review"], doc["push_stop"]) == (None, None)
+
+
+# Upstream and the patch change the same word: git's merge and the ladder both conflict.
+CLASH = CALLS.replace("-O2 -g)", "-Os -g)")
+
+
+def test_a_conflict_stop_is_named_and_push_continue_goes_on_once_resolved(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    upstream.write("f.txt", CALLS).write("g.txt", "g\n").write("h.txt", "h\n")
+    old = upstream.commit("base")
+    upstream.write("f.txt", CLASH)
+    upstream.commit("optimise for size")
+    queue.add("o.patch", OTHER).add("p.patch", P).add("n.patch", NEXT)
+    assert patchq("push").code == 0
+    colleague = tmp_path / "colleague"
+    git(tmp_path, "clone", "-q", str(upstream.path), str(colleague))
+    assert patchq("--target", str(colleague), "apply", "--onto", old, "--force").code == 0
+    before = snapshot(upstream, queue)
+    r = patchq("push", "-a", "--merge")
+    assert r.code == 3 and "`patchq push --continue`" in r.err, r.err
+    assert b"<<<<<<< upstream" in upstream.read("f.txt")
+    st = patchq("status").out
+    assert "stopped at p.patch (push --merge): conflict markers in f.txt" in st
+    stop = json.loads(patchq("status", "--json").out)["push_stop"]
+    assert (stop["kind"], stop["files"]) == ("conflict", ["f.txt"])
+    # Markers still there: refused, nothing changed.
+    r = patchq("push", "--continue")
+    assert r.code == 3 and "still has the conflict markers" in r.err, r.err
+    assert patchq("applied").out == "o.patch\np.patch\n"
+    # Resolved: taken into the patch, and the push goes on.
+    upstream.write("f.txt", CALLS.replace("-O2 -g)", "-O3 -g)"))
+    r = patchq("push", "--continue")
+    assert r.code == 0, r.err
+    assert patchq("applied").out == "o.patch\np.patch\nn.patch\n"
+    assert (
+        "-  add_flags(-Os -g)\n+  add_flags(-O3 -g)" in (queue.path / "patches/p.patch").read_text()
+    )
+    # And the same stop, aborted: every byte back.
+    assert patchq("pop", "-a").code == 0
+    (queue.path / "patches/p.patch").write_text(P)
+    assert patchq("push").code == 0
+    assert snapshot(upstream, queue) == before
+    assert patchq("push", "-a", "--merge").code == 3
+    assert patchq("push", "--abort").code == 0
+    assert snapshot(upstream, queue) == before
+
+
+# Two hunks far apart; upstream has since made the first one's change itself.
+LONG = "".join(f"line {i}\n" for i in range(1, 41))
+TWO = (
+    "Two changes\n\n--- a/f.txt\n+++ b/f.txt\n@@ -3,5 +3,5 @@\n line 3\n line 4\n"
+    "-line 5\n+LINE 5\n line 6\n line 7\n@@ -28,5 +28,5 @@\n line 28\n line 29\n"
+    "-line 30\n+LINE 30\n line 31\n line 32\n"
+)
+
+
+def test_a_patch_upstream_holds_part_of_stops_push_merge_as_it_stops_rebase(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # git's 3-way merge takes a change both sides made as merged: alone, it would push
+    # the patch with its first hunk gone and exit 0. The rebase's tiers say a hunk
+    # upstream holds inside a patch it does not hold whole is a proposal (issue 24
+    # point 3): push --merge stops for review, the rest applied, that hunk named.
+    upstream.write("f.txt", LONG).write("g.txt", "g\n")
+    old = upstream.commit("base")
+    upstream.write("f.txt", LONG.replace("line 5\n", "LINE 5\n"))
+    upstream.commit("take the first change")
+    queue.add("o.patch", OTHER).add("p.patch", TWO)
+    assert patchq("push").code == 0
+    colleague = tmp_path / "colleague"
+    git(tmp_path, "clone", "-q", str(upstream.path), str(colleague))
+    assert patchq("--target", str(colleague), "apply", "--onto", old, "--force").code == 0
+    before = snapshot(upstream, queue)
+    r = patchq("push", "--merge")
+    assert r.code == 3, r.err
+    assert "f.txt:5 (hunk #1) by upstreamed" in r.err, r.err
+    # The rest (the second hunk) is in the working tree; the first is upstream's.
+    assert upstream.read("f.txt").decode() == LONG.replace("line 5\n", "LINE 5\n").replace(
+        "line 30\n", "LINE 30\n"
+    )
+    assert json.loads(patchq("status", "--json").out)["review"]["patch"] == "p.patch"
+    assert patchq("push", "--abort").code == 0
+    assert snapshot(upstream, queue) == before
+    # Accepted: pushed, exit 1, the proposal named.
+    r = patchq("push", "--merge", "--accept", "upstreamed")
+    assert r.code == 1, r.err
+    assert "pushed with 1 accepted proposal to review: p.patch (upstreamed)" in r.err
+    assert upstream.git("show", "HEAD:f.txt") == LONG.replace("line 5\n", "LINE 5\n").replace(
+        "line 30\n", "LINE 30\n"
+    )
+    # Its file, refreshed, holds the rest alone.
+    assert patchq("refresh").code == 0
+    text = (queue.path / "patches/p.patch").read_text()
+    assert "+LINE 30" in text and "+LINE 5" not in text

@@ -352,7 +352,8 @@ def test_push_merge_leaves_conflict_markers_and_refresh_records_the_resolution(
     assert r.code == 3
     assert r.err == (
         "patchq: patches/p2.patch: 1 conflict in a.txt left in the working tree "
-        "— resolve them, then `patchq refresh`\n"
+        "— resolve them, then `patchq push --continue` takes them and pushes on; or "
+        "`patchq push --abort` puts everything back\n"
     )
     assert patchq("applied").out == "p1.patch\np2.patch\n"
     merged = A.replace("line 3\n", "LINE 3\n").replace(
@@ -413,8 +414,8 @@ def test_push_merge_without_a_lock_uses_the_patch_index_lines(
     assert (r.code, r.err) == (
         3,
         "patchq: patches/0001-patch-line-20.patch: 1 conflict in a.txt "
-        "left in the working tree — resolve them, then `patchq "
-        "refresh`\n",
+        "left in the working tree — resolve them, then `patchq push --continue` takes "
+        "them and pushes on; or `patchq push --abort` puts everything back\n",
     )
     assert (
         upstream.read("a.txt")

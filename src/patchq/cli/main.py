@@ -399,7 +399,20 @@ def verify(ctx: Context, *, files_only: bool, as_json: bool) -> None:
 )
 @_ACCEPT
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@_recovery
+@click.option(
+    "--abort",
+    "recover_abort",
+    is_flag=True,
+    help="After a stop at a patch (markers, or proposals in the working tree): put "
+    "everything back as before the push. Also: undo a push that was interrupted.",
+)
+@click.option(
+    "--continue",
+    "recover_continue",
+    is_flag=True,
+    help="After a stop at a patch: take the working tree into the patch (as `refresh`) "
+    "and push on as the push would have. Also: finish a push that was interrupted.",
+)
 @pass_ctx
 def push(
     ctx: Context,
@@ -420,18 +433,31 @@ def push(
     patch. With --merge a patch that needs a 3-way merge is pushed and the merge is left
     in the working tree; resolve it and run `patchq refresh`. A patch git's merge does
     not place climbs the rebase's ladder: a proposed method (word, zealous, anchored, ...)
-    stops the push for review with the proposal in the working tree, no markers (exit 3;
-    check it, then `patchq refresh`, or `patchq undo`); --accept takes such proposals
-    without a stop (exit 1: review them).
+    stops the push for review with the proposal in the working tree, no markers (exit 3);
+    --accept takes such proposals without a stop (exit 1: review them). After a stop,
+    `--continue` takes the working tree into the patch and pushes on; `--abort` puts
+    everything back as before the push.
 
     \b
     Examples:
       patchq push            # the next patch
       patchq push -a         # all of them
       patchq push 0003-fa3-optional.patch --merge
+      patchq push --continue # after a stop: take the files as they are, push on
     """
     from patchq.commands import push as push_cmd
+    from patchq.commands import refresh as refresh_cmd
 
+    stop = push_cmd.stopped(ctx) if recover_continue != recover_abort else None
+    if stop is not None and recover_abort:
+        output.show(render.push_aborted(push_cmd.abort(ctx)))
+        return
+    if stop is not None:
+        output.show(render.refreshed(refresh_cmd.refresh(ctx, None)))
+        with output.Progress("pushing") as bar:
+            out = push_cmd.resume(ctx, stop, bar, force=force)
+        _end(render.moved_stack(out, as_json), out.exit_code, out.problem)
+        return
     if _recovered(ctx, recover_continue, recover_abort):
         return
     if accept and not merge:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from patchq.commands.init import InitOutcome
     from patchq.commands.lint import LintOutcome
     from patchq.commands.new import NewOutcome
+    from patchq.commands.push import PushAbortOutcome
     from patchq.commands.queries import RebaseView, SeriesView, Status
     from patchq.commands.recover import RecoverOutcome
     from patchq.commands.refresh import RefreshOutcome
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from patchq.rebase.reorder import ReorderOutcome
     from patchq.rebase.replay import PatchCheck
     from patchq.stack.apply import Failure, PatchResult
-    from patchq.stack.moves import Laddered, MoveOutcome
+    from patchq.stack.moves import Laddered, MoveOutcome, PushStop
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +241,9 @@ def rebase_json(v: RebaseView | None) -> dict[str, Any] | None:
                 {"file": f, "line": line, "hunk": i + 1, "method": m, "evidence": why}
                 for f, line, i, m, why in v.proposals
             ],
+            "rewritten": None
+            if v.rewritten is None
+            else {"commits": list(v.rewritten[0]), "added_present": v.rewritten[1]},
         },
         "todo": list(v.todo),
         "reorder": None if v.reorder is None else {"verb": v.reorder[0], "name": v.reorder[1]},
@@ -285,6 +289,46 @@ def _proposal_lines(proposals: Sequence[tuple[str, int, int, str, str]]) -> list
     ]
 
 
+def _push_stop_lines(stop: PushStop) -> list[Item]:
+    """The lines of `status` for a `push --merge` stopped at a patch: what is in the
+    working tree, the way on and the way back, and each proposed hunk."""
+    then = (
+        "then `patchq push --continue` (takes the tree into the patch and pushes on"
+        + (f" to {stop.target}" if stop.target != stop.patch else "")
+        + "), or `patchq push --abort` (puts back everything as before the push)"
+    )
+    if stop.kind == "review":
+        what = f"stopped for review at {stop.patch} (push --merge): proposals applied, no markers"
+        lines = [data(f"{what}; check them, {then}")]
+    else:
+        files = ", ".join(stop.files) or "the working tree"
+        what = f"stopped at {stop.patch} (push --merge): conflict markers in {files}"
+        lines = [data(f"{what}; resolve them, {then}")]
+    if stop.rewritten:
+        lines.append(
+            data(
+                "every line it changes was changed since the series was pinned "
+                "(upstream, or by the patches below it)"
+            )
+        )
+    return lines + _proposal_lines(stop.proposals)
+
+
+def push_aborted(out: PushAbortOutcome) -> Rendered:
+    """`push --abort`: the stop given up, edits saved, where the stack is now."""
+    lines: list[Item] = []
+    if out.saved:
+        lines.append(
+            info(
+                f"saved your edits in stash {out.saved[:12]} (`git stash show -p {out.saved[:12]}`)"
+            )
+        )
+    top = out.stack.top if out.stack else None
+    lines.append(info(f"push aborted at {out.patch}: everything is as before the push"))
+    lines.append(info(f"now at {top}" if top else "no patches applied"))
+    return tuple(lines)
+
+
 def _rebase_lines(v: RebaseView) -> list[Item]:
     """The lines of `status` for a rebase in progress: onto what, how far, what is left."""
     counts = _counts([o for _, o in v.replayed])
@@ -309,6 +353,19 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
     elif v.stopped:
         lines.append(data(f"stopped at: {v.stopped} (for review: proposals applied, no markers)"))
     lines += _proposal_lines(v.proposals)
+    if v.rewritten is not None and v.reorder is not None:
+        lines.append(data("every line it changes reads differently in the new order"))
+    elif v.rewritten is not None:
+        commits, present = v.rewritten
+        who = ", ".join(x[:12] for x in commits[:3]) + (" …" if len(commits) > 3 else "")
+        lines.append(
+            data(
+                "fixed differently upstream? upstream changed every line it changes"
+                + (f" ({who})" if who else "")
+                + ("; its added lines are already there near the spot" if present else "")
+                + ": `patchq rebase --skip` drops it"
+            )
+        )
     if v.todo:
         lines.append(
             data(
@@ -638,13 +695,21 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                         for name, lock, commit in st.changed
                     ],
                     "review": None
-                    if st.review is None
+                    if st.stop is None or st.stop.kind != "review"
                     else {
-                        "patch": st.review[0],
+                        "patch": st.stop.patch,
                         "proposals": [
                             {"file": f, "line": line, "hunk": i + 1, "method": m, "evidence": why}
-                            for f, line, i, m, why in st.review[1]
+                            for f, line, i, m, why in st.stop.proposals
                         ],
+                    },
+                    "push_stop": None
+                    if st.stop is None
+                    else {
+                        "patch": st.stop.patch,
+                        "kind": st.stop.kind,
+                        "files": list(st.stop.files),
+                        "target": st.stop.target,
                     },
                 }
             ),
@@ -664,14 +729,8 @@ def status(st: Status, as_json: bool = False) -> Rendered:
         )
         if st.applied:
             lines.append(data(f"top: {st.applied[-1]}"))
-        if st.review is not None:
-            lines.append(
-                data(
-                    f"stopped for review at {st.review[0]} (push --merge): proposals applied, "
-                    "no markers; check them, then `patchq refresh`, or `patchq undo`"
-                )
-            )
-            lines += _proposal_lines(st.review[1])
+        if st.stop is not None:
+            lines += _push_stop_lines(st.stop)
     lines.append(data(f"guards: {' '.join(st.guards) or '(none)'}"))
     if st.dirty:
         more = f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""
@@ -1075,8 +1134,17 @@ def linted(out: LintOutcome, as_json: bool = False) -> Rendered:
 def _tier_doc(
     h: HunkOutcome, hunks: Sequence[HunkOutcome], accept: Sequence[str]
 ) -> dict[str, object]:
-    """A hunk's `tier`, and for a proposal its method and that method's measured
-    precision (`proposal`; null for a hunk no proposed method placed)."""
+    """A hunk's `tier`, and for a proposal its method, that method's measured precision
+    and its evidence, as the stop says it (`proposal`; null for a hunk no proposed
+    method placed)."""
     method = tiers.proposal(h, hunks)
-    proposal = {"method": method, "precision": tiers.measured(method)} if method else None
+    proposal = (
+        {
+            "method": method,
+            "precision": tiers.measured(method),
+            "evidence": tiers.evidence(h, method),
+        }
+        if method
+        else None
+    )
     return {"tier": tiers.tier(h, hunks, accept), "proposal": proposal}

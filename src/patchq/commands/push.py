@@ -6,21 +6,40 @@ context-only drift) with the same tiers (DESIGN §4.1): a hunk placed by an auto
 method goes on; one placed by a proposed method stops the push for review (exit 3) with
 the proposal in the working tree, no markers, unless `--accept` or `accept` in
 patchq.toml takes it (then the push exits 1: done, review the proposals).
+
+A push that stopped with a patch's merge in the working tree (git's markers, or
+proposals) is settled as a rebase's stop is: `push --continue` takes the tree into the
+patch (`refresh`) and pushes on to where the push was going, with the options it had;
+`push --abort` puts the target, the stack and the patch repo back as before the push,
+saving edits made since in a stash.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from patchq.core import tiers
+from patchq.core.errors import BadInputError, UnsafeStateError
 from patchq.core.progress import Progress
+from patchq.core.records import Stack
 from patchq.core.series import Entry
 from patchq.core.status import CONFLICT, MISSING, UPSTREAMED
 from patchq.rebase.replay import Replay
+from patchq.stack import journal
 from patchq.stack.apply import Preimage
 from patchq.stack.context import Context
-from patchq.stack.moves import Ladder, Laddered, MoveOutcome, push_patches
+from patchq.stack.moves import (
+    Ladder,
+    Laddered,
+    MoveOutcome,
+    PushStop,
+    push_patches,
+    pushed_stop,
+    refuse_during_rebase,
+)
 from patchq.store.stack import load
+from patchq.store.statedir import run_lock
 
 
 def push(
@@ -49,6 +68,7 @@ def push(
         progress=progress,
         verb=verb,
         ladder=_ladder(ctx, fuzz, taken) if merge else None,
+        accept=tuple(accept),
     )
 
 
@@ -74,14 +94,18 @@ def _ladder(ctx: Context, fuzz: int | None, accept: tuple[str, ...]) -> Ladder:
             accept=accept,
         )
         res = rp.step(entry)
-        if res.status in (CONFLICT, MISSING, UPSTREAMED) or any(
-            h.status in (CONFLICT, MISSING, UPSTREAMED) for h in res.hunks
+        # A hunk upstream holds inside a patch it does not hold whole is a proposal (the
+        # rest applied, no markers), as in a rebase; any other conflict is git's markers.
+        if res.status == UPSTREAMED or any(
+            h.status in (CONFLICT, MISSING, UPSTREAMED) and not tiers.proposal(h, res.hunks)
+            for h in res.hunks
         ):
             return None
         return Laddered(
             res.name,
             repo.display(res.name),
-            res.tree,
+            # A patch upstream holds part of stops as a rebase does: the rest applied.
+            res.tree if res.conflict_tree is None else res.conflict_tree,
             tuple(h.method for h in res.hunks),
             tuple(
                 (*tiers.place(h), h.index, m, tiers.evidence(h, m))
@@ -92,3 +116,70 @@ def _ladder(ctx: Context, fuzz: int | None, accept: tuple[str, ...]) -> Ladder:
         )
 
     return place
+
+
+def stopped(ctx: Context) -> PushStop | None:
+    """Where a `push --merge` stopped, for its `--continue`/`--abort`; None where it did
+    not, or where a killed command's journal waits (that is `recover`'s to settle)."""
+    g = ctx.git()
+    if journal.pending(g, ctx.repo().root) is not None:
+        return None
+    return pushed_stop(ctx, load(g.state_dir(), ctx.repo().config.queue))
+
+
+def resume(
+    ctx: Context, stop: PushStop, progress: Progress | None = None, *, force: bool = False
+) -> MoveOutcome:
+    """After `refresh` took the stopped patch's tree: push on to where the stopped push
+    was going, with its fuzz and accepted methods (nothing more where it was the last)."""
+    stack = load(ctx.git().state_dir(), ctx.repo().config.queue)
+    if stack is not None and stop.target in stack.applied:
+        return MoveOutcome(stack)
+    return push(
+        ctx,
+        stop.target,
+        all_=False,
+        fuzz=stop.fuzz,
+        merge=True,
+        force=force,
+        progress=progress,
+        accept=stop.accept,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PushAbortOutcome:
+    """`push --abort`: the patch the push had stopped at, the stash holding edits made
+    since (None: there were none), and the stack as before the push."""
+
+    patch: str
+    saved: str | None
+    stack: Stack | None
+
+
+def abort(ctx: Context) -> PushAbortOutcome:
+    """Put the target, the stack and the patch repo back as before the push that stopped
+    (the push's journal record, as `undo` does), edits made since saved in a stash."""
+    repo, g = ctx.repo(), ctx.git()
+    with run_lock(g.state_dir(), repo.root):
+        refuse_during_rebase(ctx)
+        stop = pushed_stop(ctx, load(g.state_dir(), repo.config.queue))
+        if stop is None:
+            raise BadInputError(
+                "no push stopped at a patch: nothing to abort",
+                str(g.root),
+                "`patchq undo` rolls back the last stack operation",
+            )
+        doc = journal.last_op(g)
+        if doc is None or doc.get("op") != "push" or doc["after"].get("head") != stop.commit:
+            raise UnsafeStateError(
+                f"the push that stopped at {stop.patch} is no longer the last change",
+                str(g.root),
+                "`patchq pop` removes the patch; `git reflog` shows where the branch was",
+            )
+        own = ctx.own_paths()
+        saved = None
+        if journal.edits_since(g, doc, own):
+            saved = g.stash_save(f"patchq: saved before push --abort at {stop.patch}")
+        journal.undo_last(g, repo.root, own)
+    return PushAbortOutcome(stop.patch, saved, load(g.state_dir(), repo.config.queue))

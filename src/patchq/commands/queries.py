@@ -49,6 +49,10 @@ class RebaseView:
     # The stopped patch's proposed hunks (DESIGN §4.1): (file, line, hunk index, method,
     # evidence) each.
     proposals: tuple[tuple[str, int, int, str, str], ...] = ()
+    # "Fixed differently upstream" (DESIGN §4.1): the upstream commits that changed every
+    # line the stopped patch changes, and whether its added lines are already there;
+    # None where that is not so.
+    rewritten: tuple[tuple[str, ...], bool] | None = None
 
     @property
     def kept(self) -> tuple[str, ...]:
@@ -76,6 +80,9 @@ def rebase_view(st: RebaseState) -> RebaseView:
         )
         if st.current
         else (),
+        (st.current.drift, st.current.added_present)
+        if st.current is not None and st.current.rewritten
+        else None,
     )
 
 
@@ -256,9 +263,9 @@ class Status:
     # Applied patches whose file changed since (a pull, an edit): (patch, differs from
     # series.lock's hash, differs from its applied commit), where either holds.
     changed: tuple[tuple[str, bool, bool], ...] = ()
-    # The patch a `push --merge` stopped at for review (DESIGN §4.1) and its proposed
-    # hunks: (file, line, hunk index, method, evidence) each.
-    review: tuple[str, tuple[tuple[str, int, int, str, str], ...]] | None = None
+    # Where a `push --merge` stopped with its patch's merge in the working tree: a
+    # conflict, or proposals to review (DESIGN §4.1).
+    stop: stack_ops.PushStop | None = None
 
 
 def changed_files(ctx: Context, stack: Stack | None) -> tuple[tuple[str, bool, bool], ...]:
@@ -360,5 +367,5 @@ def status(ctx: Context) -> Status:
         exec_runs(ctx),
         lock_placements(ctx),
         changed_files(ctx, stack),
-        stack_ops.pushed_for_review(ctx, stack),
+        stack_ops.pushed_stop(ctx, stack),
     )

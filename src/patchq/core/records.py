@@ -166,6 +166,10 @@ class StoppedPatch:
     hints: tuple[str, ...] = ()
     # The conflict regions left to the person, by file: what `--continue` remembers.
     regions: tuple[tuple[str, Region], ...] = ()
+    # "Fixed differently upstream" (DESIGN §4.1): upstream changed every line it changes
+    # (`drift` names the commits), and whether its added lines are already there.
+    rewritten: bool = False
+    added_present: bool = False
 
     def resolved(self, commit: str, tree: str) -> DonePatch:
         """This patch as the person resolved it, committed as `commit` with `tree`."""

@@ -150,6 +150,13 @@ def accepted(hunks: Sequence[HunkOutcome], accept: Iterable[str]) -> tuple[str, 
     return tuple(dict.fromkeys(p for h in hunks if (p := proposal(h, hunks)) in taken and p))
 
 
+def recorded(hunks: Sequence[HunkOutcome]) -> tuple[str, ...]:
+    """The method each hunk of a patch is recorded with (`methods` in series.lock): its
+    own, or for a hunk upstream holds inside a patch it does not hold whole (which landed
+    by no method: it needed none), `upstreamed`."""
+    return tuple(h.method or proposal(h, hunks) for h in hunks)
+
+
 def place(h: HunkOutcome) -> tuple[str, int]:
     """Where a proposed hunk's change is: the file (where upstream moved its block, for
     a moved one) and the 1-based line (0: not known)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from patchq.core import tiers
 from patchq.core.lock import Lock, PatchRecord, records_for, sha256
 from patchq.core.records import LastRebase, PatchOutcome, RebaseState, Reorder, Stack
 from patchq.core.series import Entry, Series
@@ -70,7 +71,7 @@ def finish(
     records = []
     for r in done:
         data = new_bytes.get(r.name) or repo.read_patch(r.name)
-        methods = tuple(h.method for h in r.hunks)
+        methods = tiers.recorded(r.hunks)
         records.append(
             PatchRecord(
                 r.name,

@@ -423,7 +423,7 @@ def with_methods(lock: Lock, replayed: Sequence[PatchOutcome]) -> Lock:
             replace(
                 r,
                 rebase=by_name[r.name].outcome,
-                methods=tuple(h.method for h in by_name[r.name].hunks),
+                methods=tiers.recorded(by_name[r.name].hunks),
                 accepted=by_name[r.name].accepted,
             )
             if r.name in by_name

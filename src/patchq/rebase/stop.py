@@ -51,6 +51,8 @@ def stopped(res: PatchCheck) -> StoppedPatch:
         evidence(res),
         res.hints,
         res.regions,
+        res.rewritten,
+        res.added_present,
     )
 
 

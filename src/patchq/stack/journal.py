@@ -442,17 +442,24 @@ def last_op(g: GitRepo) -> dict[str, Any] | None:
     return doc
 
 
+def edits_since(g: GitRepo, doc: dict[str, Any], own: list[str]) -> list[str]:
+    """The working tree's files edited since the operation `doc` records."""
+    dirty = g.dirty_paths(own)
+    overlay = doc["after"].get("overlay")
+    if dirty and overlay:
+        # A push that stopped left its merge (or its proposal) in the working tree: that
+        # is the state it left, not a change since, while the working tree still holds it.
+        wt = g.worktree_tree(dirty)
+        dirty = [p for p in g.changed_paths(overlay, wt) if p in set(dirty)]
+    return dirty
+
+
 def _changed_since(
     g: GitRepo, patch_root: Path, doc: dict[str, Any], own: list[str]
 ) -> tuple[str, str] | None:
     """What changed since the operation `doc` records, and where; None if nothing."""
     after, branch = doc["after"], doc["branch"]
-    dirty = g.dirty_paths(own)
-    if dirty and after.get("overlay"):
-        # A push that stopped left its merge (or its proposal) in the working tree: that
-        # is the state it left, not a change since, while the working tree still holds it.
-        wt = g.worktree_tree(dirty)
-        dirty = [p for p in g.changed_paths(after["overlay"], wt) if p in set(dirty)]
+    dirty = edits_since(g, doc, own)
     if dirty:
         return f"uncommitted changes in {dirty[0]}", str(g.root)
     if after["head"] is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from hashlib import sha256
 
 from patchq.core.errors import (
     AcceptedError,
@@ -24,6 +25,7 @@ from patchq.core.patch import Patch
 from patchq.core.progress import Progress
 from patchq.core.records import Stack
 from patchq.core.series import Entry, Series
+from patchq.core.status import MERGE
 from patchq.core.words import plural
 from patchq.git.memtree import MemTree
 from patchq.git.repo import GitRepo
@@ -33,6 +35,7 @@ from patchq.stack.apply import (
     PatchResult,
     Preimage,
     SectionState,
+    SeriesResult,
     apply_section,
     apply_series,
     changed_since_applied,
@@ -119,13 +122,14 @@ class MoveOutcome:
             return AcceptedError(
                 f"pushed with {plural(len(taken), 'accepted proposal')} to review: {what}",
                 None,
-                "check them, then `patchq refresh --from-commit NAME` writes each into its file",
+                "check them, then `patchq refresh NAME` writes each into its file",
             )
         if f.tree is not None:
             return ConflictError(
                 f"{plural(f.conflicts, 'conflict')} in {f.path} left in the working tree",
                 f.display,
-                "resolve them, then `patchq refresh`",
+                "resolve them, then `patchq push --continue` takes them and pushes on; or "
+                "`patchq push --abort` puts everything back",
             )
         return failure_error(f)
 
@@ -144,15 +148,19 @@ def review_error(r: Laddered) -> ConflictError:
         for f, line, i, m, why in r.proposals
     ]
     if r.rewritten and not r.accepted:
-        parts.append("the patches below it changed every line it changes")
+        parts.append(
+            "every line it changes was changed since the series was pinned "
+            "(upstream, or by the patches below it)"
+        )
     n = len(r.proposals)
     return ConflictError(
         f"{r.name} stops for review: "
         + (f"{plural(n, 'proposed hunk')} applied in the working tree (no markers): " if n else "")
         + "; ".join(parts),
         r.display,
-        "check the files (edit them if need be), then `patchq refresh`; or `patchq undo` "
-        "puts everything back; `--accept METHOD` takes such proposals without a stop",
+        "check the files (edit them if need be), then `patchq push --continue` takes them "
+        "and pushes on; or `patchq push --abort` puts everything back; `--accept METHOD` "
+        "takes such proposals without a stop",
     )
 
 
@@ -200,6 +208,13 @@ def protect(ctx: Context, force: bool, what: str, can_force: bool = True) -> str
             if can_force
             else "`patchq refresh` or `git stash` them first"
         )
+        stop = pushed_stop(ctx, load(g.state_dir(), ctx.repo().config.queue))
+        if stop is not None:
+            # What a stopped push left: its own ways on and back come first.
+            hint = (
+                f"a push stopped at {stop.patch}: `patchq push --continue` takes them and "
+                "pushes on, `patchq push --abort` puts back everything as before the push"
+            )
         raise UnsafeStateError(f"unrefreshed changes in {dirty[0]}{more}", str(g.root), hint)
     return g.stash_save(f"patchq: saved before {what}")
 
@@ -243,7 +258,7 @@ def changed_file(ctx: Context, stack: Stack, k: int) -> bool:
     an edit): it no longer makes the change its commit holds (issue 27, class 3)."""
     g, repo = ctx.git(), ctx.repo()
     found = repo.series.find(stack.applied[k])
-    if found is None:
+    if found is None or ladder_placed(ctx, stack, k):
         return False
     return changed_since_applied(
         g,
@@ -275,6 +290,7 @@ def push_patches(
     progress: Progress | None,
     verb: str,
     ladder: Ladder | None = None,
+    accept: tuple[str, ...] = (),
 ) -> MoveOutcome:
     """Apply the next patch (or up to `target`, or all) on top of the stack, as `verb`.
     With `merge` and a `ladder`, a patch git's merge does not place is placed by the
@@ -306,6 +322,7 @@ def push_patches(
         pre = _preimage(ctx, g, entries) if merge else None
         results: list[PatchResult] = []
         laddered: list[Laddered] = []
+        placements: dict[str, Placement] = {}
         new = stack
         start = n
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
@@ -320,50 +337,45 @@ def push_patches(
                 stamp=stack.base,
                 preimage=pre,
             )
-            results += result.patches
-            pushed = tuple(p.name for p in result.patches)
-            new = new.extended(pushed, tuple(p.commit or "" for p in result.patches))
-            f = result.failure
-            if f is None or ladder is None or pre is None:
+            again = _merged_again(
+                g, ladder, pre, head=new.head, todo=entries[start:want], done=result
+            )
+            kept = result.patches if again is None else result.patches[: again[0]]
+            results += kept
+            new = new.extended(tuple(p.name for p in kept), tuple(p.commit or "" for p in kept))
+            f = result.failure if again is None else None
+            if again is None and (f is None or ladder is None or pre is None):
                 break
-            at = entries[start + len(result.patches)]
-            lad = ladder(g.commit_info(new.head)["tree"].decode(), at, pre)
+            assert ladder is not None and pre is not None  # `again` needs them too
+            at = entries[start + len(kept)]
+            tree = g.commit_info(new.head)["tree"].decode()
+            lad = again[1] if again is not None else ladder(tree, at, pre)
             if lad is None:
                 break  # a conflict on the ladder too: git's merge, markers and all
             laddered.append(lad)
             f = None
-            _, patch = load_applicable(repo, at)
+            data, patch = load_applicable(repo, at)
             author, message = identity(lad.name, patch, when, tz, g.user_identity())
             if lad.review:
                 break
             commit = g.commit_object(lad.tree, [new.head], message, author, author)
+            placements[lad.name] = Placement(sha256(data).hexdigest(), tree, lad.tree)
             new = new.extended((lad.name,), (commit,))
-            start += len(result.patches) + 1
+            start += len(kept) + 1
             if start >= want:
                 break
         if f is not None and f.tree is not None:
             f = _rest_of_merged_patch(g, f, fz)
         review = laddered[-1] if laddered and laddered[-1].review else None
         shown = f.tree if f is not None else review.tree if review is not None else None
+        stop: PushStop | None = None
         if shown is not None:
-            # 3-way conflict (or a proposal to review): like StGit, the patch goes on the
-            # stack with its old content unchanged in the commit and the merge (with
-            # markers; a proposal without) in the working tree; `patchq refresh` after
-            # resolving (or checking) records it.
-            name = f.name if f is not None else review.name if review is not None else ""
-            head_patch = f.patch if f is not None else load_applicable(repo, entry(repo, name))[1]
-            author, message = identity(name, head_patch, when, tz, g.user_identity())
-            tree = g.commit_info(new.head)["tree"].decode()
-            commit = g.commit_object(tree, [new.head], message, author, author)
-            new = new.extended((name,), (commit,))
+            new, stop = _stop_on_stack(
+                g, repo, new, f, review, stamp=(when, tz), how=(names[want - 1], fuzz, accept)
+            )
         w.flush()
-        overlay: str | None = None
-        added: tuple[str, ...] = ()
-        if shown is not None:
-            overlay = shown
-            # Files the patch creates stay known to git (intent to add), so `refresh`
-            # records them rather than leaving them out as untracked.
-            added = tuple(g.added_paths(new.head, shown))
+        # Files the patch creates stay known to git (intent to add): `refresh` records them.
+        added = tuple(g.added_paths(new.head, shown)) if shown is not None else ()
         aside = journal.run(
             g,
             repo.root,
@@ -373,12 +385,15 @@ def push_patches(
                 new.head,
                 new,
                 repo.config.queue,
-                overlay=overlay,
+                overlay=shown,
                 intent_to_add=added,
                 reason=plural(len(new.applied) - n, "patch"),
                 force=force,
                 expect=expect,
-                state=_review_state(g, repo.config.queue, review, new.head),
+                state={
+                    **_stop_state(g, repo.config.queue, stop),
+                    **_placed_state(g, repo.config.queue, new, placements),
+                },
             ),
         )
     return MoveOutcome(
@@ -386,46 +401,130 @@ def push_patches(
     )
 
 
-def review_name(queue: str) -> str:
-    """The state file (in `.git/patchq/`) naming the proposals a `push --merge` stopped
-    at, for `status`."""
+def _merged_again(
+    g: GitRepo,
+    ladder: Ladder | None,
+    pre: Preimage | None,
+    *,
+    head: str,
+    todo: Sequence[Entry],
+    done: SeriesResult,
+) -> tuple[int, Laddered] | None:
+    """The first patch git's plain 3-way merge placed alone that the rebase's ladder
+    would not let finish alone (DESIGN §4.1: a hunk upstream holds inside a patch it does
+    not hold whole, a patch whose every changed line upstream changed — a stop for
+    review — or a proposal `accept` takes): its index in `done` and the ladder's
+    placement. None where every merged patch is the ladder's too (or there is no ladder:
+    a push without --merge)."""
+    if ladder is None or pre is None:
+        return None
+    parent = head
+    for i, p in enumerate(done.patches):
+        if p.status == MERGE:
+            lad = ladder(g.commit_info(parent)["tree"].decode(), todo[i], pre)
+            if lad is not None and (lad.review or lad.accepted):
+                return i, lad
+        parent = p.commit or parent
+    return None
+
+
+def _stop_on_stack(
+    g: GitRepo,
+    repo: PatchRepo,
+    new: Stack,
+    f: Failure | None,
+    review: Laddered | None,
+    *,
+    stamp: tuple[int, str],
+    how: tuple[str, int | None, tuple[str, ...]],
+) -> tuple[Stack, PushStop]:
+    """A 3-way conflict (`f`) or a proposal to review: like StGit, the patch goes on the
+    stack with its old content unchanged in the commit and the merge (with markers; a
+    proposal without) in the working tree, where `push --continue` (or `refresh`) takes
+    it. The stack with it, and the stop to record (`how`: where the push was going, its
+    fuzz and accepted methods)."""
+    name = f.name if f is not None else review.name if review is not None else ""
+    head_patch = f.patch if f is not None else load_applicable(repo, entry(repo, name))[1]
+    author, message = identity(name, head_patch, *stamp, g.user_identity())
+    tree = g.commit_info(new.head)["tree"].decode()
+    commit = g.commit_object(tree, [new.head], message, author, author)
+    target, fuzz, accept = how
+    return new.extended((name,), (commit,)), PushStop(
+        name,
+        commit,
+        REVIEW if review is not None else CONFLICT_STOP,
+        review.proposals if review is not None else (),
+        review is not None and review.rewritten and not review.accepted,
+        (f.path,) if f is not None else (),
+        target,
+        fuzz,
+        accept,
+    )
+
+
+REVIEW, CONFLICT_STOP = "review", "conflict"
+
+
+@dataclass(frozen=True, slots=True)
+class PushStop:
+    """Where a `push --merge` stopped with its patch's merge in the working tree — git's
+    markers (`conflict`), or proposals to review, no markers (`review`) — the patch on
+    the stack at `commit`: what `status` names and `push --continue`/`--abort` settle.
+    `target` is the last patch the push was to apply; `fuzz` and `accept` what it was
+    given, so that `--continue` pushes on as it would have."""
+
+    patch: str
+    commit: str
+    kind: str
+    proposals: tuple[Proposal, ...] = ()
+    rewritten: bool = False
+    files: tuple[str, ...] = ()  # a conflict's file with markers
+    target: str = ""
+    fuzz: int | None = None
+    accept: tuple[str, ...] = ()
+
+
+def stop_name(queue: str) -> str:
+    """The state file (in `.git/patchq/`) recording where a `push --merge` stopped."""
     return f"{queue}.push-review.json"
 
 
-def _review_state(
-    g: GitRepo, queue: str, review: Laddered | None, commit: str
-) -> dict[str, bytes | None]:
-    """The push-review record to write (a stop for review), or to remove (one a push
-    before left); nothing when there is neither."""
-    name = review_name(queue)
-    if review is None and not (g.state_dir() / name).exists():
+def _stop_state(g: GitRepo, queue: str, stop: PushStop | None) -> dict[str, bytes | None]:
+    """The stop record to write, or to remove (one a push before left); nothing when
+    there is neither."""
+    name = stop_name(queue)
+    if stop is None and not (g.state_dir() / name).exists():
         return {}
-    return {name: review_bytes(review, commit)}
+    return {name: stop_bytes(stop)}
 
 
-def review_bytes(r: Laddered | None, commit: str) -> bytes | None:
-    """The push-review record of a stop for review at `r` (its commit on the stack), or
-    None (no stop: the file goes)."""
-    if r is None:
+def stop_bytes(stop: PushStop | None) -> bytes | None:
+    """The stop record's bytes, or None (no stop: the file goes)."""
+    if stop is None:
         return None
     doc = {
-        "patch": r.name,
-        "commit": commit,
+        "patch": stop.patch,
+        "commit": stop.commit,
+        "kind": stop.kind,
         "proposals": [
             {"file": f, "line": line, "hunk": i + 1, "method": m, "evidence": why}
-            for f, line, i, m, why in r.proposals
+            for f, line, i, m, why in stop.proposals
         ],
-        "rewritten": r.rewritten and not r.accepted,
+        "rewritten": stop.rewritten,
+        "files": list(stop.files),
+        "target": stop.target,
+        "fuzz": stop.fuzz,
+        "accept": list(stop.accept),
     }
     return (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
 
 
-def pushed_for_review(ctx: Context, stack: Stack | None) -> tuple[str, tuple[Proposal, ...]] | None:
-    """The patch a `push --merge` stopped at for review and its proposals, while it is
-    still the top of the stack as the push left it (`refresh` or a move ends it)."""
+def pushed_stop(ctx: Context, stack: Stack | None) -> PushStop | None:
+    """Where a `push --merge` stopped (a conflict, or for review), while its patch is
+    still the top of the stack as the push left it (`refresh` or a move ends the stop)."""
     if stack is None or not stack.applied:
         return None
-    path = ctx.git().state_dir() / review_name(ctx.repo().config.queue)
+    path = ctx.git().state_dir() / stop_name(ctx.repo().config.queue)
     try:
         doc = json.loads(path.read_bytes())
         if doc["commit"] != stack.head or doc["patch"] != stack.applied[-1]:
@@ -440,9 +539,86 @@ def pushed_for_review(ctx: Context, stack: Stack | None) -> tuple[str, tuple[Pro
             )
             for p in doc["proposals"]
         )
+        fuzz = doc.get("fuzz")
+        return PushStop(
+            str(doc["patch"]),
+            str(doc["commit"]),
+            str(doc.get("kind", REVIEW)),
+            props,
+            bool(doc.get("rewritten")),
+            tuple(str(x) for x in doc.get("files", ())),
+            str(doc.get("target", "")),
+            None if fuzz is None else int(fuzz),
+            tuple(str(x) for x in doc.get("accept", ())),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return str(doc["patch"]), props
+
+
+def pushed_for_review(ctx: Context, stack: Stack | None) -> PushStop | None:
+    """The stop of a `push --merge` for review (its proposals in the tree), if current."""
+    stop = pushed_stop(ctx, stack)
+    return stop if stop is not None and stop.kind == REVIEW else None
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """How `push --merge` placed a patch with the rebase's ladder (an automatic or
+    accepted method): the sha256 of its file, the tree below it and the tree it made.
+    Its commit is then not what the file applies to alone, yet it is the file's own
+    placement, not an edit since: `refresh` writes it into the file."""
+
+    sha256: str
+    parent: str
+    tree: str
+
+
+def placed_name(queue: str) -> str:
+    """The state file recording the ladder's placements of the applied patches."""
+    return f"{queue}.push-placed.json"
+
+
+def _placements(g: GitRepo, queue: str) -> dict[str, Placement]:
+    """The placements recorded, by patch name ({} where none, or unreadable)."""
+    try:
+        doc = json.loads((g.state_dir() / placed_name(queue)).read_bytes())
+        return {
+            str(k): Placement(str(v["sha256"]), str(v["parent"]), str(v["tree"]))
+            for k, v in doc.items()
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def _placed_state(
+    g: GitRepo, queue: str, stack: Stack, new: dict[str, Placement]
+) -> dict[str, bytes | None]:
+    """The placements record after a push: those of patches still applied, and `new`."""
+    old = _placements(g, queue)
+    keep = {k: v for k, v in {**old, **new}.items() if k in stack.applied}
+    if keep == old:
+        return {}
+    if not keep:
+        return {placed_name(queue): None}
+    doc = {k: {"sha256": v.sha256, "parent": v.parent, "tree": v.tree} for k, v in keep.items()}
+    return {placed_name(queue): (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()}
+
+
+def ladder_placed(ctx: Context, stack: Stack, k: int) -> bool:
+    """Whether the k-th applied patch's commit is the placement `push --merge`'s ladder
+    made of its file as it is now (so not a change to the file since it was pushed)."""
+    g, repo = ctx.git(), ctx.repo()
+    name = stack.applied[k]
+    got = _placements(g, repo.config.queue).get(name)
+    if got is None:
+        return False
+    try:
+        data = repo.read_patch(name)
+    except PatchqError:
+        return False
+    parent = g.commit_info(stack.commit_below(k))["tree"].decode()
+    tree = g.commit_info(stack.commits[k])["tree"].decode()
+    return (got.sha256, got.parent, got.tree) == (sha256(data).hexdigest(), parent, tree)
 
 
 def _rest_of_merged_patch(g: GitRepo, f: Failure, fuzz: int) -> Failure:

@@ -114,18 +114,22 @@ def _outcome(doc: dict[str, Any]) -> PatchOutcome:
 
 
 def _stopped_doc(c: StoppedPatch) -> dict[str, Any]:
-    return {
-        "name": c.name,
-        "status": c.status,
-        "drift": list(c.drift),
-        "hunks": [h.to_doc() for h in c.hunks],
-        "tree_before": c.tree_before,
-        "tree_after": c.tree_after,
-        "conflict_tree": c.conflict_tree,
-        "files": list(c.files),
-        "shown": c.shown,
-        "regions": [_region_doc(f, r) for f, r in c.regions],
-    } | _extras(c)
+    return (
+        {
+            "name": c.name,
+            "status": c.status,
+            "drift": list(c.drift),
+            "hunks": [h.to_doc() for h in c.hunks],
+            "tree_before": c.tree_before,
+            "tree_after": c.tree_after,
+            "conflict_tree": c.conflict_tree,
+            "files": list(c.files),
+            "shown": c.shown,
+            "regions": [_region_doc(f, r) for f, r in c.regions],
+        }
+        | _extras(c)
+        | ({"rewritten": True, "added_present": c.added_present} if c.rewritten else {})
+    )
 
 
 def _lines_doc(lines: tuple[bytes, ...]) -> list[str]:
@@ -175,6 +179,9 @@ def _stopped(doc: dict[str, Any]) -> StoppedPatch:
         _hints(doc),
         # A state written before resolutions were remembered has none to remember.
         tuple(_region(r) for r in jr.objects(doc, "regions")) if "regions" in doc else (),
+        # A state written before it was recorded: not known, so not said.
+        jr.flag(doc, "rewritten") if "rewritten" in doc else False,
+        jr.flag(doc, "added_present") if "added_present" in doc else False,
     )
 
 

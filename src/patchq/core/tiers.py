@@ -48,15 +48,16 @@ TIERS: dict[str, Tier] = {
 
 # Each proposed method's measured precision (uses, right, wrong) on the validation part of
 # the harvested refresh corpus (bench/corpus/refresh-cases.toml: the first 185 validation
-# bumps by sha256 of the name, 160 measured, 683 old-series patches), from the `--accept all`
-# run bench/PRECISION.md records (`bench/realworld.py --mode both`, patchq snapshot
-# bfe8c26): shown beside every proposal, so that a reviewer (or the CI job's merge request)
-# sees how often the method was right. None reaches 30 uses, so none is promoted
-# (DESIGN §4.1). A method absent here was not used there: not measured yet.
+# bumps of the four first distributions by sha256 of the name, 160 measured, 683
+# old-series patches), from the `--accept all` run bench/PRECISION.md records
+# (`bench/realworld.py --mode both`, patchq snapshot b02fce8): shown beside every
+# proposal, so that a reviewer (or the CI job's merge request) sees how often the method
+# was right. None reaches 30 uses, so none is promoted (DESIGN §4.1). A method absent
+# here was not used there: not measured yet.
 MEASURED: dict[str, tuple[int, int, int]] = {
-    Method.ZEALOUS: (21, 19, 2),
-    Method.WORD: (23, 16, 7),
-    Method.ANCHORED: (16, 9, 7),
+    Method.ZEALOUS: (24, 21, 3),
+    Method.WORD: (24, 16, 7),
+    Method.ANCHORED: (18, 11, 7),
     Method.MOVED: (2, 2, 0),
     Method.DELETE_WINS: (4, 4, 0),
 }

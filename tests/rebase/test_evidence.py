@@ -215,11 +215,13 @@ def test_a_patch_whose_origin_upstream_later_edited_and_partly_reverted_is_upstr
 ) -> None:
     far = "".join(f"/* {i} */\n" for i in range(12))
     old = sub(PARSE, "int count", far + "int count")
+    old = sub(old, "#include <string.h>\n", "#include <string.h>\n" + far)
     upstream.write("src/parse.c", old)
     base = upstream.commit("import parse.c")
-    # Upstream's commit: two hunks, far apart (a bound, and a note on the counter).
+    # Upstream's commit: three hunks, far apart (a bound, and a note on the counter).
     both = sub(old, "\tif (len > 64)\n", "\tif (len >= max)\n")
     both = sub(both, "\tint n = 0;\n", "\tint n = 0; /* none yet */\n")
+    both = sub(both, "#include <string.h>\n", "#include <string.h>\n#include <stddef.h>\n")
     fix = advance(upstream, "parse: bound and note", {"src/parse.c": both})
     upstream.git("checkout", "-q", base)
     p = make_patch(
@@ -234,14 +236,47 @@ def test_a_patch_whose_origin_upstream_later_edited_and_partly_reverted_is_upstr
     advance(upstream, "parse: room for the terminator; no note", {"src/parse.c": later})
     code, doc = check(patchq)
     p0 = one(doc)
-    assert len(p0["hunks"]) == 2, p0
-    assert [h["status"] for h in p0["hunks"]] == ["upstreamed", "upstreamed"]
+    assert len(p0["hunks"]) == 3
+    assert [h["status"] for h in p0["hunks"]] == ["upstreamed"] * 3
     assert p0["status"] == "upstreamed" and p0["evidence"] == {"kind": "origin", "commit": fix}
-    assert all("upstream changed these lines since" in h["reason"] for h in p0["hunks"])
+    # The include is there as the commit made it; the other two say why they differ.
+    assert ["upstream changed these lines since" in h["reason"] for h in p0["hunks"]] == [
+        False,
+        True,
+        True,
+    ]
     r = patchq("rebase", "--onto", "main")
     assert r.code == 0, r.err
     assert lock(queue)["patches"][0]["rebase"] == "upstreamed"
     assert upstream.git("show", "HEAD:src/parse.c") == later  # nothing of the patch replayed
+
+
+def test_a_patch_whose_origin_is_in_the_history_but_none_of_it_in_the_tree_stops(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # Upstream took the commit, then rewrote one of its lines and undid the other: the
+    # history names it, the tree holds none of it as made. A person decides.
+    far = "".join(f"/* {i} */\n" for i in range(12))
+    old = sub(PARSE, "int count", far + "int count")
+    upstream.write("src/parse.c", old)
+    base = upstream.commit("import parse.c")
+    both = sub(old, "\tif (len > 64)\n", "\tif (len >= max)\n")
+    both = sub(both, "\tint n = 0;\n", "\tint n = 0; /* none yet */\n")
+    fix = advance(upstream, "parse: bound and note", {"src/parse.c": both})
+    upstream.git("checkout", "-q", base)
+    p = make_patch(
+        upstream,
+        f"From {fix} Mon Sep 17 00:00:00 2001\nSubject: [PATCH] parse: bound and note\n\n",
+        {"src/parse.c": both},
+    )
+    upstream.git("checkout", "-q", "main")
+    pin(upstream, queue, patchq, [("0001-bound-note.patch", p)], base)
+    later = sub(sub(both, "\tif (len >= max)\n", "\tif (len + 1 > max)\n"), " /* none yet */", "")
+    advance(upstream, "parse: room for the terminator; no note", {"src/parse.c": later})
+    code, doc = check(patchq)
+    assert code == 3
+    assert one(doc)["status"] != "upstreamed"
+    assert patchq("rebase", "--onto", "main").code == 3
 
 
 def test_upstreamed_by_content_names_the_upstream_commit(

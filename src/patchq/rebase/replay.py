@@ -381,17 +381,18 @@ class Replay:
         if (
             ev.kind in (ORIGIN, PATCH_ID)
             and len(by_path) == len(placed)  # one section a file: each hunk known
-            and not all(h.status in (CLEAN, OFFSET, FUZZ) for h in hunks)
+            and any(h.status == UPSTREAMED for h in hunks)
             and self._made_by(ev.commit, by_path, hunks)
         ):
             # The very commit the patch is — its origin an ancestor of the new upstream,
-            # or a commit of the range with its patch-id — and that commit's own diff
-            # makes every hunk: upstream took the whole patch, and the lines that differ
-            # now are upstream's later work (an edit, a partial revert), which replaying
-            # the patch would undo or apply twice. Dropped, as `git rebase` drops it,
-            # each such hunk saying so. (Where every hunk applies again, upstream undid
-            # all of it — every hunk applies as it was — a stop, below: the patch may be
-            # wanted back.)
+            # or a commit of the range with its patch-id — whose own diff makes every
+            # hunk, and the new upstream's lines still hold some of them as it made them:
+            # upstream took the whole patch, and the lines that differ now are its later
+            # work (an edit, a partial revert), which replaying the patch would undo or
+            # apply twice. Dropped, as `git rebase` drops it, each such hunk saying so.
+            # Where no hunk is there as the commit made it, the history alone says so —
+            # a branch that took the commit and put it back out, or a packaging history
+            # holding its own patches — and that is a stop, below.
             why = f"{ev.commit[:12]} made this change; upstream changed these lines since"
             return [
                 h

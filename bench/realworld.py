@@ -610,12 +610,12 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
             if u is not None:
                 c = u
                 unapplied.append(side)
-            if unapplied:
-                # the patches-applied history holds each patch as a commit and then its
-                # reversal here: upstream would seem to have taken and dropped every patch.
-                # The two sides become one import commit each (old a root, new on old), as
-                # a tarball-imported upstream branch has them.
-                c = flat_commit(Path(gitdir), c, made.get("old") if side == "new" else None)
+            # The packaging history is the downstream's own: its patch-queue commits (the
+            # `From <sha>` gbp pq and git-dpm write) and, patches-applied, each patch as a
+            # commit and then its reversal. Upstream would seem to hold or to have taken
+            # and dropped every patch. The two sides become one import commit each (old a
+            # root, new on old), as a tarball-imported upstream branch has them.
+            c = flat_commit(Path(gitdir), c, made.get("old") if side == "new" else None)
             made[side] = c
         return c, miss
 

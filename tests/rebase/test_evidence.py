@@ -210,18 +210,22 @@ def test_a_clean_patch_whose_origin_upstream_reverted_stops(
     assert all("does not hold" in h["reason"] for h in one(doc)["hunks"])
 
 
-def test_a_patch_whose_origin_upstream_later_edited_and_partly_reverted_is_upstreamed(
-    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
-) -> None:
+def _taken_then_changed(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result], *, include: bool
+) -> tuple[str, str]:
+    """A patch pinned by its origin: upstream's commit that makes its hunks (a bound and a
+    note on the counter, far apart, and with `include` an #include too), then an upstream
+    commit rewriting the bound's line and taking the note back out. (origin, later text)"""
     far = "".join(f"/* {i} */\n" for i in range(12))
     old = sub(PARSE, "int count", far + "int count")
-    old = sub(old, "#include <string.h>\n", "#include <string.h>\n" + far)
+    if include:
+        old = sub(old, "#include <string.h>\n", "#include <string.h>\n" + far)
     upstream.write("src/parse.c", old)
     base = upstream.commit("import parse.c")
-    # Upstream's commit: three hunks, far apart (a bound, and a note on the counter).
     both = sub(old, "\tif (len > 64)\n", "\tif (len >= max)\n")
     both = sub(both, "\tint n = 0;\n", "\tint n = 0; /* none yet */\n")
-    both = sub(both, "#include <string.h>\n", "#include <string.h>\n#include <stddef.h>\n")
+    if include:
+        both = sub(both, "#include <string.h>\n", "#include <string.h>\n#include <stddef.h>\n")
     fix = advance(upstream, "parse: bound and note", {"src/parse.c": both})
     upstream.git("checkout", "-q", base)
     p = make_patch(
@@ -231,9 +235,15 @@ def test_a_patch_whose_origin_upstream_later_edited_and_partly_reverted_is_upstr
     )
     upstream.git("checkout", "-q", "main")
     pin(upstream, queue, patchq, [("0001-bound-note.patch", p)], base)
-    # Later, upstream rewrote the bound's line again and took the note back out.
     later = sub(sub(both, "\tif (len >= max)\n", "\tif (len + 1 > max)\n"), " /* none yet */", "")
     advance(upstream, "parse: room for the terminator; no note", {"src/parse.c": later})
+    return fix, later
+
+
+def test_a_patch_whose_origin_upstream_later_edited_and_partly_reverted_is_upstreamed(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    fix, later = _taken_then_changed(upstream, queue, patchq, include=True)
     code, doc = check(patchq)
     p0 = one(doc)
     assert len(p0["hunks"]) == 3
@@ -256,23 +266,7 @@ def test_a_patch_whose_origin_is_in_the_history_but_none_of_it_in_the_tree_stops
 ) -> None:
     # Upstream took the commit, then rewrote one of its lines and undid the other: the
     # history names it, the tree holds none of it as made. A person decides.
-    far = "".join(f"/* {i} */\n" for i in range(12))
-    old = sub(PARSE, "int count", far + "int count")
-    upstream.write("src/parse.c", old)
-    base = upstream.commit("import parse.c")
-    both = sub(old, "\tif (len > 64)\n", "\tif (len >= max)\n")
-    both = sub(both, "\tint n = 0;\n", "\tint n = 0; /* none yet */\n")
-    fix = advance(upstream, "parse: bound and note", {"src/parse.c": both})
-    upstream.git("checkout", "-q", base)
-    p = make_patch(
-        upstream,
-        f"From {fix} Mon Sep 17 00:00:00 2001\nSubject: [PATCH] parse: bound and note\n\n",
-        {"src/parse.c": both},
-    )
-    upstream.git("checkout", "-q", "main")
-    pin(upstream, queue, patchq, [("0001-bound-note.patch", p)], base)
-    later = sub(sub(both, "\tif (len >= max)\n", "\tif (len + 1 > max)\n"), " /* none yet */", "")
-    advance(upstream, "parse: room for the terminator; no note", {"src/parse.c": later})
+    _taken_then_changed(upstream, queue, patchq, include=False)
     code, doc = check(patchq)
     assert code == 3
     assert one(doc)["status"] != "upstreamed"

@@ -72,6 +72,17 @@ from patchq.store.statedir import crashpoint
 _INDEXED_BYTES = 32 << 20
 
 
+def _taken(hunks: Sequence[HunkOutcome], why: str) -> list[HunkOutcome]:
+    """The patch's hunks all upstreamed: those upstream holds as they are, the rest for
+    `why` (the evidence that upstream took the whole patch)."""
+    return [
+        h
+        if h.status == UPSTREAMED
+        else HunkOutcome(h.file, h.index, UPSTREAMED, reason=why, drift=h.drift)
+        for h in hunks
+    ]
+
+
 @dataclass(frozen=True, slots=True)
 class PatchCheck:
     name: str
@@ -393,13 +404,9 @@ class Replay:
             # Where no hunk is there as the commit made it, the history alone says so —
             # a branch that took the commit and put it back out, or a packaging history
             # holding its own patches — and that is a stop, below.
-            why = f"{ev.commit[:12]} made this change; upstream changed these lines since"
-            return [
-                h
-                if h.status == UPSTREAMED
-                else HunkOutcome(h.file, h.index, UPSTREAMED, reason=why, drift=h.drift)
-                for h in hunks
-            ], ev
+            return _taken(
+                hunks, f"{ev.commit[:12]} made this change; upstream changed these lines since"
+            ), ev
         held = all(h.status in (MERGE, CONFLICT, MISSING) for h in rest) and prov.holds(
             ev.commit,
             [
@@ -409,13 +416,7 @@ class Replay:
             ],
         )
         if held:
-            why = f"{ev.commit[:12]}'s own diff holds its change"
-            return [
-                h
-                if h.status == UPSTREAMED
-                else HunkOutcome(h.file, h.index, UPSTREAMED, reason=why, drift=h.drift)
-                for h in hunks
-            ], ev
+            return _taken(hunks, f"{ev.commit[:12]}'s own diff holds its change"), ev
         why = f"{ev.said()} names it, but the new upstream does not hold this change"
         return [
             h

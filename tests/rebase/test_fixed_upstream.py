@@ -89,13 +89,9 @@ def test_a_patch_with_a_hunk_upstream_left_alone_is_not_rewritten(
     assert stopped is not None and stopped["rewritten"] is None
 
 
-def test_a_patch_pinned_with_fuzz_is_judged_where_its_fuzz_placed_it(
-    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
-) -> None:
-    """A patch whose context was already stale on its pinned base (`apply --fuzz`) is
-    looked for there where that fuzz placed it, not at its stated line: upstream left
-    the lines it changes alone, so git's merge carries it without a "fixed differently
-    upstream" stop (Termux's rhash configure.patch, stated 30 lines off its place)."""
+def _fuzz_pinned(upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> str:
+    """A 60-line file and a patch of line 41 whose first context line and stated line
+    (3) are stale: applied with `--fuzz 2`, as GNU patch places it. The file's text."""
     text = "".join(f"line {i}\n" for i in range(1, 61))
     upstream.write("f.txt", text)
     base = upstream.commit("base")
@@ -106,6 +102,17 @@ def test_a_patch_pinned_with_fuzz_is_judged_where_its_fuzz_placed_it(
     queue.add("p.patch", stale)
     r = patchq("apply", "--onto", base, "--fuzz", "2")
     assert r.code == 0, r.err
+    return text
+
+
+def test_a_patch_pinned_with_fuzz_is_judged_where_its_fuzz_placed_it(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    """A patch whose context was already stale on its pinned base (`apply --fuzz`) is
+    looked for there where that fuzz placed it, not at its stated line: upstream left
+    the lines it changes alone, so git's merge carries it without a "fixed differently
+    upstream" stop (Termux's rhash configure.patch, stated 30 lines off its place)."""
+    text = _fuzz_pinned(upstream, queue, patchq)
     advance(upstream, "ten", {"f.txt": sub(text, "line 10\n", "line ten\n")})
     r = cli(queue, "rebase", "--onto", "main")
     assert r.code == 0, r.err
@@ -119,15 +126,7 @@ def test_a_fuzz_pinned_patch_names_the_commit_that_changed_its_lines(
 ) -> None:
     """The upstream commits a stop names for a patch pinned with fuzz are those that
     changed the lines where that fuzz placed it, not those at its stale stated line."""
-    text = "".join(f"line {i}\n" for i in range(1, 61))
-    upstream.write("f.txt", text)
-    base = upstream.commit("base")
-    stale = (
-        "--- a/f.txt\n+++ b/f.txt\n@@ -3,7 +3,7 @@\n"
-        " stale context\n line 39\n line 40\n-line 41\n+LINE 41\n line 42\n line 43\n line 44\n"
-    )
-    queue.add("p.patch", stale)
-    assert patchq("apply", "--onto", base, "--fuzz", "2").code == 0
+    text = _fuzz_pinned(upstream, queue, patchq)
     near_stated = advance(
         upstream, "near the stated line", {"f.txt": sub(text, "line 4\n", "four\n")}
     )

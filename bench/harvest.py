@@ -770,21 +770,10 @@ def harvest_debian(
     files: dict[str, tuple[str, str]], blobs: Blobs, commit: str, repo: str
 ) -> Iterator[Package]:
     name = repo.split("/")[1]
-    text = blobs.text(f"{commit}:debian/patches/series")
-    if text is None:
+    listed = debian_series(blobs.text(f"{commit}:debian/patches/series"))
+    if listed is None:
         return
-    series: list[tuple[str, int]] = []
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
-        if not line:
-            continue
-        parts = line.split()
-        strip = 1
-        for opt in parts[1:]:
-            m = re.fullmatch(r"-p(\d+)", opt)
-            if m:
-                strip = int(m.group(1))
-        series.append((f"debian/patches/{parts[0]}", strip))
+    series = [(f"debian/patches/{n}", strip) for n, strip in listed]
     changelog = blobs.text(f"{commit}:debian/changelog") or ""
     m = re.match(r"\S+ \(([^)]+)\)", changelog)
     version = clean_version(m.group(1)) if m else None

@@ -81,9 +81,86 @@ def common_suffix(a: bytes, b: bytes, limit: int) -> int:
     return lo
 
 
+# A stretch shorter than this is inserted, not searched for in the base.
+_ANCHOR = 32
+# At most this many copies a delta (each found with one search of the base).
+_MAX_COPIES = 256
+
+
+def _agree(x: bytes, y: bytes, way: int) -> int:
+    """How many bytes two equally long strings share at the start (way 1) or the end
+    (way -1): the highest bit of their difference as numbers, found in C."""
+    diff = int.from_bytes(x, "big" if way > 0 else "little") ^ int.from_bytes(
+        y, "big" if way > 0 else "little"
+    )
+    return len(x) - 1 - (diff.bit_length() - 1) // 8 if diff else len(x)
+
+
+def _grow(a: bytes, i: int, b: bytes, k: int, limit: int, way: int) -> int:
+    """How many bytes a and b share going forward from a[i], b[k] (way 1) or backward
+    from just before them (way -1), at most `limit`: compared in growing steps, then
+    halved down to a few hundred bytes, so a short match costs a short comparison."""
+
+    def part(lo: int, hi: int) -> tuple[bytes, bytes]:
+        if way > 0:
+            return a[i + lo : i + hi], b[k + lo : k + hi]
+        return a[i - hi : i - lo], b[k - hi : k - lo]
+
+    lo, step = 0, 1024  # lo bytes agree
+    while lo < limit:
+        hi = min(lo + step, limit)
+        x, y = part(lo, hi)
+        if x != y:
+            while hi - lo > 256:
+                mid = (lo + hi) // 2
+                x, y = part(lo, mid)
+                if x == y:
+                    lo = mid
+                else:
+                    hi = mid
+            x, y = part(lo, hi)
+            return lo + _agree(x, y, way)
+        lo, step = hi, step * 8
+    return limit
+
+
+def _matches(
+    base: bytes, bs: int, be: int, target: bytes, ts: int, te: int, out: list[tuple[int, int, int]]
+) -> None:
+    """Copies (target offset, base offset, size) that rebuild target[ts:te] from
+    base[bs:be], in order: a piece of the target's middle is looked up in the base
+    (`bytes.find`, in C), the match is grown both ways, and both sides are done alike.
+    Every copy is of equal bytes (grown by comparing them), so any choice is right; a
+    poor one only leaves more to insert."""
+    stack = [(bs, be, ts, te)]
+    while stack and len(out) < _MAX_COPIES:
+        bs, be, ts, te = stack.pop()
+        if te - ts < _ANCHOR or be - bs < _ANCHOR:
+            continue
+        found = None
+        for frac in (2, 4, 1.333):
+            a = ts + int((te - ts) / frac) - _ANCHOR // 2
+            a = max(ts, min(a, te - _ANCHOR))
+            j = base.find(target[a : a + _ANCHOR], bs, be)
+            if j >= 0:
+                found = a, j
+                break
+        if found is None:
+            continue
+        a, j = found
+        back = _grow(base, j, target, a, min(j - bs, a - ts), -1)
+        fwd = _ANCHOR + _grow(
+            base, j + _ANCHOR, target, a + _ANCHOR, min(be - j, te - a) - _ANCHOR, 1
+        )
+        out.append((a - back, j - back, back + fwd))
+        stack.append((j + fwd, be, a + fwd, te))
+        stack.append((bs, j - back, ts, a - back))
+
+
 def make_delta(base: bytes, target: bytes) -> bytes:
-    """A git delta turning `base` into `target`: copy the common head and tail, insert
-    the middle. Patches change little of a file, so this is small and costs ~memcmp."""
+    """A git delta turning `base` into `target`: copy the common head and tail and the
+    stretches of the middle found again in the base (`_matches`), insert the rest. A
+    patch changes a few places of a file, so this is about the size of its change."""
     p = common_prefix(base, target)
     s = common_suffix(base, target, min(len(base), len(target)) - p)
     out = bytearray(_varint(len(base)) + _varint(len(target)))
@@ -107,12 +184,21 @@ def make_delta(base: bytes, target: bytes) -> bytes:
             off += chunk
             size -= chunk
 
+    def insert(data: bytes) -> None:
+        for i in range(0, len(data), 127):
+            chunk = data[i : i + 127]
+            out.append(len(chunk))
+            out.extend(chunk)
+
     copy(0, p)
-    middle = target[p : len(target) - s]
-    for i in range(0, len(middle), 127):
-        chunk = middle[i : i + 127]
-        out.append(len(chunk))
-        out.extend(chunk)
+    copies: list[tuple[int, int, int]] = []
+    _matches(base, p, len(base) - s, target, p, len(target) - s, copies)
+    at = p
+    for t_off, b_off, size in sorted(copies):
+        insert(target[at:t_off])
+        copy(b_off, size)
+        at = t_off + size
+    insert(target[at : len(target) - s])
     copy(len(base) - s, s)
     return bytes(out)
 
@@ -152,6 +238,15 @@ def _packed(job: tuple[str, bytes, bytes | None]) -> tuple[int, bytes, bytes | N
         if len(delta) < len(data) // 2:
             return _OFS_DELTA, zlib.compress(delta, 1), delta
     return _PACK_TYPES[kind], zlib.compress(data, 1), None
+
+
+_BATCH = 64
+
+
+def _packed_batch(
+    jobs: list[tuple[str, bytes, bytes | None]],
+) -> list[tuple[int, bytes, bytes | None]]:
+    return [_packed(job) for job in jobs]
 
 
 def write_pack(
@@ -203,7 +298,11 @@ def write_pack(
             f.write(head)
             body.update(head)
             pos = len(head)
-            for i, (kind_no, packed, delta) in enumerate(pool.map(_packed, jobs, chunksize=32)):
+            # A future per batch of objects, not per object (ThreadPoolExecutor ignores
+            # map's chunksize): thousands of futures cost more than the small deltas.
+            batches = [jobs[i : i + _BATCH] for i in range(0, len(jobs), _BATCH)]
+            done = (r for batch in pool.map(_packed_batch, batches) for r in batch)
+            for i, (kind_no, packed, delta) in enumerate(done):
                 oid = items[i][0]
                 b = base_of[i]
                 if delta is not None and b is not None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import git
 import pytest
 
-from patchq.core.errors import BadInputError, UnsafePathError
+from patchq.core.errors import BadInputError, GitError, UnsafePathError
 from patchq.git.memtree import MemTree
 from patchq.git.objects import Ident, object_id
 from patchq.git.repo import GitRepo
@@ -186,3 +187,59 @@ def test_intend_to_add_takes_names_not_patterns(upstream: Upstream) -> None:
     g = GitRepo(upstream.path)
     g.intend_to_add(["*.txt"])
     assert upstream.git("ls-files").split("\n") == ["*.txt", "a.txt", ""]
+
+
+def test_prefetch_reads_ahead_in_batches_and_skips_what_is_missing(
+    upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(150):  # more than a batch of requests, in nested folders
+        upstream.write(f"d{i % 3}/sub/f{i}.txt", f"file {i}\n" * (i + 1))
+    upstream.commit("base")
+    g = GitRepo(upstream.path)
+    tree = g.resolve("HEAD", "tree")
+    paths = [f"d{i % 3}/sub/f{i}.txt" for i in range(150)] + ["d0/none", "nowhere/x", "d1"]
+    g.prefetch_paths(tree, paths)
+    missing = "0" * 39 + "1"
+    g.prefetch([missing])  # a missing object is left for `read` to report
+    calls: list[str] = []
+    real = git.Git.get_object_data
+
+    def counted(self: git.Git, ref: str) -> object:
+        calls.append(ref)
+        return real(self, ref)
+
+    monkeypatch.setattr(git.Git, "get_object_data", counted)
+    for i in range(150):
+        entry = g.entry_at(tree, f"d{i % 3}/sub/f{i}.txt")
+        assert entry is not None
+        assert g.read_blob(entry[1]) == f"file {i}\n".encode() * (i + 1)
+    assert calls == []  # every tree and file on the way came with the batches
+    with pytest.raises(GitError, match="missing"):
+        g.read(missing)
+
+
+def test_apply_reads_the_files_a_series_touches_in_batches(
+    upstream: Upstream, queue: Queue, patchq: Runner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    n = 80
+    for i in range(n):
+        upstream.write(f"src{i % 4}/f{i}.c", f"int f{i};\n")
+    upstream.commit("base")
+    for i in range(n):
+        queue.add(
+            f"{i:03d}.patch",
+            f"--- a/src{i % 4}/f{i}.c\n+++ b/src{i % 4}/f{i}.c\n@@ -1 +1 @@\n"
+            f"-int f{i};\n+long f{i};\n",
+        )
+    calls: list[str] = []
+    real = git.Git.get_object_data
+
+    def counted(self: git.Git, ref: str) -> object:
+        calls.append(ref)
+        return real(self, ref)
+
+    monkeypatch.setattr(git.Git, "get_object_data", counted)
+    assert patchq("apply").code == 0
+    assert upstream.read("src3/f79.c") == b"long f79;\n"
+    # One read a file would be 80 and more: the base's commit and a few trees remain.
+    assert len(calls) < 10, calls

@@ -95,6 +95,7 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 _READ_CACHE = 48 << 20  # bytes of recently read objects kept by GitRepo.read
+_PREFETCH_CHUNK = 64  # requests written to the cat-file reader at a time
 
 
 class GitRepo:
@@ -261,7 +262,45 @@ class GitRepo:
         except ValueError:
             raise GitError(f"object {oid} is missing", str(self.root)) from None
         got = (_text(kind), bytes(raw))
-        if len(oid) == 40 and len(got[1]) <= _READ_CACHE // 8:
+        self._cache(got, oid)
+        return got
+
+    def prefetch(self, oids: Iterable[str]) -> None:
+        """Read objects ahead into the read cache, many requests to the cat-file reader
+        at a time instead of one round trip each (a series' first touch of a thousand
+        files is a thousand round trips, each a wait on another process). A missing
+        object is left out: `read` reports it when it is asked for."""
+        want = [o for o in dict.fromkeys(oids) if len(o) == 40 and o not in self._read_cache]
+        if self._overlay is not None:
+            want = [o for o in want if self._overlay.find(o) is None]
+        if not want:
+            return
+        proc = self.cmd._get_persistent_cmd("cat_file_all", "cat_file", batch=True)
+        stdin, stdout = proc.stdin, proc.stdout
+        if stdin is None or stdout is None:
+            return
+        for i in range(0, len(want), _PREFETCH_CHUNK):
+            # A chunk's requests are a few kB: the pipe takes them whole, and every
+            # answer is read before the next chunk goes, so neither side waits on a
+            # full pipe.
+            chunk = want[i : i + _PREFETCH_CHUNK]
+            stdin.write(b"".join(o.encode() + b"\n" for o in chunk))
+            stdin.flush()
+            for oid in chunk:
+                head = stdout.readline().split()
+                if len(head) != 3:
+                    if len(head) == 2 and head[1] == b"missing":
+                        continue
+                    raise GitError(
+                        f"object {oid}: unexpected reply {b' '.join(head)!r}", str(self.root)
+                    )
+                size = int(head[2])
+                data = stdout.read(size)
+                stdout.read(1)  # the newline after the object
+                self._cache((_text(head[1]), bytes(data)), oid)
+
+    def _cache(self, got: tuple[str, bytes], oid: str) -> None:
+        if len(oid) == 40 and len(got[1]) <= _READ_CACHE // 8 and oid not in self._read_cache:
             # An object id names the same bytes forever: keep recent reads, since a
             # replay's trees (upstream's, the old base's, the drift's) and the files
             # several patches touch are read again and again.
@@ -270,7 +309,40 @@ class GitRepo:
             while self._read_cache_bytes > _READ_CACHE:
                 _, old = self._read_cache.popitem(last=False)
                 self._read_cache_bytes -= len(old[1])
-        return got
+
+    def prefetch_paths(self, tree: str, paths: Iterable[str]) -> None:
+        """Read ahead the trees on the way to `paths` below `tree`, one batch a level,
+        then the files' blobs in one batch (see `prefetch`)."""
+        todo = [p.encode("utf-8", "surrogateescape").split(b"/") for p in dict.fromkeys(paths)]
+        at: dict[bytes, str] = {b"": tree}  # directory → its tree id
+        blobs: list[str] = []
+        level = 0
+        listed: dict[str, dict[bytes, tuple[str, str]]] = {}
+        while todo:
+            self.prefetch(at.values())
+            deeper: dict[bytes, str] = {}
+            rest = []
+            for parts in todo:
+                oid = at.get(b"/".join(parts[:level]))
+                if oid is None:
+                    continue
+                if oid not in listed:
+                    kind, data = self.read(oid)
+                    entries = parse_tree(data) if kind == "tree" else []
+                    listed[oid] = {name: (mode, child) for mode, name, child in entries}
+                got = listed[oid].get(parts[level])
+                if got is None:
+                    continue
+                mode, child = got
+                if level == len(parts) - 1:
+                    if mode not in (TREE_MODE, FileMode.GITLINK):
+                        blobs.append(child)
+                elif mode == TREE_MODE:
+                    deeper[b"/".join(parts[: level + 1])] = child
+                    rest.append(parts)
+            at, todo = deeper, rest
+            level += 1
+        self.prefetch(blobs)
 
     def read_blob(self, oid: str) -> bytes:
         kind, data = self.read(oid)

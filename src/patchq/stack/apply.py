@@ -207,6 +207,22 @@ class SectionState:
             _, old = self.blobs.popitem(last=False)
             self.blob_bytes -= len(old)
 
+    def read_ahead(self, repo: PatchRepo, entries: Sequence[Entry]) -> None:
+        """Read ahead, in a few batches, the files these patches touch first (those no
+        earlier patch touched: still the base tree's). A patch that does not load is left
+        for the loop to report."""
+        paths = []
+        for entry in entries:
+            try:
+                _, patch = load_patch(repo, entry)
+            except (PatchqError, OSError):
+                break
+            for s in patch.sections:
+                if s.old_path is not None and not s.is_new and s.old_path not in self.base:
+                    paths.append(s.old_path)
+        if paths:
+            self.g.prefetch_paths(self.base_tree, paths)
+
     def put(
         self,
         path: str,
@@ -263,6 +279,9 @@ class SectionState:
             pass
         self.tree = MemTree(self.g.read_tree, tree)
 
+
+# Patches whose first-touched files are read ahead in one batch (SectionState.read_ahead).
+_AHEAD = 64
 
 _PARSED: OrderedDict[tuple[str, int, int, int], tuple[bytes, Patch]] = OrderedDict()
 # The parses kept, by the bytes of patch text they hold (a parse takes about 4.5 times its
@@ -364,6 +383,8 @@ def apply_series(
         assert entry.name is not None
         if progress is not None:
             progress(n, entry.name, len(entries))
+        if n % _AHEAD == 0:
+            state.read_ahead(repo, entries[n : n + _AHEAD])
         _, patch = load_applicable(repo, entry)
         display = repo.display(entry.name)
         sections: list[SectionResult] = []

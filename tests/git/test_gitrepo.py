@@ -198,7 +198,7 @@ def test_prefetch_reads_ahead_in_batches_and_skips_what_is_missing(
     g = GitRepo(upstream.path)
     tree = g.resolve("HEAD", "tree")
     paths = [f"d{i % 3}/sub/f{i}.txt" for i in range(150)] + ["d0/none", "nowhere/x", "d1"]
-    g.prefetch_paths(tree, paths)
+    g.prefetch_paths((tree, p) for p in paths)
     missing = "0" * 39 + "1"
     g.prefetch([missing])  # a missing object is left for `read` to report
     calls: list[str] = []

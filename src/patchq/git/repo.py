@@ -273,31 +273,49 @@ class GitRepo:
         want = [o for o in dict.fromkeys(oids) if len(o) == 40 and o not in self._read_cache]
         if self._overlay is not None:
             want = [o for o in want if self._overlay.find(o) is None]
-        if not want:
-            return
+        for oid, got in zip(want, self._ask(want), strict=True):
+            if got is not None:
+                self._cache((got[1], got[2]), oid)
+
+    def resolve_many(self, refs: Sequence[str], kind: str = "commit") -> dict[str, str]:
+        """`try_resolve` of many object names at once: those that name a `kind`, each →
+        its 40-hex id (what they name is read into the cache on the way)."""
+        ok = [r for r in dict.fromkeys(refs) if r and not any(c.isspace() for c in r)]
+        out: dict[str, str] = {}
+        for ref, got in zip(ok, self._ask([f"{r}^{{{kind}}}" for r in ok]), strict=True):
+            if got is not None:
+                out[ref] = got[0]
+                self._cache((got[1], got[2]), got[0])
+        return out
+
+    def _ask(self, requests: Sequence[str]) -> list[tuple[str, str, bytes] | None]:
+        """(id, type, data) for each request line to the cat-file reader, None where it
+        names nothing (missing, ambiguous)."""
+        if not requests:
+            return []
         proc = self.cmd._get_persistent_cmd("cat_file_all", "cat_file", batch=True)
         stdin, stdout = proc.stdin, proc.stdout
         if stdin is None or stdout is None:
-            return
-        for i in range(0, len(want), _PREFETCH_CHUNK):
+            raise GitError("the cat-file reader has no pipes", str(self.root))
+        out: list[tuple[str, str, bytes] | None] = []
+        for i in range(0, len(requests), _PREFETCH_CHUNK):
             # A chunk's requests are a few kB: the pipe takes them whole, and every
             # answer is read before the next chunk goes, so neither side waits on a
             # full pipe.
-            chunk = want[i : i + _PREFETCH_CHUNK]
-            stdin.write(b"".join(o.encode() + b"\n" for o in chunk))
+            chunk = requests[i : i + _PREFETCH_CHUNK]
+            stdin.write("".join(f"{r}\n" for r in chunk).encode())
             stdin.flush()
-            for oid in chunk:
+            for r in chunk:
                 head = stdout.readline().split()
                 if len(head) != 3:
-                    if len(head) == 2 and head[1] == b"missing":
+                    if len(head) == 2 and head[1] in (b"missing", b"ambiguous"):
+                        out.append(None)
                         continue
-                    raise GitError(
-                        f"object {oid}: unexpected reply {b' '.join(head)!r}", str(self.root)
-                    )
-                size = int(head[2])
-                data = stdout.read(size)
+                    raise GitError(f"{r}: unexpected reply {b' '.join(head)!r}", str(self.root))
+                data = stdout.read(int(head[2]))
                 stdout.read(1)  # the newline after the object
-                self._cache((_text(head[1]), bytes(data)), oid)
+                out.append((_text(head[0]), _text(head[1]), bytes(data)))
+        return out
 
     def _cache(self, got: tuple[str, bytes], oid: str) -> None:
         if len(oid) == 40 and len(got[1]) <= _READ_CACHE // 8 and oid not in self._read_cache:
@@ -310,20 +328,24 @@ class GitRepo:
                 _, old = self._read_cache.popitem(last=False)
                 self._read_cache_bytes -= len(old[1])
 
-    def prefetch_paths(self, tree: str, paths: Iterable[str]) -> None:
-        """Read ahead the trees on the way to `paths` below `tree`, one batch a level,
-        then the files' blobs in one batch (see `prefetch`)."""
-        todo = [p.encode("utf-8", "surrogateescape").split(b"/") for p in dict.fromkeys(paths)]
-        at: dict[bytes, str] = {b"": tree}  # directory → its tree id
-        blobs: list[str] = []
-        level = 0
+    def prefetch_paths(self, wanted: Iterable[tuple[str, str]], blobs: bool = True) -> None:
+        """Read ahead the files at (tree, path) pairs and the trees on their way: one
+        batch a directory level, then the files' blobs in one (see `prefetch`); with
+        `blobs` false, only the trees (for files that may not all be read)."""
+        todo = [
+            (tree, p.encode("utf-8", "surrogateescape").split(b"/"))
+            for tree, p in dict.fromkeys(wanted)
+        ]
+        at: dict[tuple[str, bytes], str] = {(tree, b""): tree for tree, _ in todo}
         listed: dict[str, dict[bytes, tuple[str, str]]] = {}
+        files: list[str] = []
+        level = 0
         while todo:
             self.prefetch(at.values())
-            deeper: dict[bytes, str] = {}
+            deeper: dict[tuple[str, bytes], str] = {}
             rest = []
-            for parts in todo:
-                oid = at.get(b"/".join(parts[:level]))
+            for tree, parts in todo:
+                oid = at.get((tree, b"/".join(parts[:level])))
                 if oid is None:
                     continue
                 if oid not in listed:
@@ -336,13 +358,14 @@ class GitRepo:
                 mode, child = got
                 if level == len(parts) - 1:
                     if mode not in (TREE_MODE, FileMode.GITLINK):
-                        blobs.append(child)
+                        files.append(child)
                 elif mode == TREE_MODE:
-                    deeper[b"/".join(parts[: level + 1])] = child
-                    rest.append(parts)
+                    deeper[(tree, b"/".join(parts[: level + 1]))] = child
+                    rest.append((tree, parts))
             at, todo = deeper, rest
             level += 1
-        self.prefetch(blobs)
+        if blobs:
+            self.prefetch(files)
 
     def read_blob(self, oid: str) -> bytes:
         kind, data = self.read(oid)
@@ -674,12 +697,9 @@ class GitRepo:
     def ancestors(self, candidates: Sequence[str], tip: str) -> dict[str, str]:
         """Those of `candidates` (full or abbreviated commit ids) that name a commit which
         is an ancestor of `tip` (or `tip` itself), each → its full id: one `rev-list`."""
-        full: dict[str, str] = {}
-        for c in candidates:
-            if c and all(x in "0123456789abcdef" for x in c.lower()):
-                oid = self.try_resolve(c)
-                if oid is not None:
-                    full[c] = oid
+        full = self.resolve_many(
+            [c for c in candidates if c and all(x in "0123456789abcdef" for x in c.lower())]
+        )
         if not full:
             return {}
         # Lists the commits `tip` cannot reach that the candidates can (a range: git walks

@@ -221,7 +221,7 @@ class SectionState:
                 if s.old_path is not None and not s.is_new and s.old_path not in self.base:
                     paths.append(s.old_path)
         if paths:
-            self.g.prefetch_paths(self.base_tree, paths)
+            self.g.prefetch_paths((self.base_tree, p) for p in paths)
 
     def put(
         self,
@@ -281,7 +281,7 @@ class SectionState:
 
 
 # Patches whose first-touched files are read ahead in one batch (SectionState.read_ahead).
-_AHEAD = 64
+READ_AHEAD = 64
 
 _PARSED: OrderedDict[tuple[str, int, int, int], tuple[bytes, Patch]] = OrderedDict()
 # The parses kept, by the bytes of patch text they hold (a parse takes about 4.5 times its
@@ -383,8 +383,8 @@ def apply_series(
         assert entry.name is not None
         if progress is not None:
             progress(n, entry.name, len(entries))
-        if n % _AHEAD == 0:
-            state.read_ahead(repo, entries[n : n + _AHEAD])
+        if n % READ_AHEAD == 0:
+            state.read_ahead(repo, entries[n : n + READ_AHEAD])
         _, patch = load_applicable(repo, entry)
         display = repo.display(entry.name)
         sections: list[SectionResult] = []
@@ -692,6 +692,7 @@ class OldStack:
         ):
             self.commits = stack.commits
         self.checked = 0  # entries[:checked] are the files the lock pinned
+        self._ahead = 0  # the stack's commits and trees below entries[:_ahead] are read
 
     def placed_with_fuzz(self, name: str) -> bool:
         """Whether the patch needed fuzz on the pinned base (its patched side in a 3-way
@@ -736,11 +737,31 @@ class OldStack:
     def _below(self, want: int, path: str) -> bytes | None:
         """`path` as the commit below the `want`-th patch holds it (None if absent)."""
         assert self.commits is not None
+        if want >= self._ahead:
+            self._read_ahead(want)
         commit = self.commits[want - 1] if want > 0 else self.base
         got = self.g.entry_at(self.g.commit_info(commit)["tree"].decode(), path)
         if got is None or got[0] in (TREE_MODE, GITLINK):
             return None
         return self.g.read_blob(got[1])
+
+    def _read_ahead(self, want: int) -> None:
+        """Read ahead, in a few batches, the commits below the next READ_AHEAD patches and the
+        trees on the way to their files (not the files: only some are ever asked for)."""
+        assert self.commits is not None
+        end = min(want + READ_AHEAD, len(self.entries))
+        below = [self.commits[k - 1] if k > 0 else self.base for k in range(want, end)]
+        self.g.prefetch(below)
+        pairs: list[tuple[str, str]] = []
+        for k, commit in zip(range(want, end), below, strict=True):
+            tree = self.g.commit_info(commit)["tree"].decode()
+            try:
+                sections = load_patch(self.repo, self.entries[k])[1].sections
+            except (PatchqError, OSError):
+                break
+            pairs.extend((tree, p) for s in sections for p in s.paths)
+        self.g.prefetch_paths(pairs, blobs=False)
+        self._ahead = end
 
     def _advance(self) -> None:
         if self.state is None:

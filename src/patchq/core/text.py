@@ -21,6 +21,7 @@ same surrogate, so a name round-trips exactly.
 from __future__ import annotations
 
 import json
+import math
 import re
 from json.encoder import encode_basestring as _encode_str  # C, as json.dumps uses
 from typing import Any
@@ -115,7 +116,7 @@ def _indented(doc: Any, indent: int) -> str:
                 put("{}")
                 return
             inner, sep = ind + unit, "{"
-            for k in sorted(o) if all(type(k) is str for k in o) else _not_plain():
+            for k in sorted(o) if all(isinstance(k, str) for k in o) else _not_plain():
                 put(sep + inner)
                 put(_encode_str(k))
                 put(": ")
@@ -140,6 +141,12 @@ def _indented(doc: Any, indent: int) -> str:
             put("false")
         elif t is int:
             put(int.__repr__(o))
+        elif isinstance(o, str):  # a StrEnum (a status): json writes its text
+            put(_encode_str(o))
+        elif isinstance(o, int) and not isinstance(o, bool):
+            put(int.__repr__(o))
+        elif t is float and math.isfinite(o):
+            put(float.__repr__(o))
         else:
             raise _NotPlain
 

@@ -194,11 +194,15 @@ def test_prefetch_reads_ahead_in_batches_and_skips_what_is_missing(
 ) -> None:
     for i in range(150):  # more than a batch of requests, in nested folders
         upstream.write(f"d{i % 3}/sub/f{i}.txt", f"file {i}\n" * (i + 1))
+    # A name that reads like a tree entry: the read-ahead's quick search is misled into
+    # taking this file for a folder `zz`, and must only read less for it.
+    upstream.write("a 40000 zz", "a file\n")
     upstream.commit("base")
     g = GitRepo(upstream.path)
     tree = g.resolve("HEAD", "tree")
     paths = [f"d{i % 3}/sub/f{i}.txt" for i in range(150)] + ["d0/none", "nowhere/x", "d1"]
-    g.prefetch_paths((tree, p) for p in paths)
+    g.prefetch_paths((tree, p) for p in [*paths, "zz/f", "zz/sub/f"])
+    assert g.entry_at(tree, "zz/f") is None
     missing = "0" * 39 + "1"
     g.prefetch([missing])  # a missing object is left for `read` to report
     calls: list[str] = []

@@ -15,7 +15,13 @@ from patchq.core.progress import Progress
 from patchq.core.records import Stack
 from patchq.core.words import plural
 from patchq.stack import journal
-from patchq.stack.apply import SeriesResult, apply_series, raise_failure, with_placements
+from patchq.stack.apply import (
+    SeriesResult,
+    apply_series,
+    load_patch,
+    raise_failure,
+    with_placements,
+)
 from patchq.stack.context import Context
 from patchq.stack.targets import active_entries, branch_name, check_own_branch, choose_base
 from patchq.store.patchrepo import LOCK
@@ -58,7 +64,8 @@ def apply(
         result = apply_series(g, repo, base, entries, fuzz=fz, progress=progress)
         if result.failure is not None:
             raise_failure(result.failure)
-        datas = [(e.name or "", repo.read_patch(e.name or "")) for e in entries]
+        # The bytes apply_series parsed (kept by load_patch while the file is unchanged).
+        datas = [(e.name or "", load_patch(repo, e)[0]) for e in entries]
         previous = repo.read_lock()
         lock = Lock(
             base=base,

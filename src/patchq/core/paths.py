@@ -15,6 +15,7 @@ the files are (`store/patchrepo.py`).
 
 from __future__ import annotations
 
+import functools
 import re
 from enum import StrEnum
 
@@ -213,8 +214,13 @@ def file_mode(mode: str, where: str) -> str:
 RETIRED_FOLDERS = (".dropped", ".upstreamed")
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
+@functools.lru_cache(maxsize=4096)
 def name_problem(name: str) -> str | None:
-    """Why a patch name could escape `patches/` or drive a terminal; None if it cannot."""
+    """Why a patch name could escape `patches/` or drive a terminal; None if it cannot
+    (kept per name: a check asks it of each patch several times)."""
     problem = None
     if not name:
         problem = "is empty"
@@ -222,7 +228,7 @@ def name_problem(name: str) -> str | None:
         problem = "is absolute"
     elif "\\" in name:
         problem = "contains a backslash"
-    elif any(ord(c) < 32 or ord(c) == 127 for c in name):
+    elif _CONTROL.search(name):
         problem = "contains a control character or NUL"
     elif any(part in ("", ".", "..") for part in name.split("/")):
         problem = "has an empty, `.` or `..` component"

@@ -10,6 +10,8 @@ merge-file runs (xdl_do_diff, then change compaction, then the edit script); the
 indent heuristic is turned off, as merge-file has it, and no configuration is read.
 Hunks with one line of context give the edit script back exactly: every run of -/+
 lines between context lines is one change.
+
+`CommitDiffs` is the same kind of server for commits' own -U0 diffs (provenance).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import weakref
 import zlib
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO
 
 from patchq.core.errors import GitError
@@ -280,3 +283,74 @@ def _start(field: bytes) -> int:
     pos, _, count = field.partition(b",")
     n = int(pos)
     return n if count == b"0" else n - 1
+
+
+class CommitDiffs:
+    """One `git diff-tree --stdin` in the target that answers commits' own -U0 diffs, one
+    commit at a time. diff-tree echoes back (and flushes) any line that is no object id:
+    a line of our own after each commit marks where its answer ends."""
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        self._end = b"\x01patchq-end " + secrets.token_hex(8).encode() + b"\n"
+        self._rest = b""
+        self._proc = subprocess.Popen(
+            [
+                "git",
+                "diff-tree",
+                "--stdin",
+                "--no-ext-diff",
+                "--no-textconv",
+                "-p",
+                "-U0",
+                "--no-renames",
+                "--no-color",
+                "--root",
+                "-m",
+                "--first-parent",
+            ],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self._where = str(root)
+
+    def ask(self, commit: str) -> bytes:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        try:
+            self._proc.stdin.write(commit.encode() + b"\n" + self._end)
+            self._proc.stdin.flush()
+        except OSError:
+            self._died()
+        fd = self._proc.stdout.fileno()
+        buf, start = self._rest, 0
+        while True:
+            k = buf.find(self._end, start)
+            while k > 0 and buf[k - 1] != 10:  # only a whole line is the end line
+                k = buf.find(self._end, k + 1)
+            if k >= 0:
+                self._rest = buf[k + len(self._end) :]
+                return buf[:k]
+            start = max(0, len(buf) - len(self._end))
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                self._died()
+            buf += chunk
+
+    def _died(self) -> None:
+        self.close()
+        raise GitError("git diff-tree stopped answering", self._where)
+
+    def close(self) -> None:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        try:
+            self._proc.stdin.close()
+        except OSError:
+            pass
+        self._proc.stdout.close()
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()

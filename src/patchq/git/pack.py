@@ -96,7 +96,7 @@ def _agree(x: bytes, y: bytes, way: int) -> int:
     return len(x) - 1 - (diff.bit_length() - 1) // 8 if diff else len(x)
 
 
-def _grow(a: bytes, i: int, b: bytes, k: int, limit: int, way: int) -> int:
+def _grow(a: bytes, i: int, b: bytes, k: int, limit: int, *, way: int) -> int:
     """How many bytes a and b share going forward from a[i], b[k] (way 1) or backward
     from just before them (way -1), at most `limit`: compared in growing steps, then
     halved down to a few hundred bytes, so a short match costs a short comparison."""
@@ -125,14 +125,15 @@ def _grow(a: bytes, i: int, b: bytes, k: int, limit: int, way: int) -> int:
 
 
 def _matches(
-    base: bytes, bs: int, be: int, target: bytes, ts: int, te: int, out: list[tuple[int, int, int]]
-) -> None:
+    base: bytes, target: bytes, span: tuple[int, int, int, int]
+) -> list[tuple[int, int, int]]:
     """Copies (target offset, base offset, size) that rebuild target[ts:te] from
-    base[bs:be], in order: a piece of the target's middle is looked up in the base
-    (`bytes.find`, in C), the match is grown both ways, and both sides are done alike.
-    Every copy is of equal bytes (grown by comparing them), so any choice is right; a
-    poor one only leaves more to insert."""
-    stack = [(bs, be, ts, te)]
+    base[bs:be] (`span` = bs, be, ts, te), in order: a piece of the target's middle is
+    looked up in the base (`bytes.find`, in C), the match is grown both ways, and both
+    sides are done alike. Every copy is of equal bytes (grown by comparing them), so any
+    choice is right; a poor one only leaves more to insert."""
+    out: list[tuple[int, int, int]] = []
+    stack = [span]
     while stack and len(out) < _MAX_COPIES:
         bs, be, ts, te = stack.pop()
         if te - ts < _ANCHOR or be - bs < _ANCHOR:
@@ -148,13 +149,14 @@ def _matches(
         if found is None:
             continue
         a, j = found
-        back = _grow(base, j, target, a, min(j - bs, a - ts), -1)
+        back = _grow(base, j, target, a, min(j - bs, a - ts), way=-1)
         fwd = _ANCHOR + _grow(
-            base, j + _ANCHOR, target, a + _ANCHOR, min(be - j, te - a) - _ANCHOR, 1
+            base, j + _ANCHOR, target, a + _ANCHOR, min(be - j, te - a) - _ANCHOR, way=1
         )
         out.append((a - back, j - back, back + fwd))
         stack.append((j + fwd, be, a + fwd, te))
         stack.append((bs, j - back, ts, a - back))
+    return sorted(out)
 
 
 def make_delta(base: bytes, target: bytes) -> bytes:
@@ -191,10 +193,8 @@ def make_delta(base: bytes, target: bytes) -> bytes:
             out.extend(chunk)
 
     copy(0, p)
-    copies: list[tuple[int, int, int]] = []
-    _matches(base, p, len(base) - s, target, p, len(target) - s, copies)
     at = p
-    for t_off, b_off, size in sorted(copies):
+    for t_off, b_off, size in _matches(base, target, (p, len(base) - s, p, len(target) - s)):
         insert(target[at:t_off])
         copy(b_off, size)
         at = t_off + size

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
 import shutil
 import subprocess
 import tempfile
@@ -34,7 +33,8 @@ from patchq.core.patch import LineCache
 from patchq.core.paths import FileMode
 from patchq.core.quoting import unquote
 from patchq.core.resolve import Region, Resolution
-from patchq.git.diffserver import DiffServer
+from patchq.git import readahead
+from patchq.git.diffserver import CommitDiffs, DiffServer
 from patchq.git.environment import (
     DIFFING,
     PINNED_CONFIG,
@@ -95,7 +95,6 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 _READ_CACHE = 48 << 20  # bytes of recently read objects kept by GitRepo.read
-_PREFETCH_CHUNK = 64  # requests written to the cat-file reader at a time
 
 
 class GitRepo:
@@ -133,7 +132,7 @@ class GitRepo:
         self.lines = LineCache()  # the run's split texts: the replay splits files often
         self._differ: DiffServer | None = None  # git's diff for merges, started on need
         self._differ_failed = False
-        self._commit_differ: _CommitDiffs | None = None  # commits' own diffs, on need
+        self._commit_differ: CommitDiffs | None = None  # commits' own diffs, on need
         self.removed_lock: str | None = None  # a stale index.lock of patchq's killed git
 
     # --- the environment of git children ------------------------------------------------
@@ -288,34 +287,14 @@ class GitRepo:
                 self._cache((got[1], got[2]), got[0])
         return out
 
-    def _ask(self, requests: Sequence[str]) -> list[tuple[str, str, bytes] | None]:
-        """(id, type, data) for each request line to the cat-file reader, None where it
-        names nothing (missing, ambiguous)."""
+    def _ask(self, requests: Sequence[str]) -> list[readahead.Found | None]:
+        """What the cat-file reader answers to each request (`readahead.ask`)."""
         if not requests:
             return []
         proc = self.cmd._get_persistent_cmd("cat_file_all", "cat_file", batch=True)
-        stdin, stdout = proc.stdin, proc.stdout
-        if stdin is None or stdout is None:
+        if proc.stdin is None or proc.stdout is None:
             raise GitError("the cat-file reader has no pipes", str(self.root))
-        out: list[tuple[str, str, bytes] | None] = []
-        for i in range(0, len(requests), _PREFETCH_CHUNK):
-            # A chunk's requests are a few kB: the pipe takes them whole, and every
-            # answer is read before the next chunk goes, so neither side waits on a
-            # full pipe.
-            chunk = requests[i : i + _PREFETCH_CHUNK]
-            stdin.write("".join(f"{r}\n" for r in chunk).encode())
-            stdin.flush()
-            for r in chunk:
-                head = stdout.readline().split()
-                if len(head) != 3:
-                    if len(head) == 2 and head[1] in (b"missing", b"ambiguous"):
-                        out.append(None)
-                        continue
-                    raise GitError(f"{r}: unexpected reply {b' '.join(head)!r}", str(self.root))
-                data = stdout.read(int(head[2]))
-                stdout.read(1)  # the newline after the object
-                out.append((_text(head[0]), _text(head[1]), bytes(data)))
-        return out
+        return readahead.ask(proc.stdin, proc.stdout, requests, str(self.root))
 
     def _cache(self, got: tuple[str, bytes], oid: str) -> None:
         if len(oid) == 40 and len(got[1]) <= _READ_CACHE // 8 and oid not in self._read_cache:
@@ -332,35 +311,12 @@ class GitRepo:
         """Read ahead the files at (tree, path) pairs and the trees on their way: one
         batch a directory level, then the files' blobs in one (see `prefetch`); with
         `blobs` false, only the trees (for files that may not all be read)."""
-        todo = [
-            (tree, p.encode("utf-8", "surrogateescape").split(b"/"))
-            for tree, p in dict.fromkeys(wanted)
-        ]
-        at: dict[tuple[str, bytes], str] = {(tree, b""): tree for tree, _ in todo}
-        files: list[str] = []
-        level = 0
-        while todo:
-            self.prefetch(at.values())
-            deeper: dict[tuple[str, bytes], str] = {}
-            rest = []
-            for tree, parts in todo:
-                oid = at.get((tree, b"/".join(parts[:level])))
-                if oid is None:
-                    continue
-                # Only what the batch brought: a guessed id may name nothing.
-                hit = self._read_cache.get(oid) or (self._overlay and self._overlay.find(oid))
-                got = _guess_entry(hit[1], parts[level]) if hit and hit[0] == "tree" else None
-                if got is None:
-                    continue
-                mode, child = got
-                if level == len(parts) - 1:
-                    if mode not in (TREE_MODE, FileMode.GITLINK):
-                        files.append(child)
-                elif mode == TREE_MODE:
-                    deeper[(tree, b"/".join(parts[: level + 1]))] = child
-                    rest.append((tree, parts))
-            at, todo = deeper, rest
-            level += 1
+
+        def cached(oid: str) -> tuple[str, bytes] | None:
+            hit = self._read_cache.get(oid)
+            return hit if hit is not None or self._overlay is None else self._overlay.find(oid)
+
+        files = readahead.files_at(wanted, self.prefetch, cached)
         if blobs:
             self.prefetch(files)
 
@@ -787,7 +743,7 @@ class GitRepo:
         if not re.fullmatch(r"[0-9a-f]{40}", commit):
             commit = self.resolve(commit)
         if self._commit_differ is None:
-            self._commit_differ = _CommitDiffs(self)
+            self._commit_differ = CommitDiffs(self.root, self.env())
             self.processes += 1
         return self._commit_differ.ask(commit)
 
@@ -1248,77 +1204,6 @@ class GitRepo:
         self.cmd.clear_cache()
 
 
-class _CommitDiffs:
-    """One `git diff-tree --stdin` in the target that answers commits' own -U0 diffs, one
-    commit at a time. diff-tree echoes back (and flushes) any line that is no object id:
-    a line of our own after each commit marks where its answer ends."""
-
-    def __init__(self, g: GitRepo) -> None:
-        self._end = b"\x01patchq-end " + secrets.token_hex(8).encode() + b"\n"
-        self._rest = b""
-        self._proc = subprocess.Popen(
-            [
-                "git",
-                "diff-tree",
-                "--stdin",
-                "--no-ext-diff",
-                "--no-textconv",
-                "-p",
-                "-U0",
-                "--no-renames",
-                "--no-color",
-                "--root",
-                "-m",
-                "--first-parent",
-            ],
-            cwd=g.root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=g.env(),
-        )
-        self._where = str(g.root)
-
-    def ask(self, commit: str) -> bytes:
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        try:
-            self._proc.stdin.write(commit.encode() + b"\n" + self._end)
-            self._proc.stdin.flush()
-        except OSError:
-            self._died()
-        fd = self._proc.stdout.fileno()
-        buf, start = self._rest, 0
-        while True:
-            k = buf.find(self._end, start)
-            while k > 0 and buf[k - 1] != 10:  # only a whole line is the end line
-                k = buf.find(self._end, k + 1)
-            if k >= 0:
-                self._rest = buf[k + len(self._end) :]
-                return buf[:k]
-            start = max(0, len(buf) - len(self._end))
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                self._died()
-            buf += chunk
-
-    def _died(self) -> None:
-        self.close()
-        raise GitError("git diff-tree stopped answering", self._where)
-
-    def close(self) -> None:
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        try:
-            self._proc.stdin.close()
-        except OSError:
-            pass
-        self._proc.stdout.close()
-        try:
-            self._proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
-
-
 def _diff_name(raw: bytes) -> str:
     """A path from a `---`/`+++` line after its a/ or b/ (quoted as git quotes)."""
     raw = raw.rstrip(b"\r")
@@ -1372,24 +1257,6 @@ GIT_STEP = "git-step"
 _INDEX_WRITERS = frozenset(
     {"checkout", "read-tree", "reset", "stash", "add", "status", "update-index"}
 )
-
-
-def _guess_entry(data: bytes, name: bytes) -> tuple[str, str] | None:
-    """(mode, id) of the entry `name` of a tree object's data, found with one search (in
-    C) for ` name\\0` after a mode: a guess, good enough to read ahead with (a name that
-    ends in a space and digits, or an id's bytes, could mislead it; `tree_entry` is
-    exact), where decoding each tree of a thousand commits would cost more than the
-    round trips it saves."""
-    i = data.find(b" " + name + b"\0")
-    if i < 0:
-        return None
-    start = i
-    while start > 0 and 48 <= data[start - 1] <= 55:
-        start -= 1
-    end = i + len(name) + 2
-    if start == i or len(data) < end + 20:
-        return None
-    return data[start:i].decode(), data[end : end + 20].hex()
 
 
 def _text(value: str | bytes) -> str:

@@ -17,7 +17,7 @@ from patchq.core.status import CLEAN, CONFLICT, MISSING, Outcome
 from patchq.core.trust import Configured
 from patchq.rebase.attribution import attribute_drift
 from patchq.rebase.replay import PatchCheck, Replay, for_review, lock_outcome
-from patchq.stack.apply import READ_AHEAD, load_patch, preimages
+from patchq.stack.apply import load_patch, preimages
 from patchq.stack.context import Context
 from patchq.stack.targets import default_onto, old_base
 from patchq.store import trust
@@ -85,8 +85,7 @@ def replay_series(
     for i, e in enumerate(entries):
         if progress is not None:
             progress(i, e.name or "", len(entries))
-        if i % READ_AHEAD == 0:
-            rp.state.read_ahead(repo, entries[i : i + READ_AHEAD])
+        rp.read_ahead(entries, i)
         rp.step(e)
     return attribute_drift(
         g, base, onto, rp.results, repo, entries=entries, renames=rp.renames, sections=rp.sections

@@ -46,7 +46,7 @@ from patchq.rebase.stop import (
     stopped,
 )
 from patchq.stack import journal
-from patchq.stack.apply import READ_AHEAD, ident_date, identity, load_patch, preimages
+from patchq.stack.apply import ident_date, identity, load_patch, preimages
 from patchq.stack.context import Context
 from patchq.stack.targets import branch_name, default_onto, old_base
 from patchq.store import rebasestate
@@ -191,8 +191,7 @@ def _run(
         assert entry.name is not None
         if progress is not None:
             progress(i, entry.name, len(todo))
-        if i % READ_AHEAD == 0:
-            rp.state.read_ahead(repo, todo[i : i + READ_AHEAD])
+        rp.read_ahead(todo, i)
         res = rp.step(entry)
         histories = histories_ready()
         (res,), subjects = attribute_drift(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import git
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from patchq.core.errors import BadInputError, GitError, UnsafePathError
 from patchq.git.memtree import MemTree
@@ -247,3 +249,32 @@ def test_apply_reads_the_files_a_series_touches_in_batches(
     assert upstream.read("src3/f79.c") == b"long f79;\n"
     # One read a file would be 80 and more: the base's commit and a few trees remain.
     assert len(calls) < 10, calls
+
+
+_PATHS = ["a", "a/b", "a/b/c", "a/c", "b", "b/a", "c"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["set", "remove", "peek"]), st.sampled_from(_PATHS)),
+        max_size=25,
+    )
+)
+def test_peek_answers_kept_are_what_a_fresh_walk_finds(ops: list[tuple[str, str]]) -> None:
+    # `peek` keeps its answers for files; every set and remove (of a file or a whole
+    # folder) must leave none that a walk of the tree would not give now.
+    blob = object_id("blob", b"x\n")
+    tree = MemTree(lambda oid: [], None)
+    for op, path in ops:
+        try:
+            if op == "set":
+                tree.set(path, "100644", blob)
+            elif op == "remove":
+                tree.remove(path)
+        except UnsafePathError:
+            pass
+        for p in _PATHS:
+            got = tree.peek(p)
+            tree._peeked.pop(p, None)
+            assert got == tree.peek(p), (op, path, p)

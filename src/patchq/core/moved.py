@@ -52,8 +52,9 @@ class Indexed:
     have: frozenset[bytes]
 
     def has_any(self, lines: Iterable[bytes]) -> bool:
-        """Whether one of `lines` (ended) is a line of the file."""
-        return any(x in self.have for x in lines)
+        """Whether one of `lines` (ended) is a line of the file (a set intersection, in C:
+        a rebase asks it of every file upstream changed for every failing hunk)."""
+        return not self.have.isdisjoint(lines)
 
     def places(self, line: bytes) -> Iterator[int]:
         """Where `line` (ended) is in the file, first to last."""

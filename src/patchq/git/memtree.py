@@ -53,6 +53,11 @@ class MemTree:
     def __init__(self, reader: Reader, root: str | None) -> None:
         self._reader = reader
         self._root = _Entry(TREE_MODE, root, None)
+        # `peek`'s answers for paths that are no directory (a directory's id changes
+        # with what is below it): a file's entry changes only by `set` or `remove` of
+        # that very path, which drop it. A rebase peeks at every file upstream changed
+        # for every hunk that fails.
+        self._peeked: dict[str, tuple[str, str | None] | None] = {}
 
     def _load(self, e: _Entry) -> _Dir:
         if e.child is None:
@@ -109,18 +114,25 @@ class MemTree:
         """(mode, id) at `path` with no checks; None if absent or below a non-directory.
 
         For resolving symlink targets, where a name that goes nowhere is no error."""
-        e = self._root
+        if path in self._peeked:
+            return self._peeked[path]
+        e: _Entry | None = self._root
         for name in path.encode("utf-8", "surrogateescape").split(b"/"):
+            assert e is not None
             if e.mode != TREE_MODE:
-                return None
-            found = self._load(e).entries.get(name)
-            if found is None:
-                return None
-            e = found
-        return e.mode, e.oid
+                e = None
+                break
+            e = self._load(e).entries.get(name)
+            if e is None:
+                break
+        got = None if e is None else (e.mode, e.oid)
+        if e is None or e.mode != TREE_MODE:
+            self._peeked[path] = got
+        return got
 
     def set(self, path: str, mode: str, oid: str, where: str = "") -> None:
         parts = check_path(path, where)
+        self._forget(path)
         chain, d = self._walk(parts, path, where, create=True)
         assert d is not None
         existing = d.entries.get(parts[-1])
@@ -136,6 +148,9 @@ class MemTree:
         chain, d = self._walk(parts, path, where, create=False)
         if d is None or parts[-1] not in d.entries:
             return
+        if d.entries[parts[-1]].mode == TREE_MODE:
+            self._peeked.clear()  # every path below it goes
+        self._forget(path)
         del d.entries[parts[-1]]
         d.order = None
         _invalidate(chain)
@@ -147,6 +162,15 @@ class MemTree:
                 break
             del parent.entries[parts[depth - 1]]
             parent.order = None
+
+    def _forget(self, path: str) -> None:
+        """Drop `peek`'s answers for `path` and the folders on its way (a `set` may
+        create them, a `remove` drop them)."""
+        self._peeked.pop(path, None)
+        i = path.find("/")
+        while i >= 0:
+            self._peeked.pop(path[:i], None)
+            i = path.find("/", i + 1)
 
     def write(self, w: ObjectWriter) -> str:
         """Encode the changed directories (bottom-up) into `w`; the root tree's id."""

@@ -48,6 +48,7 @@ from patchq.rebase.stop import (
 from patchq.stack import journal
 from patchq.stack.apply import ident_date, identity, load_patch, preimages
 from patchq.stack.context import Context
+from patchq.stack.moves import refuse_at_push_stop
 from patchq.stack.targets import branch_name, default_onto, old_base
 from patchq.store import rebasestate
 from patchq.store.files import inside
@@ -99,6 +100,7 @@ def start(
                 "`patchq rebase --continue`, `--skip` or `--abort`",
             )
         repo.check_writable()
+        refuse_at_push_stop(ctx, "a rebase")
         g.require_clean(ctx.own_paths())
         ref, onto_id = default_onto(ctx, g, onto)
         base, guards = old_base(ctx, g)

@@ -179,6 +179,23 @@ def refuse_during_rebase(ctx: Context) -> None:
         )
 
 
+def refuse_at_push_stop(ctx: Context, what: str, hint: str = "") -> None:
+    """Refuse (exit 5, an operation in progress) to `what` while a `push --merge` stop
+    waits (its merge in the working tree, which `what` would take for the person's
+    edits): its own ways on and back come first."""
+    stop = pushed_stop(ctx, load(ctx.git().state_dir(), ctx.repo().config.queue))
+    if stop is None:
+        return
+    left = "its proposals are" if stop.kind == REVIEW else "its merge, with markers, is"
+    raise UnsafeStateError(
+        f"a push --merge stopped at {stop.patch} ({left} in the working tree): "
+        f"settle it before {what}",
+        str(ctx.git().root),
+        (hint or "`patchq push --continue` takes the tree into it and pushes on")
+        + ", `patchq push --abort` puts back everything as before the push",
+    )
+
+
 def open_stack(ctx: Context, create: bool) -> Stack:
     """The recorded stack, checked out; with `create`, a new empty one if none is."""
     repo, g = ctx.repo(), ctx.git()

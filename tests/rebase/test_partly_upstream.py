@@ -144,7 +144,8 @@ def test_a_patch_upstream_took_one_hunk_of_stops_with_that_hunk_named(
     assert "alone" not in text.out
     r = run_patchq("--dir", d, "rebase", "--onto", "main")
     assert r.code == 3, (r.out, r.err)
-    assert "f.txt hunk #1: already upstream, but the rest of its patch is not" in r.out + r.err
+    assert "f.txt:5 (hunk #1) by upstreamed (upstream already holds this hunk" in r.err
+    assert "conflict" not in r.err
     # The rest of the patch is applied in the tree, no markers: the proposal to review.
     assert upstream.read("f.txt").decode() == sub(
         sub(BASE, "line 5\n", "LINE 5\n"), "line 30\n", "LINE 30\n"

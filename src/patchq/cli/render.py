@@ -347,11 +347,13 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
     ]
     if v.replayed:
         lines.append(data(f"replayed: {counts}; last {v.replayed[-1][0]}"))
-    if v.stopped and (v.files or not v.proposals):
+    if v.stopped and (v.files or not (v.proposals or v.rewritten)):
         files = ", ".join(v.files) or "its files"
         lines.append(data(f"stopped at: {v.stopped} (conflict in {files})"))
-    elif v.stopped:
+    elif v.stopped and v.proposals:
         lines.append(data(f"stopped at: {v.stopped} (for review: proposals applied, no markers)"))
+    elif v.stopped:
+        lines.append(data(f"stopped at: {v.stopped} (for review: its merge applied, no markers)"))
     lines += _proposal_lines(v.proposals)
     if v.rewritten is not None and v.reorder is not None:
         lines.append(data("every line it changes reads differently in the new order"))

@@ -88,7 +88,7 @@ def stop_error(
     verb: str, name: str, c: PatchCheck, where: str, accept: tuple[str, ...] = ()
 ) -> ConflictError:
     """A reorder stopped at patch `c`: what conflicts, and the way on."""
-    bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
+    bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING) and not tiers.proposal(h, c.hunks)]
     files = sorted({h.file for h in bad})
     proposed = tiers.proposals(c.hunks, accept)
     if files:

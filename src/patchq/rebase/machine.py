@@ -254,7 +254,7 @@ def _run(
                     None,
                     evidence(res),
                     res.hints,
-                    tiers.accepted(hunks, st.accept),
+                    tiers.taken(hunks, res.rewritten, st.accept),
                 ),
                 res.tree_before,
                 res.tree,

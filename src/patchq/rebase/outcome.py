@@ -120,7 +120,7 @@ class RebaseOutcome:
                 self.where,
                 "check the files (edit them if need be), then `patchq rebase --continue`; "
                 "or --skip (drops the patch), --abort"
-                + "".join(f"; {x}" for x in [accept_hint([m for _, m in proposed], c.rewritten)] if x),
+                + accept_hint([m for _, m in proposed], c.rewritten),
             )
         files = sorted({h.file for h in bad})
         drift = list(dict.fromkeys(x for h in bad for x in h.drift))
@@ -160,11 +160,11 @@ def proposal_line(h: HunkOutcome, method: str, subjects: dict[str, str] | None =
 
 
 def accept_hint(methods: list[str], rewritten: bool) -> str:
-    """How to take such a stop without stopping next time: the methods to name."""
+    """How to take such a stop without stopping next time ("; …"), or "" where none does."""
     names = list(dict.fromkeys(methods))
     if not names:
-        return ""
-    return f"`--accept {','.join(names)}` takes such proposals without a stop"
+        return "; `--accept rewritten` takes such a patch without a stop" if rewritten else ""
+    return f"; `--accept {','.join(names)}` takes such proposals without a stop"
 
 
 def rewritten_note(c: PatchCheck, subjects: dict[str, str]) -> str:

@@ -280,7 +280,7 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
             author, message = identity(entry.name, patch, when, tz, g.user_identity())
             parent = commits[-1] if commits else stack.base
             commits.append(g.commit_object(res.tree, [parent], message, author, author))
-            accepted = tiers.accepted(res.hunks, repo.config.accept)
+            accepted = tiers.taken(res.hunks, res.rewritten, repo.config.accept)
             done.append(
                 _done(entry.name, res, outcome if k >= first else UNCHANGED, commits[-1], accepted)
             )

@@ -51,7 +51,7 @@ from patchq.core.status import (
     drift_of,
     outcome,
 )
-from patchq.core.tiers import PARTLY, accepted, proposal, proposals
+from patchq.core.tiers import PARTLY, proposal, proposals, taken
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo
 from patchq.rebase.drift import Drifted, drifted_sections
@@ -174,7 +174,7 @@ def for_review(p: PatchCheck, accept: Sequence[str] = ()) -> bool:
     `rebase`, `check`, `sink` and `float` share."""
     if proposals(p.hunks, accept):
         return True
-    return p.rewritten and not accepted(p.hunks, accept)
+    return p.rewritten and not taken(p.hunks, p.rewritten, accept)
 
 
 def lock_outcome(p: PatchCheck) -> str:

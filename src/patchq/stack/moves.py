@@ -153,14 +153,15 @@ def review_error(r: Laddered) -> ConflictError:
             "(upstream, or by the patches below it)"
         )
     n = len(r.proposals)
+    names = ",".join(dict.fromkeys(m for _, _, _, m, _ in r.proposals)) or "rewritten"
     return ConflictError(
         f"{r.name} stops for review: "
         + (f"{plural(n, 'proposed hunk')} applied in the working tree (no markers): " if n else "")
         + "; ".join(parts),
         r.display,
         "check the files (edit them if need be), then `patchq push --continue` takes them "
-        "and pushes on; or `patchq push --abort` puts everything back; `--accept METHOD` "
-        "takes such proposals without a stop",
+        f"and pushes on; or `patchq push --abort` puts everything back; `--accept {names}` "
+        + ("takes such proposals without a stop" if n else "takes such a patch without a stop"),
     )
 
 

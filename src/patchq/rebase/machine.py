@@ -32,6 +32,7 @@ from patchq.rebase.drift import Change, histories_later
 from patchq.rebase.finish import executed, finish
 from patchq.rebase.keep import release_rebase_objects
 from patchq.rebase.outcome import AbortOutcome, RebaseOutcome
+from patchq.rebase.reorder import shifted_under
 from patchq.rebase.replay import (
     SERIES_SO_FAR,
     Replay,
@@ -235,6 +236,9 @@ def _run(
                 where=repo.display(res.name),
                 reorder=None if st.reorder is None else (st.reorder.verb, st.reorder.name),
                 accept=st.accept,
+                shifted=""
+                if st.reorder is None
+                else shifted_under(repo, res, st.reorder.order, st.entries),
             )
         outcome = lock_outcome(res)
         commit = None

@@ -64,6 +64,8 @@ class RebaseOutcome:
     patch_root: str = ""
     # The proposed methods taken without a stop (core.tiers): what a stop still names.
     accept: tuple[str, ...] = ()
+    # A stopped reorder: what moved under the stopped patch (reorder.shifted_under).
+    shifted: str = ""
 
     @property
     def exec_failed(self) -> ExecRun | None:
@@ -95,7 +97,7 @@ class RebaseOutcome:
         if c is None:
             return accepted_error(self.records)
         if self.reorder is not None:
-            return stop_error(*self.reorder, c, self.where, self.accept)
+            return stop_error(*self.reorder, c, self.where, self.accept, shifted=self.shifted)
         # A hunk upstream holds inside a patch it does not hold whole is a proposal (its
         # status says conflict, but nothing is marked): named as one, not as a conflict.
         bad = [

@@ -44,7 +44,7 @@ from patchq.stack.context import Context
 from patchq.stack.refresh import refreshed_files
 from patchq.stack.relock import reapplied
 from patchq.stack.targets import active_entries
-from patchq.store.patchrepo import LOCK, PATCHES, SERIES
+from patchq.store.patchrepo import LOCK, PATCHES, SERIES, PatchRepo
 from patchq.store.stack import load
 from patchq.store.statedir import run_lock
 
@@ -67,6 +67,9 @@ class ReorderOutcome:
     place: Place | None = None  # where it was asked to go
     # The patches replayed with proposals `accept` in patchq.toml took (DESIGN §4.1).
     taken: tuple[DonePatch, ...] = ()
+    # What moved under the stopped patch, for a stop whose every changed line reads
+    # differently in the new order (`shifted_under`).
+    shifted: str = ""
 
     @property
     def problem(self) -> ConflictError | AcceptedError | None:
@@ -74,7 +77,7 @@ class ReorderOutcome:
         finished move took (done, to review); None when the move is done."""
         if self.stopped is None:
             return accepted_error(self.taken)
-        return stop_error(self.verb, self.name, self.stopped, self.where)
+        return stop_error(self.verb, self.name, self.stopped, self.where, shifted=self.shifted)
 
     @property
     def exit_code(self) -> int:
@@ -85,9 +88,16 @@ class ReorderOutcome:
 
 
 def stop_error(
-    verb: str, name: str, c: PatchCheck, where: str, accept: tuple[str, ...] = ()
+    verb: str,
+    name: str,
+    c: PatchCheck,
+    where: str,
+    accept: tuple[str, ...] = (),
+    *,
+    shifted: str = "",
 ) -> ConflictError:
-    """A reorder stopped at patch `c`: what conflicts, and the way on."""
+    """A reorder stopped at patch `c`: what conflicts, and the way on (`shifted`: what
+    moved under it, `shifted_under`)."""
     bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING) and not tiers.proposal(h, c.hunks)]
     files = sorted({h.file for h in bad})
     proposed = tiers.proposals(c.hunks, accept)
@@ -101,11 +111,7 @@ def stop_error(
                     + (f" ({tiers.evidence(h, m)})" if tiers.evidence(h, m) else "")
                     for h, m in proposed
                 ),
-                *(
-                    ["the patches it now sits on changed every line it changes"]
-                    if c.rewritten
-                    else []
-                ),
+                *([shifted or "every line it changes reads differently"] if c.rewritten else []),
             ]
         )
     else:
@@ -115,6 +121,31 @@ def stop_error(
         where,
         "edit the files to resolve, then `patchq rebase --continue` "
         f"(--skip drops {c.name}, --abort undoes the {verb})",
+    )
+
+
+def shifted_under(repo: PatchRepo, c: PatchCheck, old: Sequence[str], new: Sequence[str]) -> str:
+    """What a reorder changed under patch `c` whose every changed line reads differently
+    in the new order (`old` and `new`: the active patches in either order): the patches
+    touching its files that it no longer sits on, and those it now sits on."""
+    if not c.rewritten or c.name not in old or c.name not in new:
+        return ""
+    files = {h.file for h in c.hunks if h.status != UPSTREAMED}
+    was, now = old[: old.index(c.name)], new[: new.index(c.name)]
+
+    def touching(names: Sequence[str]) -> str:
+        hit = [n for n in names if files & set(load_patch(repo, stack_ops.entry(repo, n))[1].paths)]
+        return " and ".join(filter(None, (", ".join(hit[:-1]), hit[-1] if hit else "")))
+
+    gone = touching([n for n in was if n not in now])
+    came = touching([n for n in now if n not in was])
+    said = [
+        *([f"{came} now below it"] if came else []),
+        *([f"{gone} no longer below it"] if gone else []),
+    ]
+    return (
+        f"every line it changes reads differently in the new order ({', '.join(sorted(files))})"
+        + (": " + "; ".join(said) if said else "")
     )
 
 
@@ -387,7 +418,15 @@ def _stop(
     )
     show_conflict(ctx, st, res.name, res.conflict_tree)
     return ReorderOutcome(
-        name, verb, True, (), stack, stopped=res, where=repo.display(res.name), place=place
+        name,
+        verb,
+        True,
+        (),
+        stack,
+        stopped=res,
+        where=repo.display(res.name),
+        place=place,
+        shifted=shifted_under(repo, res, [e.name or "" for e in old], st.entries),
     )
 
 

@@ -35,6 +35,7 @@ from patchq.rebase.outcome import AbortOutcome, RebaseOutcome
 from patchq.rebase.reorder import shifted_under
 from patchq.rebase.replay import (
     SERIES_SO_FAR,
+    PatchCheck,
     Replay,
     for_review,
     lock_outcome,
@@ -53,7 +54,7 @@ from patchq.stack.moves import refuse_at_push_stop
 from patchq.stack.targets import branch_name, default_onto, old_base
 from patchq.store import rebasestate
 from patchq.store.files import inside
-from patchq.store.patchrepo import resolution_path
+from patchq.store.patchrepo import PatchRepo, resolution_path
 from patchq.store.stack import load
 from patchq.store.statedir import (
     crashpoint,
@@ -236,9 +237,7 @@ def _run(
                 where=repo.display(res.name),
                 reorder=None if st.reorder is None else (st.reorder.verb, st.reorder.name),
                 accept=st.accept,
-                shifted=""
-                if st.reorder is None
-                else shifted_under(repo, res, st.reorder.order, st.entries),
+                shifted=_shifted(repo, res, st),
             )
         outcome = lock_outcome(res)
         commit = None
@@ -267,6 +266,11 @@ def _run(
         )
     w.flush()
     return finish(ctx, st, announce, expect)
+
+
+def _shifted(repo: PatchRepo, res: PatchCheck, st: RebaseState) -> str:
+    """A stopped reorder: what moved under the stopped patch (reorder.shifted_under)."""
+    return "" if st.reorder is None else shifted_under(repo, res, st.reorder.order, st.entries)
 
 
 def _refuse_moved_target(ctx: Context, st: RebaseState) -> None:

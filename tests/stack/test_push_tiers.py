@@ -379,3 +379,22 @@ def test_refresh_below_a_push_stop_is_refused_with_the_way_on(
     r = patchq("refresh", "o.patch")
     assert r.code == 0, r.err
     assert (queue.path / "patches/o.patch").read_text() == OTHER
+
+
+def test_status_names_an_accepted_placement_its_file_does_not_hold_yet(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # After `push --merge --accept word` the commit holds the word merge and the file
+    # still the old hunk: status says so, and what writes it, until `refresh` does.
+    word_setup(upstream, queue, patchq, tmp_path)
+    assert patchq("push", "-a", "--merge", "--accept", "word").code == 1
+    said = (
+        "p.patch: its commit holds an accepted proposal (word) that push --merge made and "
+        "its file does not yet: `patchq refresh p.patch` writes it"
+    )
+    assert said in patchq("status").out
+    doc = json.loads(patchq("status", "--json").out)
+    assert doc["unwritten"] == [{"patch": "p.patch", "methods": ["word"], "accepted": ["word"]}]
+    assert patchq("refresh", "p.patch").code == 0
+    assert "its commit holds" not in patchq("status").out
+    assert json.loads(patchq("status", "--json").out)["unwritten"] == []

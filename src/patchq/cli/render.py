@@ -713,6 +713,10 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                         "files": list(st.stop.files),
                         "target": st.stop.target,
                     },
+                    "unwritten": [
+                        {"patch": name, "methods": list(p.methods), "accepted": list(p.accepted)}
+                        for name, p in st.unwritten
+                    ],
                 }
             ),
         )
@@ -749,6 +753,18 @@ def status(st: Status, as_json: bool = False) -> Rendered:
         lines += exec_lines(failed[:5], err=False)
     for name, x in st.placed:
         lines.append(data(f"{name}: {placement_text(x)}"))
+    for name, p in st.unwritten:
+        what = (
+            f"an accepted proposal ({', '.join(p.accepted)})"
+            if p.accepted
+            else f"a placement ({', '.join(dict.fromkeys(p.methods))})"
+        )
+        lines.append(
+            data(
+                f"{name}: its commit holds {what} that push --merge made and its file does "
+                f"not yet: `patchq refresh {name}` writes it"
+            )
+        )
     for name, lock, commit in st.changed:
         sides = " and ".join(w for w, d in (("series.lock", lock), ("its commit", commit)) if d)
         hint = (

@@ -620,15 +620,15 @@ def test_a_reorder_that_took_accepted_proposals_exits_1_and_records_them(
 def test_a_reorder_stop_names_what_moved_under_the_patch_not_a_false_claim(
     upstream: Upstream, queue: Queue, patchq: Runner
 ) -> None:
-    # p4 edits the line p1 and p2 made. Sunk, it sits on none of them: its lines read
-    # differently because p1 and p2 are no longer below it, not because the patches it
-    # now sits on changed them (it sits on none).
+    # p4 edits the line p2 wrote (over p1's). Sunk, it sits on none of them: its line
+    # reads differently because p2, which wrote it, is no longer below it — not because
+    # the patches it now sits on changed it (it sits on none).
     chain(upstream, queue, patchq)
     r = patchq("sink", "p4.patch")
     assert r.code == 3, r.err
     assert (
         "every line it changes reads differently in the new order (a.txt): "
-        "p1.patch and p2.patch no longer below it"
+        "p2.patch no longer below it)"
     ) in r.err
     assert "now sits on changed" not in r.err and "p3.patch" not in r.err
     assert patchq("rebase", "--abort").code == 0

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from patchq.core import tiers
 from patchq.core.errors import AcceptedError, BadInputError, ConflictError
 from patchq.core.lock import Lock, without_exec
+from patchq.core.patch import Patch
 from patchq.core.records import DonePatch, PatchOutcome, RebaseState, Reorder, Stack
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, GONE, MISSING, UNCHANGED, UPSTREAMED
@@ -127,18 +128,21 @@ def stop_error(
 def shifted_under(repo: PatchRepo, c: PatchCheck, old: Sequence[str], new: Sequence[str]) -> str:
     """What a reorder changed under patch `c` whose every changed line reads differently
     in the new order (`old` and `new`: the active patches in either order): the patches
-    touching its files that it no longer sits on, and those it now sits on."""
+    it no longer sits on that wrote a line it removes, and those it now sits on that
+    change one (where none does by content, those touching its files)."""
     if not c.rewritten or c.name not in old or c.name not in new:
         return ""
     files = {h.file for h in c.hunks if h.status != UPSTREAMED}
     was, now = old[: old.index(c.name)], new[: new.index(c.name)]
+    removed = _lines(repo, c.name, "-", files)
 
-    def touching(names: Sequence[str]) -> str:
-        hit = [n for n in names if files & set(load_patch(repo, stack_ops.entry(repo, n))[1].paths)]
+    def named(names: list[str], tag: str) -> str:
+        hit = [n for n in names if removed & _lines(repo, n, tag, files)]
+        hit = hit or [n for n in names if files & set(_patch(repo, n).paths)]
         return " and ".join(filter(None, (", ".join(hit[:-1]), hit[-1] if hit else "")))
 
-    gone = touching([n for n in was if n not in now])
-    came = touching([n for n in now if n not in was])
+    came = named([n for n in now if n not in was], "-")
+    gone = named([n for n in was if n not in now], "+")
     said = [
         *([f"{came} now below it"] if came else []),
         *([f"{gone} no longer below it"] if gone else []),
@@ -147,6 +151,23 @@ def shifted_under(repo: PatchRepo, c: PatchCheck, old: Sequence[str], new: Seque
         f"every line it changes reads differently in the new order ({', '.join(sorted(files))})"
         + (": " + "; ".join(said) if said else "")
     )
+
+
+def _patch(repo: PatchRepo, name: str) -> Patch:
+    return load_patch(repo, stack_ops.entry(repo, name))[1]
+
+
+def _lines(repo: PatchRepo, name: str, tag: str, files: set[str]) -> set[bytes]:
+    """The lines patch `name` removes (`tag` "-") or adds ("+") in `files`, blank ones
+    aside."""
+    return {
+        x.strip()
+        for sec in _patch(repo, name).sections
+        if sec.path in files
+        for h in sec.hunks
+        for t, x in h.lines
+        if t == tag and x.strip()
+    }
 
 
 def accepted_error(records: tuple[DonePatch, ...]) -> AcceptedError | None:

@@ -43,4 +43,4 @@ def test_measured_counts_are_consistent_and_shown_as_measured() -> None:
 
 def test_only_proposed_methods_can_be_accepted() -> None:
     proposed = {m for m, t in tiers_table.TIERS.items() if t == tiers_table.PROPOSED}
-    assert set(tiers_table.ACCEPTABLE) == {*proposed, Method.UPSTREAMED}
+    assert set(tiers_table.ACCEPTABLE) == {*proposed, Method.UPSTREAMED, tiers_table.REWRITTEN}

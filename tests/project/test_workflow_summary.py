@@ -17,6 +17,8 @@ import pytest
 from patchq.core import tiers
 
 from ..conftest import Queue, Result, Upstream
+from ..rebase.test_check_rebase import advance, make_patch, pin, sub
+from ..rebase.test_fixed_upstream import LINES
 from ..rebase.test_tiers import cli, word_case
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,4 +48,26 @@ def test_the_summary_names_method_precision_evidence_and_upstream_commits(
         f"- `p.patch` f.txt:2 (hunk #1): **word**, precision {right} right of {uses} uses"
         " — the 3-way merge conflicted; the change was merged word by word"
         f"; fixed differently upstream? upstream changed every line it changes ({fix[:12]})\n"
+    )
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+def test_the_summary_names_a_patch_taken_as_rewritten_with_no_hunk_proposed(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result], tmp_path: Path
+) -> None:
+    # git's merge places the patch, but upstream changed its lines: `--accept all` takes
+    # it as `rewritten` (no hunk is a proposal), and the merge request must still name it.
+    upstream.write("f.c", LINES)
+    base = upstream.commit("base")
+    mine = sub(sub(LINES, "line 5\n", "LINE 5\n"), "line 8\n", "LINE 8\n")
+    pin(upstream, queue, patchq, [("p.patch", make_patch(upstream, "", {"f.c": mine}))], base)
+    fix = advance(upstream, "capital five", {"f.c": sub(LINES, "line 5\n", "LINE 5\n")})
+    r = cli(queue, "check", "--onto", "main", "--accept", "all", "--json")
+    assert r.code == 1, r.err
+    done = subprocess.run(
+        ["jq", "-r", summary_program()], input=r.out.encode(), capture_output=True, check=True
+    )
+    assert done.stdout.decode() == (
+        "- `p.patch`: **rewritten**, merged as it is — fixed differently upstream? upstream "
+        f"changed every line it changes ({fix[:12]})\n"
     )

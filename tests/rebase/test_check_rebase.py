@@ -644,7 +644,13 @@ def test_a_partly_upstreamed_patch_keeps_only_the_rest(
     ]
     r = patchq("rebase", "--onto", "main")
     assert r.code == 3, r.err
-    assert "f.txt hunk #1: already upstream, but the rest of its patch is not" in r.out + r.err
+    # Named as the proposal it is (no markers in the tree): not as a conflict.
+    assert "two.patch stops for review: 1 proposed hunk applied" in r.err
+    assert (
+        "f.txt:5 (hunk #1) by upstreamed (upstream already holds this hunk, but not the rest "
+        f"of its patch; upstream: {took[:12]} take the first fix)"
+    ) in r.err
+    assert "conflict" not in r.err
     assert upstream.read("f.txt") == both.encode()
     r = patchq("rebase", "--continue")
     assert r.code == 0, r.err

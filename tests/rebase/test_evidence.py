@@ -364,7 +364,10 @@ def test_a_block_moved_to_another_file_unchanged_is_applied_there(
     r = patchq("rebase", "--onto", "main")
     assert r.code == 3, r.err
     assert "rtrim.patch stops for review" in r.err
-    assert "src/strutil.c:7 (hunk #1) by moved (its block moved to src/strutil.c:7)" in r.err
+    assert (
+        "src/strutil.c:7 (hunk #1) by moved (its block moved to src/strutil.c:7; upstream: "
+        in r.err
+    )
     assert b"s[n - 1] == '\\t'" in upstream.read("src/strutil.c")
     assert b"<<<<<<<" not in upstream.read("src/strutil.c")
     status = json.loads(patchq("status", "--json").out)

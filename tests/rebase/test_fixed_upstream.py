@@ -136,3 +136,66 @@ def test_a_fuzz_pinned_patch_names_the_commit_that_changed_its_lines(
     assert r.code == 3, r.err
     assert f"(upstream: {mine[:12]} edit 41)" in r.err
     assert near_stated[:12] not in r.err
+
+
+def test_accept_takes_a_plain_merge_fixed_differently_upstream_and_records_it(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    """A patch whose one hunk git's merge places cleanly, though upstream made one of its
+    two changes and so changed its lines: "fixed differently upstream", a proposal of
+    the whole patch (DESIGN §4.1). Without --accept it stops for review naming the way
+    to take it; `--accept all` (or `rewritten`) takes it, exits 1, and the lock records
+    it as accepted, as for any proposal."""
+    upstream.write("f.c", LINES)
+    base = upstream.commit("base")
+    mine = sub(sub(LINES, "line 5\n", "LINE 5\n"), "line 8\n", "LINE 8\n")
+    pin(upstream, queue, patchq, [("p.patch", make_patch(upstream, "", {"f.c": mine}))], base)
+    fix = advance(upstream, "capital five", {"f.c": sub(LINES, "line 5\n", "LINE 5\n")})
+    r = cli(queue, "rebase", "--onto", "main")
+    assert r.code == 3, r.err
+    assert "p.patch stops for review: its merge is applied in the working tree" in r.err
+    assert f"({fix[:12]} capital five)" in r.err
+    assert "`--accept rewritten` takes such a patch without a stop" in r.err
+    st = cli(queue, "status").out
+    assert "stopped at: p.patch (for review: its merge applied, no markers)" in st, st
+    assert "conflict" not in st
+    assert cli(queue, "rebase", "--abort").code == 0
+    assert cli(queue, "check", "--onto", "main").code == 3
+    assert cli(queue, "check", "--onto", "main", "--accept", "all").code == 1
+    r = cli(queue, "rebase", "--onto", "main", "--accept", "all")
+    assert r.code == 1, r.err
+    assert "1 accepted proposal to review: p.patch (rewritten)" in r.err
+    (rec,) = json.loads(queue.lock())["patches"]
+    assert (rec["rebase"], rec["methods"], rec["accepted"]) == ("merged", ["merge"], ["rewritten"])
+    assert upstream.read("f.c").decode() == mine
+
+
+def test_a_fuzz_pinned_hunk_upstream_rewrote_to_hold_its_change_is_upstreamed(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    """The content test of a hunk upstream holds looks where the pinned series placed
+    it (`apply --fuzz`), not at its stale stated line 3: upstream rewrote the block at
+    line 41 and made the change, so the patch is upstreamed, no stop."""
+    text = _fuzz_pinned(upstream, queue, patchq)
+    made = sub(sub(text, "line 40\n", "line forty\n"), "line 41\n", "LINE 41\n")
+    advance(upstream, "rewrite forty-one", {"f.txt": made})
+    r = cli(queue, "rebase", "--onto", "main")
+    assert r.code == 0, r.err
+    assert "upstreamed p.patch" in r.err
+    assert upstream.read("f.txt").decode() == made
+
+
+def test_a_fuzz_pinned_hunk_is_not_said_moved_to_a_look_alike_elsewhere(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    """The moved-block search skips a hunk whose block is still where the pinned series
+    placed it (`apply --fuzz`, line 41): upstream rewrote its line in place and added a
+    look-alike of the block in another file, which is not where the block went."""
+    text = _fuzz_pinned(upstream, queue, patchq)
+    copy = "".join(f"line {i}\n" for i in range(39, 45))
+    edits = {"f.txt": sub(text, "line 41\n", "something else entirely\n"), "g.txt": "x\n" + copy}
+    advance(upstream, "rewrite forty-one; a copy", edits)
+    r = cli(queue, "rebase", "--onto", "main")
+    assert r.code == 3, r.err
+    assert "conflict in f.txt" in r.err and "fixed differently upstream" in r.err
+    assert "moved to g.txt" not in r.err

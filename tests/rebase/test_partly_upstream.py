@@ -144,7 +144,8 @@ def test_a_patch_upstream_took_one_hunk_of_stops_with_that_hunk_named(
     assert "alone" not in text.out
     r = run_patchq("--dir", d, "rebase", "--onto", "main")
     assert r.code == 3, (r.out, r.err)
-    assert "f.txt hunk #1: already upstream, but the rest of its patch is not" in r.out + r.err
+    assert "f.txt:5 (hunk #1) by upstreamed (upstream already holds this hunk" in r.err
+    assert "conflict" not in r.err
     # The rest of the patch is applied in the tree, no markers: the proposal to review.
     assert upstream.read("f.txt").decode() == sub(
         sub(BASE, "line 5\n", "LINE 5\n"), "line 30\n", "LINE 30\n"
@@ -171,3 +172,29 @@ def test_a_patch_upstream_took_whole_is_still_upstreamed(
     r = run_patchq("--dir", str(queue.path), "rebase", "--onto", "main")
     assert r.code == 0, (r.out, r.err)
     assert [x["rebase"] for x in json.loads(queue.lock())["patches"]] == ["upstreamed"]
+
+
+def test_a_conflict_beside_a_hunk_upstream_holds_names_that_hunk_once_as_a_proposal(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # Upstream made the patch's first change and changed the second one's line its own
+    # way: the stop is a conflict in f.txt for the second hunk, and names the first as
+    # the `upstreamed` proposal it is — once, not also as a conflict note.
+    upstream.write("f.txt", BASE)
+    base = upstream.commit("base")
+    ours = sub(sub(BASE, "line 5\n", "LINE 5\n"), "line 30\n", "LINE 30\n")
+    pin(
+        upstream,
+        queue,
+        patchq,
+        [("p.patch", make_patch(upstream, "Two\n\n", {"f.txt": ours}))],
+        base,
+    )
+    theirs = sub(sub(BASE, "line 5\n", "LINE 5\n"), "line 30\n", "line thirty\n")
+    advance(upstream, "take one, change the other", {"f.txt": theirs})
+    r = run_patchq("--dir", str(queue.path), "rebase", "--onto", "main")
+    assert r.code == 3, r.err
+    assert "p.patch does not apply to" in r.err and "conflict in f.txt" in r.err
+    assert "; proposed: f.txt:5 (hunk #1) by upstreamed (upstream already holds" in r.err
+    assert "f.txt hunk #1: already upstream" not in r.err
+    assert r.err.count("hunk #1") == 1

@@ -615,3 +615,31 @@ def test_a_reorder_that_took_accepted_proposals_exits_1_and_records_them(
     recs = {p["name"]: p for p in json.loads(queue.lock())["patches"]}
     assert (recs["pb.patch"]["methods"], recs["pb.patch"]["accepted"]) == (["word"], ["word"])
     assert patchq("verify").code == 0
+
+
+def test_a_reorder_stop_names_what_moved_under_the_patch_not_a_false_claim(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    # p4 edits the line p2 wrote (over p1's). Sunk, it sits on none of them: its line
+    # reads differently because p2, which wrote it, is no longer below it — not because
+    # the patches it now sits on changed it (it sits on none).
+    chain(upstream, queue, patchq)
+    r = patchq("sink", "p4.patch")
+    assert r.code == 3, r.err
+    assert (
+        "every line it changes reads differently in the new order (a.txt): "
+        "p2.patch no longer below it)"
+    ) in r.err
+    assert "now sits on changed" not in r.err and "p3.patch" not in r.err
+    assert patchq("rebase", "--abort").code == 0
+    # Floated, p1 leaves p2 and p4 without the line they were made on (each a stop,
+    # the one after the other through `rebase --continue`).
+    r = patchq("float", "p1.patch")
+    assert r.code == 3, r.err
+    assert "p2.patch does not apply in the new order" in r.err
+    assert "(a.txt): p1.patch no longer below it" in r.err
+    r = patchq("rebase", "--continue")
+    assert r.code == 3, r.err
+    assert "p4.patch does not apply in the new order" in r.err
+    assert "(a.txt): p1.patch no longer below it" in r.err, r.err
+    assert patchq("rebase", "--abort").code == 0

@@ -25,7 +25,7 @@ CALLS = "setup(\n  add_flags(-O2 -g)\n  run(ctx, old_name)\n)\n" + "".join(
 MINE = sub(CALLS, "-O2 -g", "-O3 -g")
 THEIRS = sub(CALLS, "-O2 -g)", "-O2 -g -fPIC)")
 MERGED = sub(CALLS, "-O2 -g)", "-O3 -g -fPIC)")
-VALID = "fuzz, zealous, word, anchored, moved, delete-wins, upstreamed, all"
+VALID = "fuzz, zealous, word, anchored, moved, delete-wins, upstreamed, rewritten, all"
 
 
 def word_case(upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> str:

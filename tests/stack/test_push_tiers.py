@@ -335,3 +335,66 @@ def test_a_patch_upstream_holds_part_of_stops_push_merge_as_it_stops_rebase(
     assert patchq("refresh").code == 0
     text = (queue.path / "patches/p.patch").read_text()
     assert "+LINE 30" in text and "+LINE 5" not in text
+
+
+def test_a_rebase_or_apply_waits_for_a_push_stop_and_names_its_ways_out(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # The working tree holds the stopped push's proposal: a rebase is refused as at an
+    # operation in progress (exit 5), saying which push stopped and what settles it,
+    # not "the target has changes patchq did not make"; nothing changed.
+    word_setup(upstream, queue, patchq, tmp_path)
+    assert patchq("push", "-a", "--merge").code == 3
+    before = snapshot(upstream, queue)
+    for args in (("rebase", "--onto", "HEAD~1"), ("apply", "--onto", "HEAD~1")):
+        r = patchq(*args)
+        assert r.code == 5, r.err
+        assert r.err.count("\n") == 1, r.err
+        assert "a push --merge stopped at p.patch (its proposals are in the working tree)" in r.err
+        assert "`patchq push --continue`" in r.err and "`patchq push --abort`" in r.err
+        assert "did not make" not in r.err
+        assert snapshot(upstream, queue) == before
+    # Settled, the rebase runs (and stops at p.patch as a rebase does).
+    assert patchq("push", "--abort").code == 0
+    r = patchq("rebase", "--onto", "HEAD~1")
+    assert r.code == 3 and "p.patch stops for review" in r.err, r.err
+
+
+def test_refresh_below_a_push_stop_is_refused_with_the_way_on(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # Refreshing o.patch would carry the stopped patch's proposal down into it: refused
+    # in one line naming what to run (exit 5), nothing changed; the stop's own refresh
+    # still works, and then o.patch refreshes.
+    word_setup(upstream, queue, patchq, tmp_path)
+    assert patchq("push", "-a", "--merge").code == 3
+    before = snapshot(upstream, queue)
+    r = patchq("refresh", "o.patch")
+    assert r.code == 5, r.err
+    assert r.err.count("\n") == 1, r.err
+    assert "a push --merge stopped at p.patch" in r.err
+    assert "`patchq push --continue` (or `patchq refresh` of p.patch)" in r.err
+    assert snapshot(upstream, queue) == before
+    assert patchq("refresh", "p.patch").code == 0
+    r = patchq("refresh", "o.patch")
+    assert r.code == 0, r.err
+    assert (queue.path / "patches/o.patch").read_text() == OTHER
+
+
+def test_status_names_an_accepted_placement_its_file_does_not_hold_yet(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # After `push --merge --accept word` the commit holds the word merge and the file
+    # still the old hunk: status says so, and what writes it, until `refresh` does.
+    word_setup(upstream, queue, patchq, tmp_path)
+    assert patchq("push", "-a", "--merge", "--accept", "word").code == 1
+    said = (
+        "p.patch: its commit holds an accepted proposal (word) that push --merge made and "
+        "its file does not yet: `patchq refresh p.patch` writes it"
+    )
+    assert said in patchq("status").out
+    doc = json.loads(patchq("status", "--json").out)
+    assert doc["unwritten"] == [{"patch": "p.patch", "methods": ["word"], "accepted": ["word"]}]
+    assert patchq("refresh", "p.patch").code == 0
+    assert "its commit holds" not in patchq("status").out
+    assert json.loads(patchq("status", "--json").out)["unwritten"] == []

@@ -97,7 +97,8 @@ _ACCEPT = click.option(
     multiple=True,
     metavar="METHOD[,METHOD...]|all",
     help="Take these proposed methods without a stop (recorded, exit 1; docs/trust.md): "
-    "fuzz, zealous, word, anchored, moved, delete-wins, upstreamed, or all. Adds to "
+    "fuzz, zealous, word, anchored, moved, delete-wins, upstreamed, rewritten (a patch "
+    "fixed differently upstream), or all. Adds to "
     "`accept` in patchq.toml.",
 )
 

@@ -347,11 +347,13 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
     ]
     if v.replayed:
         lines.append(data(f"replayed: {counts}; last {v.replayed[-1][0]}"))
-    if v.stopped and (v.files or not v.proposals):
+    if v.stopped and (v.files or not (v.proposals or v.rewritten)):
         files = ", ".join(v.files) or "its files"
         lines.append(data(f"stopped at: {v.stopped} (conflict in {files})"))
-    elif v.stopped:
+    elif v.stopped and v.proposals:
         lines.append(data(f"stopped at: {v.stopped} (for review: proposals applied, no markers)"))
+    elif v.stopped:
+        lines.append(data(f"stopped at: {v.stopped} (for review: its merge applied, no markers)"))
     lines += _proposal_lines(v.proposals)
     if v.rewritten is not None and v.reorder is not None:
         lines.append(data("every line it changes reads differently in the new order"))
@@ -711,6 +713,10 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                         "files": list(st.stop.files),
                         "target": st.stop.target,
                     },
+                    "unwritten": [
+                        {"patch": name, "methods": list(p.methods), "accepted": list(p.accepted)}
+                        for name, p in st.unwritten
+                    ],
                 }
             ),
         )
@@ -747,6 +753,18 @@ def status(st: Status, as_json: bool = False) -> Rendered:
         lines += exec_lines(failed[:5], err=False)
     for name, x in st.placed:
         lines.append(data(f"{name}: {placement_text(x)}"))
+    for name, p in st.unwritten:
+        what = (
+            f"an accepted proposal ({', '.join(p.accepted)})"
+            if p.accepted
+            else f"a placement ({', '.join(dict.fromkeys(p.methods))})"
+        )
+        lines.append(
+            data(
+                f"{name}: its commit holds {what} that push --merge made and its file does "
+                f"not yet: `patchq refresh {name}` writes it"
+            )
+        )
     for name, lock, commit in st.changed:
         sides = " and ".join(w for w, d in (("series.lock", lock), ("its commit", commit)) if d)
         hint = (

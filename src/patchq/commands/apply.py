@@ -15,6 +15,7 @@ from patchq.core.progress import Progress
 from patchq.core.records import Stack
 from patchq.core.words import plural
 from patchq.stack import journal
+from patchq.stack import moves as stack_ops
 from patchq.stack.apply import (
     SeriesResult,
     apply_series,
@@ -55,6 +56,7 @@ def apply(
     repo, g = ctx.repo(), ctx.git()
     name = branch_name(ctx, branch)
     with run_lock(g.state_dir(), ctx.repo().root):
+        stack_ops.refuse_at_push_stop(ctx, "an apply")
         g.require_clean(ctx.own_paths())
         check_own_branch(g, name, repo.config.queue, force)
         base = choose_base(ctx, onto)

@@ -111,7 +111,7 @@ def _ladder(ctx: Context, fuzz: int | None, accept: tuple[str, ...]) -> Ladder:
                 (*tiers.place(h), h.index, m, tiers.evidence(h, m))
                 for h, m in tiers.proposals(res.hunks, accept)
             ),
-            tiers.accepted(res.hunks, accept),
+            tiers.taken(res.hunks, res.rewritten, accept),
             res.rewritten,
         )
 

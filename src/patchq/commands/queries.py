@@ -266,6 +266,9 @@ class Status:
     # Where a `push --merge` stopped with its patch's merge in the working tree: a
     # conflict, or proposals to review (DESIGN §4.1).
     stop: stack_ops.PushStop | None = None
+    # Applied patches whose commit holds a placement `push --merge`'s ladder made (an
+    # accepted proposal) that their file does not hold yet: what `refresh NAME` writes.
+    unwritten: tuple[tuple[str, stack_ops.Placement], ...] = ()
 
 
 def changed_files(ctx: Context, stack: Stack | None) -> tuple[tuple[str, bool, bool], ...]:
@@ -368,4 +371,5 @@ def status(ctx: Context) -> Status:
         lock_placements(ctx),
         changed_files(ctx, stack),
         stack_ops.pushed_stop(ctx, stack),
+        stack_ops.unwritten(ctx, stack),
     )

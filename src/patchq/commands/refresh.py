@@ -53,6 +53,14 @@ def refresh(ctx: Context, name: str | None, wins: str | None = None) -> RefreshO
         if name not in stack.applied:
             raise BadInputError(f"{name!r} is not applied", "series", "push it first")
         k = stack.applied.index(name)
+        if k < len(stack.applied) - 1:
+            # The tree holds the stopped push's merge of the top patch, not edits of this one.
+            stack_ops.refuse_at_push_stop(
+                ctx,
+                f"refreshing {name} below it",
+                f"`patchq push --continue` (or `patchq refresh` of {stack.applied[-1]}) "
+                "takes the tree into it first",
+            )
         head_tree = g.commit_info(stack.head)["tree"].decode()
         parent = stack.commit_below(k)
         parent_tree = g.commit_info(parent)["tree"].decode()

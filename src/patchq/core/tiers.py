@@ -72,11 +72,18 @@ def measured(method: str) -> dict[str, int] | None:
     return {"uses": uses, "right": right, "wrong": wrong}
 
 
+# A patch upstream changed the lines of in every hunk ("fixed differently upstream",
+# DESIGN §4.1) is never merged alone, whatever merged it: a proposal of the whole patch,
+# which `--accept rewritten` (or `all`) takes. Not a method: its hunks keep theirs.
+REWRITTEN = "rewritten"
+
 # What `--accept` and `accept = [...]` may name (besides `all`): every proposed method,
-# and `upstreamed` for a hunk upstream holds inside a patch it does not hold whole.
+# `upstreamed` for a hunk upstream holds inside a patch it does not hold whole, and
+# `rewritten` for a patch fixed differently upstream.
 ACCEPTABLE: tuple[str, ...] = (
     *(str(m) for m, t in TIERS.items() if t == PROPOSED),
     str(Method.UPSTREAMED),
+    REWRITTEN,
 )
 ALL = "all"
 
@@ -149,6 +156,14 @@ def accepted(hunks: Sequence[HunkOutcome], accept: Iterable[str]) -> tuple[str, 
     """The proposed methods `accept` took in a patch, each once, in order."""
     taken = set(accept)
     return tuple(dict.fromkeys(p for h in hunks if (p := proposal(h, hunks)) in taken and p))
+
+
+def taken(hunks: Sequence[HunkOutcome], rewritten: bool, accept: Iterable[str]) -> tuple[str, ...]:
+    """What `accept` took in a patch (recorded as `accepted`): its hunks' proposed methods
+    (`accepted`); where it has none, `rewritten` for a patch fixed differently upstream
+    when `accept` names it. A patch fixed differently upstream finishes only with one."""
+    got = accepted(hunks, accept)
+    return (REWRITTEN,) if not got and rewritten and REWRITTEN in set(accept) else got
 
 
 def recorded(hunks: Sequence[HunkOutcome]) -> tuple[str, ...]:

@@ -140,7 +140,9 @@ class DryRunOutcome:
         if any(o == CONFLICT for _, o in self.outcomes):
             return 3
         accept = self.report.accept
-        return 1 if any(tiers.accepted(p.hunks, accept) for p in self.report.patches) else 0
+        return (
+            1 if any(tiers.taken(p.hunks, p.rewritten, accept) for p in self.report.patches) else 0
+        )
 
 
 def dry_run(

@@ -32,8 +32,10 @@ from patchq.rebase.drift import Change, histories_later
 from patchq.rebase.finish import executed, finish
 from patchq.rebase.keep import release_rebase_objects
 from patchq.rebase.outcome import AbortOutcome, RebaseOutcome
+from patchq.rebase.reorder import shifted_under
 from patchq.rebase.replay import (
     SERIES_SO_FAR,
+    PatchCheck,
     Replay,
     for_review,
     lock_outcome,
@@ -48,10 +50,11 @@ from patchq.rebase.stop import (
 from patchq.stack import journal
 from patchq.stack.apply import ident_date, identity, load_patch, preimages
 from patchq.stack.context import Context
+from patchq.stack.moves import refuse_at_push_stop
 from patchq.stack.targets import branch_name, default_onto, old_base
 from patchq.store import rebasestate
 from patchq.store.files import inside
-from patchq.store.patchrepo import resolution_path
+from patchq.store.patchrepo import PatchRepo, resolution_path
 from patchq.store.stack import load
 from patchq.store.statedir import (
     crashpoint,
@@ -99,6 +102,7 @@ def start(
                 "`patchq rebase --continue`, `--skip` or `--abort`",
             )
         repo.check_writable()
+        refuse_at_push_stop(ctx, "a rebase")
         g.require_clean(ctx.own_paths())
         ref, onto_id = default_onto(ctx, g, onto)
         base, guards = old_base(ctx, g)
@@ -234,6 +238,7 @@ def _run(
                 where=repo.display(res.name),
                 reorder=None if st.reorder is None else (st.reorder.verb, st.reorder.name),
                 accept=st.accept,
+                shifted=_shifted(repo, res, st),
             )
         outcome = lock_outcome(res)
         commit = None
@@ -253,7 +258,7 @@ def _run(
                     None,
                     evidence(res),
                     res.hints,
-                    tiers.accepted(hunks, st.accept),
+                    tiers.taken(hunks, res.rewritten, st.accept),
                 ),
                 res.tree_before,
                 res.tree,
@@ -262,6 +267,11 @@ def _run(
         )
     w.flush()
     return finish(ctx, st, announce, expect)
+
+
+def _shifted(repo: PatchRepo, res: PatchCheck, st: RebaseState) -> str:
+    """A stopped reorder: what moved under the stopped patch (reorder.shifted_under)."""
+    return "" if st.reorder is None else shifted_under(repo, res, st.reorder.order, st.entries)
 
 
 def _refuse_moved_target(ctx: Context, st: RebaseState) -> None:

@@ -64,6 +64,8 @@ class RebaseOutcome:
     patch_root: str = ""
     # The proposed methods taken without a stop (core.tiers): what a stop still names.
     accept: tuple[str, ...] = ()
+    # A stopped reorder: what moved under the stopped patch (reorder.shifted_under).
+    shifted: str = ""
 
     @property
     def exec_failed(self) -> ExecRun | None:
@@ -95,16 +97,22 @@ class RebaseOutcome:
         if c is None:
             return accepted_error(self.records)
         if self.reorder is not None:
-            return stop_error(*self.reorder, c, self.where, self.accept)
-        bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
+            return stop_error(*self.reorder, c, self.where, self.accept, shifted=self.shifted)
+        # A hunk upstream holds inside a patch it does not hold whole is a proposal (its
+        # status says conflict, but nothing is marked): named as one, not as a conflict.
+        bad = [
+            h for h in c.hunks if h.status in (CONFLICT, MISSING) and not tiers.proposal(h, c.hunks)
+        ]
         proposed = [(h, m) for h, m in tiers.proposals(c.hunks, self.accept) if h not in bad]
-        fixed = [rewritten_note(c, self.subjects or {})] if c.rewritten else []
+        subjects = self.subjects or {}
+        fixed = [rewritten_note(c, subjects)] if c.rewritten else []
+        lines = [proposal_line(h, m, subjects) for h, m in proposed]
         if not bad:
             said = (
                 [
                     plural(len(proposed), "proposed hunk")
                     + " applied in the working tree (no markers): "
-                    + "; ".join(proposal_line(h, m) for h, m in proposed)
+                    + "; ".join(lines)
                 ]
                 if proposed
                 else ["its merge is applied in the working tree (no markers)"]
@@ -113,18 +121,19 @@ class RebaseOutcome:
                 f"{c.name} stops for review: " + "; ".join(said + fixed),
                 self.where,
                 "check the files (edit them if need be), then `patchq rebase --continue`; "
-                "or --skip (drops the patch), --abort; `--accept METHOD` takes such "
-                "proposals without a stop",
+                "or --skip (drops the patch), --abort"
+                + accept_hint([m for _, m in proposed], c.rewritten),
             )
         files = sorted({h.file for h in bad})
         drift = list(dict.fromkeys(x for h in bad for x in h.drift))
-        subjects = self.subjects or {}
         why = "; ".join(f"{x[:12]} {subjects.get(x, '')}".strip() for x in drift[:3])
+        # A proposed hunk's own note ("already upstream, but …") is its proposal line.
+        said_as_proposal = {f"{h.file} hunk #{h.index + 1}: {h.reason}" for h, _ in proposed}
         return ConflictError(
             f"{c.name} does not apply to {self.onto[:12]}: conflict in {', '.join(files)}"
             + (f" (upstream: {why})" if why else "")
-            + "".join(f"; {x}" for x in stop_notes(c, subjects))
-            + "".join(f"; proposed: {proposal_line(h, m)}" for h, m in proposed)
+            + "".join(f"; {x}" for x in stop_notes(c, subjects) if x not in said_as_proposal)
+            + "".join(f"; proposed: {x}" for x in lines)
             + "".join(f"; {x}" for x in fixed),
             self.where,
             "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)",
@@ -139,12 +148,25 @@ class RebaseOutcome:
         return 0 if problem is None else problem.exit_code
 
 
-def proposal_line(h: HunkOutcome, method: str) -> str:
-    """One proposed hunk for a person: where, by what, and why (core.tiers)."""
+def proposal_line(h: HunkOutcome, method: str, subjects: dict[str, str] | None = None) -> str:
+    """One proposed hunk for a person: where, by what, and why (core.tiers), with the
+    upstream commits that changed its lines where `subjects` names them."""
     file, line = tiers.place(h)
     where = f"{file}:{line}" if line else file
     why = tiers.evidence(h, method)
+    if subjects is not None and h.drift:
+        who = ", ".join(f"{x[:12]} {subjects.get(x, '')}".strip() for x in h.drift[:3])
+        more = f" and {len(h.drift) - 3} more" if len(h.drift) > 3 else ""
+        why = f"{why}; upstream: {who}{more}" if why else f"upstream: {who}{more}"
     return f"{where} (hunk #{h.index + 1}) by {method}" + (f" ({why})" if why else "")
+
+
+def accept_hint(methods: list[str], rewritten: bool) -> str:
+    """How to take such a stop without stopping next time ("; …"), or "" where none does."""
+    names = list(dict.fromkeys(methods))
+    if not names:
+        return "; `--accept rewritten` takes such a patch without a stop" if rewritten else ""
+    return f"; `--accept {','.join(names)}` takes such proposals without a stop"
 
 
 def rewritten_note(c: PatchCheck, subjects: dict[str, str]) -> str:

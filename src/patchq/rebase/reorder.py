@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from patchq.core import tiers
 from patchq.core.errors import AcceptedError, BadInputError, ConflictError
 from patchq.core.lock import Lock, without_exec
+from patchq.core.patch import Patch
 from patchq.core.records import DonePatch, PatchOutcome, RebaseState, Reorder, Stack
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, GONE, MISSING, UNCHANGED, UPSTREAMED
@@ -44,7 +45,7 @@ from patchq.stack.context import Context
 from patchq.stack.refresh import refreshed_files
 from patchq.stack.relock import reapplied
 from patchq.stack.targets import active_entries
-from patchq.store.patchrepo import LOCK, PATCHES, SERIES
+from patchq.store.patchrepo import LOCK, PATCHES, SERIES, PatchRepo
 from patchq.store.stack import load
 from patchq.store.statedir import run_lock
 
@@ -67,6 +68,9 @@ class ReorderOutcome:
     place: Place | None = None  # where it was asked to go
     # The patches replayed with proposals `accept` in patchq.toml took (DESIGN §4.1).
     taken: tuple[DonePatch, ...] = ()
+    # What moved under the stopped patch, for a stop whose every changed line reads
+    # differently in the new order (`shifted_under`).
+    shifted: str = ""
 
     @property
     def problem(self) -> ConflictError | AcceptedError | None:
@@ -74,7 +78,7 @@ class ReorderOutcome:
         finished move took (done, to review); None when the move is done."""
         if self.stopped is None:
             return accepted_error(self.taken)
-        return stop_error(self.verb, self.name, self.stopped, self.where)
+        return stop_error(self.verb, self.name, self.stopped, self.where, shifted=self.shifted)
 
     @property
     def exit_code(self) -> int:
@@ -85,10 +89,17 @@ class ReorderOutcome:
 
 
 def stop_error(
-    verb: str, name: str, c: PatchCheck, where: str, accept: tuple[str, ...] = ()
+    verb: str,
+    name: str,
+    c: PatchCheck,
+    where: str,
+    accept: tuple[str, ...] = (),
+    *,
+    shifted: str = "",
 ) -> ConflictError:
-    """A reorder stopped at patch `c`: what conflicts, and the way on."""
-    bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING)]
+    """A reorder stopped at patch `c`: what conflicts, and the way on (`shifted`: what
+    moved under it, `shifted_under`)."""
+    bad = [h for h in c.hunks if h.status in (CONFLICT, MISSING) and not tiers.proposal(h, c.hunks)]
     files = sorted({h.file for h in bad})
     proposed = tiers.proposals(c.hunks, accept)
     if files:
@@ -101,11 +112,7 @@ def stop_error(
                     + (f" ({tiers.evidence(h, m)})" if tiers.evidence(h, m) else "")
                     for h, m in proposed
                 ),
-                *(
-                    ["the patches it now sits on changed every line it changes"]
-                    if c.rewritten
-                    else []
-                ),
+                *([shifted or "every line it changes reads differently"] if c.rewritten else []),
             ]
         )
     else:
@@ -116,6 +123,51 @@ def stop_error(
         "edit the files to resolve, then `patchq rebase --continue` "
         f"(--skip drops {c.name}, --abort undoes the {verb})",
     )
+
+
+def shifted_under(repo: PatchRepo, c: PatchCheck, old: Sequence[str], new: Sequence[str]) -> str:
+    """What a reorder changed under patch `c` whose every changed line reads differently
+    in the new order (`old` and `new`: the active patches in either order): the patches
+    it no longer sits on that wrote a line it removes, and those it now sits on that
+    change one (where none does by content, those touching its files)."""
+    if not c.rewritten or c.name not in old or c.name not in new:
+        return ""
+    files = {h.file for h in c.hunks if h.status != UPSTREAMED}
+    was, now = old[: old.index(c.name)], new[: new.index(c.name)]
+    removed = _lines(repo, c.name, "-", files)
+
+    def named(names: list[str], tag: str) -> str:
+        hit = [n for n in names if removed & _lines(repo, n, tag, files)]
+        hit = hit or [n for n in names if files & set(_patch(repo, n).paths)]
+        return " and ".join(filter(None, (", ".join(hit[:-1]), hit[-1] if hit else "")))
+
+    came = named([n for n in now if n not in was], "-")
+    gone = named([n for n in was if n not in now], "+")
+    said = [
+        *([f"{came} now below it"] if came else []),
+        *([f"{gone} no longer below it"] if gone else []),
+    ]
+    return (
+        f"every line it changes reads differently in the new order ({', '.join(sorted(files))})"
+        + (": " + "; ".join(said) if said else "")
+    )
+
+
+def _patch(repo: PatchRepo, name: str) -> Patch:
+    return load_patch(repo, stack_ops.entry(repo, name))[1]
+
+
+def _lines(repo: PatchRepo, name: str, tag: str, files: set[str]) -> set[bytes]:
+    """The lines patch `name` removes (`tag` "-") or adds ("+") in `files`, blank ones
+    aside."""
+    return {
+        x.strip()
+        for sec in _patch(repo, name).sections
+        if sec.path in files
+        for h in sec.hunks
+        for t, x in h.lines
+        if t == tag and x.strip()
+    }
 
 
 def accepted_error(records: tuple[DonePatch, ...]) -> AcceptedError | None:
@@ -280,7 +332,7 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
             author, message = identity(entry.name, patch, when, tz, g.user_identity())
             parent = commits[-1] if commits else stack.base
             commits.append(g.commit_object(res.tree, [parent], message, author, author))
-            accepted = tiers.accepted(res.hunks, repo.config.accept)
+            accepted = tiers.taken(res.hunks, res.rewritten, repo.config.accept)
             done.append(
                 _done(entry.name, res, outcome if k >= first else UNCHANGED, commits[-1], accepted)
             )
@@ -387,7 +439,15 @@ def _stop(
     )
     show_conflict(ctx, st, res.name, res.conflict_tree)
     return ReorderOutcome(
-        name, verb, True, (), stack, stopped=res, where=repo.display(res.name), place=place
+        name,
+        verb,
+        True,
+        (),
+        stack,
+        stopped=res,
+        where=repo.display(res.name),
+        place=place,
+        shifted=shifted_under(repo, res, [e.name or "" for e in old], st.entries),
     )
 
 

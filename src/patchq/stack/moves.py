@@ -153,14 +153,15 @@ def review_error(r: Laddered) -> ConflictError:
             "(upstream, or by the patches below it)"
         )
     n = len(r.proposals)
+    names = ",".join(dict.fromkeys(m for _, _, _, m, _ in r.proposals)) or "rewritten"
     return ConflictError(
         f"{r.name} stops for review: "
         + (f"{plural(n, 'proposed hunk')} applied in the working tree (no markers): " if n else "")
         + "; ".join(parts),
         r.display,
         "check the files (edit them if need be), then `patchq push --continue` takes them "
-        "and pushes on; or `patchq push --abort` puts everything back; `--accept METHOD` "
-        "takes such proposals without a stop",
+        f"and pushes on; or `patchq push --abort` puts everything back; `--accept {names}` "
+        + ("takes such proposals without a stop" if n else "takes such a patch without a stop"),
     )
 
 
@@ -177,6 +178,23 @@ def refuse_during_rebase(ctx: Context) -> None:
             str(ctx.git().root),
             "finish it with `patchq rebase --continue`, `--skip` or `--abort` first",
         )
+
+
+def refuse_at_push_stop(ctx: Context, what: str, hint: str = "") -> None:
+    """Refuse (exit 5, an operation in progress) to `what` while a `push --merge` stop
+    waits (its merge in the working tree, which `what` would take for the person's
+    edits): its own ways on and back come first."""
+    stop = pushed_stop(ctx, load(ctx.git().state_dir(), ctx.repo().config.queue))
+    if stop is None:
+        return
+    left = "its proposals are" if stop.kind == REVIEW else "its merge, with markers, is"
+    raise UnsafeStateError(
+        f"a push --merge stopped at {stop.patch} ({left} in the working tree): "
+        f"settle it before {what}",
+        str(ctx.git().root),
+        (hint or "`patchq push --continue` takes the tree into it and pushes on")
+        + ", `patchq push --abort` puts back everything as before the push",
+    )
 
 
 def open_stack(ctx: Context, create: bool) -> Stack:
@@ -359,7 +377,7 @@ def push_patches(
             if lad.review:
                 break
             commit = g.commit_object(lad.tree, [new.head], message, author, author)
-            placements[lad.name] = Placement(sha256(data).hexdigest(), tree, lad.tree)
+            placements[lad.name] = Placement.of(data, tree, lad)
             new = new.extended((lad.name,), (commit,))
             start += len(kept) + 1
             if start >= want:
@@ -571,6 +589,13 @@ class Placement:
     sha256: str
     parent: str
     tree: str
+    methods: tuple[str, ...] = ()  # each hunk's (as the ladder placed it)
+    accepted: tuple[str, ...] = ()  # the proposed methods `--accept` took
+
+    @classmethod
+    def of(cls, data: bytes, parent: str, lad: Laddered) -> Placement:
+        """The placement `lad` made of the patch file `data` on the tree `parent`."""
+        return cls(sha256(data).hexdigest(), parent, lad.tree, lad.methods, lad.accepted)
 
 
 def placed_name(queue: str) -> str:
@@ -583,7 +608,13 @@ def _placements(g: GitRepo, queue: str) -> dict[str, Placement]:
     try:
         doc = json.loads((g.state_dir() / placed_name(queue)).read_bytes())
         return {
-            str(k): Placement(str(v["sha256"]), str(v["parent"]), str(v["tree"]))
+            str(k): Placement(
+                str(v["sha256"]),
+                str(v["parent"]),
+                str(v["tree"]),
+                tuple(str(x) for x in v.get("methods", ())),
+                tuple(str(x) for x in v.get("accepted", ())),
+            )
             for k, v in doc.items()
         }
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -600,25 +631,56 @@ def _placed_state(
         return {}
     if not keep:
         return {placed_name(queue): None}
-    doc = {k: {"sha256": v.sha256, "parent": v.parent, "tree": v.tree} for k, v in keep.items()}
+    doc = {
+        k: {
+            "sha256": v.sha256,
+            "parent": v.parent,
+            "tree": v.tree,
+            "methods": list(v.methods),
+            "accepted": list(v.accepted),
+        }
+        for k, v in keep.items()
+    }
     return {placed_name(queue): (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()}
 
 
 def ladder_placed(ctx: Context, stack: Stack, k: int) -> bool:
     """Whether the k-th applied patch's commit is the placement `push --merge`'s ladder
     made of its file as it is now (so not a change to the file since it was pushed)."""
+    return ladder_placement(ctx, stack, k) is not None
+
+
+def ladder_placement(ctx: Context, stack: Stack, k: int) -> Placement | None:
+    """The placement `push --merge`'s ladder made of the k-th applied patch's file as it
+    is now, if its commit still holds it (what `refresh` would write into the file)."""
     g, repo = ctx.git(), ctx.repo()
     name = stack.applied[k]
     got = _placements(g, repo.config.queue).get(name)
     if got is None:
-        return False
+        return None
     try:
         data = repo.read_patch(name)
     except PatchqError:
-        return False
+        return None
     parent = g.commit_info(stack.commit_below(k))["tree"].decode()
     tree = g.commit_info(stack.commits[k])["tree"].decode()
-    return (got.sha256, got.parent, got.tree) == (sha256(data).hexdigest(), parent, tree)
+    same = (got.sha256, got.parent, got.tree) == (sha256(data).hexdigest(), parent, tree)
+    return got if same else None
+
+
+def unwritten(ctx: Context, stack: Stack | None) -> tuple[tuple[str, Placement], ...]:
+    """The applied patches whose commit holds a placement `push --merge`'s ladder made
+    that their file does not hold yet (an accepted proposal, say): `refresh NAME` writes
+    it. Only patches the placements record names are looked at."""
+    if stack is None or not stack.applied:
+        return ()
+    names = _placements(ctx.git(), ctx.repo().config.queue)
+    out = []
+    for k, name in enumerate(stack.applied):
+        got = ladder_placement(ctx, stack, k) if name in names else None
+        if got is not None:
+            out.append((name, got))
+    return tuple(out)
 
 
 def _rest_of_merged_patch(g: GitRepo, f: Failure, fuzz: int) -> Failure:

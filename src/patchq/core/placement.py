@@ -113,45 +113,6 @@ def upstream_added(hunks: Sequence[Hunk], up: Sequence[bytes], pre: Sequence[byt
     return any(now[x] > was[x] for x in adds)
 
 
-# How far from a placed hunk a line upstream added counts as "near" it (`doubled`).
-DOUBLED_NEAR = 10
-
-
-def worded_line(line: bytes) -> bool:
-    """A line that says something: besides brackets and punctuation at least six
-    characters, one of them a word of three letters or digits (not `}`, `fi`, `esac`)."""
-    core = line.strip().strip(b"{}()[];,").strip()
-    if len(core) < 6:
-        return False
-    run = 0
-    for c in core:
-        run = run + 1 if chr(c).isalnum() else 0
-        if run >= 3:
-            return True
-    return False
-
-
-def doubled(h: Hunk, up: Sequence[bytes], pre: Sequence[bytes], at: int) -> bytes | None:
-    """A line hunk `h` adds (a worded one, which the hunk neither removes nor keeps as
-    context) that upstream's file `up` holds within DOUBLED_NEAR lines of where the hunk
-    is placed (`at`, 0-based in `up`) and more often than the pinned base `pre` did:
-    upstream made (part of) the change itself, so placing the hunk would put that line
-    there twice (DESIGN §4.1 "Trust"). None when there is no such line."""
-    kept = {x.strip() for t, x in h.lines if t != "+"}
-    adds = [x for t, x in h.lines if t == "+" and worded_line(x) and x.strip() not in kept]
-    if not adds:
-        return None
-    lo, hi = max(0, at - DOUBLED_NEAR), at + len(h.old_lines) + DOUBLED_NEAR
-    near = {x.strip() for x in up[lo:hi]}
-    for x in adds:
-        s = x.strip()
-        if s in near and sum(1 for y in up if y.strip() == s) > sum(
-            1 for y in pre if y.strip() == s
-        ):
-            return x
-    return None
-
-
 def anchored(
     content: bytes, hunks: Sequence[Hunk], pre: bytes, split: Split = split_lines
 ) -> bytes | None:

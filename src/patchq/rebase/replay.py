@@ -68,9 +68,6 @@ from patchq.stack.apply import (
 from patchq.store.patchrepo import PatchRepo
 from patchq.store.statedir import crashpoint
 
-# How the reason of a hunk `Replay._doubled` stops begins (the stop's message shows it).
-DOUBLED = "upstream added "
-
 # What the moved-block search's indexes may hold, in bytes of the files indexed.
 _INDEXED_BYTES = 32 << 20
 
@@ -160,7 +157,7 @@ def stop_notes(p: PatchCheck, subjects: dict[str, str]) -> list[str]:
             who = f" by {by[:12]} {subjects.get(by, '')}".rstrip() if by else ""
             out.append(f"{h.file} hunk #{h.index + 1}: its block moved to {f}:{line}{who}")
         elif h.status in (CONFLICT, MISSING) and (
-            "more than one place" in h.reason or h.reason.startswith((PARTLY, DOUBLED))
+            "more than one place" in h.reason or h.reason.startswith(PARTLY)
         ):
             out.append(f"{h.file} hunk #{h.index + 1}: {h.reason}")
     out += [f"hint: {x}" for x in p.hints[:3]]
@@ -625,7 +622,6 @@ class Replay:
                 )
         if markers is not None:
             return checks, markers
-        self._doubled(s, content, checks, pre=pre, name=name, pin_path=pin_path)
         if s.is_delete:
             if final:
                 return [
@@ -641,53 +637,6 @@ class Replay:
         if final != content or s.rename or mode != current[0]:
             st.put(path, mode, final, where)
         return checks, None
-
-    def _doubled(
-        self,
-        s: FilePatch,
-        content: bytes,
-        checks: list[HunkOutcome],
-        *,
-        pre: bytes | None,
-        name: str,
-        pin_path: str | None,
-    ) -> None:
-        """A hunk placed alone (exact, offset, git's merge) that adds a line upstream has
-        put near that place since the pinned base (placement.doubled): upstream made (part
-        of) the change itself, and the placement would hold that line twice — a result
-        patchq cannot prove right. The hunk becomes a conflict saying so; the section
-        stays applied (no markers) for the person to keep, edit or drop. Fills `checks`."""
-        split = self.g.lines.split
-        up: list[bytes] | None = None
-        was: list[bytes] | None = None
-        for i, c in enumerate(checks):
-            if c.status not in (CLEAN, OFFSET, MERGE) or i >= len(s.hunks):
-                continue
-            h = s.hunks[i]
-            if up is None:
-                up = split(content)
-            at = min(max(h.old_pos + c.offset, 0), len(up))
-            if placement.doubled(h, up, (), at) is None:
-                continue  # no line it adds is near: no need of the pinned base
-            if was is None:
-                pinned = pre if pre is not None else self._preimage(s, name, pin_path)
-                if pinned is None:
-                    return
-                was = split(pinned)
-            line = placement.doubled(h, up, was, at)
-            if line is None:
-                continue
-            shown = line.decode("utf-8", "replace").strip()
-            checks[i] = replace(
-                c,
-                status=CONFLICT,
-                offset=0,
-                fuzz=0,
-                reason=(
-                    f"{DOUBLED}{shown!r} near here since the pinned base: it may "
-                    "have made this change itself, and the hunk would put that line there twice"
-                ),
-            )
 
     def _absent(
         self, s: FilePatch, current: tuple[str, str] | None, where: str

@@ -168,34 +168,3 @@ def test_accept_takes_a_plain_merge_fixed_differently_upstream_and_records_it(
     (rec,) = json.loads(queue.lock())["patches"]
     assert (rec["rebase"], rec["methods"], rec["accepted"]) == ("merged", ["merge"], ["rewritten"])
     assert upstream.read("f.c").decode() == mine
-
-
-def test_a_fuzz_pinned_hunk_upstream_rewrote_to_hold_its_change_is_upstreamed(
-    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
-) -> None:
-    """The content test of a hunk upstream holds looks where the pinned series placed
-    it (`apply --fuzz`), not at its stale stated line 3: upstream rewrote the block at
-    line 41 and made the change, so the patch is upstreamed, no stop."""
-    text = _fuzz_pinned(upstream, queue, patchq)
-    made = sub(sub(text, "line 40\n", "line forty\n"), "line 41\n", "LINE 41\n")
-    advance(upstream, "rewrite forty-one", {"f.txt": made})
-    r = cli(queue, "rebase", "--onto", "main")
-    assert r.code == 0, r.err
-    assert "upstreamed p.patch" in r.err
-    assert upstream.read("f.txt").decode() == made
-
-
-def test_a_fuzz_pinned_hunk_is_not_said_moved_to_a_look_alike_elsewhere(
-    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
-) -> None:
-    """The moved-block search skips a hunk whose block is still where the pinned series
-    placed it (`apply --fuzz`, line 41): upstream rewrote its line in place and added a
-    look-alike of the block in another file, which is not where the block went."""
-    text = _fuzz_pinned(upstream, queue, patchq)
-    copy = "".join(f"line {i}\n" for i in range(39, 45))
-    edits = {"f.txt": sub(text, "line 41\n", "something else entirely\n"), "g.txt": "x\n" + copy}
-    advance(upstream, "rewrite forty-one; a copy", edits)
-    r = cli(queue, "rebase", "--onto", "main")
-    assert r.code == 3, r.err
-    assert "conflict in f.txt" in r.err and "fixed differently upstream" in r.err
-    assert "moved to g.txt" not in r.err

@@ -258,18 +258,9 @@ def alike_block(block: Sequence[bytes], lines: Sequence[bytes]) -> bool:
     return ratio is not None and ratio >= 0.6
 
 
-def held(
-    h: Hunk,
-    pre: Sequence[bytes],
-    up: Sequence[bytes],
-    align: Alignment,
-    *,
-    start: int | None = None,
-) -> bool:
+def held(h: Hunk, pre: Sequence[bytes], up: Sequence[bytes], align: Alignment) -> bool:
     """Whether upstream's file holds the hunk's whole change where the alignment maps the
-    hunk's block — the block at `start` on the pinned base (where the pinned series
-    placed it, with fuzz if it needed fuzz), else where the hunk applies there, else its
-    stated line (DESIGN §4.1 "Trust"): every line it adds (blank ones aside) is there,
+    hunk's block (DESIGN §4.1 "Trust"): every line it adds (blank ones aside) is there,
     in the patch's order — a closing `endif()` or `}` as much as the telling line it
     closes — none it removes (and does not add back) is, and each telling line it adds is
     there as many more times than in the pinned block as the patch adds it (not an older
@@ -283,9 +274,8 @@ def held(
         return False  # a pure deletion proves nothing by absence
     rems = {x for _, removed, _, _ in change_blocks(h) for x in ended(removed)}
     rems = {x for x in rems if not trivial(x)} - set(adds)
-    if start is None:
-        start = engine.locate(list(pre), h)
-        start = h.old_pos if start is None else start
+    start = engine.locate(list(pre), h)
+    start = h.old_pos if start is None else start
     lo = align.at(start)
     hi = align.at(start + len(h.old_lines), end=True)
     reach = SLACK + len(added)

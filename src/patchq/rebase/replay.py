@@ -615,7 +615,7 @@ class Replay:
             self._hint(s, content, res, failing=failing, pre=pre, name=name, pin_path=pin_path)
         if failing:
             cur = res.content
-            self._held_upstream(s, content, cur, pre, failing=failing, checks=checks, name=name)
+            self._held_upstream(s, content, cur, pre, failing=failing, checks=checks)
             if failing:
                 final, markers = self._merge(
                     s,
@@ -753,12 +753,10 @@ class Replay:
         *,
         failing: list[int],
         checks: list[HunkOutcome],
-        name: str,
     ) -> None:
         """The failing hunks upstream already holds (they reverse-apply, their patched
-        lines once; or upstream's rewritten block holds the change, looked for where the
-        hunk stood on the pinned base: `_pinned_at`): marked upstreamed in `checks` and
-        taken out of `failing`."""
+        lines once; or upstream's rewritten block holds the change): marked upstreamed in
+        `checks` and taken out of `failing`."""
         cur_lines = self.g.lines.split(cur)
         pre_lines = self.g.lines.split(pre) if pre is not None else None
         for i in list(failing):
@@ -783,8 +781,7 @@ class Replay:
             assert pre is not None
             align = self._align(pre, content)
             for i in list(failing):
-                at = self._pinned_at(s, i, pre, name, pre_lines)
-                if placement.held(s.hunks[i], pre_lines, up_lines, align, start=at):
+                if placement.held(s.hunks[i], pre_lines, up_lines, align):
                     checks[i] = replace(
                         checks[i],
                         status=UPSTREAMED,
@@ -933,7 +930,6 @@ class Replay:
         pre: bytes | None,
         up: bytes | None,
         where: str,
-        name: str = "",
     ) -> tuple[dict[int, HunkOutcome], bytes | None] | None:
         """DESIGN §4 step 6: the failing hunks whose pre-image block is gone from its
         place, looked for among the files upstream changed (and elsewhere in their own
@@ -964,9 +960,8 @@ class Replay:
             h = s.hunks[i]
             skip = None
             if align is not None and pre is not None:
-                # Where the hunk stood on the pinned base (as `apply --fuzz` placed a
-                # patch the pinned series applied with fuzz), not only at fuzz 0.
-                start = self._pinned_at(s, i, pre, name)
+                start = engine.locate(split(pre), h)
+                start = h.old_pos if start is None else start
                 lo = align.at(start)
                 hi = align.at(start + len(h.old_lines), end=True)
                 if up_lines is not None and placement.alike_block(h.old_lines, up_lines[lo:hi]):
@@ -1161,9 +1156,7 @@ class Replay:
             for i in failing:
                 checks[i] = replace(checks[i], status=MERGE, anchored=True, reason="")
             return placed, None
-        moved = self._relocate(
-            s, failing, cur=cur, pre=pre, up=content, where=f"{name}:{s.lineno}", name=name
-        )
+        moved = self._relocate(s, failing, cur=cur, pre=pre, up=content, where=f"{name}:{s.lineno}")
         if moved is not None:
             found, moved_cur = moved
             for i in failing:

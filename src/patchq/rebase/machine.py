@@ -173,8 +173,7 @@ def _run(
         resolutions=repo.resolutions(),
         accept=st.accept,
     )
-    if st.reorder is not None:
-        rp.ours = SERIES_SO_FAR
+    rp.ours = rp.ours if st.reorder is None else SERIES_SO_FAR
     when, tz = ident_date(g.commit_info(st.onto)["committer"])
     finished_names = {d.patch.name for d in st.done}
     todo = [e for e in all_entries if e.name not in finished_names]

@@ -94,7 +94,7 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-_READ_CACHE = 48 << 20  # bytes of recently read objects kept by GitRepo.read
+_READ_CACHE = 32 << 20  # bytes of recent reads kept by GitRepo.read (the read-ahead fills it)
 
 
 class GitRepo:

@@ -191,6 +191,19 @@ def test_intend_to_add_takes_names_not_patterns(upstream: Upstream) -> None:
     assert upstream.git("ls-files").split("\n") == ["*.txt", "a.txt", ""]
 
 
+def _single_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The objects read one request each (not in a batch) from now on, as a list."""
+    calls: list[str] = []
+    real = git.Git.get_object_data
+
+    def counted(self: git.Git, ref: str) -> object:
+        calls.append(ref)
+        return real(self, ref)
+
+    monkeypatch.setattr(git.Git, "get_object_data", counted)
+    return calls
+
+
 def test_prefetch_reads_ahead_in_batches_and_skips_what_is_missing(
     upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -207,14 +220,7 @@ def test_prefetch_reads_ahead_in_batches_and_skips_what_is_missing(
     assert g.entry_at(tree, "zz/f") is None
     missing = "0" * 39 + "1"
     g.prefetch([missing])  # a missing object is left for `read` to report
-    calls: list[str] = []
-    real = git.Git.get_object_data
-
-    def counted(self: git.Git, ref: str) -> object:
-        calls.append(ref)
-        return real(self, ref)
-
-    monkeypatch.setattr(git.Git, "get_object_data", counted)
+    calls = _single_reads(monkeypatch)
     for i in range(150):
         entry = g.entry_at(tree, f"d{i % 3}/sub/f{i}.txt")
         assert entry is not None
@@ -237,14 +243,7 @@ def test_apply_reads_the_files_a_series_touches_in_batches(
             f"--- a/src{i % 4}/f{i}.c\n+++ b/src{i % 4}/f{i}.c\n@@ -1 +1 @@\n"
             f"-int f{i};\n+long f{i};\n",
         )
-    calls: list[str] = []
-    real = git.Git.get_object_data
-
-    def counted(self: git.Git, ref: str) -> object:
-        calls.append(ref)
-        return real(self, ref)
-
-    monkeypatch.setattr(git.Git, "get_object_data", counted)
+    calls = _single_reads(monkeypatch)
     assert patchq("apply").code == 0
     assert upstream.read("src3/f79.c") == b"long f79;\n"
     # One read a file would be 80 and more: the base's commit and a few trees remain.

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import IO
+
 import git
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from patchq.core.errors import BadInputError, GitError, UnsafePathError
+from patchq.git import readahead
 from patchq.git.memtree import MemTree
 from patchq.git.objects import Ident, object_id
 from patchq.git.repo import GitRepo
@@ -277,3 +280,27 @@ def test_peek_answers_kept_are_what_a_fresh_walk_finds(ops: list[tuple[str, str]
             got = tree.peek(p)
             tree._peeked.pop(p, None)
             assert got == tree.peek(p), (op, path, p)
+
+
+def test_a_read_ahead_cut_off_leaves_no_answer_behind(
+    upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C after the requests went and before their answers were read: the next read
+    # must not take a leftover answer for its own.
+    upstream.write("a", "A\n").write("b", "B\n").commit()
+    g = GitRepo(upstream.path)
+    tree = g.resolve("HEAD", "tree")
+    a, b = (g.entry_at(tree, n) for n in ("a", "b"))
+    assert a is not None and b is not None
+
+    def cut_off(stdin: IO[bytes], stdout: IO[bytes], requests: list[str], where: str) -> None:
+        stdin.write("".join(f"{r}\n" for r in requests).encode())
+        stdin.flush()
+        stdout.readline()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(readahead, "ask", cut_off)
+    with pytest.raises(KeyboardInterrupt):
+        g.prefetch([a[1], b[1]])
+    monkeypatch.undo()
+    assert (g.read_blob(b[1]), g.read_blob(a[1])) == (b"B\n", b"A\n")

@@ -294,7 +294,13 @@ class GitRepo:
         proc = self.cmd._get_persistent_cmd("cat_file_all", "cat_file", batch=True)
         if proc.stdin is None or proc.stdout is None:
             raise GitError("the cat-file reader has no pipes", str(self.root))
-        return readahead.ask(proc.stdin, proc.stdout, requests, str(self.root))
+        try:
+            return readahead.ask(proc.stdin, proc.stdout, requests, str(self.root))
+        except BaseException:
+            # Cut off between a chunk's requests and its last answer (Ctrl-C, a broken
+            # pipe), the reader would hand the rest to the next read: start afresh.
+            self.cmd.clear_cache()
+            raise
 
     def _cache(self, got: tuple[str, bytes], oid: str) -> None:
         if len(oid) == 40 and len(got[1]) <= _READ_CACHE // 8 and oid not in self._read_cache:

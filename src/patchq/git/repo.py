@@ -13,6 +13,7 @@ would point git elsewhere are scrubbed first.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -299,7 +300,8 @@ class GitRepo:
         except BaseException:
             # Cut off between a chunk's requests and its last answer (Ctrl-C, a broken
             # pipe), the reader would hand the rest to the next read: start afresh.
-            self.cmd.clear_cache()
+            with contextlib.suppress(Exception):
+                self.cmd.clear_cache()
             raise
 
     def _cache(self, got: tuple[str, bytes], oid: str) -> None:

@@ -3,13 +3,15 @@ change (not of the stretch between the first and last change), and git reads it.
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from patchq.core import hunks as engine
 from patchq.git.objects import object_id
-from patchq.git.pack import make_delta, write_pack
+from patchq.git.pack import delta_from_edit, make_delta, write_pack
 
 from ..conftest import Upstream
+from ..strategies import Case, cases
 
 
 def apply_delta(base: bytes, delta: bytes) -> bytes:
@@ -97,6 +99,58 @@ def test_git_reads_a_pack_of_deltas(upstream: Upstream) -> None:
     assert pack.stat().st_size < len(versions[0]) // 3 + 2000
     verify = upstream.git("verify-pack", "-v", str(pack.with_suffix(".idx")))
     assert verify.count(" blob ") == len(versions)
+    for oid, (_, data) in items:
+        assert upstream.git("cat-file", "blob", oid).encode() == data
+    upstream.git("fsck", "--strict", "--no-dangling")
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases(), st.sampled_from([0, 1, 3]), st.booleans())
+def test_the_engines_splice_is_the_delta(case: Case, context: int, reverse: bool) -> None:
+    """Where the hunk engine splices bytes, its edit script is a delta from the file it was
+    given to the result (no search), about the size of the change, and a script that does
+    not rebuild the target is refused (None), never written."""
+    base, ours, _ = case.data
+    hunks = engine.diff(base, ours, context)
+    hs = [h.reversed() for h in hunks] if reverse else hunks
+    given_ = ours if reverse else base
+    res = engine.apply_hunks(given_, hs)
+    event(f"edit script: {'made' if res.edit is not None else 'none'}")
+    if res.edit is None:
+        return
+    delta = delta_from_edit(given_, res.content, res.edit)
+    assert delta is not None
+    assert apply_delta(given_, delta) == res.content
+    inserted = sum(len(op) for op in res.edit if isinstance(op, bytes))
+    changed = sum(len(line) for h in hs for line in h.new_lines)
+    assert inserted <= changed
+    assert delta_from_edit(given_, res.content + b"x", res.edit) is None
+    # A kept span moved by one byte: refused unless it happens to rebuild the target.
+    at = next((i for i, op in enumerate(res.edit) if isinstance(op, tuple) and op[1] > op[0]), None)
+    if at is not None:
+        start, end = res.edit[at]  # type: ignore[misc]
+        wrong = (*res.edit[:at], (start + 1, end + 1), *res.edit[at + 1 :])
+        shifted = delta_from_edit(given_, res.content, wrong)
+        assert shifted is None or apply_delta(given_, shifted) == res.content
+
+
+def test_git_reads_a_pack_whose_deltas_are_the_engines(upstream: Upstream) -> None:
+    upstream.write("a", "a\n").commit()
+    versions, edits = [_file(500)], {}
+    for k in (3, 250, 490, 7):
+        wanted = versions[-1].replace(b"line %d of" % k, b"LINE %d of" % k)
+        res = engine.apply_hunks(versions[-1], engine.diff(versions[-1], wanted, 3))
+        assert res.ok and res.content == wanted and res.edit is not None
+        edits[object_id("blob", res.content)] = res.edit
+        versions.append(res.content)
+    items = [(object_id("blob", v), ("blob", v)) for v in versions]
+    bases = {items[i][0]: items[i - 1][0] for i in range(1, len(items))}
+    # One script that does not rebuild its target: refused, searched for instead.
+    bogus = items[2][0]
+    edits[bogus] = ((0, 10), b"nonsense")
+    name = write_pack(upstream.path / ".git" / "objects" / "pack", items, bases, edits)
+    pack = upstream.path / ".git" / "objects" / "pack" / f"pack-{name}.pack"
+    assert pack.stat().st_size < len(versions[0]) // 3 + 2000
     for oid, (_, data) in items:
         assert upstream.git("cat-file", "blob", oid).encode() == data
     upstream.git("fsck", "--strict", "--no-dangling")

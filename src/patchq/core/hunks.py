@@ -23,7 +23,7 @@ Pure: bytes in, bytes and reports out; no git, no terminal.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from patchq.core import bounded
 from patchq.core.patch import Hunk, Split, split_lines
@@ -52,12 +52,20 @@ class HunkResult:
         return self.status in (EXACT, OFFSET, FUZZ, MERGE)
 
 
+# An edit script: how the engine spliced a file, in order — a (start, end) span of the
+# file it was given, kept as it is, or bytes inserted (git.pack.delta_from_edit).
+Edit = tuple[tuple[int, int] | bytes, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class FileResult:
     """The file after its hunks; `content` holds every hunk that applied even if one failed."""
 
     content: bytes
     hunks: tuple[HunkResult, ...]
+    # How `content` was spliced from the file it was given, where the engine knows it
+    # (`Edit`), for a pack delta that needs no search; a by-product, not part of the answer.
+    edit: Edit | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -212,6 +220,8 @@ def _exact_in_place(content: bytes, hunks: Sequence[Hunk], gnu: bool = False) ->
     this answers, it is what that would have answered (tests compare the two)."""
     n = -1  # lines in `content`, counted only for a hunk anchored to the end
     pieces: list[bytes] = []
+    edit: list[tuple[int, int] | bytes] = []
+    kept = 0  # where the base span the edit copies next starts
     results: list[HunkResult] = []
     pos = line = shift = 0  # byte offset and line number of the cursor; lines added so far
     for i, h in enumerate(hunks):
@@ -247,12 +257,21 @@ def _exact_in_place(content: bytes, hunks: Sequence[Hunk], gnu: bool = False) ->
             return None
         pieces.append(content[pos:at])
         pieces.extend(new)
+        # The context at both ends is the base's own bytes: copied, not inserted.
+        lead, trail = h.leading_context, h.trailing_context
+        if old[:lead] != new[:lead] or (trail and old[-trail:] != new[-trail:]):
+            lead = trail = 0
+        head = sum(map(len, old[:lead]))
+        edit.append((kept, at + head))
+        edit.append(b"".join(new[lead : len(new) - trail]))
+        kept = at + len(block) - (sum(map(len, old[-trail:])) if trail else 0)
         results.append(HunkResult(i, EXACT, 0, 0, stated + shift + 1, 1))
         pos = at + len(block)
         line = stated + len(old)
         shift += len(new) - len(old)
     pieces.append(content[pos:])
-    return FileResult(b"".join(pieces), tuple(results))
+    edit.append((kept, len(content)))
+    return FileResult(b"".join(pieces), tuple(results), tuple(edit))
 
 
 def _locate(

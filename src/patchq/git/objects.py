@@ -14,8 +14,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from patchq.core.hunks import Edit
 from patchq.core.paths import FileMode
-from patchq.git.pack import PACK_THRESHOLD, atomic_bytes, common_prefix, common_suffix, write_pack
+from patchq.git.pack import (
+    PACK_THRESHOLD,
+    atomic_bytes,
+    common_prefix,
+    common_suffix,
+    write_pack,
+)
 
 TREE_MODE = FileMode.TREE
 
@@ -61,6 +68,7 @@ class ObjectWriter:
         self.below = below
         self.pending: dict[str, tuple[str, bytes]] = {}
         self.bases: dict[str, str] = {}  # object → an earlier version to delta against
+        self.edits: dict[str, Edit] = {}  # object → how the engine made it from its base
         self.pending_bytes = 0
         # Dry runs keep everything in memory: a big blob that differs little from its
         # base is held as (kind, base, head length, middle, tail length) instead.
@@ -69,8 +77,9 @@ class ObjectWriter:
         # made from the one just put, so its delta base is here, not rebuilt link by link.
         self._whole: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
 
-    def add(self, kind: str, data: bytes, base: str | None = None) -> str:
-        """Queue an object; `base` names an earlier version (the same path's) as a hint."""
+    def add(self, kind: str, data: bytes, base: str | None = None, edit: Edit | None = None) -> str:
+        """Queue an object; `base` names an earlier version (the same path's) as a hint,
+        `edit` how `data` was spliced from it (pack.delta_from_edit checks it)."""
         oid = object_id(kind, data)
         if oid in self.pending or oid in self.deltas:
             return oid
@@ -81,6 +90,8 @@ class ObjectWriter:
         self.pending_bytes += len(data)
         if base is not None and base != oid:
             self.bases[oid] = base
+            if edit is not None:
+                self.edits[oid] = edit
         return oid
 
     def _add_delta(self, oid: str, kind: str, data: bytes, base: str) -> bool:
@@ -158,12 +169,12 @@ class ObjectWriter:
         if self.objects_dir is None or not self.pending:
             return 0  # a dry run keeps its objects: they are still read from here
         items = list(self.pending.items())
-        bases = self.bases
+        bases, edits = self.bases, self.edits
         self.pending.clear()
-        self.bases = {}
+        self.bases, self.edits = {}, {}
         self.pending_bytes = 0
         if len(items) >= PACK_THRESHOLD:
-            write_pack(self.objects_dir / "pack", items, bases)
+            write_pack(self.objects_dir / "pack", items, bases, edits)
             return len(items)
         written = 0
         for oid, (kind, data) in items:

@@ -14,6 +14,8 @@ import threading
 import zlib
 from pathlib import Path
 
+from patchq.core.hunks import Edit
+
 PACK_THRESHOLD = 64
 _PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 
@@ -159,6 +161,35 @@ def _matches(
     return sorted(out)
 
 
+def _copy(out: bytearray, off: int, size: int) -> None:
+    """Append copy instructions for base[off : off + size] (24-bit sizes)."""
+    while size:
+        chunk = min(size, 0xFFFFFF)
+        op, args = 0x80, bytearray()
+        for i in range(4):
+            byte = (off >> (8 * i)) & 0xFF
+            if byte:
+                op |= 1 << i
+                args.append(byte)
+        for i in range(3):
+            byte = (chunk >> (8 * i)) & 0xFF
+            if byte:
+                op |= 1 << (4 + i)
+                args.append(byte)
+        out.append(op)
+        out.extend(args)
+        off += chunk
+        size -= chunk
+
+
+def _insert(out: bytearray, data: bytes) -> None:
+    """Append insert instructions for `data` (at most 127 bytes each)."""
+    for i in range(0, len(data), 127):
+        chunk = data[i : i + 127]
+        out.append(len(chunk))
+        out.extend(chunk)
+
+
 def make_delta(base: bytes, target: bytes) -> bytes:
     """A git delta turning `base` into `target`: copy the common head and tail and the
     stretches of the middle found again in the base (`_matches`), insert the rest. A
@@ -166,40 +197,37 @@ def make_delta(base: bytes, target: bytes) -> bytes:
     p = common_prefix(base, target)
     s = common_suffix(base, target, min(len(base), len(target)) - p)
     out = bytearray(_varint(len(base)) + _varint(len(target)))
-
-    def copy(off: int, size: int) -> None:
-        while size:
-            chunk = min(size, 0xFFFFFF)
-            op, args = 0x80, bytearray()
-            for i in range(4):
-                byte = (off >> (8 * i)) & 0xFF
-                if byte:
-                    op |= 1 << i
-                    args.append(byte)
-            for i in range(3):
-                byte = (chunk >> (8 * i)) & 0xFF
-                if byte:
-                    op |= 1 << (4 + i)
-                    args.append(byte)
-            out.append(op)
-            out.extend(args)
-            off += chunk
-            size -= chunk
-
-    def insert(data: bytes) -> None:
-        for i in range(0, len(data), 127):
-            chunk = data[i : i + 127]
-            out.append(len(chunk))
-            out.extend(chunk)
-
-    copy(0, p)
+    _copy(out, 0, p)
     at = p
     for t_off, b_off, size in _matches(base, target, (p, len(base) - s, p, len(target) - s)):
-        insert(target[at:t_off])
-        copy(b_off, size)
+        _insert(out, target[at:t_off])
+        _copy(out, b_off, size)
         at = t_off + size
-    insert(target[at : len(target) - s])
-    copy(len(base) - s, s)
+    _insert(out, target[at : len(target) - s])
+    _copy(out, len(base) - s, s)
+    return bytes(out)
+
+
+def delta_from_edit(base: bytes, target: bytes, edit: Edit) -> bytes | None:
+    """The git delta that `edit` describes, with no search: the engine that spliced the
+    hunks into `base` knows which spans it kept. None unless replaying `edit` on `base`
+    gives exactly `target` (checked in C), so a wrong script can only cost a search."""
+    out = bytearray(_varint(len(base)) + _varint(len(target)))
+    view = memoryview(base)
+    parts: list[bytes | memoryview] = []
+    for op in edit:
+        if isinstance(op, tuple):
+            start, end = op
+            if not 0 <= start <= end <= len(base):
+                return None
+            if end > start:
+                _copy(out, start, end - start)
+                parts.append(view[start:end])
+        elif op:
+            _insert(out, op)
+            parts.append(op)
+    if b"".join(parts) != target:
+        return None
     return bytes(out)
 
 
@@ -230,11 +258,17 @@ _MAX_DEPTH = 50
 _OFS_DELTA = 6
 
 
-def _packed(job: tuple[str, bytes, bytes | None]) -> tuple[int, bytes, bytes | None]:
-    """(type, zlib data, delta-or-None) for one object, computed off the main thread."""
-    kind, data, base = job
+_Job = tuple[str, bytes, bytes | None, Edit | None]
+
+
+def _packed(job: _Job) -> tuple[int, bytes, bytes | None]:
+    """(type, zlib data, delta-or-None) for one object, computed off the main thread:
+    the delta from the engine's edit script where one came with it, else searched."""
+    kind, data, base, edit = job
     if base is not None:
-        delta = make_delta(base, data)
+        delta = delta_from_edit(base, data, edit) if edit is not None else None
+        if delta is None:
+            delta = make_delta(base, data)
         if len(delta) < len(data) // 2:
             return _OFS_DELTA, zlib.compress(delta, 1), delta
     return _PACK_TYPES[kind], zlib.compress(data, 1), None
@@ -244,29 +278,32 @@ _BATCH = 64
 
 
 def _packed_batch(
-    jobs: list[tuple[str, bytes, bytes | None]],
+    jobs: list[_Job],
 ) -> list[tuple[int, bytes, bytes | None]]:
     return [_packed(job) for job in jobs]
 
 
 def write_pack(
-    pack_dir: Path, items: list[tuple[str, tuple[str, bytes]]], bases: dict[str, str] | None = None
+    pack_dir: Path,
+    items: list[tuple[str, tuple[str, bytes]]],
+    bases: dict[str, str] | None = None,
+    edits: dict[str, Edit] | None = None,
 ) -> str:
     """Write `items` as a version-2 pack with its index; returns the pack's name.
 
     An object whose `bases` hint names an earlier object of the same pack is stored as
     an OFS_DELTA against it (chains at most 50 deep). Deltas and zlib run on a small
-    thread pool (zlib releases the GIL). The index is written last — git only sees a
-    pack once its .idx exists — both through a rename.
+    thread pool (zlib releases the GIL); `edits` holds, for an object whose base hint is
+    the file the hunk engine spliced it from, that splice (`delta_from_edit`).
     """
     from concurrent.futures import ThreadPoolExecutor
 
     bases = bases or {}
-    pack_dir.mkdir(parents=True, exist_ok=True)
+    edits = edits or {}
     position = {oid: i for i, (oid, _) in enumerate(items)}
     data_of = dict(items)
     depth: dict[str, int] = {}  # planned chain depth (an upper bound of the real one)
-    jobs: list[tuple[str, bytes, bytes | None]] = []
+    jobs: list[_Job] = []
     base_of: list[str | None] = []
     for i, (oid, (kind, data)) in enumerate(items):
         b = bases.get(oid)
@@ -276,47 +313,68 @@ def write_pack(
             and depth.get(b, 0) < _MAX_DEPTH
             and data_of[b][0] == kind
         ):
-            jobs.append((kind, data, data_of[b][1]))
+            jobs.append((kind, data, data_of[b][1], edits.get(oid)))
             base_of.append(b)
             depth[oid] = depth.get(b, 0) + 1
         else:
-            jobs.append((kind, data, None))
+            jobs.append((kind, data, None, None))
             base_of.append(None)
     workers = min(4, os.cpu_count() or 1)
-    body = hashlib.sha1()
-    offsets: dict[str, tuple[int, int]] = {}
-    fd, tmp_pack = tempfile.mkstemp(prefix="tmp_pack_", dir=pack_dir)
-    # Ctrl-C (and its re-delivery, SIGALRM) waits until the pack is written: raised in the
+    records: list[Record] = []
+    # Ctrl-C (and its re-delivery, SIGALRM) waits until the pool is done: raised in the
     # main thread while it holds the pool's lock, it left the workers blocked on that lock
     # and the main thread joining them — a hang (clean-clone CI, the random Ctrl-C test).
     # The workers are made while the signals are blocked, so they never take them either.
     held = threading.current_thread() is threading.main_thread()
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED) if held else None
     try:
-        with os.fdopen(fd, "wb") as f, ThreadPoolExecutor(max_workers=workers) as pool:
-            head = b"PACK" + struct.pack(">II", 2, len(items))
-            f.write(head)
-            body.update(head)
-            pos = len(head)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             # A future per batch of objects, not per object (ThreadPoolExecutor ignores
             # map's chunksize): thousands of futures cost more than the small deltas.
             batches = [jobs[i : i + _BATCH] for i in range(0, len(jobs), _BATCH)]
             done = (r for batch in pool.map(_packed_batch, batches) for r in batch)
             for i, (kind_no, packed, delta) in enumerate(done):
-                oid = items[i][0]
-                b = base_of[i]
-                if delta is not None and b is not None:
-                    head_bytes = bytes(_obj_header(_OFS_DELTA, len(delta))) + _ofs(
-                        pos - offsets[b][0]
-                    )
+                oid, (_, data) = items[i]
+                if delta is not None and base_of[i] is not None:
+                    records.append((oid, base_of[i], _OFS_DELTA, len(delta), packed))
                 else:
-                    head_bytes = bytes(_obj_header(kind_no, len(items[i][1][1])))
+                    records.append((oid, None, kind_no, len(data), packed))
+    finally:
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending Ctrl-C lands now
+    return write_records(pack_dir, records)
+
+
+# One object of a pack, ready: (id, base id for an OFS_DELTA or None, pack type, size of
+# the data or delta before zlib, the zlib data).
+Record = tuple[str, str | None, int, int, bytes]
+
+
+def write_records(pack_dir: Path, records: list[Record]) -> str:
+    """Lay `records` out as a version-2 pack and write its index; returns the pack's name.
+    A delta's base must come before it. The index is written last — git only sees a pack
+    once its .idx exists — both through a rename."""
+    pack_dir.mkdir(parents=True, exist_ok=True)
+    body = hashlib.sha1()
+    offsets: dict[str, tuple[int, int]] = {}
+    fd, tmp_pack = tempfile.mkstemp(prefix="tmp_pack_", dir=pack_dir)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            head = b"PACK" + struct.pack(">II", 2, len(records))
+            parts = [head]
+            pos = len(head)
+            for oid, base, kind_no, size, packed in records:
+                head_bytes = bytes(_obj_header(kind_no, size))
+                if base is not None:
+                    head_bytes += _ofs(pos - offsets[base][0])
                 record = head_bytes + packed
                 offsets[oid] = (pos, zlib.crc32(record))
-                f.write(record)
-                body.update(record)
+                parts.append(record)
                 pos += len(record)
+            data = b"".join(parts)
+            body.update(data)
             checksum = body.digest()
+            f.write(data)
             f.write(checksum)
         name = checksum.hex()
         os.chmod(tmp_pack, 0o444)
@@ -326,9 +384,6 @@ def write_pack(
         if os.path.exists(tmp_pack):
             os.unlink(tmp_pack)
         raise
-    finally:
-        if mask is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending Ctrl-C lands now
     atomic_bytes(pack_dir / f"pack-{name}.idx", idx, 0o444)
     return name
 

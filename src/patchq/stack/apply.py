@@ -231,9 +231,11 @@ class SectionState:
         where: str,
         *,
         markers: bool = False,
+        edit: tuple[str, engine.Edit] | None = None,
     ) -> None:
         """Write a file; a symlink's target is checked (`markers`: conflict text for a
-        person, not a target anyone will follow)."""
+        person, not a target anyone will follow). `edit`: the blob the engine spliced
+        `data` from, and how (a pack delta without search, where that blob is `path`'s)."""
         before = self.tree.get(path, where)
         if mode == SYMLINK and markers:
             # Conflict text is no target to follow: the person gets it as a file.
@@ -249,7 +251,14 @@ class SectionState:
             self.base[path] = before
         if self.changed is not None and path not in self.changed:
             self.changed[path] = before
-        oid = self.w.add("blob", data, base=before[1] if before else None)
+        oid = self.w.add(
+            "blob",
+            data,
+            base=before[1] if before else None,
+            edit=edit[1]
+            if edit is not None and before is not None and before[1] == edit[0]
+            else None,
+        )
         if before is not None and before[1] in self.blobs:
             self.blob_bytes -= len(self.blobs.pop(before[1]))  # only current versions
         self._remember(oid, data)
@@ -582,7 +591,10 @@ def apply_section(state: SectionState, s: FilePatch, fuzz: int, display: str) ->
     if action == "rename":
         assert s.old_path is not None
         state.remove(s.old_path, where)
-    state.put(s.path, mode, result.content, where)
+    spliced = None
+    if old_entry is not None and result.edit is not None:
+        spliced = (old_entry[1], result.edit)
+    state.put(s.path, mode, result.content, where, edit=spliced)
     return res
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from patchq.core.errors import GitError
+from patchq.git import repo as repo_mod
 from patchq.git.repo import GitRepo
 from patchq.rebase.drift import histories, histories_later
 
@@ -46,3 +47,58 @@ def test_history_asked_early_is_the_same_and_raises_as_it_would(upstream: Upstre
     broken = histories_later(g, old, "no-such-revision", ["a.txt"], {})
     with pytest.raises(GitError):
         broken()
+
+
+def test_history_of_many_files_is_one_log_without_pathspecs(
+    upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past PATHSPEC_MAX files, the log is asked for the whole range and each wanted
+    file's history kept (git matched every tree entry against every pathspec: 17 s for
+    1,757 of curl's files, issue 22). The answer is the pathspec query's: the same
+    commits and ranges per file, renames and names git quotes included, the files no
+    one asked for left out."""
+    names = [f"d{i % 7}/f{i}.txt" for i in range(repo_mod.PATHSPEC_MAX + 6)]
+    names += ["new\nline", "tab\there.txt", "old name.txt"]
+    body = "".join(f"line {k}\n" for k in range(40))
+    for n in names:
+        upstream.write(n, body)
+    upstream.write("not-asked.txt", body)
+    old = upstream.commit("base")
+    upstream.write("d1/f1.txt", body.replace("line 3\n", "LINE 3\n"))
+    upstream.write("not-asked.txt", "changed\n")
+    upstream.git("mv", "old name.txt", "renamed.txt")
+    upstream.write("renamed.txt", body.replace("line 30\n", "LINE 30\n"))
+    upstream.write("new\nline", body + "more\n")
+    mid = upstream.commit("drift")
+    upstream.write("d1/f1.txt", "top\n" + body.replace("line 3\n", "LINE 3\n"))
+    upstream.write("tab\there.txt", body[:-8])
+    new = upstream.commit("more drift")
+    wanted = [n for n in names if n != "old name.txt"] + ["renamed.txt"]
+    renames = {"old name.txt": "renamed.txt"}
+    g = GitRepo(upstream.path)
+    runs: list[tuple[str, ...]] = []
+    run = g._run
+
+    def spy(
+        *args: str,
+        input: bytes | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> bytes:
+        runs.append(args)
+        return run(*args, input=input, check=check, env=env)
+
+    monkeypatch.setattr(g, "_run", spy)
+    assert len(wanted) > repo_mod.PATHSPEC_MAX
+    whole = histories(g, old, new, wanted, renames)
+    assert len(runs) == 1 and runs[0][-1] == f"{old}..{new}", runs  # no pathspec at all
+    monkeypatch.setattr(repo_mod, "PATHSPEC_MAX", 10_000)
+    by_pathspec = histories(g, old, new, wanted, renames)
+    assert "--stdin" in runs[1]
+    assert whole == by_pathspec
+    assert set(whole) == set(wanted)
+    assert [c.commit for c in whole["d1/f1.txt"]] == [mid, new]
+    assert [c.commit for c in whole["renamed.txt"]] == [mid]
+    assert [c.commit for c in whole["new\nline"]] == [mid]
+    assert [c.commit for c in whole["tab\there.txt"]] == [new]
+    assert whole["d2/f2.txt"] == []

@@ -128,7 +128,7 @@ def test_the_engines_splice_is_the_delta(case: Case, context: int, reverse: bool
     # A kept span moved by one byte: refused unless it happens to rebuild the target.
     at = next((i for i, op in enumerate(res.edit) if isinstance(op, tuple) and op[1] > op[0]), None)
     if at is not None:
-        start, end = res.edit[at]  # type: ignore[misc]
+        start, end = res.edit[at]
         wrong = (*res.edit[:at], (start + 1, end + 1), *res.edit[at + 1 :])
         shifted = delta_from_edit(given_, res.content, wrong)
         assert shifted is None or apply_delta(given_, shifted) == res.content

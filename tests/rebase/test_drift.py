@@ -102,3 +102,44 @@ def test_history_of_many_files_is_one_log_without_pathspecs(
     assert [c.commit for c in whole["new\nline"]] == [mid]
     assert [c.commit for c in whole["tab\there.txt"]] == [new]
     assert whole["d2/f2.txt"] == []
+
+
+def test_range_evidence_of_many_files_is_the_pathspec_querys(
+    upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Provenance's log of the range, past PATHSPEC_MAX files, is read whole and the
+    commits that touched none of them are left out: the same commits, subjects, files and
+    patch-ids as the pathspec query — a binary-only change, a deletion and a name git
+    quotes counted as touching, a commit beside the files not."""
+    names = [f"d{i % 5}/f{i}.txt" for i in range(repo_mod.PATHSPEC_MAX + 4)]
+    names += ["tab\there.txt", "gone.txt", "pic.bin"]
+    body = "".join(f"line {k}\n" for k in range(20))
+    for n in names:
+        upstream.write(n, body)
+    upstream.write("pic.bin", b"\0\1\2")
+    upstream.write("beside.txt", body)
+    old = upstream.commit("base")
+    upstream.write("d3/f3.txt", body.replace("line 4\n", "LINE 4\n"))
+    first = upstream.commit("touch one")
+    upstream.write("beside.txt", "other\n")
+    upstream.commit("beside the series")
+    upstream.write("pic.bin", b"\0\3\4")
+    upstream.commit("binary only")
+    upstream.write("tab\there.txt", body + "x\n")
+    upstream.commit("quoted name")
+    upstream.remove("gone.txt")
+    new = upstream.commit("delete one")
+    g = GitRepo(upstream.path)
+    diffs = [upstream.diff(old, first)]
+    whole = g.range_evidence(old, new, names, diffs)
+    monkeypatch.setattr(repo_mod, "PATHSPEC_MAX", 10_000)
+    by_pathspec = g.range_evidence(old, new, names, diffs)
+    assert whole == by_pathspec
+    ids, commits, own = whole
+    assert [subject for _, subject, _ in commits] == [
+        "delete one",
+        "quoted name",
+        "binary only",
+        "touch one",
+    ]
+    assert own[0] is not None and ids[own[0]] == [first]

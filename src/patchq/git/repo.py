@@ -703,6 +703,9 @@ class GitRepo:
         one of `paths`; (commit, subject, files it changed) for each of them, newest
         first; and the patch-id of each of `diffs` (None where git finds no change)."""
         log = b""
+        # Past PATHSPEC_MAX files the whole range is read and the commits that touched none
+        # of them are left out here (git's pathspec match is per entry, per pathspec).
+        whole = len(paths) > PATHSPEC_MAX
         if paths:
             log = self._run(
                 "log",
@@ -713,29 +716,41 @@ class GitRepo:
                 "--full-diff",  # the whole commit, whichever of `paths` it touched
                 "--format=commit %H%n\x01%s",
                 f"{old}..{new}",
-                "--stdin",
-                input=_paths_input(paths),
+                *(() if whole else ("--stdin",)),
+                input=None if whole else _paths_input(paths),
                 env={"GIT_LITERAL_PATHSPECS": "1"},
             )
         commits: list[tuple[str, str, tuple[str, ...]]] = []
         commit = subject = ""
         files: list[str] = []
+        touched: set[str] = set()  # what each commit's `diff --git` lines name (whole)
+        wanted = {p for p in paths if "\n" not in p and not p.endswith("\r")}
+        kept: list[bytes] = []  # the log of the commits kept (whole), for patch-id
+        start = 0
 
-        def close() -> None:
-            if commit:
+        def close(end: int) -> None:
+            if commit and (not whole or touched & wanted):
                 commits.append((commit, subject, tuple(dict.fromkeys(files))))
+                if whole:
+                    kept.append(log[start:end])
 
+        at = 0
         for line in log.split(b"\n"):
             if line.startswith(b"commit ") and len(line) == 47:
-                close()
-                commit, subject, files = line[7:].decode(), "", []
+                close(at)
+                commit, subject, files, touched, start = line[7:].decode(), "", [], set(), at
             elif line.startswith(b"\x01") and not subject:
                 subject = line[1:].decode("utf-8", "replace")
             elif line.startswith((b"--- a/", b"+++ b/")):
                 files.append(_diff_name(line[6:]))
             elif line.startswith((b'--- "a/', b'+++ "b/')):
                 files.append(_diff_name(line[4:]))
-        close()
+            elif whole and line.startswith(b"diff --git "):
+                touched.update(_git_line_names(line[11:]))
+            at += len(line) + 1
+        close(len(log))
+        if whole:
+            log = b"".join(kept)
         # The series' diffs ride in the same patch-id run, under ids no commit has.
         fake = [f"{'f' * 32}{i:08x}" for i in range(len(diffs))]
         fakes = set(fake)
@@ -1227,6 +1242,30 @@ def _diff_name(raw: bytes) -> str:
     if raw.startswith(b'"'):
         raw = unquote(raw)[2:]
     return raw.decode("utf-8", "surrogateescape")
+
+
+def _git_line_names(rest: bytes) -> tuple[str, ...]:
+    """The paths a `diff --git a/X b/X` line names (no renames: both sides alike; a quoted
+    side is unquoted as git quotes it). Unreadable: none."""
+    rest = rest.rstrip(b"\r")
+    if rest.startswith(b'"'):
+        end = 1
+        while end < len(rest) and rest[end] != 0x22:  # the closing quote, escapes skipped
+            end += 2 if rest[end] == 0x5C else 1
+        try:
+            first = unquote(rest[: end + 1])
+        except ValueError:
+            return ()
+        return (first[2:].decode("utf-8", "surrogateescape"),) if first[:2] == b"a/" else ()
+    n = (len(rest) - 5) // 2  # `a/N b/N`
+    if (
+        n > 0
+        and rest[:2] == b"a/"
+        and rest[2 + n : 5 + n] == b" b/"
+        and rest[2 : 2 + n] == rest[5 + n :]
+    ):
+        return (rest[2 : 2 + n].decode("utf-8", "surrogateescape"),)
+    return ()
 
 
 def _paths_input(paths: Iterable[str]) -> bytes:

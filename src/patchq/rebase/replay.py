@@ -206,6 +206,10 @@ class Replay:
     # The files upstream changed in old base..onto (where a moved block is looked for).
     _upstream_changed: frozenset[str] | None = None
     _hints: list[str] = field(default_factory=list)
+    # The current patch's hint work, done once its outcome is known: an upstreamed patch
+    # leaves the series and its hints with it (a rebase onto an upstream that took the
+    # series spent a quarter of its time on hints no one was shown).
+    _hint_jobs: list[Callable[[], None]] = field(default_factory=list)
     # The resolutions a person made before, reused for the same conflict (DESIGN §4.7).
     resolutions: Book | None = None
     # The current patch's conflict regions left to a person, by file.
@@ -287,6 +291,7 @@ class Replay:
         self.open_regions = {}
         notes = list(patch.normalisations)
         self._hints = []
+        self._hint_jobs = []
         self._rewritten = {}
         self._notes = []
         placed: list[tuple[FilePatch, FilePatch]] = []
@@ -355,7 +360,7 @@ class Replay:
             tuple(notes),
             evidence,
             # An upstreamed patch leaves the series: nothing of it is left to review.
-            () if all(h.status == UPSTREAMED for h in hunks) else tuple(dict.fromkeys(self._hints)),
+            () if all(h.status == UPSTREAMED for h in hunks) else self._hinted(),
             tuple((f, r) for f, rs in self.open_regions.items() if f in markers for r in rs),
             rewritten,
             present,
@@ -612,7 +617,18 @@ class Replay:
             )
             final = res.content
         if s.old_path in self.upstream_changed():
-            self._hint(s, content, res, failing=failing, pre=pre, name=name, pin_path=pin_path)
+            self._hint_jobs.append(
+                partial(
+                    self._hint,
+                    s,
+                    content,
+                    res,
+                    failing=tuple(failing),  # as it is now: the steps below shorten it
+                    pre=pre,
+                    name=name,
+                    pin_path=pin_path,
+                )
+            )
         if failing:
             cur = res.content
             self._held_upstream(s, content, cur, pre, failing=failing, checks=checks)
@@ -807,6 +823,13 @@ class Replay:
         if self._upstream_changed is None:
             self._upstream_changed = self.g.tree_changes(self.old_base, self.onto)[1]
         return self._upstream_changed
+
+    def _hinted(self) -> tuple[str, ...]:
+        """The current patch's review hints, worked out now (see `_hint_jobs`)."""
+        for job in self._hint_jobs:
+            job()
+        self._hint_jobs = []
+        return tuple(dict.fromkeys(self._hints))
 
     def _hint(
         self,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import IO
 
-import git
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from patchq.core.errors import BadInputError, GitError, UnsafePathError
 from patchq.git import readahead
+from patchq.git.catfile import CatFile
 from patchq.git.memtree import MemTree
 from patchq.git.objects import Ident, object_id
 from patchq.git.repo import GitRepo
@@ -197,13 +197,13 @@ def test_intend_to_add_takes_names_not_patterns(upstream: Upstream) -> None:
 def _single_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The objects read one request each (not in a batch) from now on, as a list."""
     calls: list[str] = []
-    real = git.Git.get_object_data
+    real = CatFile.read
 
-    def counted(self: git.Git, ref: str) -> object:
+    def counted(self: CatFile, ref: str) -> object:
         calls.append(ref)
         return real(self, ref)
 
-    monkeypatch.setattr(git.Git, "get_object_data", counted)
+    monkeypatch.setattr(CatFile, "read", counted)
     return calls
 
 

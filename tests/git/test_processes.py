@@ -1,6 +1,6 @@
 """The number of git processes a whole-series run starts must not grow with the series.
 
-A `git` shim first on PATH logs every invocation (GitPython's persistent cat-file
+A `git` shim first on PATH logs every invocation (the persistent cat-file readers
 included), then the real CLI applies a 20- and a 200-patch series.
 """
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import git
 import pytest
 
 from patchq.cli.main import main
+from patchq.git.catfile import CatFile
 
 from .test_processes import _realistic
 
@@ -17,14 +17,14 @@ from .test_processes import _realistic
 def _asked(monkeypatch: pytest.MonkeyPatch, *args: str) -> Counter[str]:
     """How many single requests (object data, object headers) one in-process run makes."""
     asked: Counter[str] = Counter()
-    for name in ("get_object_data", "get_object_header"):
-        real = getattr(git.Git, name)
+    for name in ("read", "header"):
+        real = getattr(CatFile, name)
 
-        def counted(self: git.Git, ref: str, real=real, name=name) -> object:  # type: ignore[no-untyped-def]
+        def counted(self: CatFile, ref: str, real=real, name=name) -> object:  # type: ignore[no-untyped-def]
             asked[name] += 1
             return real(self, ref)
 
-        monkeypatch.setattr(git.Git, name, counted)
+        monkeypatch.setattr(CatFile, name, counted)
     assert main(list(args)) in (0, 1, 3)
     monkeypatch.undo()
     return asked
@@ -48,8 +48,8 @@ def test_check_and_rebase_ask_in_batches_not_per_patch(
     capsys.readouterr()
     few, many = got[12], got[48]
     # Origins are resolved in one batch, not a header request each.
-    assert [c["get_object_header"] for c in many] == [c["get_object_header"] for c in few]
+    assert [c["header"] for c in many] == [c["header"] for c in few]
     # The files the patches touch come in batches; what is left are the pinned
     # pre-images of the patches whose hunks conflict (a quarter of them here).
     for f, m in zip(few[1:], many[1:], strict=True):
-        assert m["get_object_data"] - f["get_object_data"] <= (48 - 12) // 2, (few, many)
+        assert m["read"] - f["read"] <= (48 - 12) // 2, (few, many)

@@ -6,8 +6,8 @@ Each module may import from its own layer's folder and from the layers below it;
 four peers above core do not import each other; `stack` (the applied stack and its
 transactions) never imports `rebase` (the whole rebase, engine to record); a verb in
 `commands` does not import another verb (shared work lives in `stack` or `rebase`).
-Only `git` runs git: it alone imports GitPython, and no module outside it spells a git
-subcommand; besides it only `shell` (the user's own `--exec` command, a peer of `git`)
+Only `git` runs git: it alone may import a git library, and no module outside it spells a
+git subcommand; besides it only `shell` (the user's own `--exec` command, a peer of `git`)
 imports `subprocess`.
 Only `cli` imports click. The rules are read from the source with `ast`, so a lazy
 import inside a function counts as much as one at the top.
@@ -119,7 +119,7 @@ def test_imports_run_one_way() -> None:
             where = f"{path.relative_to(SRC.parent)}:{line}: {module} imports {target}"
             if target == "git" or target.startswith("git."):
                 if mine != "git":
-                    wrong.append(f"{where} (only the git layer uses GitPython)")
+                    wrong.append(f"{where} (only the git layer may use a git library)")
                 continue
             if target in ("subprocess",) and mine not in ("git", "shell"):
                 wrong.append(f"{where} (only the git and shell layers start processes)")

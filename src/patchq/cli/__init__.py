@@ -66,8 +66,8 @@ def _unraisable(hook: Any) -> Any:
                 _again_soon()  # not now: raised inside this hook, it would be printed
             return
         if _state["interrupted"]:
-            # A finaliser the interrupt cut short (GitPython's cat-file stream, read in
-            # its `__del__` after the pipe it reads was closed): part of the interrupt,
+            # A finaliser the interrupt cut short (a stream read in its `__del__` after
+            # the pipe it reads was closed): part of the interrupt,
             # which the run reports in its one line.
             return
         hook(unraisable)

@@ -3,8 +3,8 @@ final checkout. Its neighbours hold what it is built from: `environment.py` (eac
 child's scrubbed environment and pinned config), `objects.py` (ids, identities, trees and
 the pending-object writer) and `pack.py` (the pack writer).
 
-Reads go through GitPython's one long-lived `git cat-file --batch` per repository, so a
-whole-series run reads every object it needs without starting a process per object.
+Reads go through one long-lived `git cat-file --batch` per repository (`catfile.py`), so
+a whole-series run reads every object it needs without starting a process per object.
 Objects patchq creates (blobs, trees, commits) are hashed here and written in one batch
 as loose objects by `ObjectWriter.flush`, so applying a thousand patches starts no git
 process at all until the final ref update and checkout. Inherited `GIT_*` variables that
@@ -13,7 +13,6 @@ would point git elsewhere are scrubbed first.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
@@ -26,8 +25,6 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
-import git
-
 from patchq.core import merge3
 from patchq.core.errors import BadInputError, GitError, UnsafeStateError
 from patchq.core.patch import LineCache
@@ -35,11 +32,11 @@ from patchq.core.paths import FileMode
 from patchq.core.quoting import unquote
 from patchq.core.resolve import Region, Resolution
 from patchq.git import readahead
+from patchq.git.catfile import CatFile
 from patchq.git.diffserver import CommitDiffs, DiffServer
 from patchq.git.environment import (
     DIFFING,
     PINNED_CONFIG,
-    SCRUBBED,
     alive,
     check_interrupt,
     child_environment,
@@ -123,11 +120,7 @@ class GitRepo:
         fmt = config.get("extensions.objectformat", "")
         if fmt not in ("", "sha1"):
             raise BadInputError(f"object format {fmt!r} is not supported yet", str(path))
-        # GitPython's command object owns the persistent cat-file readers. It adds its
-        # environment on top of the process's, so each redirecting variable is named
-        # with its true value rather than left out.
-        self.cmd = git.Git(str(self.root))
-        self.cmd.update_environment(**self._gitpython_env())
+        self.cat = CatFile(self.root, self.env)  # the persistent object readers
         self._merges: dict[tuple[bytes, bytes, bytes, tuple[str, str, str]], tuple[bytes, int]] = {}
         self._overlay: ObjectWriter | None = None  # see `objects`
         self._read_cache: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
@@ -143,21 +136,6 @@ class GitRepo:
     def env(self, **extra: str) -> dict[str, str]:
         """The environment for one git child in this repository (see `child_environment`)."""
         return child_environment(self._pins, None, **self._place, **extra)
-
-    def _gitpython_env(self) -> dict[str, str]:
-        env = {k: "" for k in SCRUBBED if k.startswith("GIT_")}
-        env.update(
-            GIT_OBJECT_DIRECTORY=str(self.common_dir / "objects"),
-            GIT_COMMON_DIR=str(self.common_dir),
-            GIT_INDEX_FILE=str(self.git_dir / "index"),
-            GIT_GRAFT_FILE=os.devnull,
-            GIT_SHALLOW_FILE=str(self.common_dir / "shallow"),
-            GIT_REPLACE_REF_BASE="refs/replace/",
-        )
-        for k in ("GIT_QUARANTINE_PATH", "GIT_PREFIX"):
-            env.pop(k)
-        env.update(child_environment(self._pins, {}, **self._place))
-        return env
 
     def _read_config(self) -> dict[str, str]:
         """Read the effective config once (`git config --list`, includes followed): every
@@ -228,15 +206,14 @@ class GitRepo:
         """The 40-hex id `ref` names, peeled to `kind`; bad input if it names nothing."""
         if not ref or any(c.isspace() for c in ref):
             raise BadInputError(f"invalid revision {ref!r}", "target")
-        try:
-            oid, _, _ = self.cmd.get_object_header(f"{ref}^{{{kind}}}")
-        except ValueError:
+        got = self.cat.header(f"{ref}^{{{kind}}}")
+        if got is None:
             raise BadInputError(
                 f"unknown revision {ref!r}",
                 str(self.root),
                 "name a branch, tag or commit of the target",
-            ) from None
-        return _text(oid)
+            )
+        return got[0]
 
     def try_resolve(self, ref: str, kind: str = "commit") -> str | None:
         try:
@@ -259,11 +236,10 @@ class GitRepo:
         if hit is not None:
             self._read_cache.move_to_end(oid)
             return hit
-        try:
-            _, kind, _, raw = self.cmd.get_object_data(oid)
-        except ValueError:
-            raise GitError(f"object {oid} is missing", str(self.root)) from None
-        got = (_text(kind), bytes(raw))
+        found = self.cat.read(oid)
+        if found is None:
+            raise GitError(f"object {oid} is missing", str(self.root))
+        got = (found[1], found[2])
         self._cache(got, oid)
         return got
 
@@ -292,19 +268,9 @@ class GitRepo:
 
     def _ask(self, requests: Sequence[str]) -> list[readahead.Found | None]:
         """What the cat-file reader answers to each request (`readahead.ask`)."""
-        if not requests:
-            return []
-        proc = self.cmd._get_persistent_cmd("cat_file_all", "cat_file", batch=True)
-        if proc.stdin is None or proc.stdout is None:
-            raise GitError("the cat-file reader has no pipes", str(self.root))
-        try:
-            return readahead.ask(proc.stdin, proc.stdout, requests, str(self.root))
-        except BaseException:
-            # Cut off between a chunk's requests and its last answer (Ctrl-C, a broken
-            # pipe), the reader would hand the rest to the next read: start afresh.
-            with contextlib.suppress(Exception):
-                self.cmd.clear_cache()
-            raise
+        # Cut off between a chunk's requests and its last answer (Ctrl-C, a broken pipe),
+        # the reader is closed and the next read starts afresh (CatFile.ask).
+        return self.cat.ask(requests)
 
     def _cache(self, got: tuple[str, bytes], oid: str) -> None:
         if len(oid) == 40 and len(got[1]) <= _READ_CACHE // 8 and oid not in self._read_cache:
@@ -372,11 +338,7 @@ class GitRepo:
         return out
 
     def has_object(self, oid: str) -> bool:
-        try:
-            self.cmd.get_object_header(oid)
-        except ValueError:
-            return False
-        return True
+        return self.cat.header(oid) is not None
 
     # --- writes -----------------------------------------------------------------------
 
@@ -1233,7 +1195,7 @@ class GitRepo:
         if self._commit_differ is not None:
             self._commit_differ.close()
             self._commit_differ = None
-        self.cmd.clear_cache()
+        self.cat.close()
 
 
 def _diff_name(raw: bytes) -> str:
@@ -1313,8 +1275,3 @@ GIT_STEP = "git-step"
 _INDEX_WRITERS = frozenset(
     {"checkout", "read-tree", "reset", "stash", "add", "status", "update-index"}
 )
-
-
-def _text(value: str | bytes) -> str:
-    """GitPython hands back bytes from cat-file though it types them as str."""
-    return value.decode() if isinstance(value, bytes) else value

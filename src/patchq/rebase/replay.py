@@ -28,6 +28,7 @@ from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.header import origins
 from patchq.core.hints import NEAR, hunk_hints, maybe_sibling, stripped
+from patchq.core.hunkplace import added_near, line_of, removed_runs
 from patchq.core.moved import Found, Indexed, anchors_of, find_block, index_text
 from patchq.core.names import Normalisation
 from patchq.core.patch import FilePatch, Hunk, Patch, Split
@@ -206,10 +207,7 @@ class Replay:
     # The files upstream changed in old base..onto (where a moved block is looked for).
     _upstream_changed: frozenset[str] | None = None
     _hints: list[str] = field(default_factory=list)
-    # The current patch's hint work, done once its outcome is known: an upstreamed patch
-    # leaves the series and its hints with it (a rebase onto an upstream that took the
-    # series spent a quarter of its time on hints no one was shown).
-    _hint_jobs: list[Callable[[], None]] = field(default_factory=list)
+    _hint_jobs: list[Callable[[], None]] = field(default_factory=list)  # see _hinted
     # The resolutions a person made before, reused for the same conflict (DESIGN §4.7).
     resolutions: Book | None = None
     # The current patch's conflict regions left to a person, by file.
@@ -503,13 +501,13 @@ class Replay:
                 if not any(tag == "-" for tag, _ in h.lines):
                     if placement.alike_block(old, up[at:end]):
                         continue  # a pure insertion whose block is still there
-                elif all(placement.count(window, run) > 0 for run in _removed_runs(h)):
+                elif all(placement.count(window, run) > 0 for run in removed_runs(h)):
                     continue  # every line it removes is still near the spot
             elif not any(tag == "-" for tag, _ in h.lines) or all(
-                placement.count(up, run) > 0 for run in _removed_runs(h)
+                placement.count(up, run) > 0 for run in removed_runs(h)
             ):
                 continue  # no pinned base to say more: only lines gone from the file count
-            self._rewritten[(s.path, i)] = _added_near(h, up, at)
+            self._rewritten[(s.path, i)] = added_near(h, up, at)
 
     def _located(
         self, placed: Sequence[tuple[FilePatch, FilePatch]], hunks: list[HunkOutcome]
@@ -525,7 +523,7 @@ class Replay:
                 continue
             got = self.state.tree.get(h.file)
             lines = self.g.lines.split(self.state.content(got[1])) if got is not None else []
-            out.append(replace(h, line=_line_of(sec.hunks[h.index], lines, h.moved_to)))
+            out.append(replace(h, line=line_of(sec.hunks[h.index], lines, h.moved_to)))
         return out
 
     def _follow_rename(self, s: FilePatch) -> FilePatch:
@@ -617,18 +615,9 @@ class Replay:
             )
             final = res.content
         if s.old_path in self.upstream_changed():
-            self._hint_jobs.append(
-                partial(
-                    self._hint,
-                    s,
-                    content,
-                    res,
-                    failing=tuple(failing),  # as it is now: the steps below shorten it
-                    pre=pre,
-                    name=name,
-                    pin_path=pin_path,
-                )
-            )
+            failed = tuple(failing)  # as it is now: the ladder below shortens it
+            job = partial(self._hint, s, content, res, pre=pre, name=name, failing=failed)
+            self._hint_jobs.append(partial(job, pin_path=pin_path))
         if failing:
             cur = res.content
             self._held_upstream(s, content, cur, pre, failing=failing, checks=checks)
@@ -825,7 +814,9 @@ class Replay:
         return self._upstream_changed
 
     def _hinted(self) -> tuple[str, ...]:
-        """The current patch's review hints, worked out now (see `_hint_jobs`)."""
+        """The current patch's review hints, worked out once its outcome is known: an
+        upstreamed patch leaves the series and its hints with it (a rebase onto an
+        upstream that took the series spent a fifth of its time on hints no one saw)."""
         for job in self._hint_jobs:
             job()
         self._hint_jobs = []
@@ -1218,78 +1209,6 @@ class Replay:
             placement.settle(s.hunks, theirs, failing, checks, regions)
             self.open_regions[s.path] = tuple(r for r in regions if not r.settled)
         return content, merged
-
-
-def _removed_runs(h: Hunk) -> list[list[bytes]]:
-    """The runs of consecutive lines hunk `h` removes."""
-    runs: list[list[bytes]] = []
-    prev = ""
-    for tag, c in h.lines:
-        if tag == "-":
-            if prev != "-":
-                runs.append([])
-            runs[-1].append(c)
-        prev = tag
-    return runs
-
-
-def _squeezed(line: bytes) -> bytes:
-    return b"".join(line.split())
-
-
-def _added_near(h: Hunk, up: Sequence[bytes], at: int) -> bool:
-    """Whether every line hunk `h` adds (blank ones aside) is in `up` near line `at` as
-    it is, or nearly (whitespace aside, or 90% alike): upstreaming with edits."""
-    added = [_squeezed(c) for tag, c in h.lines if tag == "+"]
-    added = [a for a in added if a]
-    if not added:
-        return False
-    span = len(h.old_lines) + len(added)
-    window = [_squeezed(x) for x in up[max(at - span - 10, 0) : at + span + 10]]
-    have = set(window)
-    for a in added:
-        if a in have:
-            continue
-        # Bounded (issue 27, class 5): two lines too long to compare are not alike.
-        if not any(
-            (bounded.ratio(a, w) or 0.0) >= 0.9
-            for w in window
-            if abs(len(w) - len(a)) <= len(a) // 5
-        ):
-            return False
-    return True
-
-
-def _line_of(h: Hunk, lines: Sequence[bytes], moved_to: tuple[str, int, str] | None) -> int:
-    """Where hunk `h`'s change is in `lines` (1-based; 0 where not found): where its new
-    lines occur, else after its leading context, else its first added line, else
-    before its trailing context — each nearest the hunk's own place."""
-    if moved_to is not None:
-        return moved_to[1]
-    lead = 0
-    while lead < len(h.lines) and h.lines[lead][0] == " ":
-        lead += 1
-    trail = 0
-    while trail < len(h.lines) - lead and h.lines[len(h.lines) - 1 - trail][0] == " ":
-        trail += 1
-    added = [c for tag, c in h.lines if tag == "+"]
-    before = [c for _, c in h.lines[:lead]]
-    after = [c for _, c in h.lines[len(h.lines) - trail :]]
-    probes: list[tuple[list[bytes], int]] = [
-        (list(h.new_lines), lead),
-        (before, lead),
-        (added[:1], 0),
-        (after, -len(added)),
-    ]
-    for probe, shift in probes:
-        n = len(probe)
-        if not n:
-            continue
-        hits = [i for i in range(len(lines) - n + 1) if lines[i : i + n] == probe]
-        if hits:
-            best = min(hits, key=lambda i: abs(i - h.new_pos))
-            return max(best + shift, 0) + 1
-    return 0
 
 
 def _context_drift(

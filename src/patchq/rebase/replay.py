@@ -59,7 +59,6 @@ from patchq.rebase.drift import Drifted, drifted_sections
 from patchq.rebase.evidence import Provenance
 from patchq.stack.apply import (
     PINNED_FUZZ,
-    READ_AHEAD,
     OldStack,
     Preimage,
     SectionState,
@@ -269,10 +268,8 @@ class Replay:
         return self.state.tree.write(self.state.w)
 
     def read_ahead(self, entries: Sequence[Entry], i: int) -> None:
-        """Before the `i`-th of `entries` is stepped: every READ_AHEAD patches, the
-        upstream files the next ones touch, in a few batches (SectionState.read_ahead)."""
-        if i % READ_AHEAD == 0:
-            self.state.read_ahead(self.repo, entries[i : i + READ_AHEAD])
+        """Before the `i`-th of `entries` is stepped (SectionState.read_ahead)."""
+        self.state.read_ahead(self.repo, entries, i)
 
     def step(self, entry: Entry) -> PatchCheck:
         """Replay one patch on the current tree; a conflict leaves the tree without it."""

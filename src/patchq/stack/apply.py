@@ -207,12 +207,15 @@ class SectionState:
             _, old = self.blobs.popitem(last=False)
             self.blob_bytes -= len(old)
 
-    def read_ahead(self, repo: PatchRepo, entries: Sequence[Entry]) -> None:
-        """Read ahead, in a few batches, the files these patches touch first (those no
-        earlier patch touched: still the base tree's). A patch that does not load is left
-        for the loop to report."""
+    def read_ahead(self, repo: PatchRepo, entries: Sequence[Entry], i: int) -> None:
+        """Before the `i`-th of `entries` is applied: every READ_AHEAD patches, read ahead
+        in a few batches the files the next ones touch first (those no earlier patch
+        touched: still the base tree's). A patch that does not load is left for the loop
+        to report."""
+        if i % READ_AHEAD:
+            return
         paths = []
-        for entry in entries:
+        for entry in entries[i : i + READ_AHEAD]:
             try:
                 _, patch = load_patch(repo, entry)
             except (PatchqError, OSError):
@@ -392,8 +395,7 @@ def apply_series(
         assert entry.name is not None
         if progress is not None:
             progress(n, entry.name, len(entries))
-        if n % READ_AHEAD == 0:
-            state.read_ahead(repo, entries[n : n + READ_AHEAD])
+        state.read_ahead(repo, entries, n)
         _, patch = load_applicable(repo, entry)
         display = repo.display(entry.name)
         sections: list[SectionResult] = []

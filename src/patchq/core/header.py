@@ -307,10 +307,21 @@ def _mail_from(value: str | None) -> tuple[str | None, str | None]:
     return _address(value)
 
 
+# `Name Surname <local@domain>` of plain words: what parseaddr answers for it, without
+# its tokenizer (a thousand-patch series spent 0.05 s there).
+_PLAIN_FROM = re.compile(
+    r"([^\W\d_](?:[\w'-]*\w)?(?: +[^\W\d_](?:[\w'-]*\w)?)*) *"
+    r"<([\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)>"
+)
+
+
 def _address(value: str | None) -> tuple[str | None, str | None]:
     """`Name <email>` (or a bare address) split into its parts."""
     if not value:
         return None, None
+    plain = _PLAIN_FROM.fullmatch(value)
+    if plain is not None:
+        return _name_addr(" ".join(plain.group(1).split()), plain.group(2))
     try:
         name, addr = email.utils.parseaddr(value)
     except Exception:  # parseaddr is lenient, but be sure

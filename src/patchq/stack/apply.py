@@ -11,6 +11,7 @@ date), and the committer equals the author.
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -318,7 +319,7 @@ def load_patch(repo: PatchRepo, entry: Entry) -> tuple[bytes, Patch]:
         return data, parse(data, repo.display(entry.name), strip)
     path = repo.patch_path(entry.name)
     try:
-        st = path.stat()
+        st = os.stat(path)
         key = (str(path), st.st_mtime_ns, st.st_size, strip)
     except OSError:
         key = None
@@ -328,7 +329,7 @@ def load_patch(repo: PatchRepo, entry: Entry) -> tuple[bytes, Patch]:
         _PARSED.move_to_end(key)
         hit: tuple[bytes, Patch] = _PARSED[key]
         return hit
-    data = repo.read_patch(entry.name)
+    data = repo.read_patch(entry.name, path)
     patch = parse(data, repo.display(entry.name), strip)
     if key is not None:
         global _parsed_bytes

@@ -7,6 +7,7 @@ write elsewhere.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from patchq.core.errors import BadInputError
-from patchq.core.paths import check_name
+from patchq.core.paths import check_name, name_problem
 from patchq.core.series import Series
 from patchq.core.tiers import parse_accept, valid_names
 from patchq.store.files import atomic_write, confine, escaping_link, read_optional, read_regular
@@ -234,22 +235,24 @@ class PatchRepo:
 
     def patch_path(self, name: str) -> Path:
         """The file of patch `name`, refused if the name would leave patches/."""
-        where = f"{self.root / SERIES}"
-        check_name(name, where)
+        if name_problem(name) is not None:
+            check_name(name, str(self.root / SERIES))  # raises, naming the series
         parts = name.split("/")
-        path = self.patches_dir.joinpath(*parts)
-        if len(parts) == 1 and not path.is_symlink():
+        path = self.patches_dir / name
+        if len(parts) == 1 and not os.path.islink(path):
             return path  # a plain file right in patches/: nothing to resolve
+        where = str(self.root / SERIES)
         base = self.patches_dir.resolve()
         real = path.resolve()
         if real != base and base not in real.parents:
             raise BadInputError(f"patch {name!r} resolves outside patches/", where)
         return path
 
-    def read_patch(self, name: str) -> bytes:
+    def read_patch(self, name: str, path: Path | None = None) -> bytes:
+        """Patch `name`'s bytes (staged ones first); `path`: its `patch_path`, if at hand."""
         if name in self.staged:
             return self.staged[name]
-        path = self.patch_path(name)
+        path = self.patch_path(name) if path is None else path
         try:
             return read_regular(path)
         except FileNotFoundError:

@@ -1632,7 +1632,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--tools", default=",".join(PEER_TOOLS), help="peers to score (default: %(default)s)"
     )
     ap.add_argument(
-        "--no-materialize", action="store_true", help="reuse the cases already under OUT/cases"
+        "--no-materialize",
+        action="store_true",
+        help="reuse the cases already under OUT/cases (a case folder that is a symbolic link "
+        "to another run's is refused: copy it; materializing replaces such a link)",
     )
     ap.add_argument(
         "--report-only",

@@ -530,6 +530,7 @@ DROP_NEW = "the maintainer's new series does not apply on the new release (GNU p
 DROP_DRIVER = "driver failure"
 DROP_PEERS = "peers.py failed on the case"
 DROP_MARK = "dropped.txt"  # in a case folder: the reason it was dropped at materialization
+DROP_LINK = "the case folder is a symbolic link (another run's): not written through"
 
 
 def load_module(path: Path, name: str) -> Any:
@@ -621,6 +622,11 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
 
     mat.case_commit = case_commit
     cdir = cases_dir / case["name"]
+    if cdir.is_symlink():
+        # Another run's case folder linked in: materialize.py would fail to remove it and
+        # the drop below would then write (and delete its upstream.git) through the link.
+        # The link is replaced by this run's own folder; the folder it named is untouched.
+        cdir.unlink()
     try:
         import contextlib
         import io
@@ -887,6 +893,11 @@ def run_job(job: Job) -> dict[str, Any]:
     res: dict[str, Any] = {"name": name, "dropped": "", "lines": []}
     cdir = out / "cases" / name
     if job.resume and case_done(out, name, job.modes):
+        return res
+    if cdir.is_symlink() and not job.materialize:
+        # --no-materialize would write its drop marks through the link into another run's
+        # case: refused (materializing replaces the link instead, in materialize_case).
+        res["dropped"] = DROP_LINK
         return res
     if (cdir / DROP_MARK).is_file():
         res["dropped"] = (cdir / DROP_MARK).read_text().strip()
@@ -1621,7 +1632,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--tools", default=",".join(PEER_TOOLS), help="peers to score (default: %(default)s)"
     )
     ap.add_argument(
-        "--no-materialize", action="store_true", help="reuse the cases already under OUT/cases"
+        "--no-materialize",
+        action="store_true",
+        help="reuse the cases already under OUT/cases (a case folder that is a symbolic link "
+        "to another run's is refused: copy it; materializing replaces such a link)",
     )
     ap.add_argument(
         "--report-only",

@@ -762,3 +762,110 @@ def test_each_harvested_prefix_names_its_distribution(rw: ModuleType) -> None:
     assert ds("mw-mingw-w64-x-1-to-2") == ds("ms-x-1-to-2") == "MSYS2"
     assert ds("le-x-1-to-2") == "LibreELEC"
     assert ds("zz-x-1-to-2") == "owner"
+
+
+def _tiny_bump(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """Mirrors (MIRRORS/OWNER+NAME/repo) of an upstream with releases X and Y and of a
+    downstream carrying one patch for each, and the bump's case entry."""
+    x = [f"a{i}" for i in range(12)]
+    y = ["z", *x]
+    mirrors = tmp_path / "mirrors"
+    up = mirrors / "up+proj" / "repo"
+    up.mkdir(parents=True)
+    _g(up, "init", "-q", "-b", "main")
+    (up / "f.c").write_text("\n".join(x) + "\n")
+    _g(up, "add", ".")
+    _g(up, "commit", "-qm", "X")
+    old_commit = _g(up, "rev-parse", "HEAD").strip()
+    _g(up, "tag", "v1")
+    (up / "f.c").write_text("\n".join(y) + "\n")
+    _g(up, "commit", "-qam", "Y")
+    new_commit = _g(up, "rev-parse", "HEAD").strip()
+    _g(up, "tag", "v2")
+    down = mirrors / "down+dist" / "repo"
+    (down / "pkg").mkdir(parents=True)
+    _g(down, "init", "-q", "-b", "main")
+    mine = list(x)
+    mine[6] = "mine"
+    (down / "pkg" / "1.patch").write_text(_udiff(x, mine))
+    _g(down, "add", ".")
+    _g(down, "commit", "-qm", "proj 1")
+    ds_old = _g(down, "rev-parse", "HEAD").strip()
+    (down / "pkg" / "1.patch").write_text(_udiff(y, ["z", *mine]))
+    _g(down, "commit", "-qam", "proj 2")
+    ds_new = _g(down, "rev-parse", "HEAD").strip()
+    case: dict[str, Any] = {
+        "name": "br-proj-1-to-2",
+        "upstream_repo": "up/proj",
+        "old_ref": "v1",
+        "old_commit": old_commit,
+        "new_ref": "v2",
+        "new_commit": new_commit,
+        "downstream_repo": "down/dist",
+        "downstream_old_commit": ds_old,
+        "downstream_new_commit": ds_new,
+        "patch_dir": "pkg",
+        "strip": 1,
+        "old_series": ["1.patch"],
+        "new_series": ["1.patch"],
+        "added": [],
+        "successor": {"1.patch": "1.patch"},
+    }
+    return mirrors, case
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b"<dir>"
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+@pytest.fixture
+def linked_case(rw: ModuleType, tmp_path: Path) -> tuple[Path, dict[str, Any], Path, Path]:
+    """A bump materialized by another run (OTHER/cases/NAME) and linked into this run's
+    cases folder: (mirrors, case, this run's OUT, the other run's case folder)."""
+    import shutil
+
+    if shutil.which("patch") is None:
+        pytest.skip("GNU patch is not installed")
+    if not (rw.DEFAULT_CORPUS / "materialize.py").is_file():
+        pytest.skip(f"no shared corpus at {rw.DEFAULT_CORPUS}")
+    mirrors, case = _tiny_bump(tmp_path)
+    other = tmp_path / "other-run" / "cases"
+    assert rw.materialize_case(rw.DEFAULT_CORPUS, mirrors, case, other) == ""
+    snap = _snapshot(other / case["name"])
+    assert "upstream.git/HEAD" in snap and "case.json" in snap
+    out = tmp_path / "this-run"
+    (out / "cases").mkdir(parents=True)
+    (out / "cases" / case["name"]).symlink_to(other / case["name"], target_is_directory=True)
+    return mirrors, case, out, other / case["name"]
+
+
+def test_materializing_replaces_a_symlinked_case_folder_never_writes_through(
+    rw: ModuleType, linked_case: tuple[Path, dict[str, Any], Path, Path]
+) -> None:
+    """materialize.py could not remove a linked case folder, and the drop that followed
+    wrote its mark into the other run's case and deleted its upstream.git: the link is
+    replaced by this run's own folder, the linked one stays byte for byte."""
+    mirrors, case, out, theirs = linked_case
+    before = _snapshot(theirs)
+    link = out / "cases" / case["name"]
+    assert rw.materialize_case(rw.DEFAULT_CORPUS, mirrors, case, out / "cases") == ""
+    assert not link.is_symlink() and (link / "upstream.git" / "HEAD").is_file()
+    assert not (link / rw.DROP_MARK).exists()
+    assert _snapshot(theirs) == before
+
+
+def test_no_materialize_refuses_a_symlinked_case_folder(
+    rw: ModuleType, linked_case: tuple[Path, dict[str, Any], Path, Path]
+) -> None:
+    """--no-materialize would write its drop mark through the link (a driver failure marks
+    the other run's case dropped): the case is refused, nothing is written."""
+    mirrors, case, out, theirs = linked_case
+    before = _snapshot(theirs)
+    job = rw.Job(case["name"], rw.DEFAULT_CORPUS, mirrors, case, out, [], ["default"], "none",
+                 [], False, False)  # fmt: skip
+    assert rw.run_job(job)["dropped"] == rw.DROP_LINK
+    assert (out / "cases" / case["name"]).is_symlink()
+    assert _snapshot(theirs) == before

@@ -350,6 +350,9 @@ def write_pack(
 Record = tuple[str, str | None, int, int, bytes]
 
 
+_WRITE_CHUNK = 4 << 20
+
+
 def write_records(pack_dir: Path, records: list[Record]) -> str:
     """Lay `records` out as a version-2 pack and write its index; returns the pack's name.
     A delta's base must come before it. The index is written last — git only sees a pack
@@ -362,8 +365,9 @@ def write_records(pack_dir: Path, records: list[Record]) -> str:
         with os.fdopen(fd, "wb") as f:
             head = b"PACK" + struct.pack(">II", 2, len(records))
             parts = [head]
-            pos = len(head)
-            for oid, base, kind_no, size, packed in records:
+            pos = held = len(head)
+            last = len(records) - 1
+            for i, (oid, base, kind_no, size, packed) in enumerate(records):
                 head_bytes = bytes(_obj_header(kind_no, size))
                 if base is not None:
                     head_bytes += _ofs(pos - offsets[base][0])
@@ -371,10 +375,18 @@ def write_records(pack_dir: Path, records: list[Record]) -> str:
                 offsets[oid] = (pos, zlib.crc32(record))
                 parts.append(record)
                 pos += len(record)
-            data = b"".join(parts)
-            body.update(data)
+                held += len(record)
+                if held > _WRITE_CHUNK or i == last:
+                    # Written and hashed a few MB at a time, not a call per object.
+                    data = b"".join(parts)
+                    body.update(data)
+                    f.write(data)
+                    parts, held = [], 0
+            if parts:
+                data = b"".join(parts)  # a pack of no objects: its header alone
+                body.update(data)
+                f.write(data)
             checksum = body.digest()
-            f.write(data)
             f.write(checksum)
         name = checksum.hex()
         os.chmod(tmp_pack, 0o444)

@@ -3,10 +3,12 @@ change (not of the stretch between the first and last change), and git reads it.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from patchq.core import hunks as engine
+from patchq.git import pack as pack_mod
 from patchq.git.objects import object_id
 from patchq.git.pack import delta_from_edit, make_delta, write_pack
 
@@ -151,6 +153,30 @@ def test_git_reads_a_pack_whose_deltas_are_the_engines(upstream: Upstream) -> No
     name = write_pack(upstream.path / ".git" / "objects" / "pack", items, bases, edits)
     pack = upstream.path / ".git" / "objects" / "pack" / f"pack-{name}.pack"
     assert pack.stat().st_size < len(versions[0]) // 3 + 2000
+    for oid, (_, data) in items:
+        assert upstream.git("cat-file", "blob", oid).encode() == data
+    upstream.git("fsck", "--strict", "--no-dangling")
+
+
+def test_a_pack_written_in_chunks_is_the_pack_written_whole(
+    upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_records writes and hashes a few MB at a time: the bytes (and so the name)
+    are those of the pack written at once, and git reads it."""
+    upstream.write("a", "a\n").commit()
+    versions = [_file(300)]
+    for k in range(1, 40, 3):
+        versions.append(versions[-1].replace(b"line %d of" % k, b"LINE %d of" % k))
+    items = [(object_id("blob", v), ("blob", v)) for v in versions]
+    bases = {items[i][0]: items[i - 1][0] for i in range(1, len(items))}
+    pack_dir = upstream.path / ".git" / "objects" / "pack"
+    whole = write_pack(tmp := upstream.path / "whole", items, bases)
+    monkeypatch.setattr(pack_mod, "_WRITE_CHUNK", 64)
+    chunked = write_pack(pack_dir, items, bases)
+    assert chunked == whole
+    assert (pack_dir / f"pack-{chunked}.pack").read_bytes() == (
+        tmp / f"pack-{whole}.pack"
+    ).read_bytes()
     for oid, (_, data) in items:
         assert upstream.git("cat-file", "blob", oid).encode() == data
     upstream.git("fsck", "--strict", "--no-dangling")

@@ -603,8 +603,10 @@ def reordered(out: ReorderOutcome) -> Rendered:
         if place is not None and place.anchor is not None
         else ""
     )
-    return tuple(
-        _moved(out.verb, out.name, out.stack.top, out.unapplied, between=refreshed, anchor=anchor)
+    note = (info(out.lock_note),) if out.lock_note else ()
+    return (
+        *_moved(out.verb, out.name, out.stack.top, out.unapplied, between=refreshed, anchor=anchor),
+        *note,
     )
 
 

@@ -197,6 +197,20 @@ def error(e: PatchqError) -> Rendered:
     return (info(bounded(f"patchq: {e.line()}")),)
 
 
+def unavailable(went_without: dict[str, str]) -> Rendered:
+    """The evidence a command went without, git missing an object of the upstream range."""
+    objects = ", ".join(dict.fromkeys(o for o in went_without.values() if o))
+    return (
+        info(
+            "patchq: warning: git could not read "
+            + (f"object {objects}" if objects else "an object")
+            + " of the upstream range (a partial or shallow clone?), so this run went "
+            "without " + "; ".join(went_without) + " — `git fetch --unshallow` (or a full "
+            "clone) brings it back"
+        ),
+    )
+
+
 def interrupted() -> Rendered:
     return (info("patchq: interrupted"),)
 

@@ -51,7 +51,12 @@ def test_a_patch_whose_lines_upstream_rewrote_stops_naming_the_commits(
     said = f"fixed differently upstream? upstream changed every line it changes ({fix[:12]})"
     assert said in st.out, st.out
     stopped = json.loads(cli(queue, "status", "--json").out)["rebase"]["stopped"]
-    assert stopped["rewritten"] == {"commits": [fix], "added_present": False}
+    # …and the one command that drops the patch.
+    assert stopped["rewritten"] == {
+        "commits": [fix],
+        "added_present": False,
+        "drop": "patchq rebase --skip",
+    }
     r = cli(queue, "rebase", "--skip")
     assert r.code == 0, r.err
     assert queue.series().startswith("# dropped in ")

@@ -153,7 +153,7 @@ def test_a_move_that_conflicts_stops_like_a_rebase_and_abort_puts_everything_bac
         "files": ["f.txt"],
         "proposals": [],
         # up.patch, below it before, changed its line: no upstream commit to name.
-        "rewritten": {"commits": [], "added_present": False},
+        "rewritten": {"commits": [], "added_present": False, "drop": "patchq rebase --skip"},
     }
     assert status["rebase"]["todo"] == ["p1.patch", "up.patch"]
     text = patchq("status").out

@@ -6,9 +6,11 @@ end through the CLI on real repositories."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from ..conftest import Queue, Runner, Upstream
+from ..conftest import Queue, Runner, Upstream, git
+from ..rebase.test_check_rebase import make_patch, sub
 from .test_push_tiers import word_setup
 
 
@@ -43,3 +45,74 @@ def test_a_sink_after_a_laddered_patch_was_refreshed_on_another_base_is_done(
     r = patchq("apply", "--onto", new[:12], "--force")
     assert r.code == 0, r.err
     assert patchq("verify").code == 0
+
+
+LINES = "".join(f"line {i}\n" for i in range(1, 21))
+OTHER = "Touch g\n\n--- a/g.txt\n+++ b/g.txt\n@@ -1 +1 @@\n-g\n+G\n"
+
+
+def _fixed_upstream(upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path) -> str:
+    """p.patch (lines 5 and 8) pinned on the old base by a colleague's clone; upstream
+    has since made one of its two changes, so every line of its one hunk changed: git's
+    merge places it, yet it may be fixed differently upstream. The stack holds o.patch
+    on the new upstream. The upstream commit's id."""
+    upstream.write("f.c", LINES).write("g.txt", "g\n")
+    old = upstream.commit("base")
+    mine = sub(sub(LINES, "line 5\n", "LINE 5\n"), "line 8\n", "LINE 8\n")
+    queue.add("o.patch", OTHER).add("p.patch", make_patch(upstream, "", {"f.c": mine}))
+    upstream.write("f.c", sub(LINES, "line 5\n", "LINE 5\n"))
+    fix = upstream.commit("capital five")
+    assert patchq("push").code == 0
+    colleague = tmp_path / "colleague"
+    git(tmp_path, "clone", "-q", str(upstream.path), str(colleague))
+    r = patchq("--target", str(colleague), "apply", "--onto", old, "--force")
+    assert r.code == 0, r.err
+    return fix
+
+
+def test_a_push_merge_stop_fixed_differently_names_the_commits_and_how_to_drop_it(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # As a rebase's stop does (DESIGN §4.1): the upstream commits that changed its
+    # lines, and the one command that drops the patch — in the stop's line, in `status`
+    # and in `status --json`; before, "(upstream, or by the patches below it)" alone.
+    fix = _fixed_upstream(upstream, queue, patchq, tmp_path)
+    r = patchq("push", "-a", "--merge")
+    assert r.code == 3, r.err
+    assert r.err.count("\n") == 1, r.err
+    said = f"(upstream: {fix[:12]} capital five; or by the patches below it)"
+    assert said in r.err, r.err
+    assert "it may be fixed differently upstream — `patchq delete p.patch` drops it" in r.err
+    assert "`--accept rewritten` takes such a patch without a stop" in r.err
+    st = patchq("status").out
+    # No proposal: its merge is what the working tree holds, not "proposals".
+    assert "stopped for review at p.patch (push --merge): its merge applied, no markers" in st
+    assert said in st and "`patchq delete p.patch` drops it" in st, st
+    stop = json.loads(patchq("status", "--json").out)["push_stop"]
+    assert stop["rewritten"] == {
+        "commits": [fix],
+        "added_present": False,
+        "drop": "patchq delete p.patch",
+    }
+
+
+def test_delete_drops_the_patch_a_push_merge_stopped_at_in_one_command(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # The command the stop names: the patch leaves the series and the stack, the push's
+    # merge (and an edit made since) is kept in a stash it names, the stop is over.
+    _fixed_upstream(upstream, queue, patchq, tmp_path)
+    assert patchq("push", "-a", "--merge").code == 3
+    upstream.write("g.txt", "G, edited during the stop\n")
+    r = patchq("delete", "p.patch")
+    assert r.code == 0, r.err
+    assert "saved the working tree (the stopped push's merge of p.patch" in r.err
+    assert "deleted p.patch from the series (file kept)" in r.err
+    assert queue.series() == "o.patch\n"
+    assert patchq("applied").out == "o.patch\n"
+    assert upstream.git("status", "--porcelain") == ""
+    assert upstream.read("f.c").decode() == sub(LINES, "line 5\n", "LINE 5\n")
+    kept = upstream.git("stash", "show", "-p")
+    assert "+LINE 8" in kept and "+G, edited during the stop" in kept
+    doc = json.loads(patchq("status", "--json").out)
+    assert (doc["push_stop"], doc["review"]) == (None, None)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..conftest import Queue, Runner, Upstream, git
 from ..rebase.test_check_rebase import make_patch, sub
-from .test_push_tiers import word_setup
+from .test_push_tiers import CALLS, CLASH, NEXT, P, snapshot, word_setup
 
 
 def test_a_sink_after_a_laddered_patch_was_refreshed_on_another_base_is_done(
@@ -116,3 +116,30 @@ def test_delete_drops_the_patch_a_push_merge_stopped_at_in_one_command(
     assert "+LINE 8" in kept and "+G, edited during the stop" in kept
     doc = json.loads(patchq("status", "--json").out)
     assert (doc["push_stop"], doc["review"]) == (None, None)
+
+
+def test_a_conflict_stop_of_push_merge_holds_off_rebase_apply_and_refresh_below(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # The refusals of a stop for review (test_push_tiers) hold for one with git's
+    # markers too, and say what the tree holds: the push's merge, with markers.
+    upstream.write("f.txt", CALLS).write("g.txt", "g\n").write("h.txt", "h\n")
+    old = upstream.commit("base")
+    upstream.write("f.txt", CLASH)
+    upstream.commit("optimise for size")
+    queue.add("o.patch", OTHER).add("p.patch", P).add("n.patch", NEXT)
+    assert patchq("push").code == 0
+    colleague = tmp_path / "colleague"
+    git(tmp_path, "clone", "-q", str(upstream.path), str(colleague))
+    assert patchq("--target", str(colleague), "apply", "--onto", old, "--force").code == 0
+    assert patchq("push", "-a", "--merge").code == 3
+    before = snapshot(upstream, queue)
+    said = "a push --merge stopped at p.patch (its merge, with markers, is in the working tree)"
+    for args in (("rebase", "--onto", "main~1"), ("apply", "--onto", "main~1")):
+        r = patchq(*args)
+        assert r.code == 5 and r.err.count("\n") == 1, r.err
+        assert said in r.err and "`patchq push --abort`" in r.err, r.err
+    r = patchq("refresh", "o.patch")
+    assert r.code == 5 and said in r.err, r.err
+    assert "`patchq push --continue` (or `patchq refresh` of p.patch)" in r.err
+    assert snapshot(upstream, queue) == before

@@ -165,8 +165,14 @@ def test_accept_takes_a_plain_merge_fixed_differently_upstream_and_records_it(
     assert "stopped at: p.patch (for review: its merge applied, no markers)" in st, st
     assert "conflict" not in st
     assert cli(queue, "rebase", "--abort").code == 0
-    assert cli(queue, "check", "--onto", "main").code == 3
-    assert cli(queue, "check", "--onto", "main", "--accept", "all").code == 1
+    # check's summary says which merge stops the rebase (its status alone reads
+    # "1 merge", as if the rebase made it alone); accepted, it no longer does.
+    r = cli(queue, "check", "--onto", "main")
+    assert r.code == 3
+    assert "summary: 1 merge; for review (rebase stops there): p.patch\n" in r.out, r.out
+    r = cli(queue, "check", "--onto", "main", "--accept", "all")
+    assert r.code == 1
+    assert "summary: 1 merge\n" in r.out, r.out
     r = cli(queue, "rebase", "--onto", "main", "--accept", "all")
     assert r.code == 1, r.err
     assert "1 accepted proposal to review: p.patch (rewritten)" in r.err

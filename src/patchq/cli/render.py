@@ -940,7 +940,21 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
             _word(f"{p.status:>10}", _CHECK_COLOUR.get(p.status, "red"), f" {p.name}", False)
         )
         lines += _check_hunks(p, out.subjects, out.accept)
-    lines.append(data("summary: " + _counts([p.status for p in out.patches])))
+    review = out.to_review
+    lines.append(
+        data(
+            "summary: "
+            + _counts([p.status for p in out.patches])
+            # A merge that stops for review is no merge rebase makes alone: said here.
+            + (
+                "; for review (rebase stops there): "
+                + ", ".join(review[:5])
+                + (f" and {len(review) - 5} more" if len(review) > 5 else "")
+                if review
+                else ""
+            )
+        )
+    )
     lines += command_lines(out.commands)
     if out.target is not None:
         lines.append(data(f"target: {out.target} (chosen by `target` in patchq.toml)"))

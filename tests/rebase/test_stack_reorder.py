@@ -667,5 +667,10 @@ def test_a_reorder_stop_names_the_patch_now_below_the_crossed_one(
     assert "pa.patch does not apply in the new order (for review" in r.err
     assert "reads differently in the new order (a.txt): pb.patch now below it)" in r.err, r.err
     assert "no longer below it" not in r.err
+    # `status` says what moved under it as the stop did (it said only "reads
+    # differently in the new order" before).
+    st = patchq("status").out
+    assert "every line it changes reads differently in the new order (a.txt): " in st
+    assert "pb.patch now below it" in st, st
     assert patchq("rebase", "--abort").code == 0
     assert queue.series() == "pa.patch\npb.patch\n"

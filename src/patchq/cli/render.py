@@ -392,7 +392,7 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
         lines.append(data(f"stopped at: {v.stopped} (for review: its merge applied, no markers)"))
     lines += _proposal_lines(v.proposals)
     if v.rewritten is not None and v.reorder is not None:
-        lines.append(data("every line it changes reads differently in the new order"))
+        lines.append(data(v.shifted or "every line it changes reads differently in the new order"))
     elif v.rewritten is not None:
         commits, present = v.rewritten
         who = ", ".join(x[:12] for x in commits[:3]) + (" …" if len(commits) > 3 else "")

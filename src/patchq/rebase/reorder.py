@@ -31,7 +31,14 @@ from patchq.core import tiers
 from patchq.core.errors import AcceptedError, BadInputError, ConflictError
 from patchq.core.lock import Lock, without_exec
 from patchq.core.patch import Patch
-from patchq.core.records import DonePatch, PatchOutcome, RebaseState, Reorder, Stack
+from patchq.core.records import (
+    DonePatch,
+    PatchOutcome,
+    RebaseState,
+    Reorder,
+    Stack,
+    StoppedPatch,
+)
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, GONE, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
@@ -127,7 +134,9 @@ def stop_error(
     )
 
 
-def shifted_under(repo: PatchRepo, c: PatchCheck, old: Sequence[str], new: Sequence[str]) -> str:
+def shifted_under(
+    repo: PatchRepo, c: PatchCheck | StoppedPatch, old: Sequence[str], new: Sequence[str]
+) -> str:
     """What a reorder changed under patch `c` whose every changed line reads differently
     in the new order (`old` and `new`: the active patches in either order): the patches
     it no longer sits on that wrote a line it removes, and those it now sits on that

@@ -41,6 +41,10 @@ def test_a_sink_after_a_laddered_patch_was_refreshed_on_another_base_is_done(
     assert queue.lock() == lock
     assert patchq("applied").out == "n.patch\no.patch\np.patch\n"
     assert upstream.git("status", "--porcelain") == ""
+    # verify names the same way out (not `patchq apply`, which pins on the old base).
+    r = patchq("verify")
+    assert r.code == 1
+    assert f"`patchq apply --onto {new[:12]} --force` pins them there" in r.err, r.err
     # The way out it names works: the series is pinned on the stack's base.
     r = patchq("apply", "--onto", new[:12], "--force")
     assert r.code == 0, r.err

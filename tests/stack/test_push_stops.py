@@ -147,3 +147,28 @@ def test_a_conflict_stop_of_push_merge_holds_off_rebase_apply_and_refresh_below(
     assert r.code == 5 and said in r.err, r.err
     assert "`patchq push --continue` (or `patchq refresh` of p.patch)" in r.err
     assert snapshot(upstream, queue) == before
+
+
+def test_a_stop_whose_merge_went_to_a_stash_is_not_taken_as_an_empty_patch(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # `delete` at the stop, then `undo`: the stop is back, its merge in the stash. The
+    # stop's commit holds none of the patch, so `push --continue` (a refresh) would have
+    # written the patch file empty: refused (exit 5), nothing changed, naming the stash
+    # way back; once the stash is back, it takes the merge as at any stop.
+    _fixed_upstream(upstream, queue, patchq, tmp_path)
+    before = (queue.path / "patches/p.patch").read_text()
+    assert patchq("push", "-a", "--merge").code == 3
+    assert patchq("delete", "p.patch").code == 0
+    assert patchq("undo").code == 0
+    r = patchq("push", "--continue")
+    assert r.code == 5 and r.err.count("\n") == 1, r.err
+    assert "no longer holds the merge the push stopped at p.patch" in r.err
+    assert "`git stash pop` puts it back" in r.err
+    assert (queue.path / "patches/p.patch").read_text() == before
+    assert patchq("refresh").code == 5
+    upstream.git("stash", "pop", "-q")
+    r = patchq("push", "--continue")
+    assert r.code == 0, r.err
+    text = (queue.path / "patches/p.patch").read_text()
+    assert "+LINE 8" in text and "+LINE 5" not in text

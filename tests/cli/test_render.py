@@ -185,7 +185,9 @@ def test_check_text_is_a_line_a_patch_with_why_each_hunk_moved() -> None:
         "        … and 2 more commits",
         "     merge 0004-anchor.patch",
         "    csrc/fp4.cu hunk #1: merge (placed by its anchor line; review it); proposed: anchored",
-        "summary: 1 clean, 1 conflict, 1 fuzz, 1 merge",
+        # The fuzz and the anchored merge are proposals: the rebase stops at them.
+        "summary: 1 clean, 1 conflict, 1 fuzz, 1 merge; "
+        "for review (rebase stops there): 0002-cuda-arch.patch, 0004-anchor.patch",
     ]
     word = out[6]
     assert isinstance(word, Line) and word.colour == "red" and word.span == 10

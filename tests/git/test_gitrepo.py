@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from patchq.core.errors import BadInputError, GitError, UnsafePathError
+from patchq.core.errors import BadInputError, GitError, MissingObjectError, UnsafePathError
 from patchq.git import readahead
 from patchq.git.catfile import CatFile
 from patchq.git.memtree import MemTree
@@ -181,6 +181,32 @@ def test_git_failing_in_the_target_is_exit_6_naming_the_command(
     assert r.code == 6, (r.code, r.err)
     assert r.err.count("\n") == 1 and "`git checkout" in r.err, r.err
     assert upstream.git("branch", "--list", "patchq/*") == ""
+
+
+def test_a_commit_whose_blob_is_missing_says_so_and_the_next_one_is_read(
+    upstream: Upstream,
+) -> None:
+    """A commit's own diff that needs a blob the store lacks (a partial or shallow
+    clone) is a MissingObjectError naming it, from a git of its own; the long-lived
+    diff-tree it killed is started again for the next commit (issue 24 point 4)."""
+    upstream.write("f.txt", "one\n").write("g.txt", "g\n")
+    upstream.commit("base")
+    upstream.write("f.txt", "two\n")
+    lost = upstream.commit("two")
+    blob = upstream.git("rev-parse", f"{lost}:f.txt").strip()
+    upstream.write("f.txt", "three\n")  # the lost blob is not the checkout's (git reads that)
+    upstream.commit("three")
+    upstream.write("g.txt", "G\n")
+    later = upstream.commit("g")
+    (upstream.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    g = GitRepo(upstream.path)
+    try:
+        with pytest.raises(MissingObjectError) as got:
+            g.commit_diff(lost)
+        assert got.value.oid == blob and got.value.exit_code == 6
+        assert b"-g\n+G\n" in g.commit_diff(later)
+    finally:
+        g.close()
 
 
 def test_intend_to_add_takes_names_not_patterns(upstream: Upstream) -> None:

@@ -51,7 +51,12 @@ def test_a_patch_whose_lines_upstream_rewrote_stops_naming_the_commits(
     said = f"fixed differently upstream? upstream changed every line it changes ({fix[:12]})"
     assert said in st.out, st.out
     stopped = json.loads(cli(queue, "status", "--json").out)["rebase"]["stopped"]
-    assert stopped["rewritten"] == {"commits": [fix], "added_present": False}
+    # …and the one command that drops the patch.
+    assert stopped["rewritten"] == {
+        "commits": [fix],
+        "added_present": False,
+        "drop": "patchq rebase --skip",
+    }
     r = cli(queue, "rebase", "--skip")
     assert r.code == 0, r.err
     assert queue.series().startswith("# dropped in ")
@@ -160,8 +165,14 @@ def test_accept_takes_a_plain_merge_fixed_differently_upstream_and_records_it(
     assert "stopped at: p.patch (for review: its merge applied, no markers)" in st, st
     assert "conflict" not in st
     assert cli(queue, "rebase", "--abort").code == 0
-    assert cli(queue, "check", "--onto", "main").code == 3
-    assert cli(queue, "check", "--onto", "main", "--accept", "all").code == 1
+    # check's summary says which merge stops the rebase (its status alone reads
+    # "1 merge", as if the rebase made it alone); accepted, it no longer does.
+    r = cli(queue, "check", "--onto", "main")
+    assert r.code == 3
+    assert "summary: 1 merge; for review (rebase stops there): p.patch\n" in r.out, r.out
+    r = cli(queue, "check", "--onto", "main", "--accept", "all")
+    assert r.code == 1
+    assert "summary: 1 merge\n" in r.out, r.out
     r = cli(queue, "rebase", "--onto", "main", "--accept", "all")
     assert r.code == 1, r.err
     assert "1 accepted proposal to review: p.patch (rewritten)" in r.err

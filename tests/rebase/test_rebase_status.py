@@ -82,7 +82,11 @@ def test_status_tells_the_stopped_rebase_not_the_old_stack(
             "name": "p2.patch",
             "files": ["f.txt"],
             "proposals": [],
-            "rewritten": {"commits": [onto], "added_present": False},
+            "rewritten": {
+                "commits": [onto],
+                "added_present": False,
+                "drop": "patchq rebase --skip",
+            },
         },
         "todo": ["p3.patch"],
         "reorder": None,

@@ -153,7 +153,7 @@ def test_a_move_that_conflicts_stops_like_a_rebase_and_abort_puts_everything_bac
         "files": ["f.txt"],
         "proposals": [],
         # up.patch, below it before, changed its line: no upstream commit to name.
-        "rewritten": {"commits": [], "added_present": False},
+        "rewritten": {"commits": [], "added_present": False, "drop": "patchq rebase --skip"},
     }
     assert status["rebase"]["todo"] == ["p1.patch", "up.patch"]
     text = patchq("status").out
@@ -643,3 +643,34 @@ def test_a_reorder_stop_names_what_moved_under_the_patch_not_a_false_claim(
     assert "p4.patch does not apply in the new order" in r.err
     assert "(a.txt): p1.patch no longer below it" in r.err, r.err
     assert patchq("rebase", "--abort").code == 0
+
+
+def test_a_reorder_stop_names_the_patch_now_below_the_crossed_one(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    # pb (made on pa) is sunk below pa: pb stops first, pa "no longer below it". Taken
+    # as it is, pa is replayed on pb, which changed the one line pa changes: its stop
+    # names the patch that is now below it, by the file they share (pb removes no line
+    # pa removes) — the branch of `shifted_under` for a patch the reorder put under it.
+    two_on_one_file(
+        upstream,
+        queue,
+        patchq,
+        ("x = foo(a, b)", "x = foo(a, b, c)"),
+        ("x = foo(a, b, c)", "x = bar(a, b, c)"),
+    )
+    r = patchq("sink", "pb.patch")
+    assert r.code == 3, r.err
+    assert "(a.txt): pa.patch no longer below it)" in r.err, r.err
+    r = patchq("rebase", "--continue")
+    assert r.code == 3, r.err
+    assert "pa.patch does not apply in the new order (for review" in r.err
+    assert "reads differently in the new order (a.txt): pb.patch now below it)" in r.err, r.err
+    assert "no longer below it" not in r.err
+    # `status` says what moved under it as the stop did (it said only "reads
+    # differently in the new order" before).
+    st = patchq("status").out
+    assert "every line it changes reads differently in the new order (a.txt): " in st
+    assert "pb.patch now below it" in st, st
+    assert patchq("rebase", "--abort").code == 0
+    assert queue.series() == "pa.patch\npb.patch\n"

@@ -7,6 +7,7 @@ boundary that maps exceptions to the exit codes of docs/commands.md.
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +160,8 @@ def cli(ctx: click.Context, *, dir_: Path | None, target: Path | None) -> None:
     """
     ctx.obj = Context(dir=dir_, target=target)
     ctx.call_on_close(ctx.obj.close)
+    # Run first (last registered): what the command went without, before git closes.
+    ctx.call_on_close(partial(_say_unavailable, ctx.obj))
 
 
 @cli.command()
@@ -1214,6 +1217,14 @@ def recover(ctx: Context, *, recover_continue: bool, recover_abort: bool) -> Non
     """
     if not _recovered(ctx, recover_continue, recover_abort):
         raise click.UsageError("give --continue or --abort")
+
+
+def _say_unavailable(ctx: Context) -> None:
+    """Once, at the end of a command: the evidence it went without because git could not
+    read an object of the upstream range (a partial or shallow clone)."""
+    g = ctx.opened_git()
+    if g is not None and g.unavailable:
+        output.show(render.unavailable(g.unavailable))
 
 
 def _end(shown: render.Rendered, exit_code: int = 0, problem: PatchqError | None = None) -> None:

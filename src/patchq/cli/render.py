@@ -197,6 +197,20 @@ def error(e: PatchqError) -> Rendered:
     return (info(bounded(f"patchq: {e.line()}")),)
 
 
+def unavailable(went_without: dict[str, str]) -> Rendered:
+    """The evidence a command went without, git missing an object of the upstream range."""
+    objects = ", ".join(dict.fromkeys(o for o in went_without.values() if o))
+    return (
+        info(
+            "patchq: warning: git could not read "
+            + (f"object {objects}" if objects else "an object")
+            + " of the upstream range (a partial or shallow clone?), so this run went "
+            "without " + "; ".join(went_without) + " — `git fetch --unshallow` (or a full "
+            "clone) brings it back"
+        ),
+    )
+
+
 def interrupted() -> Rendered:
     return (info("patchq: interrupted"),)
 
@@ -243,7 +257,11 @@ def rebase_json(v: RebaseView | None) -> dict[str, Any] | None:
             ],
             "rewritten": None
             if v.rewritten is None
-            else {"commits": list(v.rewritten[0]), "added_present": v.rewritten[1]},
+            else {
+                "commits": list(v.rewritten[0]),
+                "added_present": v.rewritten[1],
+                "drop": "patchq rebase --skip",
+            },
         },
         "todo": list(v.todo),
         "reorder": None if v.reorder is None else {"verb": v.reorder[0], "name": v.reorder[1]},
@@ -289,6 +307,26 @@ def _proposal_lines(proposals: Sequence[tuple[str, int, int, str, str]]) -> list
     ]
 
 
+def _push_stop_json(stop: PushStop | None) -> dict[str, Any] | None:
+    """`status --json`'s `push_stop`: where a `push --merge` stopped, and for a patch
+    fixed differently upstream the commits and the command that drops it."""
+    if stop is None:
+        return None
+    return {
+        "patch": stop.patch,
+        "kind": stop.kind,
+        "files": list(stop.files),
+        "target": stop.target,
+        "rewritten": None
+        if not stop.rewritten
+        else {
+            "commits": [c for c, _ in stop.fixed],
+            "added_present": stop.added_present,
+            "drop": f"patchq delete {stop.patch}",
+        },
+    }
+
+
 def _push_stop_lines(stop: PushStop) -> list[Item]:
     """The lines of `status` for a `push --merge` stopped at a patch: what is in the
     working tree, the way on and the way back, and each proposed hunk."""
@@ -298,19 +336,17 @@ def _push_stop_lines(stop: PushStop) -> list[Item]:
         + "), or `patchq push --abort` (puts back everything as before the push)"
     )
     if stop.kind == "review":
-        what = f"stopped for review at {stop.patch} (push --merge): proposals applied, no markers"
+        applied = "proposals applied" if stop.proposals else "its merge applied"
+        what = f"stopped for review at {stop.patch} (push --merge): {applied}, no markers"
         lines = [data(f"{what}; check them, {then}")]
     else:
         files = ", ".join(stop.files) or "the working tree"
         what = f"stopped at {stop.patch} (push --merge): conflict markers in {files}"
         lines = [data(f"{what}; resolve them, {then}")]
     if stop.rewritten:
-        lines.append(
-            data(
-                "every line it changes was changed since the series was pinned "
-                "(upstream, or by the patches below it)"
-            )
-        )
+        from patchq.stack.moves import fixed_differently
+
+        lines.append(data(fixed_differently(stop.patch, stop.fixed, stop.added_present)))
     return lines + _proposal_lines(stop.proposals)
 
 
@@ -356,7 +392,7 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
         lines.append(data(f"stopped at: {v.stopped} (for review: its merge applied, no markers)"))
     lines += _proposal_lines(v.proposals)
     if v.rewritten is not None and v.reorder is not None:
-        lines.append(data("every line it changes reads differently in the new order"))
+        lines.append(data(v.shifted or "every line it changes reads differently in the new order"))
     elif v.rewritten is not None:
         commits, present = v.rewritten
         who = ", ".join(x[:12] for x in commits[:3]) + (" …" if len(commits) > 3 else "")
@@ -578,8 +614,18 @@ def refreshed(out: RefreshOutcome) -> Rendered:
 
 def deleted(out: DeleteOutcome) -> Rendered:
     kept = "" if out.removed_file else " (file kept)"
+    saved = (
+        (
+            info(
+                f"saved the working tree (the stopped push's merge of {out.name}, and any edit "
+                f"since) in stash {out.saved[:12]} (`git stash show -p {out.saved[:12]}`)"
+            ),
+        )
+        if out.saved
+        else ()
+    )
     popped = (info(f"popped {out.name}"),) if out.popped else ()
-    return (*popped, info(f"deleted {out.name} from the series{kept}"))
+    return (*saved, *popped, info(f"deleted {out.name} from the series{kept}"))
 
 
 def renamed(out: RenameOutcome) -> Rendered:
@@ -603,8 +649,10 @@ def reordered(out: ReorderOutcome) -> Rendered:
         if place is not None and place.anchor is not None
         else ""
     )
-    return tuple(
-        _moved(out.verb, out.name, out.stack.top, out.unapplied, between=refreshed, anchor=anchor)
+    note = (info(out.lock_note),) if out.lock_note else ()
+    return (
+        *_moved(out.verb, out.name, out.stack.top, out.unapplied, between=refreshed, anchor=anchor),
+        *note,
     )
 
 
@@ -705,14 +753,7 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                             for f, line, i, m, why in st.stop.proposals
                         ],
                     },
-                    "push_stop": None
-                    if st.stop is None
-                    else {
-                        "patch": st.stop.patch,
-                        "kind": st.stop.kind,
-                        "files": list(st.stop.files),
-                        "target": st.stop.target,
-                    },
+                    "push_stop": _push_stop_json(st.stop),
                     "unwritten": [
                         {"patch": name, "methods": list(p.methods), "accepted": list(p.accepted)}
                         for name, p in st.unwritten
@@ -899,7 +940,21 @@ def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
             _word(f"{p.status:>10}", _CHECK_COLOUR.get(p.status, "red"), f" {p.name}", False)
         )
         lines += _check_hunks(p, out.subjects, out.accept)
-    lines.append(data("summary: " + _counts([p.status for p in out.patches])))
+    review = out.to_review
+    lines.append(
+        data(
+            "summary: "
+            + _counts([p.status for p in out.patches])
+            # A merge that stops for review is no merge rebase makes alone: said here.
+            + (
+                "; for review (rebase stops there): "
+                + ", ".join(review[:5])
+                + (f" and {len(review) - 5} more" if len(review) > 5 else "")
+                if review
+                else ""
+            )
+        )
+    )
     lines += command_lines(out.commands)
     if out.target is not None:
         lines.append(data(f"target: {out.target} (chosen by `target` in patchq.toml)"))

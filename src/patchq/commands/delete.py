@@ -23,6 +23,8 @@ class DeleteOutcome:
     name: str
     popped: bool
     removed_file: bool
+    # The stash holding the working tree of a `push --merge` stopped at this patch.
+    saved: str | None = None
 
 
 def delete(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
@@ -34,6 +36,7 @@ def delete(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
         return _delete_commented(ctx, name, remove_file)
     stack_ops.entry(repo, name)  # refuse an unknown name before anything else
     stack_ops.refuse_during_rebase(ctx)
+    saved = None
     with run_lock(g.state_dir(), repo.root):
         stack = load(g.state_dir(), repo.config.queue)
         popped = stack is not None and name in stack.applied
@@ -52,14 +55,30 @@ def delete(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
                     f"`patchq goto {name}` then pop it, or pop down past it",
                 )
             check_branch(g, stack)
-            stack_ops.protect(ctx, False, "delete", can_force=False)
+            stop = stack_ops.pushed_stop(ctx, stack)
+            state: dict[str, bytes | None] = {}
+            if stop is not None and stop.patch == name:
+                # A push --merge stopped at it (fixed differently upstream, say): the merge
+                # in the working tree goes with the patch, kept in a stash with any edit
+                # made since — never lost — and the stop with it.
+                saved = stack_ops.protect(ctx, True, "delete")
+                state = {stack_ops.stop_name(repo.config.queue): None}
+            else:
+                stack_ops.protect(ctx, False, "delete", can_force=False)
             new = stack.truncated(len(stack.applied) - 1)
             # The pop and the series edit are one change: a kill in between is recoverable.
             journal.run(
                 g,
                 repo.root,
                 journal.Plan(
-                    "delete", new.branch, new.head, new, repo.config.queue, files=files, reason=name
+                    "delete",
+                    new.branch,
+                    new.head,
+                    new,
+                    repo.config.queue,
+                    files=files,
+                    state=state,
+                    reason=name,
                 ),
             )
         else:
@@ -68,7 +87,7 @@ def delete(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
                 repo.root,
                 journal.Plan("delete", "", None, None, repo.config.queue, files=files, reason=name),
             )
-    return DeleteOutcome(name, popped, remove_file)
+    return DeleteOutcome(name, popped, remove_file, saved)
 
 
 def _delete_commented(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:

@@ -25,7 +25,8 @@ from patchq.core.progress import Progress
 from patchq.core.records import Stack
 from patchq.core.series import Entry
 from patchq.core.status import CONFLICT, MISSING, UPSTREAMED
-from patchq.rebase.replay import Replay
+from patchq.rebase.attribution import attribute_drift
+from patchq.rebase.replay import PatchCheck, Replay
 from patchq.stack import journal
 from patchq.stack.apply import Preimage
 from patchq.stack.context import Context
@@ -113,9 +114,25 @@ def _ladder(ctx: Context, fuzz: int | None, accept: tuple[str, ...]) -> Ladder:
             ),
             tiers.taken(res.hunks, res.rewritten, accept),
             res.rewritten,
+            _fixed_by(ctx, res, entry, base) if res.rewritten else (),
+            res.added_present,
         )
 
     return place
+
+
+def _fixed_by(
+    ctx: Context, res: PatchCheck, entry: Entry, base: str
+) -> tuple[tuple[str, str], ...]:
+    """The upstream commits between the lock's base and the stack's `base` that changed
+    the lines of patch `res`, each with its subject (a stop names them: "fixed
+    differently upstream"); none where the stack is on the lock's base or there is no
+    lock. The rebase's drift attribution, for the message only."""
+    lock, g = ctx.repo().read_lock(), ctx.git()
+    if lock is None or lock.base == base or not base or not g.has_object(lock.base):
+        return ()
+    (done,), subjects = attribute_drift(g, lock.base, base, [res], ctx.repo(), entries=[entry])
+    return tuple((c, subjects.get(c, "")) for c in done.drift)
 
 
 def stopped(ctx: Context) -> PushStop | None:

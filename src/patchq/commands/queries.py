@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from patchq.core import tiers
@@ -15,6 +15,7 @@ from patchq.core.records import ExecRun, RebaseState, Stack
 from patchq.core.series import Entry
 from patchq.core.status import GONE
 from patchq.rebase import execute
+from patchq.rebase.reorder import shifted_under
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
 from patchq.stack.apply import load_patch
@@ -53,6 +54,9 @@ class RebaseView:
     # line the stopped patch changes, and whether its added lines are already there;
     # None where that is not so.
     rewritten: tuple[tuple[str, ...], bool] | None = None
+    # A reorder's stop at a patch whose every changed line reads differently in the new
+    # order: what moved under it, as the stop said (rebase/reorder.py `shifted_under`).
+    shifted: str = ""
 
     @property
     def kept(self) -> tuple[str, ...]:
@@ -96,7 +100,13 @@ def rebase_progress(ctx: Context) -> RebaseView | None:
         st = rebasestate.read_state(path)
     except PatchqError:  # a damaged record: `status` still says a rebase is in progress
         return None
-    return None if st is None else rebase_view(st)
+    if st is None:
+        return None
+    view = rebase_view(st)
+    if st.reorder is not None and st.current is not None and st.current.rewritten:
+        shifted = shifted_under(ctx.repo(), st.current, st.reorder.order, st.entries)
+        view = replace(view, shifted=shifted)
+    return view
 
 
 # The marks of `series -v` (quilt's, and those of a rebase in progress) and their words in

@@ -40,6 +40,23 @@ class RefreshOutcome:
 FROM_COMMIT, FROM_FILE = "commit", "file"
 
 
+def _refuse_a_stop_without_its_merge(ctx: Context, stack: Stack, clean: bool) -> None:
+    """A `push --merge` stop's commit holds none of its patch (the merge is in the
+    working tree): a working tree that holds nothing beyond it lost the merge (saved in
+    a stash by a `pop --force` or `delete` since undone), and taking it would empty the
+    patch file. Refused (exit 5), nothing changed."""
+    stop = stack_ops.pushed_stop(ctx, stack) if clean else None
+    if stop is None:
+        return
+    raise UnsafeStateError(
+        f"the working tree no longer holds the merge the push stopped at {stop.patch} with: "
+        "taking it would empty the patch",
+        str(ctx.git().root),
+        "`git stash list` shows it if a command saved it (`git stash pop` puts it back); "
+        "`patchq push --abort` gives the push up",
+    )
+
+
 def refresh(ctx: Context, name: str | None, wins: str | None = None) -> RefreshOutcome:
     """Regenerate the top (or named applied) patch from the working tree. A patch file
     holding several mails, or one changed since it was applied, is never written over
@@ -67,6 +84,7 @@ def refresh(ctx: Context, name: str | None, wins: str | None = None) -> RefreshO
         w = g.writer()
         wt = stack_ops.worktree(ctx, head_tree)
         if k == len(stack.applied) - 1:
+            _refuse_a_stop_without_its_merge(ctx, stack, wt == head_tree)
             new_tree = wt
         else:
             new_tree = _carry_edits_down(ctx, stack, k, head_tree, wt)

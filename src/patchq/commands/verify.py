@@ -21,6 +21,7 @@ from patchq.git.objects import Ident, object_id
 from patchq.git.repo import GitRepo
 from patchq.stack.apply import apply_series
 from patchq.stack.context import Context
+from patchq.store.stack import load
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,15 @@ def verify(ctx: Context, files_only: bool = False) -> VerifyOutcome:
             f"{result.failure.display}: does not apply exactly on the base: "
             f"{result.failure.message()}"
         )
+        stack = load(g.state_dir(), repo.config.queue)
+        if hint is not None and stack is not None and stack.base != lock.base:
+            # Refreshed on the stack's base (a `push --merge` onto a newer upstream): it
+            # will not apply on the lock's again; the lock follows the stack there.
+            hint = (
+                f"the patches changed since series.lock was written, on the stack's base "
+                f"{stack.base[:12]}: `patchq apply --onto {stack.base[:12]} --force` pins "
+                "them there"
+            )
         return VerifyOutcome(False, lock.result_tree, None, tuple(problems), mode, hint)
     if mode == "tree" and lock.result_tree is not None and result.tree != lock.result_tree:
         problems.append(

@@ -101,5 +101,19 @@ class GitError(PatchqError):
     exit_code = 6
 
 
+class MissingObjectError(GitError):
+    """git could not read an object a command needs: a blob, tree or commit absent from
+    the object store (a partial or shallow clone, a damaged store). Raised where the
+    caller may go on without what the command would have read (an upstream range's
+    history, read as evidence); elsewhere it ends the run as any GitError does (6).
+    `oid`: the object git named, where it named one."""
+
+    def __init__(
+        self, what: str, where: str | None = None, hint: str | None = None, *, oid: str = ""
+    ) -> None:
+        super().__init__(what, where, hint)
+        self.oid = oid
+
+
 class ApplyError(ConflictError):
     """A hunk did not apply: names the patch, file and hunk."""

@@ -290,24 +290,25 @@ class CommitDiffs:
     commit at a time. diff-tree echoes back (and flushes) any line that is no object id:
     a line of our own after each commit marks where its answer ends."""
 
+    # diff-tree's options, beside `--stdin` (GitRepo.commit_diff asks a commit alone
+    # with the same ones where this process died).
+    OPTIONS = (
+        "--no-ext-diff",
+        "--no-textconv",
+        "-p",
+        "-U0",
+        "--no-renames",
+        "--no-color",
+        "--root",
+        "-m",
+        "--first-parent",
+    )
+
     def __init__(self, root: Path, env: dict[str, str]) -> None:
         self._end = b"\x01patchq-end " + secrets.token_hex(8).encode() + b"\n"
         self._rest = b""
         self._proc = subprocess.Popen(
-            [
-                "git",
-                "diff-tree",
-                "--stdin",
-                "--no-ext-diff",
-                "--no-textconv",
-                "-p",
-                "-U0",
-                "--no-renames",
-                "--no-color",
-                "--root",
-                "-m",
-                "--first-parent",
-            ],
+            ["git", "diff-tree", "--stdin", *self.OPTIONS],
             cwd=root,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

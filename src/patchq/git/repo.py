@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 
 from patchq.core import merge3
-from patchq.core.errors import BadInputError, GitError, UnsafeStateError
+from patchq.core.errors import BadInputError, GitError, MissingObjectError, UnsafeStateError
 from patchq.core.patch import LineCache
 from patchq.core.paths import FileMode
 from patchq.core.quoting import unquote
@@ -97,6 +97,14 @@ _READ_CACHE = 32 << 20  # bytes of recent reads kept by GitRepo.read (the read-a
 PATHSPEC_MAX = 64
 
 
+# git's last line where an object the command needs is not in the object store.
+_MISSING = re.compile(
+    r"unable to read|missing (?:blob|tree|commit) object|could not read|bad object|is corrupt",
+    re.IGNORECASE,
+)
+_OBJECT = re.compile(r"\b[0-9a-f]{40}\b")
+
+
 class GitRepo:
     """A target checkout, spoken to in intentions: read, resolve, commit, move refs, check out."""
 
@@ -130,6 +138,10 @@ class GitRepo:
         self._differ_failed = False
         self._commit_differ: CommitDiffs | None = None  # commits' own diffs, on need
         self.removed_lock: str | None = None  # a stale index.lock of patchq's killed git
+        # Evidence the run went without because git could not read an object of the
+        # upstream range (MissingObjectError): what it was → the object git named. The
+        # CLI says it once, at the end of the command.
+        self.unavailable: dict[str, str] = {}
 
     # --- the environment of git children ------------------------------------------------
 
@@ -421,11 +433,18 @@ class GitRepo:
         check_interrupt(proc)
         if check and proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
-            raise GitError(
-                f"`git {' '.join(args)}` failed: {err[-1] if err else proc.returncode}",
-                str(self.root),
-            )
+            last = err[-1] if err else str(proc.returncode)
+            what = f"`git {' '.join(args)}` failed: {last}"
+            if _MISSING.search(last):
+                found = _OBJECT.search(last)
+                raise MissingObjectError(what, str(self.root), oid=found.group(0) if found else "")
+            raise GitError(what, str(self.root))
         return proc.stdout
+
+    def went_without(self, what: str, err: MissingObjectError) -> None:
+        """Record that the run went on without `what` (evidence), git having failed to
+        read an object of it: the CLI names it once on stderr."""
+        self.unavailable.setdefault(what, err.oid[:12])
 
     def update_ref(self, ref: str, new: str, old: str | None, reason: str) -> None:
         args = ["update-ref", "-m", reason, ref, new]
@@ -733,13 +752,19 @@ class GitRepo:
     def commit_diff(self, commit: str) -> bytes:
         """The -U0 diff of one commit against its first parent (no renames), from one
         `git diff-tree --stdin` kept for the run: however many commits are asked about,
-        one process."""
+        one process. Where that process dies (it cannot read an object of the commit),
+        the commit is asked of a git of its own, whose error says why
+        (MissingObjectError for a missing object), and the next commit starts another."""
         if not re.fullmatch(r"[0-9a-f]{40}", commit):
             commit = self.resolve(commit)
         if self._commit_differ is None:
             self._commit_differ = CommitDiffs(self.root, self.env())
             self.processes += 1
-        return self._commit_differ.ask(commit)
+        try:
+            return self._commit_differ.ask(commit)
+        except GitError:
+            self._commit_differ = None
+            return self._run("diff-tree", *CommitDiffs.OPTIONS, commit)
 
     def ref_names(self) -> list[str]:
         """The short names of the branches, tags and remote branches (shell completion)."""

@@ -40,6 +40,16 @@ class CheckOutcome:
     accept: tuple[str, ...] = ()
 
     @property
+    def to_review(self) -> tuple[str, ...]:
+        """The patches whose status is no conflict at which `rebase` would stop for
+        review all the same (a proposal not accepted, or fixed differently upstream)."""
+        return tuple(
+            p.name
+            for p in self.patches
+            if p.status not in (CONFLICT, MISSING) and for_review(p, self.accept)
+        )
+
+    @property
     def exit_code(self) -> int:
         """0 no drift, 1 drift rebase handles alone, 3 a person is needed (DESIGN §3): a
         proposal counts 1 when accepted, 3 when not (DESIGN §4.1)."""

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from patchq.core.errors import MissingObjectError
 from patchq.core.patch import FilePatch, Hunk
 from patchq.core.quoting import unquote
 from patchq.core.records import HunkOutcome
@@ -22,6 +23,10 @@ from patchq.core.status import CLEAN, Status
 from patchq.git.repo import GitRepo
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+# What the run goes without where the range's `git log -p` cannot be read whole.
+DRIFT = "the upstream commits that changed each hunk's lines (messages name none)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +93,16 @@ def histories(
     names = sorted(set(wanted) | {back[p] for p in wanted if p in back})
     per_file: dict[str, list[tuple[int, Change]]] = {}
     order = 0
-    for data in g.path_history(old, new, names):
-        for seq, (path, change) in enumerate(_split_log(data)):
-            per_file.setdefault(path, []).append((order + seq, change))
-        order += 1 << 30
+    try:
+        for data in g.path_history(old, new, names):
+            for seq, (path, change) in enumerate(_split_log(data)):
+                per_file.setdefault(path, []).append((order + seq, change))
+            order += 1 << 30
+    except MissingObjectError as e:
+        # An object of the range is not in the store (a partial or shallow clone): no
+        # commit is named, which decides nothing (attribution only says who moved what).
+        g.went_without(DRIFT, e)
+        return {path: [] for path in wanted}
     out: dict[str, list[Change]] = {}
     for path in wanted:
         merged = per_file.get(path, []) + per_file.get(back.get(path, ""), [])

@@ -16,14 +16,27 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from patchq.core.errors import MissingObjectError
 from patchq.core.header import header_info, origins
 from patchq.core.patch import FilePatch, Hunk, Patch
-from patchq.core.records import ORIGIN, PATCH_ID, SUBJECT, Evidence
+from patchq.core.records import ORIGIN, PATCH_ID, SUBJECT, Evidence, HunkOutcome
+from patchq.core.status import CONFLICT, MISSING, UPSTREAMED
 from patchq.git.repo import GitRepo
 
 _PREFIX = re.compile(r"^(\s*\[[^\]]*\]\s*)+")
+
+# What the run goes without where git cannot read an object of the range (a partial or
+# shallow clone): said once on stderr. Missing evidence never lets a patch finish alone
+# that it might have stopped (Replay._judge, `holds`).
+RANGE = "the range's patch-ids and subjects (a patch not placed exactly stops instead)"
+OWN_DIFF = "an upstream commit's own diff (a patch naming it stops instead)"
+# Why a patch stops where the range's history could not be read (RANGE).
+UNREAD = (
+    "the upstream history could not be read whole (an object is missing): whether "
+    "upstream took this patch is not known, so it is not decided alone"
+)
 
 
 def _subject_key(subject: str | None) -> str | None:
@@ -82,9 +95,12 @@ class Provenance:
     _own_ids: dict[bytes, str | None] = field(default_factory=dict)  # diff text → patch-id
     _ids: dict[str, list[str]] = field(default_factory=dict)
     _commits: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
-    _diffs: dict[str, dict[str, tuple[Counter[bytes], Counter[bytes]]]] = field(
+    _diffs: dict[str, dict[str, tuple[Counter[bytes], Counter[bytes]]] | None] = field(
         default_factory=dict
     )
+    # Whether the range's history could not be read whole (git missed an object): then
+    # the patch-id and subject rules had nothing to look at.
+    unavailable: bool = False
 
     def _load(self) -> None:
         """Read the series the replay will ask about, once: every file, diff and origin
@@ -118,7 +134,12 @@ class Provenance:
         if (not new and not texts) or self.old == self.onto:
             return
         self._paths.update(new)
-        ids, commits, own = self.g.range_evidence(self.old, self.onto, new, texts)
+        try:
+            ids, commits, own = self.g.range_evidence(self.old, self.onto, new, texts)
+        except MissingObjectError as e:
+            self.unavailable = True
+            self.g.went_without(RANGE, e)
+            return
         self._own_ids.update(zip(texts, own, strict=True))
         for pid, found in ids.items():
             known = self._ids.setdefault(pid, [])
@@ -163,8 +184,15 @@ class Provenance:
         adds again is only moved: another diff of the same change may keep it as context
         (a blank line between two rewritten blocks), so it is not asked for."""
         if commit not in self._diffs:
-            self._diffs[commit] = _lines_by_file(self.g.commit_diff(commit))
+            try:
+                self._diffs[commit] = _lines_by_file(self.g.commit_diff(commit))
+            except MissingObjectError as e:
+                # Not shown to hold it: the patch stops (never taken as upstreamed).
+                self.g.went_without(OWN_DIFF, e)
+                self._diffs[commit] = None
         per_file = self._diffs[commit]
+        if per_file is None:
+            return False
         for paths, h in hunks:
             removed = Counter(_ended(c) for t, c in h.lines if t == "-")
             added = Counter(_ended(c) for t, c in h.lines if t == "+")
@@ -206,3 +234,26 @@ def _lines_by_file(diff: bytes) -> dict[str, tuple[Counter[bytes], Counter[bytes
         elif in_hunk and line[:1] == b"+":
             cur[1][_ended(line[1:])] += 1
     return out
+
+
+def all_taken(hunks: Sequence[HunkOutcome], why: str) -> list[HunkOutcome]:
+    """The patch's hunks all upstreamed: those upstream holds as they are, the rest for
+    `why` (the evidence that upstream took the whole patch)."""
+    return [
+        h
+        if h.status == UPSTREAMED
+        else HunkOutcome(h.file, h.index, UPSTREAMED, reason=why, drift=h.drift)
+        for h in hunks
+    ]
+
+
+def held_back(hunks: Sequence[HunkOutcome], why: str) -> list[HunkOutcome]:
+    """The patch's hunks with every one that is not upstream's or already a stop made a
+    conflict saying `why`: the patch stops, nothing of it decided alone (evidence that
+    names it without the change, or evidence that could not be read: UNREAD)."""
+    return [
+        h
+        if h.status in (UPSTREAMED, CONFLICT, MISSING)
+        else replace(h, status=CONFLICT, reason=why, offset=0, fuzz=0, anchored=False, via="")
+        for h in hunks
+    ]

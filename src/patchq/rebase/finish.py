@@ -182,7 +182,8 @@ def _finish_reorder(ctx: Context, st: RebaseState, r: Reorder) -> RebaseOutcome:
     if isinstance(lock, Failure):
         # The resolution is the person's, and is kept: the lock stays as it was, and
         # `verify` will say so (a stop this late must not leave the reorder stuck).
-        note = not_updated(lock, st.onto)
+        pinned = repo.read_lock()
+        note = not_updated(lock, pinned.base if pinned is not None else st.onto, st.onto)
     elif lock is not None:
         writes[LOCK] = lock
     crashpoint("rebase:finishing")

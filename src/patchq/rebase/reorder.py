@@ -31,7 +31,14 @@ from patchq.core import tiers
 from patchq.core.errors import AcceptedError, BadInputError, ConflictError
 from patchq.core.lock import Lock, without_exec
 from patchq.core.patch import Patch
-from patchq.core.records import DonePatch, PatchOutcome, RebaseState, Reorder, Stack
+from patchq.core.records import (
+    DonePatch,
+    PatchOutcome,
+    RebaseState,
+    Reorder,
+    Stack,
+    StoppedPatch,
+)
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, GONE, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
@@ -43,7 +50,7 @@ from patchq.stack.apply import Failure, failure_error, ident_date, identity, loa
 from patchq.stack.apply import preimages as pinned
 from patchq.stack.context import Context
 from patchq.stack.refresh import refreshed_files
-from patchq.stack.relock import reapplied
+from patchq.stack.relock import not_updated, reapplied
 from patchq.stack.targets import active_entries
 from patchq.store.patchrepo import LOCK, PATCHES, SERIES, PatchRepo
 from patchq.store.stack import load
@@ -71,6 +78,8 @@ class ReorderOutcome:
     # What moved under the stopped patch, for a stop whose every changed line reads
     # differently in the new order (`shifted_under`).
     shifted: str = ""
+    # Why series.lock was left as it was (the stack on another base than the lock's).
+    lock_note: str | None = None
 
     @property
     def problem(self) -> ConflictError | AcceptedError | None:
@@ -125,7 +134,9 @@ def stop_error(
     )
 
 
-def shifted_under(repo: PatchRepo, c: PatchCheck, old: Sequence[str], new: Sequence[str]) -> str:
+def shifted_under(
+    repo: PatchRepo, c: PatchCheck | StoppedPatch, old: Sequence[str], new: Sequence[str]
+) -> str:
     """What a reorder changed under patch `c` whose every changed line reads differently
     in the new order (`old` and `new`: the active patches in either order): the patches
     it no longer sits on that wrote a line it removes, and those it now sits on that
@@ -343,9 +354,7 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
         after = Stack(
             stack.base, stack.branch, tuple(e.name or "" for e in new[:keep]), tuple(commits)
         )
-        lock = reorder_lock(ctx, series, refreshed, [d.patch for d in done])
-        if isinstance(lock, Failure):
-            raise failure_error(lock)  # nothing written yet: the move is refused
+        lock, note = _lock_or_note(ctx, series, refreshed, done, stack.base)
         if lock is not None:
             files[LOCK] = lock
         _write(ctx, verb, name, files, after if (a or keep) else None, refreshed=tuple(refreshed))
@@ -359,7 +368,29 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
         unapplied=was_applied and name not in after.applied,
         place=place,
         taken=tuple(d for d in done if d.patch.accepted),
+        lock_note=note,
     )
+
+
+def _lock_or_note(
+    ctx: Context,
+    series: Series,
+    refreshed: dict[str, bytes],
+    done: Sequence[DonePatch],
+    stack_base: str,
+) -> tuple[bytes | None, str | None]:
+    """series.lock for the reordered series (None: no lock), or, where the series no
+    longer applies on the lock's base and the stack is on another (`push --merge` onto
+    a newer upstream, a patch refreshed there), None and why the lock stays as it was:
+    the lock is not this stack's to bring up to date, as `refresh` leaves it. On the
+    lock's own base, such a series refuses the move (nothing written yet)."""
+    lock = reorder_lock(ctx, series, refreshed, [d.patch for d in done])
+    if not isinstance(lock, Failure):
+        return lock, None
+    pinned_on = ctx.repo().read_lock()
+    if pinned_on is None or pinned_on.base == stack_base:
+        raise failure_error(lock)
+    return None, not_updated(lock, pinned_on.base, stack_base)
 
 
 def _done(

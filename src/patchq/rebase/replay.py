@@ -56,7 +56,7 @@ from patchq.core.tiers import PARTLY, proposal, proposals, taken
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo
 from patchq.rebase.drift import Drifted, drifted_sections
-from patchq.rebase.evidence import Provenance
+from patchq.rebase.evidence import UNREAD, Provenance, all_taken, held_back
 from patchq.stack.apply import (
     PINNED_FUZZ,
     OldStack,
@@ -71,17 +71,6 @@ from patchq.store.statedir import crashpoint
 
 # What the moved-block search's indexes may hold, in bytes of the files indexed.
 _INDEXED_BYTES = 32 << 20
-
-
-def _taken(hunks: Sequence[HunkOutcome], why: str) -> list[HunkOutcome]:
-    """The patch's hunks all upstreamed: those upstream holds as they are, the rest for
-    `why` (the evidence that upstream took the whole patch)."""
-    return [
-        h
-        if h.status == UPSTREAMED
-        else HunkOutcome(h.file, h.index, UPSTREAMED, reason=why, drift=h.drift)
-        for h in hunks
-    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +141,8 @@ def stop_notes(p: PatchCheck, subjects: dict[str, str]) -> list[str]:
     out = []
     if p.evidence is not None and p.status != UPSTREAMED:
         out.append(f"{p.evidence.said()} names it, but the new upstream does not hold it")
+    if any(h.reason == UNREAD for h in p.hunks):
+        out.append(UNREAD)
     for h in p.hunks:
         if h.moved_to is not None and h.status in (CONFLICT, MISSING):
             f, line, by = h.moved_to
@@ -391,6 +382,10 @@ class Replay:
             ev = prov.find(patch, paths, weak=failed)
         if everything:
             return hunks, ev or Evidence(CONTENT, "")
+        if ev is None and failed and prov is not None and prov.unavailable:
+            # The range's history could not be read (git missed an object): evidence it
+            # would have found could stop this patch, so it is not decided alone.
+            return held_back(hunks, UNREAD), None
         if ev is None:
             return hunks, None
         assert prov is not None
@@ -411,7 +406,7 @@ class Replay:
             # Where no hunk is there as the commit made it, the history alone says so —
             # a branch that took the commit and put it back out, or a packaging history
             # holding its own patches — and that is a stop, below.
-            return _taken(
+            return all_taken(
                 hunks, f"{ev.commit[:12]} made this change; upstream changed these lines since"
             ), ev
         held = all(h.status in (MERGE, CONFLICT, MISSING) for h in rest) and prov.holds(
@@ -423,14 +418,9 @@ class Replay:
             ],
         )
         if held:
-            return _taken(hunks, f"{ev.commit[:12]}'s own diff holds its change"), ev
+            return all_taken(hunks, f"{ev.commit[:12]}'s own diff holds its change"), ev
         why = f"{ev.said()} names it, but the new upstream does not hold this change"
-        return [
-            h
-            if h.status in (UPSTREAMED, CONFLICT, MISSING)
-            else replace(h, status=CONFLICT, reason=why, offset=0, fuzz=0, anchored=False, via="")
-            for h in hunks
-        ], ev
+        return held_back(hunks, why), ev
 
     def _made_by(
         self,

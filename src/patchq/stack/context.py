@@ -58,6 +58,10 @@ class Context:
             self._git = GitRepo(path)
         return self._git
 
+    def opened_git(self) -> GitRepo | None:
+        """The target's GitRepo if this command opened it (None: it did not)."""
+        return self._git
+
     def own_paths(self) -> list[str]:
         """The patch repo's files inside the target, which the dirty check must ignore."""
         return own_paths(self.repo().root, self.git().root)

@@ -76,6 +76,10 @@ class Laddered:
     proposals: tuple[Proposal, ...] = ()
     accepted: tuple[str, ...] = ()
     rewritten: bool = False
+    # Fixed differently: the upstream commits since the lock's base that changed its
+    # lines (commit, subject), and whether its added lines are already there.
+    fixed: tuple[tuple[str, str], ...] = ()
+    added_present: bool = False
 
     @property
     def review(self) -> bool:
@@ -148,10 +152,7 @@ def review_error(r: Laddered) -> ConflictError:
         for f, line, i, m, why in r.proposals
     ]
     if r.rewritten and not r.accepted:
-        parts.append(
-            "every line it changes was changed since the series was pinned "
-            "(upstream, or by the patches below it)"
-        )
+        parts.append(fixed_differently(r.name, r.fixed, r.added_present))
     n = len(r.proposals)
     names = ",".join(dict.fromkeys(m for _, _, _, m, _ in r.proposals)) or "rewritten"
     return ConflictError(
@@ -162,6 +163,22 @@ def review_error(r: Laddered) -> ConflictError:
         "check the files (edit them if need be), then `patchq push --continue` takes them "
         f"and pushes on; or `patchq push --abort` puts everything back; `--accept {names}` "
         + ("takes such proposals without a stop" if n else "takes such a patch without a stop"),
+    )
+
+
+def fixed_differently(name: str, fixed: Sequence[tuple[str, str]], present: bool) -> str:
+    """What a `push --merge` stop says of a patch whose every changed line was changed
+    since the series was pinned (DESIGN §4.1, "fixed differently upstream"): the
+    upstream commits that did (`fixed`), and the one command that drops the patch."""
+    who = "; ".join(f"{c[:12]} {s}".strip() for c, s in fixed[:3])
+    more = f" and {len(fixed) - 3} more" if len(fixed) > 3 else ""
+    return (
+        "every line it changes was changed since the series was pinned "
+        + (f"(upstream: {who}{more}; or by the patches below it)" if who else "")
+        + ("(upstream, or by the patches below it)" if not who else "")
+        + ": it may be fixed differently upstream"
+        + ("; its added lines (or near-identical ones) are already there" if present else "")
+        + f" — `patchq delete {name}` drops it"
     )
 
 
@@ -477,6 +494,8 @@ def _stop_on_stack(
         target,
         fuzz,
         accept,
+        review.fixed if review is not None else (),
+        review is not None and review.added_present,
     )
 
 
@@ -500,6 +519,10 @@ class PushStop:
     target: str = ""
     fuzz: int | None = None
     accept: tuple[str, ...] = ()
+    # `rewritten`: the upstream commits that changed its lines (commit, subject), and
+    # whether its added lines are already there (Laddered's).
+    fixed: tuple[tuple[str, str], ...] = ()
+    added_present: bool = False
 
 
 def stop_name(queue: str) -> str:
@@ -533,6 +556,8 @@ def stop_bytes(stop: PushStop | None) -> bytes | None:
         "target": stop.target,
         "fuzz": stop.fuzz,
         "accept": list(stop.accept),
+        "fixed": [list(x) for x in stop.fixed],
+        "added_present": stop.added_present,
     }
     return (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
 
@@ -568,6 +593,8 @@ def pushed_stop(ctx: Context, stack: Stack | None) -> PushStop | None:
             str(doc.get("target", "")),
             None if fuzz is None else int(fuzz),
             tuple(str(x) for x in doc.get("accept", ())),
+            tuple((str(c), str(subject)) for c, subject in doc.get("fixed", ())),
+            bool(doc.get("added_present")),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -61,8 +61,16 @@ def reapplied(g: GitRepo, written: PatchRepo, lock: Lock) -> Lock | Failure:
     return Lock(lock.base, res.tree, res.files, lock.guards, records, lock.last_rebase)
 
 
-def not_updated(failure: Failure, base: str) -> str:
-    """Why series.lock was left as it was: the patch that no longer applies on its base."""
+def not_updated(failure: Failure, base: str, stack_base: str | None = None) -> str:
+    """Why series.lock was left as it was: the patch that no longer applies on its base.
+    With the stack on another base (`stack_base`: `push --merge` onto a newer upstream,
+    the patch refreshed there), the command that pins the series on the stack's base."""
+    if stack_base is not None and stack_base != base:
+        return (
+            f"series.lock not updated: {failure.display} no longer applies exactly on its "
+            f"base {base[:12]} (the stack is on {stack_base[:12]}; `patchq apply --onto "
+            f"{stack_base[:12]} --force` pins the series there)"
+        )
     return (
         f"series.lock not updated: {failure.display} no longer applies exactly "
         f"on its base {base[:12]} (refresh the patches above, then `patchq apply`)"

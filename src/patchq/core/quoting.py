@@ -64,3 +64,27 @@ def quote_path(path: str) -> bytes:
 
 def decode_path(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
+
+
+def diff_git_names(rest: bytes) -> tuple[str, ...]:
+    """The paths a `diff --git a/X b/X` line names (no renames: both sides alike; a quoted
+    side is unquoted as git quotes it). Unreadable: none."""
+    rest = rest.rstrip(b"\r")
+    if rest.startswith(b'"'):
+        end = 1
+        while end < len(rest) and rest[end] != 0x22:  # the closing quote, escapes skipped
+            end += 2 if rest[end] == 0x5C else 1
+        try:
+            first = unquote(rest[: end + 1])
+        except ValueError:
+            return ()
+        return (first[2:].decode("utf-8", "surrogateescape"),) if first[:2] == b"a/" else ()
+    n = (len(rest) - 5) // 2  # `a/N b/N`
+    if (
+        n > 0
+        and rest[:2] == b"a/"
+        and rest[2 + n : 5 + n] == b" b/"
+        and rest[2 : 2 + n] == rest[5 + n :]
+    ):
+        return (rest[2 : 2 + n].decode("utf-8", "surrogateescape"),)
+    return ()

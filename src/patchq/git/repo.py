@@ -29,7 +29,7 @@ from patchq.core import merge3
 from patchq.core.errors import BadInputError, GitError, MissingObjectError, UnsafeStateError
 from patchq.core.patch import LineCache
 from patchq.core.paths import FileMode
-from patchq.core.quoting import unquote
+from patchq.core.quoting import diff_git_names, unquote
 from patchq.core.resolve import Region, Resolution
 from patchq.git import readahead
 from patchq.git.catfile import CatFile
@@ -727,7 +727,7 @@ class GitRepo:
             elif line.startswith((b'--- "a/', b'+++ "b/')):
                 files.append(_diff_name(line[4:]))
             elif whole and line.startswith(b"diff --git "):
-                touched.update(_git_line_names(line[11:]))
+                touched.update(diff_git_names(line[11:]))
             at += len(line) + 1
         close(len(log))
         if whole:
@@ -1229,30 +1229,6 @@ def _diff_name(raw: bytes) -> str:
     if raw.startswith(b'"'):
         raw = unquote(raw)[2:]
     return raw.decode("utf-8", "surrogateescape")
-
-
-def _git_line_names(rest: bytes) -> tuple[str, ...]:
-    """The paths a `diff --git a/X b/X` line names (no renames: both sides alike; a quoted
-    side is unquoted as git quotes it). Unreadable: none."""
-    rest = rest.rstrip(b"\r")
-    if rest.startswith(b'"'):
-        end = 1
-        while end < len(rest) and rest[end] != 0x22:  # the closing quote, escapes skipped
-            end += 2 if rest[end] == 0x5C else 1
-        try:
-            first = unquote(rest[: end + 1])
-        except ValueError:
-            return ()
-        return (first[2:].decode("utf-8", "surrogateescape"),) if first[:2] == b"a/" else ()
-    n = (len(rest) - 5) // 2  # `a/N b/N`
-    if (
-        n > 0
-        and rest[:2] == b"a/"
-        and rest[2 + n : 5 + n] == b" b/"
-        and rest[2 : 2 + n] == rest[5 + n :]
-    ):
-        return (rest[2 : 2 + n].decode("utf-8", "surrogateescape"),)
-    return ()
 
 
 def _paths_input(paths: Iterable[str]) -> bytes:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..conftest import Queue, Runner, Upstream, git
 from ..rebase.test_check_rebase import make_patch, sub
-from .test_push_tiers import CALLS, CLASH, NEXT, P, snapshot, word_setup
+from .test_push_tiers import clash_setup, snapshot, word_setup
 
 
 def test_a_sink_after_a_laddered_patch_was_refreshed_on_another_base_is_done(
@@ -127,15 +127,7 @@ def test_a_conflict_stop_of_push_merge_holds_off_rebase_apply_and_refresh_below(
 ) -> None:
     # The refusals of a stop for review (test_push_tiers) hold for one with git's
     # markers too, and say what the tree holds: the push's merge, with markers.
-    upstream.write("f.txt", CALLS).write("g.txt", "g\n").write("h.txt", "h\n")
-    old = upstream.commit("base")
-    upstream.write("f.txt", CLASH)
-    upstream.commit("optimise for size")
-    queue.add("o.patch", OTHER).add("p.patch", P).add("n.patch", NEXT)
-    assert patchq("push").code == 0
-    colleague = tmp_path / "colleague"
-    git(tmp_path, "clone", "-q", str(upstream.path), str(colleague))
-    assert patchq("--target", str(colleague), "apply", "--onto", old, "--force").code == 0
+    clash_setup(upstream, queue, patchq, tmp_path)
     assert patchq("push", "-a", "--merge").code == 3
     before = snapshot(upstream, queue)
     said = "a push --merge stopped at p.patch (its merge, with markers, is in the working tree)"

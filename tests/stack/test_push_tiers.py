@@ -255,9 +255,10 @@ def test_push_continue_takes_the_proposal_and_pushes_on_where_the_push_was_going
 CLASH = CALLS.replace("-O2 -g)", "-Os -g)")
 
 
-def test_a_conflict_stop_is_named_and_push_continue_goes_on_once_resolved(
-    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
-) -> None:
+def clash_setup(upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path) -> None:
+    """o, p and n pinned on the old base (a colleague's apply), o pushed on upstream's
+    newer commit, which changed the line p changes: `push -a --merge` stops at p with
+    git's markers."""
     upstream.write("f.txt", CALLS).write("g.txt", "g\n").write("h.txt", "h\n")
     old = upstream.commit("base")
     upstream.write("f.txt", CLASH)
@@ -267,6 +268,12 @@ def test_a_conflict_stop_is_named_and_push_continue_goes_on_once_resolved(
     colleague = tmp_path / "colleague"
     git(tmp_path, "clone", "-q", str(upstream.path), str(colleague))
     assert patchq("--target", str(colleague), "apply", "--onto", old, "--force").code == 0
+
+
+def test_a_conflict_stop_is_named_and_push_continue_goes_on_once_resolved(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    clash_setup(upstream, queue, patchq, tmp_path)
     before = snapshot(upstream, queue)
     r = patchq("push", "-a", "--merge")
     assert r.code == 3 and "`patchq push --continue`" in r.err, r.err

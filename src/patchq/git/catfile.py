@@ -14,6 +14,7 @@ from pathlib import Path
 
 from patchq.core.errors import GitError
 from patchq.git import readahead
+from patchq.git.environment import end_process
 
 
 class CatFile:
@@ -87,14 +88,4 @@ class CatFile:
         """Stop the readers (the next read starts new ones)."""
         procs, self._procs = self._procs, {}
         for proc in procs.values():
-            for pipe in (proc.stdin, proc.stdout):
-                if pipe is not None:
-                    try:
-                        pipe.close()
-                    except OSError:
-                        pass
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            end_process(proc)

@@ -32,6 +32,7 @@ from typing import IO
 
 from patchq.core.errors import GitError
 from patchq.core.merge3 import Script
+from patchq.git.environment import end_process
 
 # What the private store may hold on disk before its oldest files go (a long run writes
 # every version of the files it merges; most are asked about once or twice).
@@ -181,17 +182,7 @@ def _shutdown(proc: subprocess.Popen[bytes], where: str, err: IO[bytes]) -> None
     collected or the interpreter exits (weakref.finalize)."""
     # Its output first: git may be blocked writing answers nobody will read (a run that
     # stopped on an error between asking and reading), and then exits at once.
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdout.close()
-    try:
-        proc.stdin.close()
-    except OSError:
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    end_process(proc)
     err.close()
     shutil.rmtree(where, ignore_errors=True)
 

@@ -224,3 +224,20 @@ def dead_git_hook(lock: Path) -> None:
         return
     os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def end_process(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a long-lived git reader: its output closed first (git may be blocked writing
+    answers nobody will read, and then exits at once), then its input; killed if it has
+    not ended within 5 s."""
+    for pipe in (proc.stdout, proc.stdin):
+        if pipe is not None:
+            try:
+                pipe.close()
+            except OSError:
+                pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -90,8 +90,8 @@ class ObjectWriter:
         self.pending_bytes += len(data)
         if base is not None and base != oid:
             self.bases[oid] = base
-            if edit is not None:
-                self.edits[oid] = edit
+            if edit is not None and self.objects_dir is not None:
+                self.edits[oid] = edit  # only a pack that will be written uses it
         return oid
 
     def _add_delta(self, oid: str, kind: str, data: bytes, base: str) -> bool:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from patchq.core import merge3
-from patchq.core.resolve import compose, edits, resolve
+from patchq.core.resolve import _ratio, _Ratios, compose, edits, resolve
 
 
 def L(*xs: str) -> list[bytes]:
@@ -355,3 +355,22 @@ def test_a_hunk_that_meets_an_open_region_is_its_conflict() -> None:
     assert by_hunk([(0, 1), (19, 21)], [region]) == [(False, None), (True, None)]
     far = Region(region.base, region.ours, region.theirs, 40, 0, 0)
     assert by_hunk([(0, 1), (19, 21)], [far]) == [(True, None), (True, None)]
+
+
+_TOKENS = st.sampled_from(["alpha", "beta", "(", ")", " ", "x1", "=", "gamma;"])
+_WORDY = st.lists(
+    st.lists(_TOKENS, max_size=9).map(lambda ws: ("".join(ws) + "\n").encode()), max_size=6
+)
+
+
+@given(_WORDY, _WORDY)
+def test_the_pairing_matrix_gives_each_pair_the_ratio_of_the_pair_alone(
+    base: list[bytes], side: list[bytes]
+) -> None:
+    # _pairs asks each pair twice and each line against all others: its table keeps one
+    # matcher per side line and each line's words; the answers must be _ratio's own.
+    ratios = _Ratios(base, side)
+    for i, a in enumerate(base):
+        for j, b in enumerate(side):
+            assert ratios.get(i, j) == _ratio(a, b)
+            assert ratios.get(i, j) == _ratio(a, b)  # asked again: the same

@@ -25,6 +25,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from patchq.core import bounded
 from patchq.core.status import DELETE_WINS, REUSED, WORD, ZEALOUS
@@ -295,17 +296,18 @@ def _pairs(base: Sequence[bytes], side: Sequence[bytes]) -> list[int | None] | N
     """For each base line, the index of the side line it became (None: removed), in a
     monotone alignment that maximises similarity; None if some pairing is unsure."""
     n, m = len(base), len(side)
+    ratios = _Ratios(base, side)
     score = [[0.0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
-            r = _ratio(base[i], side[j])
+            r = ratios.get(i, j)
             pair = score[i + 1][j + 1] + r if r >= SIMILAR else -1.0
             score[i][j] = max(pair, score[i + 1][j], score[i][j + 1])
     out: list[int | None] = []
     i = j = 0
     while i < n:
         if j < m:
-            r = _ratio(base[i], side[j])
+            r = ratios.get(i, j)
             if r >= SIMILAR and score[i][j] == score[i + 1][j + 1] + r:
                 out.append(j)
                 i += 1
@@ -317,6 +319,43 @@ def _pairs(base: Sequence[bytes], side: Sequence[bytes]) -> list[int | None] | N
         out.append(None)
         i += 1
     return out
+
+
+class _Ratios:
+    """`_ratio` of every base line with every side line, as `_pairs` asks it (each pair
+    twice, each line against every line of the other side): each line's words found
+    once, one matcher per side line (difflib keeps what it learns of its second
+    sequence), each pair's answer once. The same answers as `_ratio`'s."""
+
+    def __init__(self, base: Sequence[bytes], side: Sequence[bytes]) -> None:
+        self.base, self.side = base, side
+        self.base_words = [_words(x) for x in base]
+        self.side_words = [_words(x) for x in side]
+        self.matchers: dict[int, SequenceMatcher[bytes]] = {}
+        self.known: dict[tuple[int, int], float] = {}
+
+    def get(self, i: int, j: int) -> float:
+        hit = self.known.get((i, j))
+        if hit is None:
+            hit = self.known[i, j] = self._ratio(i, j)
+        return hit
+
+    def _ratio(self, i: int, j: int) -> float:
+        if self.base[i] == self.side[j]:
+            return 1.0
+        wa, wb = self.base_words[i], self.side_words[j]
+        if not wa or not wb or not bounded.comparable(wa, wb):
+            return 0.0
+        if 2.0 * min(len(wa), len(wb)) / (len(wa) + len(wb)) < SIMILAR:
+            return 0.0  # difflib's real_quick_ratio
+        sm = self.matchers.get(j)
+        if sm is None:
+            sm = self.matchers[j] = SequenceMatcher(None, wa, wb, autojunk=False)
+        else:
+            sm.set_seq1(wa)
+        if sm.quick_ratio() < SIMILAR:
+            return 0.0
+        return sm.ratio()
 
 
 def _ratio(a: bytes, b: bytes) -> float:

@@ -17,6 +17,7 @@ counts as upstreamed by reverse-applying only if its patched lines occur once.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -71,6 +72,8 @@ from patchq.store.statedir import crashpoint
 
 # What the moved-block search's indexes may hold, in bytes of the files indexed.
 _INDEXED_BYTES = 32 << 20
+# Alignments kept (Replay._align): each is a list of opcodes, a few KB at most.
+_ALIGNMENTS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +212,7 @@ class Replay:
         default_factory=OrderedDict
     )
     _indexes_bytes: int = 0
-    _alignments: dict[tuple[bytes, bytes], placement.Alignment] = field(default_factory=dict)
+    _alignments: OrderedDict[bytes, placement.Alignment] = field(default_factory=OrderedDict)
     # The label of the lines the patch meets in a conflict's markers: upstream's in a
     # rebase, `SERIES_SO_FAR` in a reorder (what is there is the series, not upstream).
     ours: str = "upstream"
@@ -903,15 +906,22 @@ class Replay:
 
     def _align(self, pre: bytes, up: bytes) -> placement.Alignment:
         """The line alignment of a pinned base with upstream's file, made once for the
-        pair: the held-change test, the hints and the moved-block search all ask it."""
-        key = (pre, up)
+        pair: the held-change test, the hints and the moved-block search all ask it, and
+        a patch's later sections (or the next patch on the file) often ask it again.
+        Kept by the contents' digests (not the contents: the kept alignments cost a few
+        ops lists, not the files), the newest _ALIGNMENTS of them."""
+        key = hashlib.blake2b(pre, digest_size=20).digest() + hashlib.blake2b(
+            up, digest_size=20
+        ).digest()
         hit = self._alignments.get(key)
         if hit is None:
             hit = self._alignments[key] = placement.Alignment(
                 self.g.lines.split(pre), self.g.lines.split(up)
             )
-            if len(self._alignments) > 4:
-                self._alignments.pop(next(iter(self._alignments)))
+            if len(self._alignments) > _ALIGNMENTS:
+                self._alignments.popitem(last=False)
+        else:
+            self._alignments.move_to_end(key)
         return hit
 
     def _lines_of(self, p: str, own: str, own_lines: list[bytes] | None) -> list[bytes]:

@@ -382,8 +382,11 @@ def _by_words(
         return None
     if _uses_what_upstream_renamed(base, ours, theirs):
         return None
-    po, pt = _pairs(base, ours), _pairs(base, theirs)
-    if po is None or pt is None or None in po or None in pt:
+    po = _pairs(base, ours)
+    if po is None or None in po:
+        return None  # (the patch's side is not paired at all: the answer is this)
+    pt = _pairs(base, theirs)
+    if pt is None or None in pt:
         return None
     out: list[bytes] = []
     prev_o = prev_t = -1

@@ -86,3 +86,33 @@ def test_the_same_merge_with_the_whole_range_is_automatic(
     r = patchq("rebase", "--onto", "main")
     assert r.code == 0, r.err
     assert "merged p.patch" in r.err and "warning" not in r.err
+
+
+def test_a_shallow_clones_cut_is_never_blamed_for_a_hunks_drift(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # `git clone --depth N` cuts the history: git's `shallow` file lists the commits
+    # whose parents were left out, and `git log` shows each as a root adding every file.
+    # The commit that changed the patch's line lies before the cut; blaming the cut (or
+    # any later commit) would name the wrong one. The run goes without naming any, says
+    # so once, and the patch still stops.
+    _pinned(upstream, queue, patchq)
+    text = sub(LINES, "line 20\n", "line 20 (up)\n")
+    took = advance(upstream, "took", {"f.c": text})
+    text = sub(text, "line 3\n", "line 3 (mid)\n")
+    cut = advance(upstream, "cut", {"f.c": text})
+    advance(upstream, "top", {"f.c": sub(text, "line 39\n", "line thirty-nine\n")})
+    r = patchq("check", "--onto", "main", "--json")
+    assert r.code == 3 and WARNING not in r.err, r.err
+    assert json.loads(r.out)["patches"][0]["hunks"][0]["drift"] == [took]
+    (upstream.path / ".git" / "shallow").write_text(cut + "\n")
+    r = patchq("check", "--onto", "main", "--json")
+    assert r.code == 3, r.err
+    (h,) = json.loads(r.out)["patches"][0]["hunks"]
+    assert h["status"] == "conflict" and h["drift"] == [], h
+    assert r.err.count(WARNING) == 1 and f"{WARNING}{cut[:12]}" in r.err, r.err
+    assert "git fetch --unshallow" in r.err
+    r = patchq("rebase", "--onto", "main")
+    assert r.code == 3, r.err
+    assert cut[:12] not in r.err.replace(f"{WARNING}{cut[:12]}", ""), r.err
+    assert patchq("rebase", "--abort").code == 0

@@ -98,6 +98,10 @@ def histories(
             for seq, (path, change) in enumerate(_split_log(data)):
                 per_file.setdefault(path, []).append((order + seq, change))
             order += 1 << 30
+        # A shallow clone's cut shows as a commit that added every file: blaming it (or
+        # any commit after it, whose lines cannot be traced back to the old base) would
+        # name the wrong commit.
+        g.cut_at(old, new, (c.commit for changes in per_file.values() for _, c in changes))
     except MissingObjectError as e:
         # An object of the range is not in the store (a partial or shallow clone): no
         # commit is named, which decides nothing (attribution only says who moved what).

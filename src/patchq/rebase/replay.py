@@ -910,9 +910,10 @@ class Replay:
         a patch's later sections (or the next patch on the file) often ask it again.
         Kept by the contents' digests (not the contents: the kept alignments cost a few
         ops lists, not the files), the newest _ALIGNMENTS of them."""
-        key = hashlib.blake2b(pre, digest_size=20).digest() + hashlib.blake2b(
-            up, digest_size=20
-        ).digest()
+        key = (
+            hashlib.blake2b(pre, digest_size=20).digest()
+            + hashlib.blake2b(up, digest_size=20).digest()
+        )
         hit = self._alignments.get(key)
         if hit is None:
             hit = self._alignments[key] = placement.Alignment(

@@ -56,6 +56,7 @@ from patchq.git.objects import (
     render_tree,
     tree_entry,
 )
+from patchq.git.shallow import refuse_cut
 
 
 def _plain_file(root: Path, rel: str) -> bool:
@@ -112,7 +113,6 @@ class GitRepo:
         self.root = Path(os.path.abspath(path))
         self.git_dir, self.common_dir = _discover(self.root)
         self.processes = 1  # the cat-file --batch reader, started on first read
-        self._shallow: frozenset[str] | None = None
         # Every git child speaks to this repository alone, with the pinned config: the
         # inherited environment (a hook's GIT_DIR, an IDE's index) cannot redirect it.
         self._place = {"GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.root)}
@@ -442,33 +442,6 @@ class GitRepo:
             raise GitError(what, str(self.root))
         return proc.stdout
 
-    def shallow_commits(self) -> frozenset[str]:
-        """The commits whose parents a shallow clone left out (`shallow` in the common git
-        dir, read once): in a `git log`, such a commit shows as a root that adds every
-        file, and the history before it is not there."""
-        if self._shallow is None:
-            try:
-                text = (self.common_dir / "shallow").read_text("ascii", "replace")
-            except OSError:
-                text = ""
-            self._shallow = frozenset(x for x in text.split() if _OBJECT.fullmatch(x))
-        return self._shallow
-
-    def cut_at(self, old: str, new: str, commits: Iterable[str]) -> None:
-        """Raise MissingObjectError where one of `commits` (read from `old..new`) is where a
-        shallow clone cut the history: its diff would be every file, and what came
-        before it, back to `old`, is missing — the evidence is not to be had."""
-        cut = self.shallow_commits()
-        if not cut:
-            return
-        for c in commits:
-            if c in cut:
-                raise MissingObjectError(
-                    f"the history of {old[:12]}..{new[:12]} is cut at {c[:12]} (a shallow clone)",
-                    str(self.root),
-                    oid=c,
-                )
-
     def went_without(self, what: str, err: MissingObjectError) -> None:
         """Record that the run went on without `what` (evidence), git having failed to
         read an object of it: the CLI names it once on stderr."""
@@ -758,7 +731,7 @@ class GitRepo:
                 touched.update(diff_git_names(line[11:]))
             at += len(line) + 1
         close(len(log))
-        self.cut_at(old, new, (c for c, _, _ in commits))
+        refuse_cut(self.common_dir, str(self.root), old, new, (c for c, _, _ in commits))
         if whole:
             log = b"".join(kept)
         # The series' diffs ride in the same patch-id run, under ids no commit has.

@@ -21,6 +21,7 @@ from patchq.core.quoting import unquote
 from patchq.core.records import HunkOutcome
 from patchq.core.status import CLEAN, Status
 from patchq.git.repo import GitRepo
+from patchq.git.shallow import refuse_cut
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -101,7 +102,8 @@ def histories(
         # A shallow clone's cut shows as a commit that added every file: blaming it (or
         # any commit after it, whose lines cannot be traced back to the old base) would
         # name the wrong commit.
-        g.cut_at(old, new, (c.commit for changes in per_file.values() for _, c in changes))
+        seen = (c.commit for changes in per_file.values() for _, c in changes)
+        refuse_cut(g.common_dir, str(g.root), old, new, seen)
     except MissingObjectError as e:
         # An object of the range is not in the store (a partial or shallow clone): no
         # commit is named, which decides nothing (attribution only says who moved what).

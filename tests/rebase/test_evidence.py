@@ -261,6 +261,43 @@ def test_a_patch_whose_origin_upstream_later_edited_and_partly_reverted_is_upstr
     assert upstream.git("show", "HEAD:src/parse.c") == later  # nothing of the patch replayed
 
 
+def test_an_origin_upstream_holds_is_judged_on_the_quick_tests_alone(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # The patch's origin is an ancestor of the new upstream, and one of its hunks is there
+    # as the commit made it: the patch is upstream whole on that alone (as `git rebase`
+    # drops it), and the slower tests of the ladder are not run for the other hunk, whose
+    # context upstream edited since (the rewritten-block test would have found it there
+    # too: the same outcome, a reason naming the commit instead of the block).
+    far = "".join(f"/* {i} */\n" for i in range(12))
+    old = sub(PARSE, "#include <string.h>\n", "#include <string.h>\n" + far)
+    upstream.write("src/parse.c", old)
+    base = upstream.commit("import parse.c")
+    both = sub(old, "\tif (len > 64)\n", "\tif (len >= max)\n")
+    both = sub(both, "#include <string.h>\n", "#include <string.h>\n#include <stddef.h>\n")
+    fix = advance(upstream, "parse: bound by max", {"src/parse.c": both})
+    upstream.git("checkout", "-q", base)
+    p = make_patch(
+        upstream,
+        f"From {fix} Mon Sep 17 00:00:00 2001\nSubject: [PATCH] parse: bound by max\n\n",
+        {"src/parse.c": both},
+    )
+    upstream.git("checkout", "-q", "main")
+    pin(upstream, queue, patchq, [("bound.patch", p)], base)
+    shift = "\tlen = (size_t)hdr[0] << 8 | hdr[1];\n"
+    later = sub(both, shift, "\tlen = ((size_t)hdr[0] << 8) | hdr[1];\n")
+    advance(upstream, "parse: parenthesise the length", {"src/parse.c": later})
+    code, doc = check(patchq)
+    p0 = one(doc)
+    assert p0["status"] == "upstreamed" and p0["evidence"] == {"kind": "origin", "commit": fix}
+    reasons = [h["reason"] for h in p0["hunks"]]
+    assert reasons == ["", f"{fix[:12]} made this change; upstream changed these lines since"]
+    r = patchq("rebase", "--onto", "main")
+    assert r.code == 0, r.err
+    assert lock(queue)["patches"][0]["rebase"] == "upstreamed"
+    assert upstream.git("show", "HEAD:src/parse.c") == later
+
+
 def test_a_patch_whose_origin_is_in_the_history_but_none_of_it_in_the_tree_stops(
     upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
 ) -> None:

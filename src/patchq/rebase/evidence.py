@@ -124,6 +124,10 @@ class Provenance:
             self._upstream.update(self.g.ancestors(sorted(ask), self.onto))
         return {c: self._upstream[c] for c in named if c in self._upstream}
 
+    def upstream(self, named: Sequence[str]) -> dict[str, str]:
+        """Those of the origins `named` that the new upstream holds, each → its full id."""
+        return self._origins(named)
+
     def _cover(self, paths: Iterable[str]) -> None:
         """Know every commit of the range that touched one of `paths` (whole diffs)."""
         self._load()

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import NamedTuple
 
 from patchq.core import bounded, contextdrift, placement
 from patchq.core import hunks as engine
@@ -177,6 +178,17 @@ def lock_outcome(p: PatchCheck) -> str:
     return outcome(p.status, (h.status for h in p.hunks), bool(p.renames))
 
 
+class _Tried(NamedTuple):
+    """A patch's sections as `Replay._sections` tried them, before the patch is judged."""
+
+    display: str
+    placed: list[tuple[FilePatch, FilePatch]]
+    hunks: list[HunkOutcome]
+    markers: dict[str, bytes]
+    renames: list[tuple[str, str]]
+    notes: list[Normalisation]
+
+
 @dataclass(slots=True)
 class Replay:
     """The running state of a replay: the new tree and what each patch did."""
@@ -224,6 +236,10 @@ class Replay:
     # The proposed methods the person accepted (core.tiers): a hunk upstream holds in a
     # patch it does not hold whole stops the patch unless `upstreamed` is among them.
     accept: tuple[str, ...] = ()
+    # A patch whose origin upstream holds is first tried with the ladder's quick tests
+    # only (`step`); `_judge` says whether that proved it upstream whole.
+    _quick: bool = False
+    _taken_whole: bool = False
 
     @classmethod
     def start(
@@ -272,6 +288,36 @@ class Replay:
         _, patch = load_applicable(self.repo, entry)
         display = self.repo.display(entry.name)
         before = self.tree()
+        if self._origin_upstream(patch):
+            # Its origin is an ancestor of the new upstream: first the quick tests of
+            # the ladder only (placed as it is, or there reversed). If they prove the
+            # origin commit made the whole patch and upstream still holds part of it as
+            # made, it is upstreamed — what the finer tests would add (a rewritten block
+            # that holds a hunk, git's merge) changes no outcome, only a hunk's reason.
+            # Else the patch is replayed again with the whole ladder.
+            self._quick = True
+            try:
+                tried = self._sections(patch, display, entry.name)
+                judged = self._judge(patch, tried.placed, tried.hunks)
+            finally:
+                self._quick = False
+            if self._taken_whole:
+                return self._outcome(entry, patch, before, tried, judged)
+            self.state.undo(before)
+        tried = self._sections(patch, display, entry.name)
+        judged = self._judge(patch, tried.placed, tried.hunks)
+        return self._outcome(entry, patch, before, tried, judged)
+
+    def _origin_upstream(self, patch: Patch) -> bool:
+        """Whether the patch names an origin commit the new upstream holds (provenance's
+        one batched `rev-list`, asked anyway by `_judge`)."""
+        named = origins(patch.header)
+        return bool(named) and self.provenance is not None and bool(self.provenance.upstream(named))
+
+    def _sections(self, patch: Patch, display: str, name: str) -> _Tried:
+        """Each section of the patch classified and, where safe, applied to the tree (which
+        records what it changed, for `undo`): (sections as placed, hunk checks, markers by
+        file, renames followed, normalisations)."""
         hunks: list[HunkOutcome] = []
         markers: dict[str, bytes] = {}
         renames: list[tuple[str, str]] = []
@@ -283,6 +329,7 @@ class Replay:
         self._hint_jobs = []
         self._rewritten = {}
         self._notes = []
+        self._taken_whole = False
         placed: list[tuple[FilePatch, FilePatch]] = []
         for s in patch.sections:
             s, fixed = fit_section(st, s)
@@ -292,11 +339,25 @@ class Replay:
                 renames.append((s.path, s2.path))
             placed.append((s, s2))
             # The pinned preimage is filed under the patch's own path, not upstream's new one.
-            checks, merged = self._section(s2, display, entry.name, s.old_path)
+            checks, merged = self._section(s2, display, name, s.old_path)
             hunks.extend(checks)
             if merged is not None:
                 markers[s2.path] = merged
-        hunks, evidence = self._judge(patch, placed, hunks)
+        return _Tried(display, placed, hunks, markers, renames, notes)
+
+    def _outcome(
+        self,
+        entry: Entry,
+        patch: Patch,
+        before: str,
+        tried: _Tried,
+        judged: tuple[list[HunkOutcome], Evidence | None],
+    ) -> PatchCheck:
+        """The patch's result once judged: the tree kept, undone or given its conflicts."""
+        assert entry.name is not None
+        display, placed, _, markers, renames, notes = tried
+        hunks, evidence = judged
+        st = self.state
         if UPSTREAMED not in self.accept:
             hunks = partly_upstream(hunks)
         hunks = self._located(placed, hunks)
@@ -384,6 +445,7 @@ class Replay:
             )
             ev = prov.find(patch, paths, weak=failed)
         if everything:
+            self._taken_whole = True
             return hunks, ev or Evidence(CONTENT, "")
         if ev is None and failed and prov is not None and prov.unavailable:
             # The range's history could not be read (git missed an object): evidence it
@@ -409,6 +471,7 @@ class Replay:
             # Where no hunk is there as the commit made it, the history alone says so —
             # a branch that took the commit and put it back out, or a packaging history
             # holding its own patches — and that is a stop, below.
+            self._taken_whole = True
             return all_taken(
                 hunks, f"{ev.commit[:12]} made this change; upstream changed these lines since"
             ), ev
@@ -611,7 +674,7 @@ class Replay:
         if failing:
             cur = res.content
             self._held_upstream(s, content, cur, pre, failing=failing, checks=checks)
-            if failing:
+            if failing and not self._quick:  # (quick: what still fails stays unplaced)
                 final, markers = self._merge(
                     s,
                     content,
@@ -769,7 +832,7 @@ class Replay:
             ):
                 checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
                 failing.remove(i)
-        if failing and pre_lines is not None:
+        if failing and pre_lines is not None and not self._quick:
             # Upstream rewrote the block and it now holds the patch's change: found
             # by content, within the block the alignment maps the hunk to.
             up_lines = self.g.lines.split(content)

@@ -530,6 +530,17 @@ DROP_NEW = "the maintainer's new series does not apply on the new release (GNU p
 DROP_DRIVER = "driver failure"
 DROP_PEERS = "peers.py failed on the case"
 DROP_MARK = "dropped.txt"  # in a case folder: the reason it was dropped at materialization
+
+
+def mark_dropped(cdir: Path, reason: str) -> None:
+    """Leave the drop mark in a case folder of this run's own: never through a link (the
+    case folder, or OUT/cases itself, linked to another run's, whose cases this run only
+    reads with --no-materialize)."""
+    if cdir.is_symlink() or cdir.parent.is_symlink():
+        return
+    (cdir / DROP_MARK).write_text(reason + "\n")
+
+
 DROP_LINK = "the case folder is a symbolic link (another run's): not written through"
 
 
@@ -920,7 +931,7 @@ def run_job(job: Job) -> dict[str, Any]:
         except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
             res["dropped"] = DROP_DRIVER
             res["error"] = "" if sealed else str(e)[:300]
-            (cdir / DROP_MARK).write_text(DROP_DRIVER + "\n")
+            mark_dropped(cdir, DROP_DRIVER)
             return res
         gnu = rec["gnu_on_old"]
         path = log_path(out, name, mode)
@@ -942,7 +953,7 @@ def run_job(job: Job) -> dict[str, Any]:
     except Exception as e:  # noqa: BLE001  (peers.py is third-party code here: any failure)
         res["dropped"] = DROP_PEERS
         res["error"] = "" if sealed else f"{type(e).__name__}: {str(e)[:300]}"
-        (cdir / DROP_MARK).write_text(DROP_PEERS + "\n")
+        mark_dropped(cdir, DROP_PEERS)
         return res
     printed = pr.pop("_printed", "")
     if not sealed:
@@ -1693,6 +1704,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.report_only:
         return write_report(out, a.md, a.precision_md, a.brief_md)
     cases_dir = out / "cases"
+    if cases_dir.is_symlink() and not a.no_materialize:
+        print(
+            f"realworld.py: {cases_dir} links to {os.path.realpath(cases_dir)}: materializing "
+            "would write into that run's cases — give --no-materialize to reuse them, or "
+            "another --out",
+            file=sys.stderr,
+        )
+        return 2
     cases_dir.mkdir(parents=True, exist_ok=True)
     for exe in ("git", "patch", *(("wiggle",) if "wiggle" in a.tools else ())):
         if not shutil.which(exe):

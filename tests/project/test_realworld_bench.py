@@ -869,3 +869,33 @@ def test_no_materialize_refuses_a_symlinked_case_folder(
     assert rw.run_job(job)["dropped"] == rw.DROP_LINK
     assert (out / "cases" / case["name"]).is_symlink()
     assert _snapshot(theirs) == before
+
+
+def test_a_linked_cases_folder_is_never_materialized_into(
+    rw: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """OUT/cases linked to another run's (to reuse its cases) is read only: a run that
+    would materialize into it is refused before anything is written there."""
+    other = tmp_path / "other-run" / "cases"
+    other.mkdir(parents=True)
+    (other / "kept").write_text("theirs\n")
+    out = tmp_path / "this-run"
+    out.mkdir()
+    (out / "cases").symlink_to(other, target_is_directory=True)
+    assert rw.main(["--out", str(out), "--mirrors", str(tmp_path / "none")]) == 2
+    assert "--no-materialize" in capsys.readouterr().err
+    assert [p.name for p in other.iterdir()] == ["kept"]
+
+
+def test_drop_marks_never_go_through_a_linked_cases_folder(rw: ModuleType, tmp_path: Path) -> None:
+    theirs = tmp_path / "other-run" / "cases" / "bump-1"
+    theirs.mkdir(parents=True)
+    out = tmp_path / "this-run"
+    out.mkdir()
+    (out / "cases").symlink_to(theirs.parent, target_is_directory=True)
+    rw.mark_dropped(out / "cases" / "bump-1", rw.DROP_DRIVER)
+    assert not (theirs / rw.DROP_MARK).exists()
+    own = tmp_path / "own-run" / "cases" / "bump-2"
+    own.mkdir(parents=True)
+    rw.mark_dropped(own, rw.DROP_DRIVER)
+    assert (own / rw.DROP_MARK).read_text() == rw.DROP_DRIVER + "\n"

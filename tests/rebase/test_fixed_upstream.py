@@ -46,6 +46,8 @@ def test_a_patch_whose_lines_upstream_rewrote_stops_naming_the_commits(
     said = f"upstream changed the lines it changes in every hunk ({fix[:12]} f: accept zero)"
     assert said in r.err and "by word" in r.err
     assert "`patchq rebase --skip` drops it" in r.err
+    assert r.err.count("--skip") == 1, r.err  # each way out named once
+    assert "`patchq rebase --continue`; or --abort" in r.err
     # `status` says it too, for whoever looks at the stop later (text and JSON).
     st = cli(queue, "status")
     said = f"fixed differently upstream? upstream changed every line it changes ({fix[:12]})"

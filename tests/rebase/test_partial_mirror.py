@@ -115,4 +115,7 @@ def test_a_shallow_clones_cut_is_never_blamed_for_a_hunks_drift(
     r = patchq("rebase", "--onto", "main")
     assert r.code == 3, r.err
     assert cut[:12] not in r.err.replace(f"{WARNING}{cut[:12]}", ""), r.err
+    # Fixed differently upstream? Its note names the --skip that drops it; the way out
+    # after it does not name it a second time.
+    assert r.err.count("--skip") == 1 and "`patchq rebase --continue` (or --abort)" in r.err
     assert patchq("rebase", "--abort").code == 0

@@ -121,7 +121,8 @@ class RebaseOutcome:
                 f"{c.name} stops for review: " + "; ".join(said + fixed),
                 self.where,
                 "check the files (edit them if need be), then `patchq rebase --continue`; "
-                "or --skip (drops the patch), --abort"
+                # (a patch fixed differently upstream: its note above names --skip already)
+                + ("or --abort" if fixed else "or --skip (drops the patch), --abort")
                 + accept_hint([m for _, m in proposed], c.rewritten),
             )
         files = sorted({h.file for h in bad})
@@ -136,7 +137,8 @@ class RebaseOutcome:
             + "".join(f"; proposed: {x}" for x in lines)
             + "".join(f"; {x}" for x in fixed),
             self.where,
-            "edit the files to resolve, then `patchq rebase --continue` (or --skip, --abort)",
+            "edit the files to resolve, then `patchq rebase --continue` "
+            + ("(or --abort)" if fixed else "(or --skip, --abort)"),
         )
 
     @property

@@ -408,15 +408,12 @@ def test_a_block_moved_to_another_file_unchanged_is_applied_there(
     assert b"s[n - 1] == '\\t'" in upstream.read("src/strutil.c")
     assert b"<<<<<<<" not in upstream.read("src/strutil.c")
     status = json.loads(patchq("status", "--json").out)
-    assert status["rebase"]["stopped"]["proposals"] == [
-        {
-            "file": "src/strutil.c",
-            "line": 7,
-            "hunk": 1,
-            "method": "moved",
-            "evidence": "its block moved to src/strutil.c:7",
-        }
-    ]
+    (prop,) = status["rebase"]["stopped"]["proposals"]
+    evidence = prop.pop("evidence")
+    assert prop == {"file": "src/strutil.c", "line": 7, "hunk": 1, "method": "moved"}
+    # As the stop said it: where the block went, and the upstream commit that moved it.
+    assert evidence.startswith("its block moved to src/strutil.c:7; upstream: ")
+    assert f"by moved ({evidence})" in r.err
     # ...and --continue takes what the tree holds.
     r = patchq("rebase", "--continue")
     assert r.code == 0, r.err

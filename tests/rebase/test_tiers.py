@@ -66,6 +66,10 @@ def test_a_proposal_stops_for_review_and_abort_puts_every_byte_back(
     (prop,) = doc["rebase"]["stopped"]["proposals"]
     assert (prop["file"], prop["line"], prop["hunk"], prop["method"]) == ("f.txt", 2, 1, "word")
     assert prop["evidence"]
+    # `status` names the upstream commits behind the proposal as the stop did, text and JSON.
+    assert "upstream: " in prop["evidence"] and f"by word ({prop['evidence']})" in r.err
+    text = cli(queue, "status").out
+    assert f"proposed: f.txt:2 (hunk #1) by word ({prop['evidence']})" in text, text
     assert doc["rebase"]["stopped"]["files"] == []
     r = cli(queue, "rebase", "--abort")
     assert r.code == 0, r.err

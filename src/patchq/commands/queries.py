@@ -15,6 +15,7 @@ from patchq.core.records import ExecRun, RebaseState, Stack
 from patchq.core.series import Entry
 from patchq.core.status import GONE
 from patchq.rebase import execute
+from patchq.rebase.outcome import proposal_evidence
 from patchq.rebase.reorder import shifted_under
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
@@ -79,7 +80,7 @@ def rebase_view(st: RebaseState) -> RebaseView:
         tuple(n for n in st.entries if n not in seen),
         None if st.reorder is None else (st.reorder.verb, st.reorder.name),
         tuple(
-            (*tiers.place(h), h.index, m, tiers.evidence(h, m))
+            (*tiers.place(h), h.index, m, proposal_evidence(h, m, dict(st.subjects)))
             for h, m in tiers.proposals(st.current.hunks, st.accept)
         )
         if st.current

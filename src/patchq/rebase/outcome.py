@@ -5,6 +5,7 @@ and every decision about how it ends: the error to report, the exit code.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,12 +156,19 @@ def proposal_line(h: HunkOutcome, method: str, subjects: dict[str, str] | None =
     upstream commits that changed its lines where `subjects` names them."""
     file, line = tiers.place(h)
     where = f"{file}:{line}" if line else file
+    why = proposal_evidence(h, method, subjects)
+    return f"{where} (hunk #{h.index + 1}) by {method}" + (f" ({why})" if why else "")
+
+
+def proposal_evidence(h: HunkOutcome, method: str, subjects: Mapping[str, str] | None) -> str:
+    """A proposed hunk's evidence (core.tiers) and the upstream commits that changed its
+    lines where `subjects` names them: what the stop and `status` say of it alike."""
     why = tiers.evidence(h, method)
     if subjects is not None and h.drift:
         who = ", ".join(f"{x[:12]} {subjects.get(x, '')}".strip() for x in h.drift[:3])
         more = f" and {len(h.drift) - 3} more" if len(h.drift) > 3 else ""
         why = f"{why}; upstream: {who}{more}" if why else f"upstream: {who}{more}"
-    return f"{where} (hunk #{h.index + 1}) by {method}" + (f" ({why})" if why else "")
+    return why
 
 
 def accept_hint(methods: list[str], rewritten: bool) -> str:

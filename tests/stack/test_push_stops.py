@@ -153,6 +153,11 @@ def test_a_stop_whose_merge_went_to_a_stash_is_not_taken_as_an_empty_patch(
     assert patchq("push", "-a", "--merge").code == 3
     assert patchq("delete", "p.patch").code == 0
     assert patchq("undo").code == 0
+    # `status` tells the truth: the stop is back, its merge is not in the tree.
+    st = patchq("status").out
+    assert "stopped at p.patch (push --merge), but the working tree no longer holds" in st, st
+    assert "`git stash pop` puts it back" in st and "its merge applied" not in st, st
+    assert json.loads(patchq("status", "--json").out)["push_stop"]["merge_in_tree"] is False
     r = patchq("push", "--continue")
     assert r.code == 5 and r.err.count("\n") == 1, r.err
     assert "no longer holds the merge the push stopped at p.patch" in r.err
@@ -160,6 +165,8 @@ def test_a_stop_whose_merge_went_to_a_stash_is_not_taken_as_an_empty_patch(
     assert (queue.path / "patches/p.patch").read_text() == before
     assert patchq("refresh").code == 5
     upstream.git("stash", "pop", "-q")
+    assert "its merge applied, no markers" in patchq("status").out
+    assert json.loads(patchq("status", "--json").out)["push_stop"]["merge_in_tree"] is True
     r = patchq("push", "--continue")
     assert r.code == 0, r.err
     text = (queue.path / "patches/p.patch").read_text()

@@ -307,9 +307,10 @@ def _proposal_lines(proposals: Sequence[tuple[str, int, int, str, str]]) -> list
     ]
 
 
-def _push_stop_json(stop: PushStop | None) -> dict[str, Any] | None:
-    """`status --json`'s `push_stop`: where a `push --merge` stopped, and for a patch
-    fixed differently upstream the commits and the command that drops it."""
+def _push_stop_json(stop: PushStop | None, dirty: Sequence[str]) -> dict[str, Any] | None:
+    """`status --json`'s `push_stop`: where a `push --merge` stopped, whether the working
+    tree still holds its merge, and for a patch fixed differently upstream the commits
+    and the command that drops it."""
     if stop is None:
         return None
     return {
@@ -317,6 +318,7 @@ def _push_stop_json(stop: PushStop | None) -> dict[str, Any] | None:
         "kind": stop.kind,
         "files": list(stop.files),
         "target": stop.target,
+        "merge_in_tree": bool(dirty),
         "rewritten": None
         if not stop.rewritten
         else {
@@ -327,9 +329,19 @@ def _push_stop_json(stop: PushStop | None) -> dict[str, Any] | None:
     }
 
 
-def _push_stop_lines(stop: PushStop) -> list[Item]:
+def _push_stop_lines(stop: PushStop, dirty: Sequence[str]) -> list[Item]:
     """The lines of `status` for a `push --merge` stopped at a patch: what is in the
-    working tree, the way on and the way back, and each proposed hunk."""
+    working tree, the way on and the way back, and each proposed hunk. The stop's commit
+    holds none of the patch: a working tree with nothing beyond it lost the merge (a
+    `delete` or `pop --force` saved it in a stash, and was undone since)."""
+    if not dirty:
+        return [
+            data(
+                f"stopped at {stop.patch} (push --merge), but the working tree no longer "
+                "holds its merge: `git stash list` shows it if a command saved it (`git "
+                "stash pop` puts it back), `patchq push --abort` gives the push up"
+            )
+        ]
     then = (
         "then `patchq push --continue` (takes the tree into the patch and pushes on"
         + (f" to {stop.target}" if stop.target != stop.patch else "")
@@ -753,7 +765,7 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                             for f, line, i, m, why in st.stop.proposals
                         ],
                     },
-                    "push_stop": _push_stop_json(st.stop),
+                    "push_stop": _push_stop_json(st.stop, st.dirty),
                     "unwritten": [
                         {"patch": name, "methods": list(p.methods), "accepted": list(p.accepted)}
                         for name, p in st.unwritten
@@ -777,7 +789,7 @@ def status(st: Status, as_json: bool = False) -> Rendered:
         if st.applied:
             lines.append(data(f"top: {st.applied[-1]}"))
         if st.stop is not None:
-            lines += _push_stop_lines(st.stop)
+            lines += _push_stop_lines(st.stop, st.dirty)
     lines.append(data(f"guards: {' '.join(st.guards) or '(none)'}"))
     if st.dirty:
         more = f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""

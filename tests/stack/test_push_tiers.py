@@ -204,6 +204,7 @@ def test_push_abort_after_a_stop_for_review_puts_every_byte_back(
         "kind": "review",
         "files": [],
         "target": "n.patch",
+        "merge_in_tree": True,
         # Upstream changed p's line: its word merge is a proposal, and the patch may be
         # fixed differently upstream (the commit, and the command that drops it).
         "rewritten": {"commits": [fix], "added_present": False, "drop": "patchq delete p.patch"},

@@ -171,3 +171,27 @@ def test_a_stop_whose_merge_went_to_a_stash_is_not_taken_as_an_empty_patch(
     assert r.code == 0, r.err
     text = (queue.path / "patches/p.patch").read_text()
     assert "+LINE 8" in text and "+LINE 5" not in text
+
+
+def test_a_reorder_never_replays_a_file_over_the_placement_its_commit_holds(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    # push --merge --accept word placed p.patch by a word merge: its commit holds the
+    # placement, its file does not yet (`status` lists it as unwritten). A sink or float
+    # that replays p.patch from its file stopped at a conflict the person had already
+    # settled: refused now (exit 5), nothing changed, naming the refresh that writes it;
+    # after that refresh the same sink is done.
+    word_setup(upstream, queue, patchq, tmp_path)
+    assert patchq("push", "-a", "--merge", "--accept", "word").code == 1
+    before = snapshot(upstream, queue)
+    for args in (("sink", "n.patch"), ("float", "o.patch")):
+        r = patchq(*args)
+        assert r.code == 5 and r.err.count("\n") == 1, r.err
+        said = "p.patch's commit holds the placement push --merge made (word) and its file"
+        assert said in r.err and f"{args[0]} would replay the file and lose it" in r.err
+        assert f"`patchq refresh p.patch` writes it into the file; then `patchq {args[0]}" in r.err
+        assert snapshot(upstream, queue) == before
+    assert patchq("refresh", "p.patch").code == 0
+    r = patchq("sink", "n.patch")
+    assert r.code == 0, r.err
+    assert queue.series() == "n.patch\no.patch\np.patch\n"

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from patchq.core import tiers
-from patchq.core.errors import AcceptedError, BadInputError, ConflictError
+from patchq.core.errors import AcceptedError, BadInputError, ConflictError, UnsafeStateError
 from patchq.core.lock import Lock, without_exec
 from patchq.core.patch import Patch
 from patchq.core.records import (
@@ -251,6 +251,25 @@ def _refusal(verb: str, name: str, res: PatchCheck, display: str) -> ConflictErr
     )
 
 
+def _refuse_unwritten(
+    ctx: Context, stack: Stack, verb: str, name: str, replayed: Sequence[str | None]
+) -> None:
+    """A patch the reorder would replay from its file while its commit holds a placement
+    `push --merge` made that the file does not hold yet (an accepted proposal): replayed,
+    the file would meet the lines it no longer fits, and the placement would be lost.
+    Refused (exit 5), nothing changed, naming the `refresh` that writes it."""
+    pending = dict(stack_ops.unwritten(ctx, stack))
+    for n in replayed:
+        if n is not None and n in pending:
+            how = ", ".join(pending[n].accepted or pending[n].methods) or "the ladder"
+            raise UnsafeStateError(
+                f"{n}'s commit holds the placement push --merge made ({how}) and its file "
+                f"does not yet: {verb} would replay the file and lose it",
+                ctx.repo().display(n),
+                f"`patchq refresh {n}` writes it into the file; then `patchq {verb} {name}`",
+            )
+
+
 def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> ReorderOutcome:
     """Move `name` to `place` in the series: `sink` to the bottom, `float` to the top,
     `move` before or after another patch. One path for all three: the patches between
@@ -281,9 +300,10 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
             return ReorderOutcome(name, verb, True, (), stack, place=place)
         first, last = min(i, j), max(i, j)
         keep = _applied_after(i, j, a, n)
+        start, end = min(first, a), max(last + 1, keep)
+        _refuse_unwritten(ctx, stack, verb, name, [e.name for e in new[start:end]])
         if a or keep:
             stack_ops.protect(ctx, False, verb, can_force=False)
-        start = min(first, a)
         w = g.writer()
         rp = Replay.start(
             g,
@@ -305,7 +325,6 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
             for n, c in zip(stack.applied[:start], commits, strict=True)
         ]
         pairs: list[tuple[str, str, str]] = []  # (name, tree before, tree after) to refresh
-        end = max(last + 1, keep)
         for k in range(start, end):
             entry = new[k]
             assert entry.name is not None

@@ -119,3 +119,27 @@ def test_a_shallow_clones_cut_is_never_blamed_for_a_hunks_drift(
     # after it does not name it a second time.
     assert r.err.count("--skip") == 1 and "`patchq rebase --continue` (or --abort)" in r.err
     assert patchq("rebase", "--abort").code == 0
+
+
+def test_a_rename_git_cannot_compare_leaves_the_run_without_renames(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # Upstream renamed and edited another file, whose new blob is missing: git's rename
+    # detection cannot read it and `diff-tree -M` fails (check and rebase exited 6). The
+    # run goes without upstream's renames, says so once, and the patch, on a file upstream
+    # kept, is carried across.
+    other = "".join(f"other {i}\n" for i in range(1, 31))
+    upstream.write("x.c", other)
+    _pinned(upstream, queue, patchq)
+    upstream.git("checkout", "-q", "main")
+    upstream.git("mv", "x.c", "y.c")
+    upstream.write("y.c", sub(other, "other 30\n", "other thirty\n"))
+    upstream.commit("x.c is y.c now")
+    blob = upstream.git("rev-parse", "main:y.c").strip()
+    upstream.git("checkout", "-q", "patchq/main")
+    os.remove(upstream.path / ".git" / "objects" / blob[:2] / blob[2:])
+    r = patchq("check", "--onto", "main", "--json")
+    assert r.code == 0, r.err
+    assert r.err.count(WARNING) == 1 and "the renames upstream made" in r.err, r.err
+    (p,) = json.loads(r.out)["patches"]
+    assert p["status"] == "clean"

@@ -104,6 +104,8 @@ _MISSING = re.compile(
     re.IGNORECASE,
 )
 _OBJECT = re.compile(r"\b[0-9a-f]{40}\b")
+# What a run goes without where rename detection cannot read a blob (tree_changes).
+RENAMES = "the renames upstream made (a patch on a renamed file stops instead)"
 
 
 class GitRepo:
@@ -578,8 +580,16 @@ class GitRepo:
 
     def tree_changes(self, a: str, b: str) -> tuple[dict[str, str], frozenset[str]]:
         """The renames git sees between two trees or commits (old path → new path), and
-        every path that changed (both names of a rename): one `diff-tree`."""
-        out = self._run("diff-tree", "-r", "-M", "--name-status", "-z", "--no-ext-diff", a, b)
+        every path that changed (both names of a rename): one `diff-tree`. Where git
+        cannot read a blob it would compare for a rename (a partial clone), the paths
+        without the renames: a patch on a renamed file then finds it gone and stops."""
+        try:
+            out = self._run("diff-tree", "-r", "-M", "--name-status", "-z", "--no-ext-diff", a, b)
+        except MissingObjectError as e:
+            self.went_without(RENAMES, e)
+            out = self._run(
+                "diff-tree", "-r", "--no-renames", "--name-status", "-z", "--no-ext-diff", a, b
+            )
         parts = out.split(b"\0")
         renames: dict[str, str] = {}
         changed: set[str] = set()

@@ -69,6 +69,28 @@ def one(doc: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
+def mail(commit: str, subject: str) -> str:
+    """A format-patch mail's head naming `commit` as its origin."""
+    return f"From {commit} Mon Sep 17 00:00:00 2001\nSubject: [PATCH] {subject}\n\n"
+
+
+def pin_made_on(
+    upstream: Upstream,
+    queue: Queue,
+    patchq: Callable[..., Result],
+    base: str,
+    header: str,
+    parse_c: str,
+    name: str = "bound.patch",
+) -> None:
+    """A patch made on `base` (`header`, then src/parse.c becoming `parse_c`), pinned
+    there; upstream's `main` as it was."""
+    upstream.git("checkout", "-q", base)
+    p = make_patch(upstream, header, {"src/parse.c": parse_c})
+    upstream.git("checkout", "-q", "main")
+    pin(upstream, queue, patchq, [(name, p)], base)
+
+
 def start(upstream: Upstream) -> str:
     upstream.write("src/parse.c", PARSE)
     upstream.write("README", "records\n")
@@ -167,14 +189,10 @@ def test_evidence_without_the_change_stops_with_the_evidence_shown(
     # Upstream fixed the same bug its own way; the patch names that commit as its origin.
     theirs = sub(PARSE, "\tif (len > 64)\n", "\tif (len > sizeof hdr * 32)\n")
     fix = advance(upstream, "parse: another bound", {"src/parse.c": theirs})
-    upstream.git("checkout", "-q", base)
-    p = make_patch(
-        upstream,
-        f"Description: bound by max\nOrigin: upstream, https://example.org/parse/commit/{fix}\n\n",
-        {"src/parse.c": FIXED},
+    dep3 = (
+        f"Description: bound by max\nOrigin: upstream, https://example.org/parse/commit/{fix}\n\n"
     )
-    upstream.git("checkout", "-q", "main")
-    pin(upstream, queue, patchq, [("bound.patch", p)], base)
+    pin_made_on(upstream, queue, patchq, base, dep3, FIXED)
     code, doc = check(patchq)
     assert code == 3
     p0 = one(doc)
@@ -195,14 +213,7 @@ def test_a_clean_patch_whose_origin_upstream_reverted_stops(
     base = start(upstream)
     fix = advance(upstream, "parse: bound by max", {"src/parse.c": FIXED})
     advance(upstream, 'Revert "parse: bound by max"', {"src/parse.c": PARSE})
-    upstream.git("checkout", "-q", base)
-    p = make_patch(
-        upstream,
-        f"From {fix} Mon Sep 17 00:00:00 2001\nSubject: [PATCH] parse: bound by max\n\n",
-        {"src/parse.c": FIXED},
-    )
-    upstream.git("checkout", "-q", "main")
-    pin(upstream, queue, patchq, [("bound.patch", p)], base)
+    pin_made_on(upstream, queue, patchq, base, mail(fix, "parse: bound by max"), FIXED)
     code, doc = check(patchq)
     assert code == 3
     assert one(doc)["status"] == "conflict"
@@ -227,14 +238,15 @@ def _taken_then_changed(
     if include:
         both = sub(both, "#include <string.h>\n", "#include <string.h>\n#include <stddef.h>\n")
     fix = advance(upstream, "parse: bound and note", {"src/parse.c": both})
-    upstream.git("checkout", "-q", base)
-    p = make_patch(
+    pin_made_on(
         upstream,
-        f"From {fix} Mon Sep 17 00:00:00 2001\nSubject: [PATCH] parse: bound and note\n\n",
-        {"src/parse.c": both},
+        queue,
+        patchq,
+        base,
+        mail(fix, "parse: bound and note"),
+        both,
+        name="0001-bound-note.patch",
     )
-    upstream.git("checkout", "-q", "main")
-    pin(upstream, queue, patchq, [("0001-bound-note.patch", p)], base)
     later = sub(sub(both, "\tif (len >= max)\n", "\tif (len + 1 > max)\n"), " /* none yet */", "")
     advance(upstream, "parse: room for the terminator; no note", {"src/parse.c": later})
     return fix, later
@@ -276,14 +288,7 @@ def test_an_origin_upstream_holds_is_judged_on_the_quick_tests_alone(
     both = sub(old, "\tif (len > 64)\n", "\tif (len >= max)\n")
     both = sub(both, "#include <string.h>\n", "#include <string.h>\n#include <stddef.h>\n")
     fix = advance(upstream, "parse: bound by max", {"src/parse.c": both})
-    upstream.git("checkout", "-q", base)
-    p = make_patch(
-        upstream,
-        f"From {fix} Mon Sep 17 00:00:00 2001\nSubject: [PATCH] parse: bound by max\n\n",
-        {"src/parse.c": both},
-    )
-    upstream.git("checkout", "-q", "main")
-    pin(upstream, queue, patchq, [("bound.patch", p)], base)
+    pin_made_on(upstream, queue, patchq, base, mail(fix, "parse: bound by max"), both)
     shift = "\tlen = (size_t)hdr[0] << 8 | hdr[1];\n"
     later = sub(both, shift, "\tlen = ((size_t)hdr[0] << 8) | hdr[1];\n")
     advance(upstream, "parse: parenthesise the length", {"src/parse.c": later})

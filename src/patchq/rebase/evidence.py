@@ -113,7 +113,7 @@ class Provenance:
         self._texts = list(dict.fromkeys(diff_text(x.sections) for x in patches))
         self._want_origins = {c for x in patches for c in origins(x.header)}
 
-    def _origins(self, named: Sequence[str]) -> dict[str, str]:
+    def upstream(self, named: Sequence[str]) -> dict[str, str]:
         """Those of `named` that name an ancestor of the new upstream, each → its full id:
         with the series' other origins, in one `rev-list` for the whole run."""
         if any(c not in self._asked for c in named):
@@ -123,10 +123,6 @@ class Provenance:
             self._asked |= ask
             self._upstream.update(self.g.ancestors(sorted(ask), self.onto))
         return {c: self._upstream[c] for c in named if c in self._upstream}
-
-    def upstream(self, named: Sequence[str]) -> dict[str, str]:
-        """Those of the origins `named` that the new upstream holds, each → its full id."""
-        return self._origins(named)
 
     def _cover(self, paths: Iterable[str]) -> None:
         """Know every commit of the range that touched one of `paths` (whole diffs)."""
@@ -156,7 +152,7 @@ class Provenance:
         by patch-id and subject (else only the patch's own origin)."""
         named = origins(patch.header)
         if named:
-            found = self._origins(named)
+            found = self.upstream(named)
             for c in named:
                 if c in found:
                     return Evidence(ORIGIN, found[c])

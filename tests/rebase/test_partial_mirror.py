@@ -143,3 +143,23 @@ def test_a_rename_git_cannot_compare_leaves_the_run_without_renames(
     assert r.err.count(WARNING) == 1 and "the renames upstream made" in r.err, r.err
     (p,) = json.loads(r.out)["patches"]
     assert p["status"] == "clean"
+
+
+def test_a_patch_git_merges_stops_when_the_range_crosses_a_shallow_cut(
+    upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
+) -> None:
+    # The same merge as the control above, in a clone cut inside the range: the merge
+    # would be automatic with the whole history; without it the patch stops, and the
+    # reason says why in a shallow clone's terms too, not only a missing object's.
+    _pinned(upstream, queue, patchq)
+    mid = sub(LINES, "line 17\n", "line 17 (mid)\n")
+    cut = advance(upstream, "mid", {"f.c": mid})
+    advance(upstream, "top", {"f.c": sub(mid, "line 39\n", "line thirty-nine\n")})
+    (upstream.path / ".git" / "shallow").write_text(cut + "\n")
+    r = patchq("check", "--onto", "main", "--json")
+    assert r.code == 3, r.err
+    (h,) = json.loads(r.out)["patches"][0]["hunks"]
+    assert h["status"] == "conflict" and "crosses a shallow clone's cut" in h["reason"], h
+    r = patchq("rebase", "--onto", "main")
+    assert r.code == 3 and "crosses a shallow clone's cut" in r.err, r.err
+    assert patchq("rebase", "--abort").code == 0

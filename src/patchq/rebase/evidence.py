@@ -34,8 +34,9 @@ RANGE = "the range's patch-ids and subjects (a patch not placed exactly stops in
 OWN_DIFF = "an upstream commit's own diff (a patch naming it stops instead)"
 # Why a patch stops where the range's history could not be read (RANGE).
 UNREAD = (
-    "the upstream history could not be read whole (an object is missing): whether "
-    "upstream took this patch is not known, so it is not decided alone"
+    "the upstream history could not be read whole (an object is missing, or the range "
+    "crosses a shallow clone's cut): whether upstream took this patch is not known, so "
+    "it is not decided alone"
 )
 
 

@@ -17,6 +17,7 @@ from patchq.commands.lint import Finding, LintOutcome
 from patchq.commands.queries import Status
 from patchq.commands.recover import RecoverOutcome
 from patchq.commands.report import ReportOutcome
+from patchq.core import tiers
 from patchq.core.errors import BadInputError, ConflictError
 from patchq.core.hunks import HunkResult
 from patchq.core.lock import Lock
@@ -215,7 +216,7 @@ def test_check_json_has_every_hunk_key() -> None:
         "tier": "proposed",
         "proposal": {
             "method": "fuzz",
-            "precision": None,
+            "precision": tiers.measured("fuzz"),  # as core.tiers.MEASURED holds it
             "evidence": "its context matched only with fuzz",
         },
     }

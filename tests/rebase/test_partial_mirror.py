@@ -38,6 +38,15 @@ def _pinned(upstream: Upstream, queue: Queue, patchq: Callable[..., Result]) -> 
     pin(upstream, queue, patchq, [("p.patch", make_patch(upstream, "", {"f.c": mine}))], base)
 
 
+def _context_changed(upstream: Upstream) -> str:
+    """Two upstream commits after the pinned base, the first changing a context line of
+    the patch's hunk (git's 3-way merge places it); returns that first commit."""
+    mid = sub(LINES, "line 17\n", "line 17 (mid)\n")
+    first = advance(upstream, "mid", {"f.c": mid})
+    advance(upstream, "top", {"f.c": sub(mid, "line 39\n", "line thirty-nine\n")})
+    return first
+
+
 def test_a_clean_rebase_goes_on_without_the_range_history_and_says_so_once(
     upstream: Upstream, queue: Queue, patchq: Callable[..., Result]
 ) -> None:
@@ -80,9 +89,7 @@ def test_the_same_merge_with_the_whole_range_is_automatic(
 ) -> None:
     # The control: with every object there, git's merge places it alone, no warning.
     _pinned(upstream, queue, patchq)
-    mid = sub(LINES, "line 17\n", "line 17 (mid)\n")
-    advance(upstream, "mid", {"f.c": mid})
-    advance(upstream, "top", {"f.c": sub(mid, "line 39\n", "line thirty-nine\n")})
+    _context_changed(upstream)
     r = patchq("rebase", "--onto", "main")
     assert r.code == 0, r.err
     assert "merged p.patch" in r.err and "warning" not in r.err
@@ -152,9 +159,7 @@ def test_a_patch_git_merges_stops_when_the_range_crosses_a_shallow_cut(
     # would be automatic with the whole history; without it the patch stops, and the
     # reason says why in a shallow clone's terms too, not only a missing object's.
     _pinned(upstream, queue, patchq)
-    mid = sub(LINES, "line 17\n", "line 17 (mid)\n")
-    cut = advance(upstream, "mid", {"f.c": mid})
-    advance(upstream, "top", {"f.c": sub(mid, "line 39\n", "line thirty-nine\n")})
+    cut = _context_changed(upstream)
     (upstream.path / ".git" / "shallow").write_text(cut + "\n")
     r = patchq("check", "--onto", "main", "--json")
     assert r.code == 3, r.err

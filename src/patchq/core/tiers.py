@@ -47,21 +47,21 @@ TIERS: dict[str, Tier] = {
 }
 
 # Each proposed method's measured precision (uses, right, wrong) on the validation part of
-# the harvested refresh corpus (bench/corpus/refresh-cases.toml: the first 200 validation
-# bumps of its 13 downstreams by sha256 of the name, 174 measured, 1,457 old-series
-# patches), from the `--accept all` run bench/PRECISION.md records (`bench/realworld.py
-# --split validation --limit 200 --mode both`, patchq snapshot e101864): shown beside
-# every proposal, so that a reviewer (or the CI job's merge request) sees how often the
-# method was right. `word` and `anchored` have their 30 uses and are right less than half
-# the time; the others have fewer: none is promoted (DESIGN §4.1). A method absent here
-# was not used there: not measured yet. (A use neither right nor wrong was not scored.)
+# the harvested refresh corpus (bench/corpus/refresh-cases.toml: all 318 validation bumps,
+# 275 measured, 2,242 old-series patches from 13 downstreams), from the `--accept all`
+# run bench/PRECISION.md records (`bench/realworld.py --split validation --mode both`,
+# patchq snapshot e101864): shown beside every proposal, so that a reviewer (or the CI
+# job's merge request) sees how often the method was right. `word`, `anchored` and
+# `zealous` have their 30 uses and are right 41-78% of the time; the others have fewer:
+# none is promoted (DESIGN §4.1). A method absent here was not used there: not measured
+# yet. (A use neither right nor wrong was not scored.)
 MEASURED: dict[str, tuple[int, int, int]] = {
-    Method.FUZZ: (1, 0, 1),
-    Method.ZEALOUS: (26, 19, 6),
-    Method.WORD: (38, 16, 19),
-    Method.ANCHORED: (36, 13, 21),
+    Method.FUZZ: (2, 1, 1),
+    Method.ZEALOUS: (47, 35, 10),
+    Method.WORD: (98, 39, 56),
+    Method.ANCHORED: (63, 32, 29),
     Method.MOVED: (2, 2, 0),
-    Method.DELETE_WINS: (7, 4, 3),
+    Method.DELETE_WINS: (11, 6, 5),
 }
 
 

@@ -7,11 +7,15 @@ conflicts all resolve holds both sides' changes.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from patchq.core import merge3
-from patchq.core.resolve import _ratio, _Ratios, compose, edits, resolve
+from patchq.core.patch import split_lines
+from patchq.core.resolve import _ratio, _Ratios, compose, edits, ended, resolve
 
 
 def L(*xs: str) -> list[bytes]:
@@ -374,3 +378,42 @@ def test_the_pairing_matrix_gives_each_pair_the_ratio_of_the_pair_alone(
         for j, b in enumerate(side):
             assert ratios.get(i, j) == _ratio(a, b)
             assert ratios.get(i, j) == _ratio(a, b)  # asked again: the same
+
+
+# --- what the finer methods ask of the whole files (merge3._Whole) ---------------------
+
+# Bytes that make words and break them: ASCII word bytes, separators, and a byte past
+# ASCII (not a word byte for `re.ASCII`).
+_TEXT = st.lists(
+    st.sampled_from([b"abcd", b"ab", b"_x1", b"Z", b" ", b"\n", b"(", b"\xe9", b"abcde", b"9"]),
+    max_size=40,
+).map(b"".join)
+
+
+def _words(text: bytes) -> set[bytes]:
+    """The words the merge listed before (every run of four or more word bytes)."""
+    return set(re.findall(rb"\w{4,}", text, re.ASCII))
+
+
+@given(_TEXT, _TEXT)
+def test_has_word_is_membership_in_the_files_word_list(text: bytes, other: bytes) -> None:
+    # Every word of either text, asked of `text`: a word of `other` may stand inside a
+    # longer word of `text`, or at its edge, and then it is not one of `text`'s words.
+    for word in _words(text) | _words(other) | {b"abcd", b"abcdabcd", b"cdab"}:
+        assert merge3.has_word(text, word) == (word in _words(text)), (text, word)
+
+
+@given(_TEXT, _TEXT, _TEXT)
+def test_whole_answers_as_the_eager_word_sets_and_line_counts(
+    base: bytes, ours: bytes, theirs: bytes
+) -> None:
+    base_lines = split_lines(base)
+    whole = merge3._Whole(base_lines, base, ours)
+    base_words = _words(base)
+    up_words = _words(ours) - base_words
+    for word in _words(base) | _words(ours) | _words(theirs):
+        assert whole.known(word) == (word in base_words)
+        assert whole.upstream_wrote(word) == (word in up_words)
+    counts = Counter(ended(x) for x in base_lines)
+    for line in {ended(x) for x in base_lines + split_lines(theirs)}:
+        assert whole[line] == counts[line]

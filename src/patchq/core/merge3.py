@@ -17,7 +17,6 @@ would take too long (a diff past BUDGET steps), and the caller then asks git its
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import compress
@@ -36,7 +35,8 @@ _SIMSCAN_WINDOW = 100
 _KPDIS_RUN = 4
 _LINE_MAX = 1 << 62
 _MARKER = 7
-_WORDS = re.compile(rb"\w{4,}", re.ASCII)  # resolve's telling words
+# The bytes `\w` matches (resolve's telling words are runs of four or more, ASCII).
+_WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
 
 T = TypeVar("T")
 
@@ -504,6 +504,51 @@ Remembered = Callable[[Sequence[bytes], Sequence[bytes], Sequence[bytes]], Resol
 Far = Callable[[bytes, bytes], Callable[[], Script]]
 
 
+def has_word(text: bytes, word: bytes) -> bool:
+    """Whether `word` (a run of word bytes) stands in `text` as a whole run: the same as
+    `word in set(re.findall(rb"\\w{4,}", text, re.ASCII))` for a word of four or more,
+    found with C searches instead of listing every word of the file."""
+    n, end = len(word), len(text)
+    at = text.find(word)
+    while at != -1:
+        if (at == 0 or text[at - 1] not in _WORD_BYTES) and (
+            at + n == end or text[at + n] not in _WORD_BYTES
+        ):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+class _Whole:
+    """What the finer methods ask of a merge's whole files, each answer worked out when
+    first asked (most conflict regions are settled, or refused, before they ask): how
+    often the base has each line (`Outside` reads it) and which words the base and
+    upstream's file hold. Listing every word and counting every line of both files up
+    front cost a 1,000-patch curl check about 3% of its time (issue 22)."""
+
+    def __init__(self, base_lines: list[bytes], base: bytes, ours: bytes) -> None:
+        self._lines = base_lines
+        self._base, self._ours = base, ours
+        self._counts: Counter[bytes] | None = None
+        self._known: dict[bytes, bool] = {}
+
+    def __getitem__(self, line: bytes) -> int:
+        if self._counts is None:
+            self._counts = Counter(map(ended, self._lines))
+        return self._counts[line]
+
+    def known(self, word: bytes) -> bool:
+        """Whether the base file has `word`."""
+        hit = self._known.get(word)
+        if hit is None:
+            hit = self._known[word] = has_word(self._base, word)
+        return hit
+
+    def upstream_wrote(self, word: bytes) -> bool:
+        """Whether upstream's file has `word` and the base does not."""
+        return not self.known(word) and has_word(self._ours, word)
+
+
 def merge(
     ours: bytes,
     base: bytes,
@@ -554,28 +599,20 @@ def merge(
     i = 0
     conflicts = 0
     names = [x.encode("utf-8", "surrogateescape") for x in labels]
-    # What the finer methods need of the whole file, worked out at the first conflict.
-    context: tuple[Counter[bytes], set[bytes], set[bytes]] | None = None
+    # What the finer methods ask of the whole files, worked out as they ask it.
+    whole: _Whole | None = None
     for mode, i0, chg0, i1, chg1, i2, chg2 in changes:
         fixed = None
         if mode == 0 and resolved is not None:
-            if context is None:
-                base_words = set(_WORDS.findall(base))
-                context = (
-                    Counter(map(ended, l0)),
-                    base_words,
-                    set(_WORDS.findall(ours)) - base_words,
-                )
-            everywhere, base_words, up_words = context
+            whole = whole or _Whole(l0, base, ours)
             region = Counter(map(ended, l0[i0 : i0 + chg0]))
-            elsewhere = Outside(everywhere, region)
             fixed = resolve(
                 l0[i0 : i0 + chg0],
                 l1[i1 : i1 + chg1],
                 l2[i2 : i2 + chg2],
-                elsewhere=elsewhere,
-                known=base_words.__contains__,
-                upstream_wrote=up_words.__contains__,
+                elsewhere=Outside(whole, region),
+                known=whole.known,
+                upstream_wrote=whole.upstream_wrote,
             )
             if fixed is None and remembered is not None:
                 fixed = remembered(l0[i0 : i0 + chg0], l1[i1 : i1 + chg1], l2[i2 : i2 + chg2])

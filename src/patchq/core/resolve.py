@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import Protocol
 
 from patchq.core import bounded
 from patchq.core.status import DELETE_WINS, REUSED, WORD, ZEALOUS
@@ -199,13 +200,19 @@ def _collide(x: Edit, y: Edit, lines: bool = True) -> bool:
     return s1 < e2 and s2 < e1
 
 
+class Counts(Protocol):
+    """How many times a file has a line (a Counter, or one counted when first asked)."""
+
+    def __getitem__(self, line: bytes, /) -> int: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Outside:
     """The lines a file has outside one region of it: `everywhere` counts the file's
     lines, `region` the region's. Asked line by line (`x in outside`), never built: a
     file with many conflict regions is not copied once per region."""
 
-    everywhere: Counter[bytes]
+    everywhere: Counts
     region: Counter[bytes]
 
     def __contains__(self, line: object) -> bool:

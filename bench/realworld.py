@@ -1703,6 +1703,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return rescore(out, a.md, a.precision_md, a.brief_md)
     if a.report_only:
         return write_report(out, a.md, a.precision_md, a.brief_md)
+    trouble = runs_anywhere(pq_cmd)
+    if trouble is not None:
+        # Every case would fail as a "driver failure" (sealed: no reason shown for the
+        # validation part) and leave its drop mark: refused before anything is written.
+        print(f"realworld.py: --patchq {a.patchq or ''!r}: {trouble}", file=sys.stderr)
+        return 2
     cases_dir = out / "cases"
     if cases_dir.is_symlink() and not a.no_materialize:
         print(
@@ -1908,6 +1914,22 @@ def part_dir(out: Path, name: str) -> Path:
 def log_path(out: Path, name: str, mode: str) -> Path:
     suffix = "" if mode == "default" else f".{mode}"
     return part_dir(out, name) / "logs" / f"{name}{suffix}.json"
+
+
+def runs_anywhere(pq_cmd: list[str]) -> str | None:
+    """Why the patchq command does not run where the drivers run it (each case's own
+    folder, not this one: a relative path such as `.venv/bin/python` is not found there),
+    or None when `--version` answers from another folder."""
+    with tempfile.TemporaryDirectory(prefix="realworld-cwd-") as elsewhere:
+        try:
+            r = run([*pq_cmd, "--version"], cwd=elsewhere)
+        except OSError as e:
+            return f"does not start ({e.strerror}); give it with absolute paths"
+    if r.returncode != 0:
+        said = (r.stderr.strip() or r.stdout.strip()).splitlines()
+        first = said[0] if said else f"exit {r.returncode}"
+        return f"does not run outside this folder ({first}); give it with absolute paths"
+    return None
 
 
 def supports_accept(pq_cmd: list[str]) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -899,3 +900,30 @@ def test_drop_marks_never_go_through_a_linked_cases_folder(rw: ModuleType, tmp_p
     own.mkdir(parents=True)
     rw.mark_dropped(own, rw.DROP_DRIVER)
     assert (own / rw.DROP_MARK).read_text() == rw.DROP_DRIVER + "\n"
+
+
+def test_a_patchq_command_that_runs_only_here_is_refused_before_the_run(
+    rw: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The drivers run --patchq in each case's folder: a relative interpreter path is not
+    found there, every case failed as a "driver failure" (its reason sealed for the
+    validation part) and was marked dropped. The command is tried from another folder
+    first, and a run it would fail is refused before anything is written."""
+    here = tmp_path / "checkout"
+    (here / "venv" / "bin").mkdir(parents=True)
+    (here / "venv" / "bin" / "python").symlink_to(sys.executable)
+    out = tmp_path / "run"
+    argv = ["--out", str(out), "--mirrors", str(tmp_path / "none")]
+    cwd = Path.cwd()
+    try:
+        os.chdir(here)
+        code = rw.main([*argv, "--patchq", "venv/bin/python -m patchq"])
+    finally:
+        os.chdir(cwd)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "does not" in err and "absolute paths" in err, err
+    assert not out.exists()
+    # The same interpreter named by its absolute path runs anywhere.
+    assert rw.runs_anywhere([str(here / "venv" / "bin" / "python"), "-m", "patchq"]) is None
+    assert "does not start" in (rw.runs_anywhere(["/nonexistent/python"]) or "")

@@ -911,7 +911,9 @@ def test_a_patchq_command_that_runs_only_here_is_refused_before_the_run(
     first, and a run it would fail is refused before anything is written."""
     here = tmp_path / "checkout"
     (here / "venv" / "bin").mkdir(parents=True)
-    (here / "venv" / "bin" / "python").symlink_to(sys.executable)
+    shim = here / "venv" / "bin" / "python"  # this interpreter, as a venv's would be
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    shim.chmod(0o755)
     out = tmp_path / "run"
     argv = ["--out", str(out), "--mirrors", str(tmp_path / "none")]
     cwd = Path.cwd()
@@ -925,5 +927,5 @@ def test_a_patchq_command_that_runs_only_here_is_refused_before_the_run(
     assert "does not" in err and "absolute paths" in err, err
     assert not out.exists()
     # The same interpreter named by its absolute path runs anywhere.
-    assert rw.runs_anywhere([str(here / "venv" / "bin" / "python"), "-m", "patchq"]) is None
+    assert rw.runs_anywhere([str(shim), "-m", "patchq"]) is None
     assert "does not start" in (rw.runs_anywhere(["/nonexistent/python"]) or "")

@@ -417,3 +417,27 @@ def test_whole_answers_as_the_eager_word_sets_and_line_counts(
     counts = Counter(ended(x) for x in base_lines)
     for line in {ended(x) for x in base_lines + split_lines(theirs)}:
         assert whole[line] == counts[line]
+
+
+@given(_TEXT, st.lists(_TEXT, max_size=6))
+def test_a_files_words_answer_the_same_searched_or_listed(text: bytes, others: list[bytes]) -> None:
+    # Past merge3._SEARCHES words (or a search that does not settle), the word list
+    # answers: the same answers either way, whichever word comes first.
+    asked = sorted(_words(text) | {w for o in others for w in _words(o)}) * 2
+    asked += [b"w%03d" % k for k in range(merge3._SEARCHES + 2)]
+    words = merge3._Words(text)
+    for word in asked:
+        assert (word in words) == (word in _words(text)), (text, word)
+
+
+def test_a_file_of_one_long_run_is_listed_not_walked_once_per_word() -> None:
+    """issue 27's bound: `aaaa`, `aaaaa`, … are each found at every place of a long run
+    of `a`s, and each place fails (the run goes on). A search gives up after a few
+    places, and the file's word list answers from then on."""
+    text = b"a" * 100_000 + b" tail\n"
+    assert merge3.has_word(text, b"aaaa", 8) is None
+    assert merge3.has_word(text, b"aaaa") is False
+    assert merge3.has_word(text, b"tail", 8) is True
+    words = merge3._Words(text)
+    assert all(b"a" * k not in words for k in range(4, 400))
+    assert words._words == {b"a" * 100_000, b"tail"}  # listed once, after the first search

@@ -17,6 +17,7 @@ would take too long (a diff past BUDGET steps), and the caller then asks git its
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import compress
@@ -35,6 +36,7 @@ _SIMSCAN_WINDOW = 100
 _KPDIS_RUN = 4
 _LINE_MAX = 1 << 62
 _MARKER = 7
+_WORDS = re.compile(rb"\w{4,}", re.ASCII)  # resolve's telling words
 # The bytes `\w` matches (resolve's telling words are runs of four or more, ASCII).
 _WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
 
@@ -504,10 +506,18 @@ Remembered = Callable[[Sequence[bytes], Sequence[bytes], Sequence[bytes]], Resol
 Far = Callable[[bytes, bytes], Callable[[], Script]]
 
 
-def has_word(text: bytes, word: bytes) -> bool:
+# How many words one file is searched for, and how many places each search looks at,
+# before that file's whole word list is made instead (a file of one long run of `a`s,
+# asked for `aaaa`, `aaaaa`, …, would otherwise be walked once per word: issue 27's
+# bound on time for input anyone can make).
+_SEARCHES = 32
+
+
+def has_word(text: bytes, word: bytes, tries: int = -1) -> bool | None:
     """Whether `word` (a run of word bytes) stands in `text` as a whole run: the same as
     `word in set(re.findall(rb"\\w{4,}", text, re.ASCII))` for a word of four or more,
-    found with C searches instead of listing every word of the file."""
+    found with C searches instead of listing every word of the file. None once `tries`
+    places (if not negative) did not settle it."""
     n, end = len(word), len(text)
     at = text.find(word)
     while at != -1:
@@ -515,8 +525,34 @@ def has_word(text: bytes, word: bytes) -> bool:
             at + n == end or text[at + n] not in _WORD_BYTES
         ):
             return True
+        tries -= 1
+        if tries == 0:
+            return None
         at = text.find(word, at + 1)
     return False
+
+
+class _Words:
+    """Whether a file holds a word: searched for while few words are asked and each
+    search settles quickly (`has_word`); past that, from the file's word list, made
+    once."""
+
+    def __init__(self, text: bytes) -> None:
+        self._text = text
+        self._words: set[bytes] | None = None
+        self._found: dict[bytes, bool] = {}  # the words searched for, and the answers
+
+    def __contains__(self, word: bytes) -> bool:
+        if self._words is None:
+            found = self._found.get(word)
+            if found is None and len(self._found) < _SEARCHES:
+                found = has_word(self._text, word, _SEARCHES)
+                if found is not None:
+                    self._found[word] = found
+            if found is not None:
+                return found
+            self._words = set(_WORDS.findall(self._text))
+        return word in self._words
 
 
 class _Whole:
@@ -528,9 +564,8 @@ class _Whole:
 
     def __init__(self, base_lines: list[bytes], base: bytes, ours: bytes) -> None:
         self._lines = base_lines
-        self._base, self._ours = base, ours
+        self._base, self._ours = _Words(base), _Words(ours)
         self._counts: Counter[bytes] | None = None
-        self._known: dict[bytes, bool] = {}
 
     def __getitem__(self, line: bytes) -> int:
         if self._counts is None:
@@ -539,14 +574,11 @@ class _Whole:
 
     def known(self, word: bytes) -> bool:
         """Whether the base file has `word`."""
-        hit = self._known.get(word)
-        if hit is None:
-            hit = self._known[word] = has_word(self._base, word)
-        return hit
+        return word in self._base
 
     def upstream_wrote(self, word: bytes) -> bool:
         """Whether upstream's file has `word` and the base does not."""
-        return not self.known(word) and has_word(self._ours, word)
+        return word not in self._base and word in self._ours
 
 
 def merge(

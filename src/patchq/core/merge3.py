@@ -17,7 +17,6 @@ would take too long (a diff past BUDGET steps), and the caller then asks git its
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import compress
@@ -25,7 +24,7 @@ from operator import not_
 from typing import TypeVar
 
 from patchq.core.patch import Split, split_lines
-from patchq.core.resolve import Outside, Region, Resolution, ended, resolve
+from patchq.core.resolve import TELLING, Outside, Region, Resolution, ended, resolve
 
 _MAX_COST_MIN = 256
 _HEUR_MIN_COST = 256
@@ -36,8 +35,7 @@ _SIMSCAN_WINDOW = 100
 _KPDIS_RUN = 4
 _LINE_MAX = 1 << 62
 _MARKER = 7
-_WORDS = re.compile(rb"\w{4,}", re.ASCII)  # resolve's telling words
-# The bytes `\w` matches (resolve's telling words are runs of four or more, ASCII).
+# The bytes `\w` matches (resolve.TELLING's words are runs of four or more, ASCII).
 _WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
 
 T = TypeVar("T")
@@ -551,7 +549,7 @@ class _Words:
                     self._found[word] = found
             if found is not None:
                 return found
-            self._words = set(_WORDS.findall(self._text))
+            self._words = set(TELLING.findall(self._text))
         return word in self._words
 
 

@@ -42,7 +42,7 @@ WORD_LINES = 40
 
 _TOKEN = re.compile(rb"\w+|\s+|[^\w\s]", re.ASCII)
 # Words long enough to tell: a patch's new identifier or flag, not `if` or `i`.
-_TELLING = re.compile(rb"\w{4,}", re.ASCII)
+TELLING = re.compile(rb"\w{4,}", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +240,7 @@ def resolve(
     if max(len(base), len(ours), len(theirs)) > MAX_LINES:
         return None
     if known is not None and upstream_wrote is not None:
-        added = {w for line in theirs for w in _TELLING.findall(line) if not known(w)}
+        added = {w for line in theirs for w in TELLING.findall(line) if not known(w)}
         if any(upstream_wrote(w) for w in added):
             return None
     up, mine = edits(base, ours), edits(base, theirs)

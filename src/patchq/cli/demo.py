@@ -21,6 +21,7 @@ from patchq.core.errors import BadInputError
 from patchq.core.hunks import diff
 from patchq.git.objects import Ident
 from patchq.git.repo import commit_all, init_repository
+from patchq.store import outputs
 
 UPSTREAM_V1 = """\
 cmake_minimum_required(VERSION 3.26 FATAL_ERROR)
@@ -192,8 +193,10 @@ def run(folder: Path | None) -> Path:
     from patchq.cli.main import main
 
     root = Path(tempfile.mkdtemp(prefix="patchq-demo-")) if folder is None else folder
-    if root.exists() and any(root.iterdir()):
+    where = outputs.folder(root)  # a FIFO, a device or a file is refused (exit 4)
+    if where.exists() and any(where.iterdir()):
         raise BadInputError("the demo folder is not empty", str(root), "give a new folder")
+    where.mkdir(parents=True, exist_ok=True)  # through a link to a folder not made yet
     upstream_dir, queue_dir = root / "sgl-kernel", root / "patches-repo"
     cmake = upstream_dir / "CMakeLists.txt"
 

@@ -890,17 +890,17 @@ def status(ctx: Context, *, as_json: bool) -> None:
 @cli.command()
 @click.option(
     "--mbox",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Write the active series as an mbox for `git am`.",
 )
 @click.option(
     "--quilt",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Write the active series as a quilt folder (series + patches).",
 )
 @click.option(
     "--script",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Write a stdlib-only Python script that applies the locked series to a plain folder.",
 )
 @pass_ctx
@@ -1105,7 +1105,7 @@ def _announce(command: str, patch: str | None) -> None:
     "-o",
     "--output",
     "out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Write to this file instead of stdout.",
 )
 @pass_ctx
@@ -1127,7 +1127,7 @@ def report_cmd_(ctx: Context, *, fmt: str, out: Path | None) -> None:
 
 
 @cli.command()
-@click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("folder", required=False, type=click.Path(path_type=Path))
 def demo(*, folder: Path | None) -> None:
     """Guided run: carry a CMake kernel library's patch series across an upstream move.
 

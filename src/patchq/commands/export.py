@@ -10,7 +10,7 @@ from patchq.git.environment import user_identity_at
 from patchq.stack.apply import ident_date, load_patch
 from patchq.stack.context import Context
 from patchq.stack.targets import active_entries, choose_base
-from patchq.store.files import atomic_write
+from patchq.store import outputs
 from patchq.store.stack import load
 
 
@@ -44,6 +44,7 @@ def _fallbacks(ctx: Context) -> tuple[int, str, tuple[str, str] | None]:
 def export_mbox(ctx: Context, path: Path) -> int:
     """Write the active series as one mbox; refuse a patch without a diff (git am would stop
     at it: "Patch is empty")."""
+    outputs.target(path)  # a folder or a socket is refused before any work
     items = _items(ctx)
     for it in items:
         if not it.patch.sections:
@@ -52,21 +53,25 @@ def export_mbox(ctx: Context, path: Path) -> int:
                 ctx.repo().display(it.name),
                 "refresh it, or delete it",
             )
-    atomic_write(path, exporters.mbox(items, *_fallbacks(ctx)))
+    outputs.write(path, exporters.mbox(items, *_fallbacks(ctx)))
     return len(items)
 
 
 def export_quilt(ctx: Context, folder: Path) -> int:
     """Write `folder/series` and the patch files; refuse to overwrite a different file."""
+    where = outputs.folder(folder)
     items = _items(ctx)
     series = exporters.quilt_series(items).encode()
-    # The series too: exporting into a patch repo must not replace its own series.
-    for dest, data in [(folder / it.name, it.data) for it in items] + [(folder / "series", series)]:
-        if dest.exists() and (not dest.is_file() or dest.read_bytes() != data):
+    # The series too: exporting into a patch repo must not replace its own series. Every
+    # file is judged before the first is written, so a refusal leaves the folder as it was.
+    writes = [(folder / it.name, it.data) for it in items] + [(folder / "series", series)]
+    for dest, data in writes:
+        out = outputs.target(dest)
+        if out.how == "replace" and out.path.read_bytes() != data:
             raise BadInputError(
                 f"{dest} exists with other content", str(folder), "export into an empty folder"
             )
-    for it in items:
-        atomic_write(folder / it.name, it.data, folder)
-    atomic_write(folder / "series", series)
+    where.mkdir(parents=True, exist_ok=True)
+    for dest, data in writes:
+        outputs.write(dest, data)
     return len(items)

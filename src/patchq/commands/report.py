@@ -10,7 +10,7 @@ from patchq.core.errors import BadInputError
 from patchq.core.records import LastRebase
 from patchq.formats import report
 from patchq.stack.context import Context
-from patchq.store.files import atomic_write
+from patchq.store import outputs
 from patchq.store.rebasestate import read_last
 from patchq.store.statedir import last_rebase_path, rebase_state_path
 
@@ -66,10 +66,6 @@ def pending_note(ctx: Context) -> str | None:
     return None
 
 
-def write(text: str, out: Path) -> None:
-    atomic_write(out, text.encode())
-
-
 @dataclass(frozen=True, slots=True)
 class ReportOutcome:
     """The review in the format asked for, a note on a rebase in progress, and the file
@@ -82,8 +78,10 @@ class ReportOutcome:
 
 def run(ctx: Context, fmt: str, out: Path | None) -> ReportOutcome:
     """Build the review of the last rebase in `fmt` (text, md, json); write it to `out`."""
+    if out is not None:
+        outputs.target(out)  # a folder or a socket is refused before any work
     text = report.render(build(ctx), fmt)
     note = pending_note(ctx)
     if out is not None:
-        write(text, out)
+        outputs.write(out, text.encode())
     return ReportOutcome(text, note, out)

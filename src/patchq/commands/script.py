@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from patchq.core.errors import BadInputError, DriftError
@@ -10,11 +9,12 @@ from patchq.formats import script as scriptgen
 from patchq.git.memtree import SYMLINK, MemTree
 from patchq.stack.apply import apply_series, load_patch, raise_failure
 from patchq.stack.context import Context
-from patchq.store.files import atomic_write
+from patchq.store import outputs
 
 
 def export_script(ctx: Context, out: Path) -> int:
     """Build the script from the lock's base and the active series; returns files embedded."""
+    outputs.target(out)  # a folder or a socket is refused before any work
     repo, g = ctx.repo(), ctx.git()
     lock = repo.read_lock()
     if lock is None:
@@ -67,6 +67,5 @@ def export_script(ctx: Context, out: Path) -> int:
             touched.setdefault(p, []).append(e.name or "")
     ids = {p: res.files[p] for p in contents}
     files = scriptgen.build_files(contents, ids, modes, touched)
-    atomic_write(out, scriptgen.render(repo.root.name, lock.base, files).encode())
-    os.chmod(out, 0o755)
+    outputs.write(out, scriptgen.render(repo.root.name, lock.base, files).encode(), executable=True)
     return len(files)

@@ -125,13 +125,14 @@ def remove(path: Path, root: Path) -> None:
     through_link(root, path).unlink(missing_ok=True)
 
 
-def atomic_write(path: Path, data: bytes, root: Path | None = None) -> None:
+def atomic_write(path: Path, data: bytes, root: Path | None = None, *, mode_bits: int = 0) -> None:
     """Write `data` to `path` through a temporary file and a rename: all or nothing.
     With `root`, refused if the way to `path` leaves `root` through a symlink, and a
     symlink inside it is written through (`through_link`): the rename happens beside
     the file it points to and the link itself is kept. A fault of the file system
     (full, read-only, forbidden, a name too long) is a FaultError (exit 5) naming
-    `path`, and leaves no temporary file behind."""
+    `path`, and leaves no temporary file behind. `mode_bits` are added to the mode the
+    file keeps (0o644 for a new one)."""
     if root is not None:
         path = through_link(root, path)
     tmp: str | None = None
@@ -142,10 +143,8 @@ def atomic_write(path: Path, data: bytes, root: Path | None = None) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as f:
             _write(f, data)
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        else:
-            os.chmod(tmp, 0o644)
+        mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+        os.chmod(tmp, mode | mode_bits)
         os.replace(tmp, path)
         tmp = None
     except OSError as e:

@@ -9,8 +9,10 @@ the page and dumps its DOM; without a browser this one test is skipped, saying s
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import struct
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -127,3 +129,59 @@ def test_text_and_markdown_have_no_whitespace_only_lines(
         assert "new hunk" in out.lower()
         bad = [line for line in out.splitlines() if line and not line.strip()]
         assert bad == [], fmt
+
+
+def _headless(exe: str, tmp_path: Path, *args: str) -> None:
+    proc = subprocess.run(
+        [
+            exe,
+            "--headless",
+            "--no-sandbox",  # run as root in containers
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_the_interdiff_reads_as_lines_in_the_browser(
+    hostile_review: Path, patchq: Callable[..., Result], tmp_path: Path
+) -> None:
+    """What a reviewer sees: the page printed by the browser and read back as text holds
+    the change-only interdiff one line under another, as the text report has it, never
+    as one line with literal `\\n` between its lines; and a screenshot is drawn."""
+    exe = browser()
+    if exe is None:
+        pytest.skip("no chromium installed: the HTML report was not checked in a browser")
+    if shutil.which("pdftotext") is None:
+        pytest.skip("no pdftotext (Debian's poppler-utils): the printed page was not read")
+    doc = json.loads(patchq("report", "--format", "json").out)
+    interdiff = next(p["interdiff"] for p in doc["patches"] if p["interdiff"])
+    assert len(interdiff) >= 3
+    pdf, png = tmp_path / "page.pdf", tmp_path / "page.png"
+    _headless(
+        exe, tmp_path, f"--print-to-pdf={pdf}", "--no-pdf-header-footer", hostile_review.as_uri()
+    )
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    lines = [line.strip() for line in text.splitlines()]
+    for want in interdiff:
+        assert want.strip() in lines, (want, text)
+    assert "\\n" not in text
+    start = lines.index(interdiff[0].strip())
+    assert lines[start : start + len(interdiff)] == [x.strip() for x in interdiff]
+
+    _headless(
+        exe, tmp_path, f"--screenshot={png}", "--window-size=1000,1400", hostile_review.as_uri()
+    )
+    head = png.read_bytes()
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", head[16:24])
+    assert (width, height) == (1000, 1400)
+    assert len(head) > 20_000  # a drawn page, not a blank one (a white PNG is ~5 KB)

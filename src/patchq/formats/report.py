@@ -710,7 +710,9 @@ def to_html(r: Review) -> str:
                 '<ul class="facts">' + "".join(f"<li>{_inline(n)}</li>" for n in p.facts) + "</ul>"
             )
         if p.interdiff:
-            out.append('<pre class="interdiff">' + _e("\n".join(p.interdiff)) + "</pre>")
+            # Each line escaped alone: `_e` of the joined text would show its newlines
+            # as `\n` and the interdiff as one line.
+            out.append('<pre class="interdiff">' + "\n".join(map(_e, p.interdiff)) + "</pre>")
         for v in p.views:
             out.append(f'<div class="hunk"><h3><code>{_e(v.file)}</code>: {_e(_view_word(v))}</h3>')
             out += _view_commits(v, r.subjects)

@@ -640,13 +640,13 @@ def test_delete_rename_and_fold(upstream: Upstream, queue: Queue, patchq: Runner
     assert not (queue.path / "patches" / "p3.patch").exists()
     r = patchq("delete", "nope.patch")
     assert (r.code, r.err) == (4, "patchq: series: no patch named 'nope.patch' in the series\n")
-    # rename: the file, the series line (guards and strip kept) and the applied stack.
+    # rename: the file, the series line (guards, strip and comment kept) and the stack.
     (queue.path / "series").write_text("# my series\np1.patch\np4.patch -p1 #+x # why\n")
     r = patchq("rename", "p1.patch", "sub/first.patch")
     assert (r.code, r.err) == (0, "renamed p1.patch to sub/first.patch\n")
     r = patchq("rename", "p4.patch", "last.patch")
     assert r.code == 0
-    assert queue.series() == "# my series\nsub/first.patch\nlast.patch -p1 #+x\n"
+    assert queue.series() == "# my series\nsub/first.patch\nlast.patch -p1 #+x # why\n"
     assert (queue.path / "patches" / "sub" / "first.patch").read_text() == P1
     assert not (queue.path / "patches" / "p1.patch").exists()
     assert patchq("applied").out == "sub/first.patch\n"

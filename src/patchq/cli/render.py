@@ -637,7 +637,8 @@ def deleted(out: DeleteOutcome) -> Rendered:
         else ()
     )
     popped = (info(f"popped {out.name}"),) if out.popped else ()
-    return (*saved, *popped, info(f"deleted {out.name} from the series{kept}"))
+    note = (info(f"patchq: {out.note}"),) if out.note else ()
+    return (*saved, *popped, info(f"deleted {out.name} from the series{kept}"), *note)
 
 
 def renamed(out: RenameOutcome) -> Rendered:

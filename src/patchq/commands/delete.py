@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from patchq.core.errors import UnsafeStateError
 from patchq.core.series import Series
 from patchq.core.status import GONE
-from patchq.stack import journal
+from patchq.stack import journal, relock
 from patchq.stack import moves as stack_ops
+from patchq.stack.apply import Failure
 from patchq.stack.context import Context
 from patchq.stack.targets import check_branch
-from patchq.store.patchrepo import PATCHES, SERIES
+from patchq.store.patchrepo import LOCK, PATCHES, SERIES, PatchRepo
 from patchq.store.stack import load
 from patchq.store.statedir import run_lock
 
@@ -25,6 +26,8 @@ class DeleteOutcome:
     removed_file: bool
     # The stash holding the working tree of a `push --merge` stopped at this patch.
     saved: str | None = None
+    # Why series.lock was left as it was (the rest no longer applies exactly without it).
+    note: str | None = None
 
 
 def delete(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
@@ -40,11 +43,9 @@ def delete(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
     with run_lock(g.state_dir(), repo.root):
         stack = load(g.state_dir(), repo.config.queue)
         popped = stack is not None and name in stack.applied
-        files: dict[str, bytes | None] = {
-            SERIES: stack_ops.series_bytes(
-                Series(tuple(e for e in repo.series.entries if e.name != name))
-            )
-        }
+        series = Series(tuple(e for e in repo.series.entries if e.name != name))
+        files: dict[str, bytes | None] = {SERIES: stack_ops.series_bytes(series)}
+        note = _relocked(ctx, replace(repo, series=series), name, files)
         if remove_file:
             files[f"{PATCHES}/{name}"] = None
         if stack is not None and popped:
@@ -87,7 +88,23 @@ def delete(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:
                 repo.root,
                 journal.Plan("delete", "", None, None, repo.config.queue, files=files, reason=name),
             )
-    return DeleteOutcome(name, popped, remove_file, saved)
+    return DeleteOutcome(name, popped, remove_file, saved, note)
+
+
+def _relocked(
+    ctx: Context, written: PatchRepo, name: str, files: dict[str, bytes | None]
+) -> str | None:
+    """Add to `files` series.lock without `name`'s record, its result recomputed by
+    replaying the rest of the series on the lock's base in memory (so `verify` passes
+    right after); or say why the lock stays as it was (a later patch needed this one)."""
+    lock = written.read_lock()
+    if lock is None or lock.record(name) is None:
+        return None
+    new = relock.reapplied(ctx.git(), written, lock)
+    if isinstance(new, Failure):
+        return relock.not_updated(new, lock.base)
+    files[LOCK] = new.to_json()
+    return None
 
 
 def _delete_commented(ctx: Context, name: str, remove_file: bool) -> DeleteOutcome:

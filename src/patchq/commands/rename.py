@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from patchq.core.errors import BadInputError
-from patchq.core.series import Series, make_entry
+from patchq.core.series import Entry, Series, make_entry
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
 from patchq.stack.apply import load_patch
 from patchq.stack.context import Context
-from patchq.store.patchrepo import PATCHES, SERIES
+from patchq.store.patchrepo import LOCK, PATCHES, SERIES
 from patchq.store.stack import load
 from patchq.store.statedir import run_lock
 
@@ -34,21 +34,25 @@ def rename(ctx: Context, old: str, new_name: str) -> RenameOutcome:
     target = repo.patch_path(new_name)
     if target.exists() or repo.series.find(new_name) is not None:
         raise BadInputError(f"patch {new_name!r} already exists", str(target))
-    fresh = make_entry(new_name, entry.strip, entry.guards)
+    make_entry(new_name)  # refuses a name no series line can hold, before anything is written
     with run_lock(g.state_dir(), ctx.repo().root):
         stack_ops.refuse_during_rebase(ctx)
         data, patch = load_patch(repo, entry)
         stack = load(g.state_dir(), repo.config.queue)
         series = Series(
-            tuple(
-                replace(fresh, lineno=e.lineno) if e.name == old else e for e in repo.series.entries
-            )
+            tuple(_renamed(e, new_name) if e.name == old else e for e in repo.series.entries)
         )
         files: dict[str, bytes | None] = {
             f"{PATCHES}/{new_name}": data,
             SERIES: stack_ops.series_bytes(series),
             f"{PATCHES}/{old}": None,
         }
+        lock = repo.read_lock()
+        if lock is not None and lock.record(old) is not None:
+            # The same bytes under a new name: the record (its hash, placements, what the
+            # last rebase did) follows the name, so `verify` passes as before.
+            records = tuple(replace(r, name=new_name) if r.name == old else r for r in lock.patches)
+            files[LOCK] = replace(lock, patches=records).to_json()
         if stack is not None and old in stack.applied:
             # A header-less patch's commit subject is its name: follow the new one.
             renamed = replace(
@@ -70,3 +74,12 @@ def rename(ctx: Context, old: str, new_name: str) -> RenameOutcome:
                 ),
             )
     return RenameOutcome(old, new_name)
+
+
+def _renamed(entry: Entry, new_name: str) -> Entry:
+    """The series line with its first word, the name, replaced: its strip level, guards,
+    comment and spacing kept as they were written."""
+    assert entry.name is not None
+    lead = len(entry.raw) - len(entry.raw.lstrip(" \t"))
+    raw = entry.raw[:lead] + new_name + entry.raw[lead + len(entry.name) :]
+    return replace(entry, raw=raw, name=new_name)

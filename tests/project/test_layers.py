@@ -1,4 +1,4 @@
-"""The layers of DESIGN §6 depend one way, and a test says so (issues 12 and 23).
+"""The layers of DESIGN §6 depend one way, and this test says so.
 
     cli → commands → rebase → stack → {store, git, formats, shell} → core
 
@@ -165,7 +165,7 @@ def test_the_rules_catch_what_they_are_about() -> None:
         sample.unlink()
 
 
-# What a click callback in cli/main.py may not do (issue 12, point 5): the CLI only
+# What a click callback in cli/main.py may not do: the CLI only
 # translates — options in, one command called, its result rendered by cli/render and
 # printed by cli/output. A loop (over patches or anything), a dict or f-string (a JSON
 # document or a message being built) or a direct print means work that belongs in a

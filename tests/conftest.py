@@ -165,7 +165,7 @@ def hang_guard() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def home_tripwire() -> Iterator[None]:
     """Fails any test that writes, in the real home directory, a file git or patchq could
-    write there (issue 12, point 7): every test's HOME is sealed (`sealed_env`), so only
+    write there: every test's HOME is sealed (`sealed_env`), so only
     a test that reaches past the seal can."""
     before = home_print(REAL_HOME)
     yield

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for files, downstream edits and upstream drift (issue #6).
+"""Hypothesis strategies for files, downstream edits and upstream drift.
 
 A case is three versions of one file: `base` (what the patch was made against), `ours`
 (base with the downstream edit: the patch) and `theirs` (base after upstream moved on).

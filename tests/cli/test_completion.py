@@ -1,4 +1,4 @@
-"""Shell completion of patch names and refs (issue 16, point 13), asked the way bash asks
+"""Shell completion of patch names and refs, asked the way bash asks
 it: `_PATCHQ_COMPLETE=bash_complete` with COMP_WORDS/COMP_CWORD, in a real process."""
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def git_logging(tmp_path: Path) -> tuple[dict[str, str], Path]:
 
 def test_patch_names_complete_without_starting_git(stacked: Path, tmp_path: Path) -> None:
     """A TAB on a patch name reads the series and the stack record, and starts no git
-    (issue 26, point 9): a `git` on PATH that logs its calls sees none. `--onto` does ask
+    (a TAB must answer at once): a `git` on PATH that logs its calls sees none. `--onto` does ask
     git for refs, which shows the logging `git` is the one patchq would run."""
     env, log = git_logging(tmp_path)
     assert complete(stacked, "patchq push ", env) == ["0003-sm120.patch"]

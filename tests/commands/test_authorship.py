@@ -1,4 +1,4 @@
-"""DEP-3 authorship honoured (issue 26, point 2): a description with a line of spaces
+"""DEP-3 authorship honoured: a description with a line of spaces
 does not hide `Author:`/`From:`; the commits `apply` makes and `export --mbox` credit the
 patch's author; `lint` says when a patch names no author it can read."""
 

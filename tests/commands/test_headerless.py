@@ -1,4 +1,4 @@
-"""Headerless ecosystems (issue 26, point 3): recipes whose patches carry no header and
+"""Headerless ecosystems: recipes whose patches carry no header and
 `diff -u a.c.orig a.c` names. `lint` accepts them when the repo says so (`lint-allow` in
 patchq.toml, or `lint --allow`), so `patchq lint && git commit` works there; `init` in a
 folder that already holds a `series` keeps it; `import --order LIST DIR` takes the

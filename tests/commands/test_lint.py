@@ -1,4 +1,4 @@
-"""`lint` on a patch repo straight after a rebase (issue 16, point 3).
+"""`lint` on a patch repo straight after a rebase.
 
 A rebase that finds a patch upstream, or where a person drops one, keeps that patch's
 record in `series.lock` for the review; lint must accept it, so that

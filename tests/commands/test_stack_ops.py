@@ -1,4 +1,4 @@
-"""The stack verbs called directly, not through the CLI (issue 12): each returns a result
+"""The stack verbs called directly, not through the CLI: each returns a result
 object, and the exit code the CLI ends with is the result's `exit_code`.
 
 Every test works on real git repositories in temporary folders, with a `Context` built as
@@ -55,7 +55,7 @@ def test_push_returns_the_patches_pushed_and_exit_code_0(ctx: Context) -> None:
     assert [p.name for p in out.pushed] == ["p2.patch", "p3.patch"]
     assert out.stack.applied == ("p1.patch", "p2.patch", "p3.patch")
     assert out.exit_code == 0
-    # Nothing left: a plain push holds, as `push -a` does (issue 26 point 7).
+    # Nothing left: a plain push holds, as `push -a` does.
     out = push(ctx, None, all_=False, fuzz=None, merge=False, force=False)
     assert (out.pushed, out.stack.top, out.exit_code) == ((), "p3.patch", 0)
 

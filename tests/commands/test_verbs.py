@@ -1,4 +1,4 @@
-"""The verbs a quilt, `gbp pq` and StGit user reaches for (issue 26 point 7), through the
+"""The verbs a quilt, `gbp pq` and StGit user reaches for, through the
 real CLI (`python -m patchq`) on small repos: `move NAME --before|--after OTHER` (the
 reorder sink and float use), `guard NAME +g|-g|--none`, a plain `push` with nothing left,
 a reorder's conflict markers, and a stopped sink with nothing applied ending where the

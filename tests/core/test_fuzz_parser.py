@@ -1,4 +1,4 @@
-"""A time-boxed fuzz target for the patch parser (issue #6).
+"""A time-boxed fuzz target for the patch parser.
 
 Inputs are mostly byte- and line-level mutations of real samples (tests/data/patches,
 tests/data/malformed, tests/data/hostile), with some random bytes and some soup of the lines

@@ -1,4 +1,4 @@
-"""GNU patch's placement (issue 25): `apply`/`push` place hunks where GNU patch does.
+"""GNU patch's placement: `apply`/`push` place hunks where GNU patch does.
 
 A distribution's series was made and tested with GNU patch on its own base. Wherever
 GNU patch places every hunk of a file, patchq's `apply` gives the same bytes — nearest

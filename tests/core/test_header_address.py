@@ -1,4 +1,4 @@
-"""A mail `From:` of plain words is split without parseaddr's tokenizer (issue 22: a
+"""A mail `From:` of plain words is split without parseaddr's tokenizer (a
 thousand-patch series spent 0.05 s there); the answer must be parseaddr's."""
 
 from __future__ import annotations

@@ -2,11 +2,10 @@
 
 pch.c reads `index <a>..<b> <mode>` into both the old and the new mode, and `old mode` /
 `new mode` lines into one each; patch.c changes the file's mode only when the two differ
-(`set_mode = new_mode && old_mode != new_mode`), else the file keeps its own. patchq did
-take the `index` line's mode for the file's (an MSYS2 firebird patch made where a file
-was 100644 turned the release's executable file into a plain one), where GNU patch and
-`git apply` (which warns) keep 100755. It now keeps the file's mode and records
-`index-mode`.
+(`set_mode = new_mode && old_mode != new_mode`), else the file keeps its own. patchq keeps
+the file's mode too, and records `index-mode`: taking the `index` line's mode would turn an
+executable file into a plain one wherever the patch was made on a copy that was 100644 (an
+MSYS2 firebird patch does that), where GNU patch and `git apply` (which warns) keep 100755.
 """
 
 from __future__ import annotations

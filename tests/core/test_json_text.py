@@ -1,5 +1,5 @@
-"""`json_text`'s quick indenting encoder writes exactly what json.dumps writes (issue 22:
-a thousand-patch `check --json` spent 3% of its run in json's pure-Python indenter)."""
+"""`json_text`'s quick indenting encoder writes exactly what json.dumps writes (a
+thousand-patch `check --json` spent 3% of its run in json's pure-Python indenter)."""
 
 from __future__ import annotations
 

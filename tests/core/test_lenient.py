@@ -1,4 +1,4 @@
-"""Patches GNU patch reads, read by patchq too: the leniencies of issue 13.
+"""Patches GNU patch reads, read by patchq too: GNU patch's leniencies.
 
 tests/data/lenient/ holds our own real-world-shaped damaged patches over a small tree
 (tree/, made by make.py). Each is parsed (its normalisations recorded, its bytes

@@ -1,4 +1,4 @@
-"""The patch parser against an independent one: python-unidiff (issue 12, point 8).
+"""The patch parser against an independent one: python-unidiff.
 
 unidiff is not patchq's parser — it is lenient where patchq must be strict and knows
 nothing of strip levels or path safety — but where both read a text diff they must see

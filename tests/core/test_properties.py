@@ -1,4 +1,4 @@
-"""Properties over generated files, downstream edits and upstream drift (issue #6).
+"""Properties over generated files, downstream edits and upstream drift.
 
 - parse/render: a patch built from any generated edit, under any generated name, renders
   to bytes that parse back to the same patch and render to the same bytes;

@@ -1,5 +1,5 @@
 """`diff --git` names as git writes them without renames, read back (provenance's whole-range
-log keeps the commits whose names are wanted, issue 22)."""
+log keeps the commits whose names are wanted)."""
 
 from __future__ import annotations
 

@@ -431,9 +431,10 @@ def test_a_files_words_answer_the_same_searched_or_listed(text: bytes, others: l
 
 
 def test_a_file_of_one_long_run_is_listed_not_walked_once_per_word() -> None:
-    """issue 27's bound: `aaaa`, `aaaaa`, … are each found at every place of a long run
-    of `a`s, and each place fails (the run goes on). A search gives up after a few
-    places, and the file's word list answers from then on."""
+    """The word search is bounded, so a hostile file costs linear time: `aaaa`, `aaaaa`,
+    … are each found at every place of a long run of `a`s, and each place fails (the run
+    goes on). A search gives up after a few places, and the file's word list answers
+    from then on."""
     text = b"a" * 100_000 + b" tail\n"
     assert merge3.has_word(text, b"aaaa", 8) is None
     assert merge3.has_word(text, b"aaaa") is False

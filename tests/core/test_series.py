@@ -98,7 +98,7 @@ def test_any_series_round_trips(items: list[str], eol: str, final: bool) -> None
 @pytest.mark.parametrize("sep", ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1e", "\r"])
 def test_only_lf_ends_a_series_line(sep: str) -> None:
     """U+2028, NEL, VT, FF, the file separators and a lone CR are inside a line, as quilt
-    reads it: they never split one entry into two (issue 15, class 8)."""
+    reads it: they never split one entry into two."""
     s = Series.parse(f"a{sep}b.patch\nc.patch\r\n")
     assert s.names() == [f"a{sep}b.patch", "c.patch"]
     assert s.format() == f"a{sep}b.patch\nc.patch\r\n"

@@ -1,4 +1,4 @@
-"""One report (issue 26 point 6): text, Markdown, HTML and JSON rendered from one record
+"""One report: text, Markdown, HTML and JSON rendered from one record
 say the same things — the reviewer's-eye line, each patch's facts (moved hunks led by the
 upstream commits that touched their own lines, those that only shifted them as a count,
 a hunk dropped by hand), the moved-hunk counts — and all four say when the series changed

@@ -85,7 +85,7 @@ def test_text_report(rebased: dict[str, str], patchq: Callable[..., Result]) -> 
     ]
     assert out.splitlines()[1] == "needs a reviewer's eye: sub.patch"
     cos = _section(out, "cos.patch")
-    # The license header only shifted the hunk: a count, no commit named (issue 26 point 6).
+    # The license header only shifted the hunk: a count, no commit named.
     assert cos[1].strip() == "cos.txt hunk #1: moved +1 line (shifted by 1 upstream commit)"
     assert not any(x.strip().startswith(("--", "-+", "+-", "++")) for x in cos)
     sub_ = _section(out, "sub.patch")

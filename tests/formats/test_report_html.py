@@ -1,4 +1,4 @@
-"""`report --format html` in a real headless browser (issue 16, point 15).
+"""`report --format html` in a real headless browser.
 
 The page must be one self-contained file (no script, no external asset), show each
 changed hunk old beside new with the upstream commits that moved it, and keep every text

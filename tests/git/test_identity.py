@@ -1,8 +1,8 @@
-"""Commits and exports of a patch without an author carry the user's git identity
-(issue 16, point 9): `user.name`/`user.email` as git resolves them — GIT_AUTHOR_* first,
-then the target's config, then the global one — and `patchq <patchq@invalid>` only
-where git knows nobody. The date policy does not change: the base's committer date, so
-one user gets the same commit ids from `apply`, `push` and a second machine.
+"""Commits and exports of a patch without an author carry the user's git identity:
+`user.name`/`user.email` as git resolves them — GIT_AUTHOR_* first, then the target's
+config, then the global one — and `patchq <patchq@invalid>` only where git knows nobody.
+The date policy does not change: the base's committer date, so one user gets the same
+commit ids from `apply`, `push` and a second machine.
 """
 
 from __future__ import annotations

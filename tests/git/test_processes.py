@@ -210,10 +210,11 @@ def _realistic(tmp: Path, n: int) -> tuple[Queue, str, str]:
 
 
 def test_realistic_series_processes_do_not_grow(tmp_path: Path) -> None:
-    """The provenance regression of issue 22: every format-patch patch names its origin,
-    and the replay asked git about each one (a `rev-list` per patch). At two lengths of
-    a series with origins (From lines, cherry-picks, DEP-3), renames and binary sections,
-    apply, check, rebase --dry-run and a rebase start the same git processes."""
+    """Provenance asks git once for the whole series: every format-patch patch names its
+    origin, and asking git about each one (a `rev-list` per patch) would grow with it.
+    At two lengths of a series with origins (From lines, cherry-picks, DEP-3), renames
+    and binary sections, apply, check, rebase --dry-run and a rebase start the same git
+    processes."""
     runs: dict[int, list[list[str]]] = {}
     for n in (12, 48):
         q, base, onto = _realistic(tmp_path / f"n{n}", n)

@@ -1,5 +1,5 @@
 """Requests to the persistent cat-file reader are round trips: a wait on another process
-each. A whole-series run must not ask one object at a time per patch (issue 22)."""
+each. A whole-series run must not ask one object at a time per patch."""
 
 from __future__ import annotations
 

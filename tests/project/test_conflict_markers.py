@@ -1,7 +1,7 @@
-"""No merge-conflict markers in the repository's text (issue 26, point 5).
+"""No merge-conflict markers in the repository's text.
 
 A merge that was committed unresolved leaves `<<<<<<< `, `=======` and `>>>>>>> ` lines
-behind (docs/json.md had one). Every tracked text file is scanned, except the test data
+behind, which a reader takes for content. Every tracked text file is scanned, except the test data
 that needs markers (tests/data/). The one kind of marker block allowed elsewhere is
 patchq's own output shown as documentation — the README's walk-through prints the diff3
 markers a stopped rebase leaves: `<<<<<<< upstream`, `||||||| base`, `=======`,

@@ -1,4 +1,4 @@
-"""docs/design.md is the design the code cites (issue 23, point 6): every "DESIGN §N" or
+"""docs/design.md is the design the code cites: every "DESIGN §N" or
 "DESIGN §N.M" in the sources, docs, tests, bench and README names a section heading of
 docs/design.md, and so does every bare "§N" inside docs/design.md itself."""
 

@@ -1,7 +1,7 @@
-"""The README, docs/ and every `--help` text point only to files a clone has (issue 16,
-point 14): each relative Markdown link, each `*.md` file named, and each path into the
-repository's own folders (`docs/`, `tests/`, `bench/`, `examples/`, `src/`, `.ci/`) must
-exist in this repository. A reference to a file beside the clone (`../shared/…`) fails.
+"""The README, docs/ and every `--help` text point only to files a clone has: each
+relative Markdown link, each `*.md` file named, and each path into the repository's own
+folders (`docs/`, `tests/`, `bench/`, `examples/`, `src/`, `.ci/`) must exist in this
+repository. A reference to a file beside the clone (`../shared/…`) fails.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""conftest's home tripwire (issue 12 point 7, issue 23 point 5): it fails a test that
+"""conftest's home tripwire: it fails a test that
 writes into the real home a file git or patchq could write there, and stays quiet about
 the files every other program on a shared machine writes in that home meanwhile."""
 

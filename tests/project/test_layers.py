@@ -1,16 +1,15 @@
-"""The layers of DESIGN §6 depend one way, and a test says so (issues 12 and 23).
+"""The layers ARCHITECTURE.md draws depend one way, and this test says so.
 
-    cli → commands → rebase → stack → {store, git, formats, shell} → core
-
-Each module may import from its own layer's folder and from the layers below it; the
-four peers above core do not import each other; `stack` (the applied stack and its
-transactions) never imports `rebase` (the whole rebase, engine to record); a verb in
-`commands` does not import another verb (shared work lives in `stack` or `rebase`).
-Only `git` runs git: it alone may import a git library, and no module outside it spells a
-git subcommand; besides it only `shell` (the user's own `--exec` command, a peer of `git`)
-imports `subprocess`.
-Only `cli` imports click. The rules are read from the source with `ast`, so a lazy
-import inside a function counts as much as one at the top.
+`RANK` is that drawing's order, `core` lowest; the drawing is checked against it, and no
+other page of the documentation draws the layers again. Each module may import from its
+own layer's folder and from the layers below it; the four peers above core do not import
+each other; `stack` (the applied stack and its transactions) never imports `rebase` (the
+whole rebase, engine to record); a verb in `commands` does not import another verb
+(shared work lives in `stack` or `rebase`). Only `git` runs git: it alone may import a
+git library, and no module outside it spells a git subcommand; besides it only `shell`
+(the user's own `--exec` command, a peer of `git`) imports `subprocess`. Only `cli`
+imports click. The rules are read from the source with `ast`, so a lazy import inside a
+function counts as much as one at the top.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "patchq"
+ARCHITECTURE = SRC.parents[1] / "ARCHITECTURE.md"
 RANK = {
     "core": 0,
     "git": 1,
@@ -149,6 +149,39 @@ def test_no_git_command_is_spelled_outside_the_git_layer() -> None:
     assert spelled == [], "\n" + "\n".join(spelled)
 
 
+def drawings(text: str) -> list[tuple[int, str]]:
+    """The lines of `text` that draw the layers: arrows between three or more layer names."""
+    return [
+        (i, line)
+        for i, line in enumerate(text.splitlines(), 1)
+        if re.search("[→←]", line) and len(set(re.findall(r"\w+", line)) & set(RANK)) >= 3
+    ]
+
+
+def test_architecture_draws_the_layers_as_the_rules_rank_them() -> None:
+    """ARCHITECTURE.md's one drawing reads "imports from" left to right: each arrow points
+    to a lower rank, the peers in braces share one, and every layer is drawn once."""
+    found = drawings(ARCHITECTURE.read_text())
+    assert len(found) == 1, f"ARCHITECTURE.md draws the layers {len(found)} times: {found}"
+    steps = [re.findall(r"\w+", part) for part in found[0][1].split("→")]
+    ranks = [{RANK[name] for name in step} for step in steps]
+    assert all(len(r) == 1 for r in ranks), f"peers of different ranks drawn together: {steps}"
+    order = [r.pop() for r in ranks]
+    assert order == sorted(order, reverse=True) and len(set(order)) == len(order), steps
+    assert sorted(n for step in steps for n in step) == sorted(RANK)
+
+
+def test_no_other_page_redraws_the_layers() -> None:
+    """DESIGN §6, the README and docs/ link to ARCHITECTURE.md instead of a second drawing,
+    which would drift from the first."""
+    root = SRC.parents[1]
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    redrawn = [
+        f"{p.relative_to(root)}:{i}: {line}" for p in pages for i, line in drawings(p.read_text())
+    ]
+    assert redrawn == [], "\n" + "\n".join(redrawn)
+
+
 def test_the_rules_catch_what_they_are_about() -> None:
     """The checks above are not vacuous: each finds its own kind of fault in a sample."""
     sample = SRC / "core" / "_layer_probe.py"
@@ -165,7 +198,7 @@ def test_the_rules_catch_what_they_are_about() -> None:
         sample.unlink()
 
 
-# What a click callback in cli/main.py may not do (issue 12, point 5): the CLI only
+# What a click callback in cli/main.py may not do: the CLI only
 # translates — options in, one command called, its result rendered by cli/render and
 # printed by cli/output. A loop (over patches or anything), a dict or f-string (a JSON
 # document or a message being built) or a direct print means work that belongs in a

@@ -1,4 +1,4 @@
-"""The tests mirror the package (issue 23, point 5): every test module sits in a folder
+"""The tests mirror the package: every test module sits in a folder
 named for what it tests, never at the top of tests/, and every folder is a package so
 its relative imports of the shared fixtures (`from ..conftest import …`) resolve."""
 

@@ -122,7 +122,7 @@ def test_readme_shows_the_example_workflow_verbatim() -> None:
     text = README.read_text(encoding="utf-8")
     workflow = (ROOT / "examples" / "github-workflow.yml").read_text(encoding="utf-8")
     assert f"```yaml\n{workflow}```\n" in text
-    # Issue 24 point 7: check and rebase take the same --accept; the proposals taken lead
+    # check and rebase take the same --accept; the proposals taken lead
     # the pull request (method, measured precision, evidence) and make it a draft to
     # review; a stop fails the job with its message in the summary.
     assert 'patchq check --onto origin/main --accept "$ACCEPT" --json' in workflow

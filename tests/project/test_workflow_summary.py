@@ -1,4 +1,4 @@
-"""The example workflow's pull-request summary (issue 24 point 7), run for real: its `jq`
+"""The example workflow's pull-request summary, run for real: its `jq`
 program over `check --json` of a repository whose rebase takes a proposal gives, for each
 proposed hunk, its method, measured precision and evidence, and names the upstream
 commits of a patch that may be fixed differently upstream."""

@@ -222,7 +222,7 @@ def test_killed_commands_can_be_undone_or_finished(
 
 # Ctrl-C, or any error while changing things (git refusing, a full disk): rolled back on
 # the spot, with the exit code and message each gives.
-# An OSError is a fault of the environment (issue 15, class 5): exit 5, not 70.
+# An OSError is a fault of the environment, not a bug of patchq: exit 5, not 70.
 STOPS = [("INT", 130, "interrupted"), ("ERR", 5, "injected failure at {point}")]
 
 
@@ -329,7 +329,7 @@ def test_rebase_killed_while_taking_a_resolution_or_aborting(tmp_path: Path) -> 
     _resolve(up)
     assert run(q, "rebase", "--continue").returncode == 0
     reference = snapshot(up, q)
-    # The resolution is remembered in the same transaction (resolutions/, issue 14.8).
+    # The resolution is remembered in the same transaction (resolutions/).
     assert any(k.startswith("queue/resolutions/") for k in reference)
     for i, point in enumerate(
         [
@@ -452,7 +452,7 @@ def test_killed_undo_is_finished_by_recover_and_ctrl_c_keeps_the_record(tmp_path
     assert snapshot(up, q) == before_pop
 
 
-# --- issue 15, class 4: a dead git's index.lock, `git gc` during a stop ------------------
+# --- what another process leaves: a dead git's index.lock, `git gc` during a stop -------
 
 
 def test_a_stale_index_lock_of_patchq_s_killed_git_is_named_and_removed(

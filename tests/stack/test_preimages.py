@@ -1,5 +1,6 @@
 """The pinned pre-images a check or rebase merges against: read from the applied stack's
-commits where they are the pinned series' re-application, else re-applied (issue 22)."""
+commits where they are the pinned series' re-application (no second application of the
+series), else re-applied."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""What follows a `push --merge` onto another base than the lock's (issue 24 points 4
-and 5): a reorder of the stack once a laddered patch was refreshed there, the stop's
-refusals of a rebase, an apply and a refresh below it, and a patch upstream fixed
-differently named with its upstream commits and the one command that drops it. End to
-end through the CLI on real repositories."""
+"""What follows a `push --merge` onto another base than the lock's: a reorder of the
+stack once a laddered patch was refreshed there, the stop's refusals of a rebase, an
+apply and a refresh below it, and a patch upstream fixed differently named with its
+upstream commits and the one command that drops it. End to end through the CLI on real
+repositories."""
 
 from __future__ import annotations
 

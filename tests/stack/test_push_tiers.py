@@ -1,9 +1,9 @@
-"""`push --merge` climbs the rebase's ladder with its tiers (issue 24 point 5, DESIGN
-§4.1): a patch git's merge does not place is placed by a finer method; a proposed one
-stops the push for review (exit 3) with the proposal in the working tree, no markers,
-named in the message and in `status`; `refresh` records it, `undo` puts every byte back;
-`--accept` (or `accept` in patchq.toml) takes it and the push exits 1. End to end
-through the CLI on real repositories."""
+"""`push --merge` climbs the rebase's ladder with its tiers (DESIGN §4.1): a patch git's
+merge does not place is placed by a finer method; a proposed one stops the push for
+review (exit 3) with the proposal in the working tree, no markers, named in the message
+and in `status`; `refresh` records it, `undo` puts every byte back; `--accept` (or
+`accept` in patchq.toml) takes it and the push exits 1. End to end through the CLI on
+real repositories."""
 
 from __future__ import annotations
 
@@ -319,8 +319,8 @@ def test_a_patch_upstream_holds_part_of_stops_push_merge_as_it_stops_rebase(
 ) -> None:
     # git's 3-way merge takes a change both sides made as merged: alone, it would push
     # the patch with its first hunk gone and exit 0. The rebase's tiers say a hunk
-    # upstream holds inside a patch it does not hold whole is a proposal (issue 24
-    # point 3): push --merge stops for review, the rest applied, that hunk named.
+    # upstream holds inside a patch it does not hold whole is a proposal: push --merge
+    # stops for review, the rest applied, that hunk named.
     upstream.write("f.txt", LONG).write("g.txt", "g\n")
     old = upstream.commit("base")
     upstream.write("f.txt", LONG.replace("line 5\n", "LINE 5\n"))

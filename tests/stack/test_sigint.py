@@ -1,5 +1,5 @@
 """Ctrl-C as a terminal sends it: a real SIGINT to patchq's whole process group (its git
-children die of it too), mid-run (issue 16, point 10).
+children die of it too), mid-run.
 
 The run is held at a crash point (PATCHQ_CRASH_SIGNAL=PAUSE: it says where on stderr and
 sleeps), then the test signals the group. Whatever was under way, patchq exits 130 with
@@ -136,14 +136,14 @@ def test_push_all_with_everything_applied_exits_0(tmp_path: Path) -> None:
     r = run(q, "push", "-a")
     assert (r.returncode, r.stderr) == (0, "now at p3.patch\n")
     assert snapshot(up, q) == before
-    r = run(q, "push")  # a plain push with nothing left holds too (issue 26 point 7)
+    r = run(q, "push")  # a plain push with nothing left holds too
     assert (r.returncode, r.stderr) == (0, "now at p3.patch\n")
     assert snapshot(up, q) == before
     r = run(q, "push", "1")  # one more patch was asked for, and there is none
     assert r.returncode == 4 and "nothing to push" in r.stderr
 
 
-# --- Ctrl-C at any early moment (issue 26, point 8) -------------------------------------
+# --- Ctrl-C at any early moment ---------------------------------------------------------
 
 
 def long_series(root: Path, n: int) -> tuple[Path, Path, str]:

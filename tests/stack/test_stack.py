@@ -1,4 +1,4 @@
-"""The stack workflow end to end from the command line (issue 3): init, listing, push/pop/goto,
+"""The stack workflow end to end from the command line: init, listing, push/pop/goto,
 new/refresh, the queue edits, the safety refusals, quilt interop and a maintainer's day.
 
 Every test works on real git repositories in temporary folders; assertions are exact
@@ -123,7 +123,7 @@ def test_init_creates_the_queue_and_refuses_an_existing_one(
         "(patchq.toml) — edit it instead, or choose another folder\n"
     )
     assert snapshot(q) == before
-    # A quilt series folder becomes a queue around its series (issue 26, point 3): init
+    # A quilt series folder becomes a queue around its series: init
     # writes patchq.toml and patches/, and never overwrites the series.
     quilt_dir = tmp_path / "quilt"
     quilt_dir.mkdir()
@@ -218,7 +218,7 @@ def test_push_next_n_name_and_all_reporting_each_patch(
     ]
     assert clean(upstream)
     top = head(upstream)
-    r = patchq("push")  # nothing left: the state asked for holds (issue 26 point 7)
+    r = patchq("push")  # nothing left: the state asked for holds
     assert (r.code, r.err) == (0, "now at p4.patch\n")
     assert head(upstream) == top
     r = patchq("push", "1")  # one more patch was asked for, and there is none
@@ -328,7 +328,7 @@ def merge_setup(up: Upstream, q: Queue, patchq: Runner, tmp_path: Path) -> str:
     colleague = tmp_path / "colleague"
     git(tmp_path, "clone", "-q", str(up.path), str(colleague))
     # The clone's patchq/main is a branch of the clone, not of a stack made there: resetting
-    # it takes --force (issue 15, class 3).
+    # it takes --force, so no one's branch is reset by mistake.
     r = patchq("--target", str(colleague), "apply", "--onto", old, "--force")
     assert r.code == 0, r.err
     return old
@@ -548,7 +548,7 @@ def test_refresh_keeps_a_format_patch_header_and_unchanged_hunks_byte_for_byte(
     r = patchq("refresh")
     assert (r.code, r.err) == (0, "refreshed 0001-two-files.patch\n")
     old_index = next(line for line in original.decode().splitlines() if line.startswith("index "))
-    # format-patch's 7-digit ids stay 7 digits long (issue 26 point 4).
+    # format-patch's 7-digit ids stay 7 digits long (no churn in the patch file).
     ids = (blob(upstream, "HEAD~1:a.txt")[:7], blob(upstream, "HEAD:a.txt")[:7])
     new_index = f"index {ids[0]}..{ids[1]} 100644"
     assert len(old_index.split()[1]) == 7 + 2 + 7
@@ -661,7 +661,7 @@ def test_delete_rename_and_fold(upstream: Upstream, queue: Queue, patchq: Runner
     assert (r.code, r.err) == (0, "folded last.patch into sub/first.patch\n")
     assert queue.series() == "# my series\nsub/first.patch\n"
     assert not (queue.path / "patches" / "last.patch").exists()
-    # The folded patch's description joins the top's (issue 27: `stg squash` keeps both).
+    # The folded patch's description joins the top's (`stg squash` keeps both).
     folded = P1.replace("upper-case line 3\n\n", "upper-case line 3\n\nupper-case b 9\n\n", 1)
     assert (queue.path / "patches" / "sub" / "first.patch").read_text() == (
         folded + "diff --git a/b.txt b/b.txt\n"

@@ -1,5 +1,5 @@
-"""Refresh, fold and rebase write each patch in its own style (issue 16 point 1, issue 13
-point 2): quilt and `diff -u` patches stay plain — their names, strip level, timestamps,
+"""Refresh, fold and rebase write each patch in its own style (DESIGN §2):
+quilt and `diff -u` patches stay plain — their names, strip level, timestamps,
 `Index:`/`diff -ruN` lines and hunk-header function context — and git-style patches stay
 git-style, unless `style` in patchq.toml forces one. quilt itself, run afterwards, changes
 nothing.
@@ -258,7 +258,7 @@ def test_a_repaired_header_is_written_clean_in_the_patch_style(
 ) -> None:
     upstream.write("main.c", MAIN_C)
     base = upstream.commit("base")
-    spaced = (  # timestamps after spaces, as an old editor wrote them (issue 13)
+    spaced = (  # timestamps after spaces, as an old editor wrote them
         "--- pkg-1.16/main.c.orig   2010-05-13 04:57:46.878010140 +0100\n"
         "+++ pkg-1.16/main.c   2010-05-13 05:01:02.000000000 +0100\n"
     )
@@ -408,8 +408,8 @@ def test_a_patch_naming_a_sibling_folder_and_dot_slash_is_refreshed_in_its_style
 ) -> None:
     """Termux writes `--- ../pkg-1.0/src/x.c` and `+++ ./src/x.c` under `-p1`: GNU patch
     takes the name that exists (the new one). Refreshing such a patch in a rebase made the
-    whole rebase exit 4 ("refresh writes -p1 or -p0 patches"; issue 24's corpus: 6 of 31
-    tuning bumps). It is refreshed now: a section whose shape holds keeps the
+    whole rebase exit 4 ("refresh writes -p1 or -p0 patches"; 6 of 31 tuning bumps of the
+    refresh corpus). It is refreshed now: a section whose shape holds keeps the
     maintainer's header byte for byte, and the patch still applies with `patch -p1`."""
     old = "".join(f"line {i}\n" for i in range(1, 21))
     upstream.write("src/x.c", old).write("src/y.c", old)

@@ -1,4 +1,4 @@
-"""A symlinked `series` stays a symlink (issue 26, point 1).
+"""A symlinked `series` stays a symlink.
 
 Debian's layout: the patch repo is the package folder, whose `series` is a symlink to
 `debian/patches/series` (and `patches` one to `debian/patches`). Every writer — new,

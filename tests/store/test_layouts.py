@@ -1,4 +1,4 @@
-"""Distribution layouts (issue 16, point 2): folders without a series, Debian's
+"""Distribution layouts: folders without a series, Debian's
 `debian/patches`, patches in sub-folders; the same change imported twice; the files of
 patches a rebase takes out of the series, and `delete` of a commented-out entry."""
 

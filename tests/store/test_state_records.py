@@ -1,5 +1,4 @@
-"""The state patchq keeps in `.git/patchq/` is typed, versioned, and refused when damaged
-(issue 12, point 3).
+"""The state patchq keeps in `.git/patchq/` is typed, versioned, and refused when damaged.
 
 Three records: the rebase in progress (`<queue>.rebase.json`), the last rebase's record
 (`<queue>.last-rebase.json`) and the applied stack (`<queue>.json`). Each is a frozen

@@ -284,7 +284,7 @@ class Status:
 
 def changed_files(ctx: Context, stack: Stack | None) -> tuple[tuple[str, bool, bool], ...]:
     """The applied patches whose file is no longer what series.lock records or what its
-    commit holds: what `refresh` would refuse to write over (issue 27, class 3)."""
+    commit holds: what `refresh` would refuse to write over, so a pull or an edit is never lost."""
     if stack is None or not stack.applied:
         return ()
     repo = ctx.repo()

@@ -60,7 +60,7 @@ def _refuse_a_stop_without_its_merge(ctx: Context, stack: Stack, clean: bool) ->
 def refresh(ctx: Context, name: str | None, wins: str | None = None) -> RefreshOutcome:
     """Regenerate the top (or named applied) patch from the working tree. A patch file
     holding several mails, or one changed since it was applied, is never written over
-    unless `wins` says which side to take (issue 27, class 3)."""
+    unless `wins` says which side to take: the person's text is never lost to a refresh."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
         stack = stack_ops.open_stack(ctx, create=False)

@@ -2,11 +2,11 @@
 
 difflib's SequenceMatcher takes time up to the product of its two sides' lengths (a
 one-megabyte line against another, two files of 100,000 lines): a patch, an upstream
-file or a subject from a stranger must not make patchq run for hours (issue 27, class
-5). Every comparison of unbounded input goes through here: within `LIMIT` (the product
-of the lengths) it is difflib's; beyond, `opcodes` answers in linear time — the common
-head and tail equal, the middle one replacement — and `ratio` answers None, for which
-each caller has its own linear answer (no hint, no pairing: a conflict, a plain layout).
+file or a subject from a stranger must not make patchq run for hours. Every comparison
+of unbounded input goes through here: within `LIMIT` (the product of the lengths) it is
+difflib's; beyond, `opcodes` answers in linear time — the common head and tail equal,
+the middle one replacement — and `ratio` answers None, for which each caller has its own
+linear answer (no hint, no pairing: a conflict, a plain layout).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Context-only drift (issue 24 point 6, DESIGN §4.1): a hunk whose context changed
+"""Context-only drift (DESIGN §4.1, §4.2): a hunk whose context changed
 upstream but whose removed lines did not, placed where GNU patch's fuzz places it.
 
 GNU patch drops up to two outer context lines at each end (fuzz 1, then 2) and takes the

@@ -546,7 +546,7 @@ def folded_header(top: bytes, folded: bytes) -> bytes:
     description (its subject and body) added as a paragraph, as `stg squash` keeps both
     messages. It goes before a mail's or DEP-3's `---` line (after it, `git am` would
     drop it as notes), else at the end; a folded patch without a description adds
-    nothing (issue 27, class 3)."""
+    nothing, and no description is ever dropped."""
     info = read_header(folded).info
     desc = "\n\n".join(p for p in (_one_line(info.subject or ""), info.body.strip("\n")) if p)
     if not desc:

@@ -41,7 +41,7 @@ def added_near(h: Hunk, up: Sequence[bytes], at: int) -> bool:
     for a in added:
         if a in have:
             continue
-        # Bounded (issue 27, class 5): two lines too long to compare are not alike.
+        # Bounded, so a hostile line costs linear time: two lines too long to compare are not alike.
         if not any(
             (bounded.ratio(a, w) or 0.0) >= 0.9
             for w in window

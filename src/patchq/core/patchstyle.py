@@ -2,7 +2,7 @@
 patch itself, and the plain (`diff -u`, quilt) spelling of a section in that style.
 
 A refresh rewrites only what changed, and what it writes must look like the rest of the
-patch (DESIGN §2, issue 16 point 1): a git-style patch keeps `diff --git`/`index` lines;
+patch (DESIGN §2): a git-style patch keeps `diff --git`/`index` lines;
 a quilt or `diff -u` patch keeps its `---`/`+++` names (`a/`/`b/`, quilt's `dir.orig/`
 and `dir/`, or none at `-p0`, with quilt's `f.orig`), its timestamps, its `Index:` or
 `diff -ruN` lines, and its hunk headers' function context: git's, GNU diff's `-p`

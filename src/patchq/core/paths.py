@@ -238,7 +238,7 @@ def name_problem(name: str) -> str | None:
         problem = f"is longer than {PATH_MAX // 2} bytes"
     elif name.split("/")[0] in RETIRED_FOLDERS:
         # Those folders are patchq's to fill: a retired patch moved there must never land
-        # on an active one (issue 27, class 3).
+        # on an active one, nor an active one be written over by a retired one.
         problem = f"lies in {name.split('/')[0]}/, where patchq moves retired patches"
     return problem
 

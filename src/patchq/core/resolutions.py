@@ -185,8 +185,8 @@ def resolved_regions(
     region alone, and is not remembered."""
     m, r = split_lines(marked), split_lines(resolved)
     same: dict[int, int] = {}
-    # Bounded (issue 27): beyond the bound, the common head and tail are what stayed,
-    # which still answers a file's one resolved region.
+    # Bounded, so a hostile file costs linear time: beyond the bound, the common head
+    # and tail are what stayed, which still answers a file's one resolved region.
     for tag, i1, i2, j1, _ in bounded.opcodes(m, r):
         if tag == "equal":
             same.update((i1 + d, j1 + d) for d in range(i2 - i1))

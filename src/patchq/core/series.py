@@ -61,7 +61,8 @@ _BLANKS = " \t"
 
 def _lines(text: str) -> list[str]:
     """The lines of a series file, ends kept: only LF ends a line (CR LF is one end),
-    not the Unicode separators str.splitlines also splits on (issue 15, class 8)."""
+    not the Unicode separators str.splitlines also splits on, so no name holding one is
+    read as two entries."""
     parts = text.split("\n")
     out = [p + "\n" for p in parts[:-1]]
     if parts[-1]:

@@ -400,7 +400,7 @@ def _hunk_line(h: HunkOutcome, subjects: Mapping[str, str], outcome: str = "") -
         "missing": "file gone upstream",
     }.get(status, status)
     # Led by the commits that changed its own lines or context; those that only shifted
-    # it are a count (a record from before issue 26 has only `drift`: all of them).
+    # it are a count (a record an older patchq wrote has only `drift`: all of them).
     lead = h.touched_by if h.touched_by or h.shifted else h.drift
     by = ", ".join(_commit(c, subjects) for c in lead[:3])
     more = f" and {plural(len(lead) - 3, 'more')}" if len(lead) > 3 else ""

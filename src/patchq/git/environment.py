@@ -1,6 +1,7 @@
 """The environment of every git child patchq starts: inherited variables that would point
 git at another repository or hand it a program are scrubbed, configuration that would run
-code is pinned off, and drivers named by attributes are disarmed (issue 15). Also the one
+code is pinned off, and drivers named by attributes are disarmed: a target's files, and
+the environment patchq was started in, never run a program through git. Also the one
 probe of which processes hold a lock file open, and the author identity git would use.
 """
 
@@ -45,7 +46,7 @@ SCRUBBED = (
 # Configuration that runs a program or sends git elsewhere, pinned for every git process
 # patchq starts, whatever the target's config (or a tracked file it includes) says: a
 # patch must never run code through a hook (a husky `core.hooksPath` is a tracked folder),
-# an fsmonitor, a pager, an editor, a signing program or a credential helper (issue 15).
+# an fsmonitor, a pager, an editor, a signing program or a credential helper.
 # Command-scope config outranks every file, included ones too.
 PINNED_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.hooksPath", os.devnull),

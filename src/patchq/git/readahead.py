@@ -1,7 +1,7 @@
 """Reading git objects ahead, in batches: many requests to the persistent
 `git cat-file --batch` reader at a time instead of one round trip (a wait on another
 process) each, and the walk that finds, one directory level a batch, the trees and files
-at a list of paths (issue 22).
+at a list of paths: a whole-series run's reads cost a few round trips, not one a patch.
 """
 
 from __future__ import annotations

@@ -945,7 +945,7 @@ def changed_since_applied(
     holds over `parent` (a pull or an edit changed it since it was pushed): applied in
     memory onto `parent`, it does not give `commit`'s tree. A commit that changes nothing
     (a patch pushed with `--merge` at a conflict, its change in the working tree) is not
-    compared (issue 27, class 3)."""
+    compared."""
     parent_tree = g.commit_info(parent)["tree"].decode()
     tree = g.commit_info(commit)["tree"].decode()
     if tree == parent_tree:

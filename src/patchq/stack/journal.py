@@ -115,8 +115,9 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class Expect:
-    """The target as a command found it before working in memory (issue 27, class 3):
-    HEAD, the stack branch, and the working tree's tracked files as a tree."""
+    """The target as a command found it before working in memory: HEAD, the stack branch,
+    and the working tree's tracked files as a tree, so a change made meanwhile is found
+    and never written over."""
 
     head_branch: str | None
     head: str | None
@@ -311,7 +312,7 @@ def _can_write(path: Path) -> None:
 
 def _protect_target(g: GitRepo, plan: Plan) -> str | None:
     """Refuse (exit 5) to move a branch another worktree has checked out, or to write over
-    a file git does not track (issue 15, class 3); with `plan.force`, save those files in
+    a file git does not track (the person's work); with `plan.force`, save those files in
     a stash first and return its id."""
     if plan.head is None:
         return None

@@ -290,7 +290,8 @@ def pinned_preimages(ctx: Context, g: GitRepo, entries: Sequence[Entry]) -> Prei
 
 def changed_file(ctx: Context, stack: Stack, k: int) -> bool:
     """Whether the file of the k-th applied patch changed since it was applied (a pull,
-    an edit): it no longer makes the change its commit holds (issue 27, class 3)."""
+    an edit): it no longer makes the change its commit holds, and writing it from the
+    commit would lose that change."""
     g, repo = ctx.git(), ctx.repo()
     found = repo.series.find(stack.applied[k])
     if found is None or ladder_placed(ctx, stack, k):
@@ -340,7 +341,7 @@ def push_patches(
         n = len(stack.applied)
         if (all_ or target is None) and n >= len(names):
             # The requested state holds: every active patch is applied (DESIGN §3, exit 0),
-            # for a plain `push` as for `push -a` (issue 26 point 7).
+            # for a plain `push` as for `push -a`, as quilt's and StGit's users expect.
             return MoveOutcome(stack)
         want = len(names) if all_ else _resolve_target(names, n, target)
         if want <= n or n >= len(names):

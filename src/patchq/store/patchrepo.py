@@ -271,7 +271,7 @@ class PatchRepo:
         `patches/.<outcome>/<name>` (a hidden folder no `*.patch` glob enters). A file
         already there (retired by an earlier rebase) is never written over: the new one
         takes the first free `<stem>.<n><ext>`, nor are the paths of `taken` (the other
-        writes of the same run) (issue 27, class 3)."""
+        writes of the same run): no retired patch is ever lost."""
         try:
             data = self.read_patch(name)
         except BadInputError:

@@ -74,7 +74,7 @@ def _hunk(doc: dict[str, Any]) -> HunkOutcome:
         drift=jr.texts(doc, "drift"),
         reason=jr.text(doc, "reason"),
         moved_to=_moved(doc),
-        # Absent from records before issue 26: no narrower list, no count.
+        # Absent from a record an older patchq wrote: no narrower list, no count.
         touched_by=jr.texts(doc, "touched_by") if "touched_by" in doc else (),
         shifted=jr.integer(doc, "shifted") if "shifted" in doc else 0,
         line=jr.integer(doc, "line") if "line" in doc else 0,
@@ -382,7 +382,8 @@ def last_bytes(record: LastRebase) -> bytes:
 @dataclass(frozen=True, slots=True)
 class ExecProgress:
     """`--exec-each` under way: the commands, the whole rebased stack the runs walk, the
-    runs finished, and the patch whose run is going on (issue 27, class 4)."""
+    runs finished, and the patch whose run is going on: what `recover` and `rebase
+    --continue` need to go on after a kill."""
 
     cmd: str
     each: str

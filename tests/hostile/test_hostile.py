@@ -1,4 +1,4 @@
-"""Hostile and broken inputs through the real CLI, each with its exact outcome (issue #6).
+"""Hostile and broken inputs through the real CLI, each with its exact outcome.
 
 One table, one row per input: the patches it puts in the series (files under
 tests/data/hostile/, written by us), or what it generates at test time (a 50 MB file, an
@@ -415,7 +415,7 @@ TABLE: list[Row] = [
     Row("link-replaced-by-file", ("the-link-to-file.patch",), code=0, expect=link_replaced_by_file),
     # An ignored symlink in the checkout (not in any commit) where a patch creates a
     # file: nothing is written through it, and the person's link is not replaced either
-    # (issue 15, class 3: exit 5 naming it); `--force` stashes the link, then the patch's
+    # (the user's file is never written over: exit 5 naming it); `--force` stashes the link, then the patch's
     # folder is made in its place.
     Row(
         "ignored-link-component",

@@ -1,5 +1,4 @@
-"""No git process patchq starts runs a hook or a command from the target's config (issue 15,
-class 1).
+"""No git process patchq starts runs a hook or a command from the target's config.
 
 The target is armed every way we know: a marker script for every hook name in
 `.git/hooks/`, a tracked `.husky/` folder named by `core.hooksPath`, an fsmonitor, a

@@ -1,4 +1,4 @@
-"""Issue 15, class 5: faults of the environment are clear errors, not internal errors.
+"""Faults of the environment are clear errors, not internal errors.
 
 A full disk, a read-only or forbidden folder, a file where a folder must be, a name
 longer than file systems hold: one line naming the path, exit 5 (4 for a name the

@@ -1,4 +1,4 @@
-"""Still open from the last round (issue 27, class 6): a read-only patch repo, and a series
+"""Limits of the file system: a read-only patch repo, and a series
 name longer than a file name can be.
 
 A rebase whose patch-repo writes must fail (a read-only file system: EROFS, which even

@@ -1,4 +1,4 @@
-"""Issue 27, class 3a: nothing a person saves while patchq works in memory is lost.
+"""Nothing a person saves while patchq works in memory is lost.
 
 `push -a`, `pop -a` and `rebase` build their result in memory and check it out at the
 end. A person who saves a file or makes a commit in the target meanwhile must find it

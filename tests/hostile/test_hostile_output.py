@@ -1,4 +1,4 @@
-"""Issue 15, class 7: output that cannot be turned against the reader.
+"""Output that cannot be turned against the reader.
 
 Patch names, subjects, paths and upstream commit subjects are anyone's text. On a
 terminal an ESC or C1 sequence would drive it (clear the screen, set the title, make an

@@ -1,4 +1,4 @@
-"""Issue 15, class 2: nothing is written outside the target or into its `.git`, and the
+"""Nothing is written outside the target or into its `.git`, and the
 patch repo stays inside itself.
 
 - `.git` in every spelling git's own `verify_path` refuses (checked against git itself);

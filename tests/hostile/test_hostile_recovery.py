@@ -1,4 +1,4 @@
-"""Issue 27, class 4: recovery tells the truth.
+"""Recovery tells the truth.
 
 A kill while an `--exec-each` command runs leaves the stack at that patch: `status` says
 so, `rebase --continue` makes that run again and the rest, `rebase --abort` and `recover`

@@ -1,4 +1,4 @@
-"""Issue 15, class 6: special files are refused without being opened, and big or
+"""Special files are refused without being opened, and big or
 pathological inputs cost bounded time and memory.
 
 A FIFO in `patches/` (or as `series`, `series.lock`, `patchq.toml`) would make a plain

@@ -1,4 +1,4 @@
-"""Issue 27, class 3b: moving a retired patch never overwrites a file.
+"""Moving a retired patch never overwrites a file.
 
 With `retired = "move"`, a patch that left the series goes to `patches/.upstreamed/` or
 `patches/.dropped/`. A file already there — retired by an earlier rebase, or put there by

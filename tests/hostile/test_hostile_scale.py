@@ -1,7 +1,7 @@
-"""Every input costs linear time (issue 27, class 5): twice the input, about twice the time.
+"""Every input costs linear time: twice the input, about twice the time.
 
-Each path that compared unbounded input with difflib's SequenceMatcher (up to the
-product of the two sides' lengths) now goes through `core.bounded`, which answers
+Each path that compares unbounded input with difflib's SequenceMatcher (up to the
+product of the two sides' lengths) goes through `core.bounded`, which answers
 beyond its bound in linear time: the exported script's diff (common head and tail, one
 replacement), the look-alike hint (no hint), the word merge's line pairing (not paired:
 a conflict), the HTML report's side-by-side layout and interdiff (a plain layout), the

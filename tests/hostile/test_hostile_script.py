@@ -1,4 +1,4 @@
-"""The exported script escapes what it embeds (issue 27, class 2).
+"""The exported script escapes what it embeds.
 
 `export --script` writes a Python program holding strings from the patch repo (its
 folder's name), the target (paths, the base) and the patches (names, edits). Each must

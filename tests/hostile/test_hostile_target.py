@@ -1,4 +1,4 @@
-"""Issue 27: `target` in a cloned patch repo's patchq.toml points patchq at a checkout.
+"""`target` in a cloned patch repo's patchq.toml points patchq at a checkout.
 
 It needs no trust (patchq runs nothing there, refuses to move over uncommitted work, and
 journals every change), but a stranger's choice is named: `lint` notes a target outside

@@ -1,4 +1,4 @@
-"""Issue 27, classes 3c and 3d: `refresh` and `fold` never lose text they did not make.
+"""`refresh` and `fold` never lose text they did not make.
 
 `fold` keeps the folded patch's description in the top patch's header (as `stg squash`
 keeps both messages), before a mail's `---` line so `git am` keeps it too. `refresh`

@@ -1,4 +1,4 @@
-"""A patch repo's files are untrusted input (issue 27, class 1).
+"""A patch repo's files are untrusted input.
 
 A stranger's patch repo, cloned, names `exec`/`exec-each` in its patchq.toml: a plain
 `patchq rebase --onto REF` must not run it. It runs only when the person gave it on the

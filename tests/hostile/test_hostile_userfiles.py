@@ -1,4 +1,4 @@
-"""Issue 15, class 3: the user's files are never lost.
+"""The user's files are never lost.
 
 git overwrites ignored files silently when a checkout brings a tracked file to their
 path, and `reset --hard` deletes a file that is only staged. patchq names each such file

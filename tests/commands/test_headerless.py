@@ -183,3 +183,44 @@ def test_import_order_errors_change_nothing(tmp_path: Path) -> None:
     assert (repo / "series").read_text() == "" and not (repo / "patches").exists()
     r = cli(repo, "import", "--order", str(order), str(recipe / "a.patch"))
     assert r.returncode == 4 and "--order takes the folder" in r.stderr
+
+
+def test_init_adopts_a_patches_folder_in_place(tmp_path: Path) -> None:
+    """A package folder with `patches/` and no series (Buildroot's layout): `init` makes
+    the series of the patch files already there, in the name order such a build applies
+    them, names what it skipped, and `import` is not needed (it would find them taken)."""
+    up = tmp_path / "upstream"
+    up.mkdir()
+    git(up, "init", "-q", "-b", "main")
+    (up / "a.c").write_text(LINES)
+    git(up, "add", "-A")
+    git(up, "commit", "-q", "-m", "1.0")
+    base = git(up, "rev-parse", "HEAD").strip()
+    pkg = tmp_path / "pkg"
+    (pkg / "patches").mkdir(parents=True)
+    files = {
+        "0002-second.patch": orig_style("a.c", 12, "line 12", "TWELVE"),
+        "0001-first.patch": orig_style("a.c", 3, "line 3", "THREE"),
+        "0003-third.diff": orig_style("a.c", 18, "line 18", "EIGHTEEN"),
+    }
+    for name, text in files.items():
+        (pkg / "patches" / name).write_text(text)
+    (pkg / "patches" / "README").write_text("notes\n")
+    before = {p.name: p.read_bytes() for p in (pkg / "patches").iterdir()}
+    r = cli(pkg, "init", "--target", "../upstream")
+    assert r.returncode == 0, r.stderr
+    assert "around the 3 patches already in patches/, in name order" in r.stderr
+    assert "skipped " in r.stderr and "README: not a patch" in r.stderr
+    assert (pkg / "series").read_text() == "0001-first.patch\n0002-second.patch\n0003-third.diff\n"
+    assert {p.name: p.read_bytes() for p in (pkg / "patches").iterdir()} == before
+    r = cli(pkg, "apply", "--onto", base)
+    assert r.returncode == 0, r.stderr
+    assert cli(pkg, "verify").returncode == 0
+
+    # A file there that is not a patch at all: refused, nothing written.
+    bad = tmp_path / "bad"
+    (bad / "patches").mkdir(parents=True)
+    (bad / "patches" / "0001-broken.patch").write_text("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-a\n")
+    r = cli(bad, "init")
+    assert r.returncode == 4 and "0001-broken.patch" in r.stderr, r.stderr
+    assert sorted(p.name for p in bad.iterdir()) == ["patches"]

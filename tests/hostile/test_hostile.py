@@ -415,8 +415,8 @@ TABLE: list[Row] = [
     Row("link-replaced-by-file", ("the-link-to-file.patch",), code=0, expect=link_replaced_by_file),
     # An ignored symlink in the checkout (not in any commit) where a patch creates a
     # file: nothing is written through it, and the person's link is not replaced either
-    # (the user's file is never written over: exit 5 naming it); `--force` stashes the link, then the patch's
-    # folder is made in its place.
+    # (the user's file is never written over: exit 5 naming it); `--force` stashes the
+    # link, then the patch's folder is made in its place.
     Row(
         "ignored-link-component",
         ("through-ignored-link.patch",),

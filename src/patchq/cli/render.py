@@ -427,6 +427,16 @@ def _rebase_lines(v: RebaseView) -> list[Item]:
 
 
 def init(out: InitOutcome) -> Rendered:
+    if out.adopted:
+        skipped = tuple(info(f"skipped {s.source}: {s.reason}") for s in out.skipped)
+        return (
+            *skipped,
+            info(
+                f"initialised a patch queue in {out.root} around the "
+                f"{plural(len(out.adopted), 'patch')} already in patches/, in name order "
+                "(as a build of that folder applies them; edit series to change it)"
+            ),
+        )
     if out.kept is None:
         return (info(f"initialised an empty patch queue in {out.root}"),)
     return (

@@ -4,22 +4,27 @@ that already holds a quilt `series` (a recipe's, Debian's): its series is kept."
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from patchq.core.errors import BadInputError
-from patchq.core.series import Series
-from patchq.store.files import atomic_write, read_optional
+from patchq.core.series import Series, make_entry
+from patchq.formats import importers
+from patchq.store.files import atomic_write, read_optional, read_regular
 from patchq.store.patchrepo import CONFIG, PATCHES, SERIES
 
 
 @dataclass(frozen=True, slots=True)
 class InitOutcome:
     """The patch repo folder, and the patches of the series found there (None: there was
-    no series, an empty one was written)."""
+    no series); the patch files of `patches/` adopted into a new series, in order, and
+    the files there that are not patches, with why."""
 
     root: Path
     kept: int | None
+    adopted: tuple[str, ...] = ()
+    skipped: tuple[importers.Skipped, ...] = field(default_factory=tuple)
 
 
 def init(root: Path, upstream: str | None, branch: str | None, target: str | None) -> InitOutcome:
@@ -45,9 +50,37 @@ def init(root: Path, upstream: str | None, branch: str | None, target: str | Non
         if value:
             lines.append(f"{key} = {json.dumps(value)}")
     lines += ["strip = 1", "fuzz = 0", "guards = []", ""]
+    adopted: list[importers.Incoming] = []
+    skipped: list[importers.Skipped] = []
+    if kept is None:
+        adopted, skipped = _adopt(root / PATCHES)
     root.mkdir(parents=True, exist_ok=True)
     (root / PATCHES).mkdir(exist_ok=True)
     if kept is None:
-        atomic_write(series_path, b"", root)
+        series = "".join(make_entry(i.name).raw for i in adopted)
+        atomic_write(series_path, series.encode("utf-8", "surrogateescape"), root)
     atomic_write(root / CONFIG, "\n".join(lines).encode(), root)
-    return InitOutcome(root, kept)
+    return InitOutcome(root, kept, tuple(i.name for i in adopted), tuple(skipped))
+
+
+def _adopt(folder: Path) -> tuple[list[importers.Incoming], list[importers.Skipped]]:
+    """The patch files already in `folder` (the queue's `patches/`, no series beside it),
+    in sorted name order as a build of such a folder applies them; each is parsed, so a
+    file that is not a patch is refused (exit 4) before anything is written."""
+    if not folder.is_dir() or folder.is_symlink():
+        return [], []
+    kinds = [
+        (e.name, "folder" if e.is_dir() else "file" if e.is_file() else "other")
+        for e in os.scandir(folder)
+    ]
+    base = folder.resolve()
+
+    def read(name: str) -> bytes:
+        p = (folder / name).resolve()
+        if base not in p.parents:
+            raise BadInputError(f"patch {name!r} leads outside patches/", str(folder / name))
+        return read_regular(p)
+
+    if not any(kind == "file" and n.endswith(importers.PATCH_SUFFIXES) for n, kind in kinds):
+        return [], []
+    return importers.from_folder(kinds, read, str(folder), ())

@@ -38,13 +38,12 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-
-from patchq.core import hunks as engine  # noqa: E402
-from patchq.core.errors import BadInputError  # noqa: E402
-from patchq.core.patch import parse  # noqa: E402
+from patchq.core import hunks as engine
+from patchq.core.errors import BadInputError
+from patchq.core.patch import parse
 
 WORDS = ["int a;", "int b;", "}", "{", "", "return 0;", "x++;", "// note"]
 TAG = re.compile(rb"\x01\d+\x01")
@@ -216,13 +215,13 @@ def _one(seed: int, work: Path) -> dict[str, object]:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--cases", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--show", type=int, default=3, help="cases of each violation to print")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     for tool in ("git", "patch"):
         if shutil.which(tool) is None:
             sys.exit(f"differential.py needs `{tool}` on PATH")
@@ -380,7 +379,3 @@ def main() -> int:
         if kind != "patchq applied, but not where the lines are":
             failed = True
     return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

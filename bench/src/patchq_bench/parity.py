@@ -61,11 +61,14 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+from patchq_bench.paths import BENCH, WORK_ENV, path_option
+from patchq_bench.paths import REPO as ROOT
+
+HERE = Path(__file__).resolve().parent  # parity_worker.py is run from here, by its path
 TIMEOUT = 300
 
 IDENT = {
@@ -727,13 +730,17 @@ def patchq_version(pq: list[str]) -> str:
     return (r.stdout.strip() or r.stderr.strip()) + " src:" + h.hexdigest()[:16]
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--corpus", type=Path, default=Path("/work/corpus/parity"))
-    ap.add_argument("--results", type=Path, default=Path("/work/corpus/parity-results.json"))
-    ap.add_argument("--md", type=Path, default=HERE / "PARITY.md")
+    path_option(
+        ap, "--corpus", WORK_ENV, "the materialized cases (harvest materialize --out)", "parity"
+    )
+    path_option(
+        ap, "--results", WORK_ENV, "the results JSON, outside the repository", "parity-results.json"
+    )
+    ap.add_argument("--md", type=Path, default=BENCH / "PARITY.md")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--patchq", default=f"{sys.executable} -m patchq")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "parity-work")
@@ -874,7 +881,3 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -14,17 +14,15 @@ replaces the block bench.py wrote in that file instead of appending a section.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
+from collections.abc import Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench  # noqa: E402
+from patchq_bench.speed import cli as bench
 
 OLD_TOOLS = {"patchq": "apply", "am": "am", "loop": "loop", "floor": "floor", "quilt": "quilt"}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", default="300")
     ap.add_argument("--tools", default="patchq,am,loop,floor,quilt")
     a, rest = ap.parse_known_args(argv)
@@ -34,9 +32,6 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"unknown tool {t!r} (known: {','.join(OLD_TOOLS)})")
         tools.append(OLD_TOOLS[t])
     return bench.main(
-        ["--counts", a.count, "--tools", ",".join(tools), *rest], prog="bench_apply.py"
+        ["--counts", a.count, "--tools", ",".join(tools), *rest],
+        prog=prog or "patchq-bench speed-apply",
     )
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -21,7 +21,7 @@ import traceback
 
 def serve() -> int:
     if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
-        del sys.path[0]  # bench/'s scripts are no modules of patchq's
+        del sys.path[0]  # the bench's modules are none of patchq's
     from patchq.cli.main import main
 
     # Replies go to a copy of the pipe; fd 1 and 2 are the request's own (what a git

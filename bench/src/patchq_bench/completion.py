@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 CASES = (("pop 09", 2), ("push ", 2), ("delete 00", 2))
@@ -79,8 +80,8 @@ def shim(root: Path, log: Path) -> Path:
     return folder
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("--patches", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--patchq", default=f"{shlex.quote(sys.executable)} -m patchq")
@@ -138,7 +139,3 @@ def main(argv: list[str] | None = None) -> int:
             )
         print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

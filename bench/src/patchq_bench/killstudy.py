@@ -39,13 +39,12 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import bench  # noqa: E402  (bench.py's window, clone and format-patch)
+from patchq_bench.paths import BENCH, MIRRORS_ENV, REPO, path_option
+from patchq_bench.speed import workspace as bench  # the window, clone and format-patch
 
 POINTS = [
     "journal:recorded",
@@ -264,7 +263,7 @@ def make_series(args: argparse.Namespace, tmp: Path) -> tuple[Path, Path, str, s
     """The target, the patch repo, the base, an upstream commit that moves nothing the
     series touches (a rebase onto it finishes) and a drifted upstream (one that stops)."""
     repo = args.repo
-    if args.generated or not repo.exists():
+    if args.generated or repo is None or not repo.exists():
         repo = tmp / "generated"
         generate(repo, 300, args.drift, 300, args.seed)
     s = bench.prepare(repo, args.end, 300, tmp, True, args.drift)
@@ -288,9 +287,17 @@ def make_series(args: argparse.Namespace, tmp: Path) -> tuple[Path, Path, str, s
     return t, s.queue, s.base, later, s.drift
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repo", type=Path, default=Path("/work/.mirror/curl+curl/repo"))
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    path_option(
+        ap,
+        "--repo",
+        MIRRORS_ENV,
+        "the repository the series is cut from",
+        "curl+curl",
+        "repo",
+        always=False,
+    )
     ap.add_argument("--end", default="HEAD")
     ap.add_argument(
         "--generated",
@@ -300,10 +307,10 @@ def main() -> int:
     ap.add_argument("--drift", type=int, default=100, help="the stopping rebase: BASE~D")
     ap.add_argument("--points", type=int, default=180)
     ap.add_argument("--seed", type=int, default=15)
-    ap.add_argument("--md", type=Path, default=HERE / "KILLSTUDY.md")
+    ap.add_argument("--md", type=Path, default=BENCH / "KILLSTUDY.md")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--only", help="comma-separated scenario names (default: all)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rnd = random.Random(args.seed)
     tmp = Path(tempfile.mkdtemp(prefix="killstudy-"))
     started = time.time()
@@ -503,7 +510,7 @@ def write_report(
             else "random delay"
         ] += 1
     rev = subprocess.run(
-        ["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
         capture_output=True,
         text=True,
     ).stdout.strip()
@@ -559,7 +566,3 @@ def write_report(
         )
     args.md.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -25,8 +25,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from patchq_bench.paths import WORK_ENV, path_option
 
 PATCHQ = [sys.executable, "-m", "patchq"]
 ENV = {
@@ -170,11 +173,18 @@ def one_release(case_dir: Path, release: str, tmp: Path) -> Row:
     return row
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cases", type=Path, default=Path("/tmp/realworld-cases"))
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+    path_option(
+        ap,
+        "--cases",
+        WORK_ENV,
+        "the materialized cases (realworld's OUT/cases)",
+        "realworld",
+        "cases",
+    )
     ap.add_argument("--only", nargs="*")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     index = args.cases / "index.json"
     if not index.is_file():
         print(f"no {index}: run ../shared/realworld/materialize.py first", file=sys.stderr)
@@ -229,7 +239,3 @@ def main() -> int:
         if r.whole != "same":
             print(f"whole series {r.case} {r.release}: {r.whole}")
     return 1 if tot.differing else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from patchq_bench.speed.builds import snapshot_rev, with_baseline
 from patchq_bench.speed.report import per_patch, process_table, ratio_rows
-from patchq_bench.speed.rows import RATIO_LABELS, ROWS, Ctx, Row
-from patchq_bench.speed.workspace import BenchError
+from patchq_bench.speed.rows import RATIO_LABELS, ROWS, Ctx, Outcome, Row
+from patchq_bench.speed.workspace import BenchError, Setup
 
 
 def test_every_patchq_row_is_followed_by_its_baseline_twin(tmp_path: Path) -> None:
@@ -23,14 +23,16 @@ def test_every_patchq_row_is_followed_by_its_baseline_twin(tmp_path: Path) -> No
 
     seen: list[Any] = []
 
-    def fn(s: object, cx: object) -> str:
+    ran = Outcome(True, 0.0, 0, summary="ran")
+
+    def fn(s: Setup, cx: Ctx) -> Outcome:
         seen.append(cx)
-        return "ran"
+        return ran
 
     row = Row("apply", "patchq apply", "BASE", True, lambda s, cx: None, fn, "head")
     twin = with_baseline([row], tmp_path)[1]
     cx = Ctx(["patchq"], None, env={"X": "1"})
-    assert twin.fn(None, cx) == "ran"
+    assert twin.fn(cast(Setup, None), cx) is ran  # the twin passes the series through
     assert seen[0].patchq == [sys.executable, "-m", "patchq"]
     assert seen[0].env == {"PYTHONPATH": str(tmp_path)}
     assert cx.patchq == ["patchq"], "the twin must not change the main build's context"

@@ -40,10 +40,12 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError
 from patchq.core.patch import parse
+from patchq.core.status import Status
 
 WORDS = ["int a;", "int b;", "}", "{", "", "return 0;", "x++;", "// note"]
 TAG = re.compile(rb"\x01\d+\x01")
@@ -145,7 +147,7 @@ def _one(seed: int, work: Path) -> dict[str, object]:
         "applied"
         if ours.ok
         else "ambiguous"
-        if any(h.status == engine.AMBIGUOUS for h in ours.hunks)
+        if any(h.status == Status.AMBIGUOUS for h in ours.hunks)
         else "failed"
     )
     git = run(["git", "apply", "-p1"], work, target, patch)
@@ -248,7 +250,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         c["gnu agreed"] += bool(r["gnu_agree"])
         c["git and gnu both applied"] += bool(r["git"] and r["gnu"])
         c["git and gnu differ"] += bool(r["git"] and r["gnu"] and not r["git_gnu_agree"])
-        same0, same2, gnu2, pq2 = r["gnu_mode"]  # type: ignore[misc]
+        same0, same2, gnu2, pq2 = cast(tuple[bool, bool, bool, bool], r["gnu_mode"])
         c["gnu placement same, fuzz 0"] += bool(r["gnu"] and same0)
         c["gnu fuzz 2 applied"] += bool(gnu2)
         c["gnu placement same, fuzz 2"] += bool(gnu2 and same2)

@@ -42,6 +42,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from patchq_bench.paths import BENCH, MIRRORS_ENV, REPO, path_option
 from patchq_bench.speed import workspace as bench  # the window, clone and format-patch
@@ -466,10 +467,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             }
             if not ok:
                 near = min(ok_states, key=lambda s: len(diff(s, got)))
-                entry["differs"] = diff(near, got)[:12]
+                differs = diff(near, got)[:12]
+                entry["differs"] = differs
                 entry["values"] = {
                     k: [near.get(k), got.get(k)]
-                    for k in entry["differs"]  # type: ignore[union-attr]
+                    for k in differs
                     if k in ("HEAD", "refs", "status") or k.startswith("state:")
                 }
                 entry["left_by_kill"] = left
@@ -560,9 +562,10 @@ def write_report(
     if not fails:
         lines.append("None: every kill point recovered byte for byte.")
     for r in fails:
+        differs = ", ".join(map(str, cast(list[object], r["differs"])))
         lines.append(
             f"- {r['command']}, {r['kill']}, {r['recovery']} "
-            f"(exit {r['recovery_exit']}): differs in {', '.join(map(str, r['differs']))}"
+            f"(exit {r['recovery_exit']}): differs in {differs}"
         )
     args.md.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

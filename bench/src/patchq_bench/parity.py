@@ -233,10 +233,10 @@ def gnu_status(stdout: str) -> str:
 
 
 def gnu_apply(
-    case: Path, work: Path, fuzz: int | None, phases: Counter[str] | None = None
+    case: Path, work: Path, fuzz: int | None, phases: defaultdict[str, float] | None = None
 ) -> dict[str, Any]:
     """GNU patch walks the series; stops at the first patch it cannot apply."""
-    phases = Counter() if phases is None else phases
+    phases = defaultdict(float) if phases is None else phases
     dest = work / f"gnu-{'F0' if fuzz == 0 else 'default'}"
     t = time.perf_counter()
     copy_base(case, dest)
@@ -279,9 +279,9 @@ def patchq_apply(
     work: Path,
     fuzz: int,
     use_worker: bool = True,
-    phases: Counter[str] | None = None,
+    phases: defaultdict[str, float] | None = None,
 ) -> dict[str, Any]:
-    phases = Counter() if phases is None else phases
+    phases = defaultdict(float) if phases is None else phases
     target = work / f"pq-F{fuzz}"
     t = time.perf_counter()
     copy_base(case, target)
@@ -481,7 +481,7 @@ def run_case(
     meta = json.loads((case / "case.json").read_text())
     work = Path(tempfile.mkdtemp(prefix=case.name[:40] + "-", dir=work_root))
     t = time.perf_counter()
-    phases: Counter[str] = Counter()
+    phases: defaultdict[str, float] = defaultdict(float)
     try:
         key = cache.key(case, meta) if cache is not None else None
         got = cache.get(key) if cache is not None and key is not None else None
@@ -767,8 +767,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         total = old["meta"].get("total") or (
             len(json.loads(index.read_text())) if index.is_file() else None
         )
-        meta = old["meta"]
-        write_md(old["cases"], args.md, meta["command"], meta.get("seconds"), total, meta)
+        old_meta = old["meta"]
+        write_md(
+            old["cases"], args.md, old_meta["command"], old_meta.get("seconds"), total, old_meta
+        )
         return 0
     pq = args.patchq.split()
     if os.sep in pq[0] and not os.path.isabs(pq[0]):
@@ -846,11 +848,12 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     for w in _all_workers:
         w.close()
     meta["seconds"] = round(time.time() - t)
-    phases: Counter[str] = Counter()
+    phases: defaultdict[str, float] = defaultdict(float)
     for n in todo:
         for k, v in results.get(n, {}).get("phases", {}).items():
             phases[k] += v
-    meta["phases"] = {k: round(v) for k, v in phases.most_common()}
+    by_cost = sorted(phases.items(), key=lambda kv: kv[1], reverse=True)  # as most_common
+    meta["phases"] = {k: round(v) for k, v in by_cost}
     meta["gnu_cache_hits"] = cache.hits
     meta["load"] = [round(x, 2) for x in os.getloadavg()]
     # CPU seconds of this run and every process it waited for (GNU patch, git, the

@@ -160,7 +160,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     if args.cmd == "fetch-list":
         man = json.loads(args.manifest.read_text())
         if args.needed:
-            need = Counter()
+            need: Counter[str] = Counter()
             for c in man["cases"]:
                 need[c["downstream_repo"]] += 0
                 need[c["upstream_repo"]] += len(c["patches"])

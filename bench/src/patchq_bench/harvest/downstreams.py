@@ -607,7 +607,7 @@ def harvest_debian(
 
 def harvest_downstream(
     mirrors: Path, key: str, repo: str, commit: str
-) -> tuple[list[Package], str]:
+) -> tuple[list[Package], str, dict[str, tuple[str, str]]]:
     gd = mirror_gitdir(mirrors, repo)
     if gd is None:
         raise FileNotFoundError(repo)

@@ -34,6 +34,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from patchq_bench.paths import REPO as PROJECT
 from patchq_bench.speed.builds import (
@@ -213,7 +214,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
             return 2
         rows = with_baseline(rows, baseline[1])
-    report: dict = {
+    report: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d"),
         "command": command,
         "repository": str(src),
@@ -259,7 +260,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             print(
                 f"\nN={count}: range {s.base[:12]}..{s.head[:12]}, "
                 f"{s.stats['file_changes']} file changes, "
-                f"{s.stats['patch_bytes'] / 1e6:.1f} MB, {s.stats['tree_files']}-file tree"
+                f"{float(str(s.stats['patch_bytes'])) / 1e6:.1f} MB, "
+                f"{s.stats['tree_files']}-file tree"
                 + (f"; drift onto {s.drift[:12]} (BASE~{a.drift})" if s.drift else ""),
                 flush=True,
             )

@@ -5,6 +5,7 @@ and the Markdown block it keeps in a results file.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from patchq_bench.speed.rows import BASELINE, RATIO_LABELS, RATIO_PEERS, ROWS
 
@@ -25,7 +26,7 @@ HEADERS = [
 ]
 
 
-def table_rows(results: dict[str, dict]) -> list[list[str]]:
+def table_rows(results: dict[str, dict[str, Any]]) -> list[list[str]]:
     rows = []
     for r in results.values():
         if r["status"] != "ok":
@@ -62,7 +63,7 @@ def table_rows(results: dict[str, dict]) -> list[list[str]]:
     return rows
 
 
-def ratio_rows(results: dict[str, dict]) -> tuple[list[str], list[list[str]]]:
+def ratio_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     cols = [p for p in RATIO_PEERS if p in results and results[p]["status"] == "ok"]
     if any(k.endswith(BASELINE) for k in results):
         cols.insert(0, "baseline")
@@ -96,11 +97,11 @@ def md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
-def ratio(results: dict[str, dict], a: str, b: str) -> float | None:
+def ratio(results: dict[str, dict[str, Any]], a: str, b: str) -> float | None:
     ra, rb = results.get(a), results.get(b)
     if not ra or not rb or ra["status"] != "ok" or rb["status"] != "ok":
         return None
-    return ra["median_s"] / rb["median_s"]
+    return float(ra["median_s"]) / float(rb["median_s"])
 
 
 # (label, numerator row, denominator row, bound): patchq/peer must be at most `bound`.
@@ -115,7 +116,7 @@ TARGETS = [
 ]
 
 
-def targets(series: list[dict]) -> tuple[list[str], list[list[str]]]:
+def targets(series: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     headers = ["target (issue 5)", *(f"N={x['count']}" for x in series)]
     rows = []
     for label, a, b, bound in TARGETS:
@@ -137,7 +138,7 @@ def targets(series: list[dict]) -> tuple[list[str], list[list[str]]]:
     return headers, rows
 
 
-def process_table(series: list[dict]) -> tuple[list[str], list[list[str]], list[str]]:
+def process_table(series: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[str]]:
     """git processes per patchq run, per command and N; and which commands grow with N."""
     headers = [
         "patchq command",
@@ -171,11 +172,11 @@ def process_table(series: list[dict]) -> tuple[list[str], list[list[str]], list[
     return headers, rows, growing + per_patch(series)
 
 
-def per_patch(series: list[dict]) -> list[str]:
+def per_patch(series: list[dict[str, Any]]) -> list[str]:
     """What a single N shows of a count that grows with the series: a git subcommand one
     patchq run starts at least N times (once per patch), or more than once beyond the
     fewest runs of it seen for the same command (at any N, in either build, --baseline)."""
-    seen: list[tuple[str, int, dict, dict[str, int]]] = []
+    seen: list[tuple[str, int, dict[str, Any], dict[str, int]]] = []
     for x in series:
         for k, r in x["rows"].items():
             if r.get("patchq") and r.get("git_calls") is not None:
@@ -196,7 +197,7 @@ def per_patch(series: list[dict]) -> list[str]:
     return out
 
 
-def series_heading(x: dict) -> list[str]:
+def series_heading(x: dict[str, Any]) -> list[str]:
     st, rng = x["stats"], x["range"]
     out = [f"### N = {x['count']}: `{rng['base'][:12]}..{rng['head'][:12]}`", ""]
     out.append(
@@ -213,7 +214,7 @@ def series_heading(x: dict) -> list[str]:
     return out
 
 
-def md_report(report: dict) -> str:
+def md_report(report: dict[str, Any]) -> str:
     m = report["machine"]
     out = [
         f"Written by `bench/bench.py` on {report['date']}; see `bench/README.md` for "
@@ -284,7 +285,7 @@ def write_md(path: Path, body: str) -> None:
     path.write_text(text)
 
 
-def print_series(x: dict) -> None:
+def print_series(x: dict[str, Any]) -> None:
     print()
     print("\n".join(series_heading(x)).replace("### ", ""))
     print(text_table(HEADERS, table_rows(x["rows"])))

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from patchq_bench.speed.workspace import (
     MEASURE_RSS,
@@ -75,7 +76,7 @@ def finish(cx: Ctx, o: Outcome) -> Outcome:
     return o
 
 
-def load_json(p: Proc) -> dict | None:
+def load_json(p: Proc) -> dict[str, Any] | None:
     try:
         doc = json.loads(p.out)
     except ValueError:
@@ -424,10 +425,10 @@ def result_tree(s: Setup, how: str) -> str:
 # --- one series ---------------------------------------------------------------------------
 
 
-def bench_series(s: Setup, cx: Ctx, rows: list[Row], runs: int) -> dict[str, dict]:
+def bench_series(s: Setup, cx: Ctx, rows: list[Row], runs: int) -> dict[str, dict[str, Any]]:
     """The untimed check pass (result trees, outcomes, peak RSS, git processes), then
     `runs` timed rounds, round-robin over the rows; returns one record per row."""
-    results: dict[str, dict] = {}
+    results: dict[str, dict[str, Any]] = {}
     for row in rows:
         r = results[row.key] = {
             "key": row.key,

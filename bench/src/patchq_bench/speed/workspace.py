@@ -307,9 +307,9 @@ def reset(s: Setup, start: str) -> None:
     # nothing else: its history lives in the source via objects/info/alternates), so no
     # tool finds the objects of an earlier run already written.
     objects = gd / "objects"
-    for d in objects.iterdir():
-        if len(d.name) == 2 and all(c in "0123456789abcdef" for c in d.name):
-            shutil.rmtree(d, ignore_errors=True)
+    for sub in objects.iterdir():
+        if len(sub.name) == 2 and all(c in "0123456789abcdef" for c in sub.name):
+            shutil.rmtree(sub, ignore_errors=True)
     if (objects / "pack").is_dir():
         for f in (objects / "pack").iterdir():
             f.unlink()

@@ -1,4 +1,4 @@
-"""The pure helpers of bench/realworld.py: error parsing, failure grouping, the report.
+"""The pure helpers of patchq-bench realworld: error parsing, failure grouping, the report.
 
 No mirrors, no network, no git: the driver itself is exercised by running the bench; these
 pin the pieces whose mistakes would silently mislabel a measurement.
@@ -204,8 +204,8 @@ def test_build_report_counts_what_the_inputs_say() -> None:
         },
     }
     peers = {"tools": ["patch", "patchq"], "cases": [case]}
-    md = build_report(peers, {"deb-x-1-to-2": log}, "bench/realworld.py --only x", "D", [])
-    assert "bench/realworld.py --only x" in md
+    md = build_report(peers, {"deb-x-1-to-2": log}, "patchq-bench realworld --only x", "D", [])
+    assert "patchq-bench realworld --only x" in md
     assert "| same as the maintainer (of 3) | **2** | **2** |" in md
     assert "| applied but not the maintainer's result | 1 | 0 |" in md
     assert "| deb-x-1-to-2 | Debian | 3 | 2 | 1 | 1+1 = 2 (1) | 1+1 = 2 (0) |" in md
@@ -229,7 +229,7 @@ def test_split_is_the_sha256_rule_of_the_case_name() -> None:
         assert rc.split_of(n) == ("tuning" if first < 179 else "validation")
     share = sum(rc.split_of(n) == "validation" for n in names) / len(names)
     assert 0.27 < share < 0.33
-    # pinned names: the rule may never change silently (the same as bench/harvest.py's)
+    # pinned names: the rule may never change silently (the same as patchq-bench harvest's)
     assert rc.split_of("tx-libnl-3.7.0-to-3.8.0") == "validation"
     assert rc.split_of("ms-libplist-2.2.0-to-2.3.0") == "validation"
     assert rc.split_of("tx-uftrace-0.12-to-0.13") == "tuning"
@@ -363,7 +363,12 @@ def test_validation_part_is_reported_as_totals_only() -> None:
     assert "| word | 1 | 0 | 1 | 0 | 0.0% | proposed (1 < 30 uses) |" in md
     assert "| word | 1 | 1 | 0 | 0 | 100.0% |" in md  # tuning: no tier column
     pmd = precision_md(
-        [("validation", val)], "cmd --split validation", ["`x.toml`"], "pq", "D", "unsupported"
+        [("validation", val)],
+        "cmd --split validation",
+        ["`x.toml`"],
+        "pq",
+        "D",
+        accept_status="unsupported",
     )
     assert "cmd --split validation" in pmd and "`x.toml`" in pmd
     assert "≥ 97% precision over ≥ 30 validation uses" in pmd and vname not in pmd

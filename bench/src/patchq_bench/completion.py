@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time shell completion of patch names: what one TAB costs (issue 26, point 9).
 
-    python3 bench/completion.py [--patches 1000] [--runs 15] [--patchq "CMD"] [--tmpdir DIR]
+    patchq-bench completion [--patches 1000] [--runs 15] [--patchq "CMD"] [--tmpdir DIR]
 
 Builds a target (one file) and a patch repo of N one-line patches, applies them and pops
 one, then asks patchq for completions exactly as bash does (`_PATCHQ_COMPLETE=

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential testing at scale: patchq's hunk engine against `git apply` and GNU patch.
 
-    python3 bench/differential.py [--cases 5000] [--seed 1] [--jobs 2] [--show 3]
+    patchq-bench differential [--cases 5000] [--seed 1] [--jobs 2] [--show 3]
 
 Not run in CI (a few minutes for 5,000 cases). Standard library, patchq (imported from
 src/), git and GNU patch. Each case is made like tests/core/test_differential.py's: a file of
@@ -226,12 +226,35 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     args = ap.parse_args(argv)
     for tool in ("git", "patch"):
         if shutil.which(tool) is None:
-            sys.exit(f"differential.py needs `{tool}` on PATH")
+            sys.exit(f"patchq-bench differential needs `{tool}` on PATH")
     t0 = time.monotonic()
     seeds = [args.seed * 1_000_003 + i for i in range(args.cases)]
     with multiprocessing.Pool(args.jobs) as pool:
         results = pool.map(one, seeds, chunksize=50)
     took = time.monotonic() - t0
+    c, bad = tally(results)
+    rows = summary(args, c, bad, took)
+    width = max(len(a) for a, _ in rows)
+    print(f"| {'':{width}} | |\n|{'-' * (width + 2)}|---|")
+    for a, b in rows:
+        print(f"| {a:{width}} | {b} |")
+    failed = False
+    for kind, cases in bad.items():
+        print(f"\n{kind}: {len(cases)}")
+        for r in cases[: args.show]:
+            print(f"  seed {r['seed']}: {r.get('detail') or r.get('error')}")
+        # A look-alike copy nearer than the real block is not something a patch alone
+        # can tell apart (git and GNU patch take it too); check/rebase doubt such moves
+        # against the pinned base. Everything else breaks the contract.
+        if kind != "patchq applied, but not where the lines are":
+            failed = True
+    return 1 if failed else 0
+
+
+def tally(
+    results: list[dict[str, object]],
+) -> tuple[Counter[str], dict[str, list[dict[str, object]]]]:
+    """The counts over every case, and the cases of each violation of the contract."""
     c: Counter[str] = Counter()
     bad: dict[str, list[dict[str, object]]] = {}
     for r in results:
@@ -293,6 +316,16 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             c["patchq wrong, git the same"] += bool(r["agree"])
             c["patchq wrong, gnu the same"] += bool(r["gnu_agree"])
             bad.setdefault("patchq applied, but not where the lines are", []).append(r)
+    return c, bad
+
+
+def summary(
+    args: argparse.Namespace,
+    c: Counter[str],
+    bad: dict[str, list[dict[str, object]]],
+    took: float,
+) -> list[tuple[str, str]]:
+    """The report's rows: what each tool did, and how often it was right."""
     n = c["cases"]
 
     def pct(k: int, of: int) -> str:
@@ -366,18 +399,4 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         ),
         ("time", f"{took:.1f} s on {args.jobs} processes"),
     ]
-    width = max(len(a) for a, _ in rows)
-    print(f"| {'':{width}} | |\n|{'-' * (width + 2)}|---|")
-    for a, b in rows:
-        print(f"| {a:{width}} | {b} |")
-    failed = False
-    for kind, cases in bad.items():
-        print(f"\n{kind}: {len(cases)}")
-        for r in cases[: args.show]:
-            print(f"  seed {r['seed']}: {r.get('detail') or r.get('error')}")
-        # A look-alike copy nearer than the real block is not something a patch alone
-        # can tell apart (git and GNU patch take it too); check/rebase doubt such moves
-        # against the pinned base. Everything else breaks the contract.
-        if kind != "patchq applied, but not where the lines are":
-            failed = True
-    return 1 if failed else 0
+    return rows

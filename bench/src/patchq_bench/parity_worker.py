@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""One long-lived patchq for `bench/parity.py`: runs `patchq.cli.main.main(argv)` per request.
+"""One long-lived patchq for `patchq-bench parity`: runs `patchq.cli.main.main(argv)` per request.
 
-`parity.py` starts one per job with the interpreter (and environment) of its `--patchq`
+`patchq-bench parity` starts one per job with the interpreter (and environment) of its `--patchq`
 command, in place of `-m patchq`, so patchq's modules load once per job, not twice per
 case (where no bytecode may be written, as under PYTHONDONTWRITEBYTECODE, each start
 also compiles every module again). Each request is the command line a user would type,

@@ -1,6 +1,6 @@
 """How long `render_refreshed` takes to write a big patch back in its own style.
 
-    python3 bench/refresh_style.py [--sections 2000] [--runs 5]
+    patchq-bench refresh-style [--sections 2000] [--runs 5]
 
 A synthetic patch of N file sections (two hunks' worth of lines each, half of them
 changed by the "refresh"), once plain (quilt's `--- a/f`/`+++ b/f`) and once git-style,

@@ -1,6 +1,6 @@
 """The wall-clock bounds the test suite measures but does not assert.
 
-    python3 bench/wall_clock.py [--runs 1] [--json out.json] [NODE …]
+    patchq-bench wall-clock [--runs 1] [--json out.json] [NODE …]
 
 A test that asserts elapsed time fails on a loaded machine (two cores shared with other
 jobs) while patchq is fine, so the tests only measure: each calls `wall_clock(what,

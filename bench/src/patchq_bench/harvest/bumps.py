@@ -43,7 +43,7 @@ VERSION_FILE = {
 
 
 def package_at(
-    mirrors: Path, key: str, gd: Path, blobs: Blobs, commit: str, pkgdir: str
+    mirrors: Path, key: str, gd: Path, blobs: Blobs, commit: str, *, pkgdir: str
 ) -> Package | None:
     """The one package in PKGDIR at COMMIT, read as its downstream reads it."""
     files = blobs.tree(f"{commit}:{pkgdir}", pkgdir)
@@ -115,15 +115,12 @@ def successor_map(
     return out
 
 
-def find_bumps(
-    mirrors: Path, key: str, since: str, limit: int | None
-) -> tuple[list[dict[str, Any]], Counter[str]]:
-    repo, prefix, dist = DOWNSTREAMS[key]
-    gd = mirror_gitdir(mirrors, repo)
-    reasons: Counter[str] = Counter()
-    if gd is None:
-        reasons["downstream mirror not fetched"] += 1
-        return [], reasons
+def _touching_commits(
+    gd: Path, key: str, since: str
+) -> tuple[int, list[tuple[str, str, str, list[str]]]]:
+    """The commits since `since` that touch a package's build file or patches in the
+    downstream `key` (id, parent, subject, paths), and how deep a package's folder is
+    (-1: LibreELEC's, read from the path)."""
     if key == "buildroot":
         specs = ["package/*/*.mk", "package/*/*.patch", "package/*/*/*.patch"]
         depth = 2
@@ -159,6 +156,19 @@ def find_bumps(
         if len(idl) != 2:
             continue
         commits.append((idl[0], idl[1], subj, [p for p in paths if p.strip()]))
+    return depth, commits
+
+
+def find_bumps(
+    mirrors: Path, key: str, since: str, limit: int | None
+) -> tuple[list[dict[str, Any]], Counter[str]]:
+    repo, prefix, dist = DOWNSTREAMS[key]
+    gd = mirror_gitdir(mirrors, repo)
+    reasons: Counter[str] = Counter()
+    if gd is None:
+        reasons["downstream mirror not fetched"] += 1
+        return [], reasons
+    depth, commits = _touching_commits(gd, key, since)
     blobs = Blobs(gd)
     out: list[dict[str, Any]] = []
     try:
@@ -177,8 +187,8 @@ def find_bumps(
                     PATCH_NAME.search(p) or p.endswith(".patch64") for p in ps
                 ):
                     continue
-                old = package_at(mirrors, key, gd, blobs, parent, d)
-                new = package_at(mirrors, key, gd, blobs, c, d)
+                old = package_at(mirrors, key, gd, blobs, parent, pkgdir=d)
+                new = package_at(mirrors, key, gd, blobs, c, pkgdir=d)
                 if old is None or new is None or not old.patches or not new.patches:
                     reasons["no patches before or after"] += 1
                     continue
@@ -252,6 +262,7 @@ def bump_case(
     versions: tuple[str, str],
     up: tuple[str, str | None, str | None, str | None, str | None],
     ds: tuple[str, str, str, str],
+    *,
     key: str,
     series: tuple[list[str], list[str]],
     strip: int,
@@ -350,10 +361,10 @@ def find_bumps_spack(
                         (v_old, v_new),
                         (str(up_repo), ends[0][1], ends[0][0], ends[1][1], ends[1][0]),
                         (repo, commit, commit, subject),
-                        "spack",
-                        ([p[cut:] for p, _ in old], [p[cut:] for p, _ in new]),
-                        strip.pop(),
-                        texts,
+                        key="spack",
+                        series=([p[cut:] for p, _ in old], [p[cut:] for p, _ in new]),
+                        strip=strip.pop(),
+                        texts=texts,
                     )
                     case["patch_dir"] = d
                     out.append(case)
@@ -528,10 +539,10 @@ def find_bumps_debian(
                     (str(old.upstream), str(new.upstream)),
                     (repo, old.commit, old.commit, new.commit, new.commit),
                     (repo, old.commit, new.commit, new.subject),
-                    "debian",
-                    series,
-                    strip.pop(),
-                    texts,
+                    key="debian",
+                    series=series,
+                    strip=strip.pop(),
+                    texts=texts,
                 )
                 case["patch_dir"] = "debian/patches"
                 case["upstream_strip_dir"] = "debian"

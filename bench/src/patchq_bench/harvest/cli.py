@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Harvest real patch series from downstream distributions' git history, by rule.
 
-    python3 bench/harvest.py [--mirrors /work/.mirror] manifest [--out MANIFEST] [--at DATE ...]
-    python3 bench/harvest.py fetch-list [--manifest ...]        # upstream mirrors still missing
-    python3 bench/harvest.py materialize [--manifest ...] [--out /work/corpus/parity] [--jobs 2]
-    python3 bench/harvest.py bumps [--out bench/corpus/refresh-cases.toml] [--since 2018-01-01]
+    patchq-bench harvest [--mirrors MIRRORS] manifest [--out MANIFEST] [--at DATE ...]
+    patchq-bench harvest fetch-list [--manifest ...]        # upstream mirrors still missing
+    patchq-bench harvest materialize [--manifest ...] [--out DIR] [--jobs 2]
+    patchq-bench harvest bumps [--out bench/corpus/refresh-cases.toml] [--since 2018-01-01]
         [--only KEY ...] [--debian-list FILE] [--debian-since DATE] [--at DATE ...]
 
 For each downstream mirror (MIRRORS/OWNER+NAME/repo, as the `fetch` tool leaves them) and
@@ -100,7 +100,7 @@ def load_debian_list(path: Path | None) -> list[str]:
     ]
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+def parser(prog: str | None = None) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -147,97 +147,116 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         default=SNAPSHOT_DATES,
         help="Spack: also read package.py at the last commit before these dates",
     )
-    args = ap.parse_args(argv)
-    if args.cmd == "manifest":
-        man = build_manifest(args.mirrors, load_debian_list(args.debian_list), args.only, args.at)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(man, indent=1) + "\n")
-        n = sum(len(c["patches"]) for c in man["cases"])
-        print(f"{len(man['cases'])} series, {n} patches -> {args.out}")
-        for k, v in man["skipped_packages"].items():
-            print(f"  skipped {v} packages ({man['skipped_patches'].get(k, 0)} patches): {k}")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    args = parser(prog).parse_args(argv)
+    run = {
+        "manifest": manifest,
+        "fetch-list": fetch_list,
+        "materialize": materialize,
+        "bumps": bumps,
+    }
+    return run[args.cmd](args)
+
+
+def manifest(args: argparse.Namespace) -> int:
+    """Every series each downstream carries, at HEAD and the snapshot dates: the parity
+    manifest (names and ids only)."""
+    man = build_manifest(args.mirrors, load_debian_list(args.debian_list), args.only, args.at)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(man, indent=1) + "\n")
+    n = sum(len(c["patches"]) for c in man["cases"])
+    print(f"{len(man['cases'])} series, {n} patches -> {args.out}")
+    for k, v in man["skipped_packages"].items():
+        print(f"  skipped {v} packages ({man['skipped_patches'].get(k, 0)} patches): {k}")
+    return 0
+
+
+def fetch_list(args: argparse.Namespace) -> int:
+    """The mirrors to fetch: the missing upstreams by patches waiting, or every one needed."""
+    man = json.loads(args.manifest.read_text())
+    if args.needed:
+        need: Counter[str] = Counter()
+        for c in man["cases"]:
+            need[c["downstream_repo"]] += 0
+            need[c["upstream_repo"]] += len(c["patches"])
+        for repo in sorted(need, key=str.lower):
+            gone = "" if mirror_gitdir(args.mirrors, repo) else "\tmissing"
+            print(f"github:{repo}{gone}")
         return 0
-    if args.cmd == "fetch-list":
-        man = json.loads(args.manifest.read_text())
-        if args.needed:
-            need: Counter[str] = Counter()
-            for c in man["cases"]:
-                need[c["downstream_repo"]] += 0
-                need[c["upstream_repo"]] += len(c["patches"])
-            for repo in sorted(need, key=str.lower):
-                gone = "" if mirror_gitdir(args.mirrors, repo) else "\tmissing"
-                print(f"github:{repo}{gone}")
-            return 0
-        items = list(man["missing_upstreams"].items())
-        for repo, n in items[: args.top or None]:
-            print(f"github:{repo}\t{n}")
-        return 0
-    if args.cmd == "materialize":
-        man = json.loads(args.manifest.read_text())
-        cases = [c for c in man["cases"] if not args.only or c["name"] in args.only]
-        outside_repo(args.out, "--out").mkdir(parents=True, exist_ok=True)
+    items = list(man["missing_upstreams"].items())
+    for repo, n in items[: args.top or None]:
+        print(f"github:{repo}\t{n}")
+    return 0
+
+
+def materialize(args: argparse.Namespace) -> int:
+    """The manifest's cases into --out, from the mirrors."""
+    man = json.loads(args.manifest.read_text())
+    cases = [c for c in man["cases"] if not args.only or c["name"] in args.only]
+    outside_repo(args.out, "--out").mkdir(parents=True, exist_ok=True)
+    t = time.time()
+    res: Counter[str] = Counter()
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
+        for r in ex.map(lambda c: materialize_case(args.mirrors, c, args.out), cases):
+            res[r] += 1
+    names = [c["name"] for c in cases]
+    (args.out / "index.json").write_text(json.dumps(names, indent=0) + "\n")
+    print(f"materialized {res['ok']} of {len(cases)} cases in {time.time() - t:.0f}s; {dict(res)}")
+    return 0 if res["ok"] == len(cases) else 1
+
+
+def bumps(args: argparse.Namespace) -> int:
+    """Every qualifying version bump of each downstream, written as refresh cases."""
+    keys = [k for k in BUMP_KEYS if not args.only or k in args.only]
+    allcases: list[dict[str, Any]] = []
+
+    def one(key: str) -> tuple[str, list[dict[str, Any]], Counter[str], float]:
         t = time.time()
-        res: Counter[str] = Counter()
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
-            for r in ex.map(lambda c: materialize_case(args.mirrors, c, args.out), cases):
-                res[r] += 1
-        names = [c["name"] for c in cases]
-        (args.out / "index.json").write_text(json.dumps(names, indent=0) + "\n")
-        print(
-            f"materialized {res['ok']} of {len(cases)} cases in {time.time() - t:.0f}s; {dict(res)}"
-        )
-        return 0 if res["ok"] == len(cases) else 1
-    if args.cmd == "bumps":
-        keys = [k for k in BUMP_KEYS if not args.only or k in args.only]
-        allcases: list[dict[str, Any]] = []
+        try:
+            lim = args.limit or None
+            if key == "spack":
+                cases, reasons = find_bumps_spack(args.mirrors, args.since, lim, args.at)
+            elif key == "debian":
+                repos = load_debian_list(args.debian_list)
+                cases, reasons = find_bumps_debian(args.mirrors, repos, args.debian_since, lim)
+            else:
+                cases, reasons = find_bumps(args.mirrors, key, args.since, lim)
+        except RuntimeError as e:  # one unreadable mirror does not lose the others
+            cases, reasons = [], Counter({f"mirror unreadable: {str(e)[-120:]}": 1})
+        return key, cases, reasons, time.time() - t
 
-        def one(key: str) -> tuple[str, list[dict[str, Any]], Counter[str], float]:
-            t = time.time()
-            try:
-                lim = args.limit or None
-                if key == "spack":
-                    cases, reasons = find_bumps_spack(args.mirrors, args.since, lim, args.at)
-                elif key == "debian":
-                    repos = load_debian_list(args.debian_list)
-                    cases, reasons = find_bumps_debian(args.mirrors, repos, args.debian_since, lim)
-                else:
-                    cases, reasons = find_bumps(args.mirrors, key, args.since, lim)
-            except RuntimeError as e:  # one unreadable mirror does not lose the others
-                cases, reasons = [], Counter({f"mirror unreadable: {str(e)[-120:]}": 1})
-            return key, cases, reasons, time.time() - t
-
-        header = (
-            "# Version-bump refresh cases found by bench/harvest.py bumps (every bump\n"
-            "# that qualifies, none chosen by hand): names and commit ids only.\n"
-            "# Format: /work/shared/realworld/cases.toml; split = tuning|validation\n"
-            '# by sha256(name)[0] < 0.7*256. substitute = "termux": sed the\n'
-            "# @TERMUX_...@ placeholders as Termux's build does before applying.\n"
-            '# upstream_strip_dir = "debian": the upstream of a Debian packaging repository\n'
-            "# is the same commit's tree without that folder (realworld.py builds it)."
-        )
-        done: dict[str, list[dict[str, Any]]] = {}
-        with concurrent.futures.ThreadPoolExecutor(max(1, len(keys))) as ex:
-            futs = [ex.submit(one, k) for k in keys]
-            for fut in concurrent.futures.as_completed(futs):
-                key, cases, reasons, secs = fut.result()
-                print(
-                    f"{key}: {len(cases)} bumps in {secs:.0f}s; not taken: {dict(reasons)}",
-                    file=sys.stderr,
-                )
-                done[key] = cases
-                # downstream order, whatever finished first; written after each downstream
-                allcases = [c for k in keys if k in done for c in done[k]]
-                seen: Counter[str] = Counter()
-                for c in allcases:
-                    seen[c["name"]] += 1
-                    if seen[c["name"]] > 1:
-                        c["name"] = c["name"].rsplit("~", 1)[0] + f"~{seen[c['name']]}"
-                        c["split"] = split_of(c["name"])
-                write_cases_toml(allcases, args.out, header)
-        n = sum(len(c["old_series"]) for c in allcases)
-        ups = len({c["upstream_repo"] for c in allcases})
-        print(
-            f"{len(allcases)} bumps, {n} old-series patches, {ups} upstream projects -> {args.out}"
-        )
-        return 0
-    return 2
+    header = (
+        "# Version-bump refresh cases found by patchq-bench harvest bumps (every bump\n"
+        "# that qualifies, none chosen by hand): names and commit ids only.\n"
+        "# Format: the shared realworld corpus's cases.toml; split = tuning|validation\n"
+        '# by sha256(name)[0] < 0.7*256. substitute = "termux": sed the\n'
+        "# @TERMUX_...@ placeholders as Termux's build does before applying.\n"
+        '# upstream_strip_dir = "debian": the upstream of a Debian packaging repository\n'
+        "# is the same commit's tree without that folder (realworld builds it)."
+    )
+    done: dict[str, list[dict[str, Any]]] = {}
+    with concurrent.futures.ThreadPoolExecutor(max(1, len(keys))) as ex:
+        futs = [ex.submit(one, k) for k in keys]
+        for fut in concurrent.futures.as_completed(futs):
+            key, cases, reasons, secs = fut.result()
+            print(
+                f"{key}: {len(cases)} bumps in {secs:.0f}s; not taken: {dict(reasons)}",
+                file=sys.stderr,
+            )
+            done[key] = cases
+            # downstream order, whatever finished first; written after each downstream
+            allcases = [c for k in keys if k in done for c in done[k]]
+            seen: Counter[str] = Counter()
+            for c in allcases:
+                seen[c["name"]] += 1
+                if seen[c["name"]] > 1:
+                    c["name"] = c["name"].rsplit("~", 1)[0] + f"~{seen[c['name']]}"
+                    c["split"] = split_of(c["name"])
+            write_cases_toml(allcases, args.out, header)
+    n = sum(len(c["old_series"]) for c in allcases)
+    ups = len({c["upstream_repo"] for c in allcases})
+    print(f"{len(allcases)} bumps, {n} old-series patches, {ups} upstream projects -> {args.out}")
+    return 0

@@ -717,7 +717,7 @@ def build_manifest(
             c["name"] += "-" + hashlib.sha256(c["patch_dir"].encode()).hexdigest()[:6]
     return {
         "format": 1,
-        "about": "Patch series harvested by bench/harvest.py: names and commit ids only.",
+        "about": "Patch series harvested by patchq-bench harvest: names and commit ids only.",
         "cases": cases,
         "skipped_packages": dict(sorted(skipped.items())),
         "skipped_patches": dict(sorted(skipped_patches.items())),

@@ -84,10 +84,11 @@ def materialize_case(corpus: Path, mirrors: Path, case: dict[str, Any], cases_di
     mat._realworld_write_series = orig
     rule = case.get("substitute")
 
-    def write_series(
-        dsgit: str, commit: str, patch_dir: str, paths: list[str], dest: str, strip: int
-    ) -> tuple[list[str], dict[str, str]]:
-        names, texts = orig(dsgit, commit, patch_dir, paths, dest, strip)
+    def write_series(*args: Any, **kwargs: Any) -> tuple[list[str], dict[str, str]]:
+        """materialize.py's write_series(dsgit, commit, patch_dir, paths, dest, strip),
+        then the downstream's substitution on each file it wrote into `dest`."""
+        names, texts = orig(*args, **kwargs)
+        dest = kwargs["dest"] if "dest" in kwargs else args[4]
         if rule:
             for n in names:
                 f = Path(dest) / n
@@ -429,7 +430,7 @@ def run_job(job: Job) -> dict[str, Any]:
             log_path(out, name, mode).write_text(json.dumps(rec, indent=1) + "\n")
             continue
         try:
-            rec = drive_case(job.pq_cmd, cdir, base, job.rebase_fuzz, mode, gnu)
+            rec = drive_case(job.pq_cmd, cdir, base, job.rebase_fuzz, mode, gnu_on_old=gnu)
         except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
             res["dropped"] = DROP_DRIVER
             res["error"] = "" if sealed else str(e)[:300]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drive patchq through real downstream series refreshes and score it beside its peers.
 
-    .venv/bin/python bench/realworld.py [--mirrors /work/.mirror] [--out /tmp/realworld-patchq]
+    patchq-bench realworld --out DIR [--mirrors MIRRORS] [--corpus CORPUS]
         [--cases FILE ...] [--only NAME ...] [--split all|tuning|validation]
         [--mode both|default|accept-all] [--md bench/REALWORLD.md]
         [--precision-md bench/PRECISION.md] [--no-materialize] [--rescore] [--report-only]
@@ -38,7 +38,7 @@ old-series/, new-series/, case.json):
     against the maintainer's own refresh; the report (--md) puts patchq beside them per
     case, per kind of change, and for step 1, and lists patchq's failures grouped by cause.
 
-Scoring (bench/refresh_corpus.py holds the rules, in its docstring):
+Scoring (bench/src/patchq_bench/realworld/scoring.py holds the rules, in its docstring):
 
 - **Split.** Each case is `tuning` (70%) or `validation` (30%) by the sha256 of its name,
   for every case file. `--split` runs one part or both; per-case and per-patch results are
@@ -141,7 +141,7 @@ def _corpus_options(ap: argparse.ArgumentParser) -> None:
         "--split",
         choices=["all", "tuning", "validation"],
         default="all",
-        help="which part of the corpus to run (refresh_corpus.split_of: sha256 of the case "
+        help="which part of the corpus to run (scoring.split_of: sha256 of the case "
         "name); the validation part is only ever reported as totals (default: %(default)s)",
     )
     ap.add_argument(
@@ -213,7 +213,7 @@ def _run_options(ap: argparse.ArgumentParser) -> None:
     ap.add_argument(
         "--rescore",
         action="store_true",
-        help="judge the method uses of the last run under OUT again (refresh_corpus.score_uses "
+        help="judge the method uses of the last run under OUT again (scoring.score_uses "
         "on its logs and candidates), then rebuild the reports",
     )
     ap.add_argument("--no-peers", action="store_true", help="only drive patchq and write its logs")
@@ -446,7 +446,7 @@ def rescore(out: Path, md: Path | None, precision: Path | None, brief: Path | No
     try:
         run_rec = json.loads((out / "run.json").read_text())
     except (OSError, ValueError) as e:
-        print(f"realworld.py: no finished run in {out}: {e}", file=sys.stderr)
+        print(f"realworld: no finished run in {out}: {e}", file=sys.stderr)
         return 1
     work = out / "work" / "rescore"
     work.mkdir(parents=True, exist_ok=True)
@@ -460,7 +460,7 @@ def rescore(out: Path, md: Path | None, precision: Path | None, brief: Path | No
             )
             path.write_text(json.dumps(rec, indent=1) + "\n")
     shutil.rmtree(work, ignore_errors=True)
-    again = f"bench/realworld.py --out {shlex.quote(str(out))} --rescore"
+    again = f"patchq-bench realworld --out {shlex.quote(str(out))} --rescore"
     commit = run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"]).stdout.strip()
     run_rec["command"] = run_rec["command"].split("\n")[0] + f"\n{again}  # at {commit}"
     (out / "run.json").write_text(json.dumps(run_rec, indent=1) + "\n")
@@ -469,7 +469,7 @@ def rescore(out: Path, md: Path | None, precision: Path | None, brief: Path | No
 
 def split_disagreements(cases_file: Path) -> list[str]:
     """A case file may carry its own `split` per case (a harvested manifest does): where
-    it disagrees with refresh_corpus.split_of, say so (the name's hash decides here)."""
+    it disagrees with scoring.split_of, say so (the name's hash decides here)."""
     import tomllib
 
     try:
@@ -550,7 +550,7 @@ def write_report(
             if names:
                 parts[split] = load_part(out, split, names, modes)
     except (OSError, ValueError, KeyError) as e:
-        print(f"realworld.py: no finished run in {out}: {e}", file=sys.stderr)
+        print(f"realworld: no finished run in {out}: {e}", file=sys.stderr)
         return 1
     date = run_rec["date"] + (f", {run_rec['patchq']}" if run_rec.get("patchq") else "")
     accept = run_rec.get("accept", "not asked")
@@ -582,7 +582,7 @@ def write_report(
         run_rec.get("corpus", []),
         run_rec.get("patchq", ""),
         run_rec["date"],
-        accept,
+        accept_status=accept,
     )
     p_path = precision or (out / "PRECISION.md")
     p_path.write_text(ptext)

@@ -329,10 +329,11 @@ def drive_case(
     out: Path,
     rebase_fuzz: str,
     mode: str = "default",
+    *,
     gnu_on_old: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Steps 1-3 of the module doc for one case, then the region verdict of every method's
-    use (refresh_corpus.score_uses); returns its log record. MODE `accept-all` rebases with
+    use (scoring.score_uses); returns its log record. MODE `accept-all` rebases with
     `--accept all` and writes its candidate under OUT/patchq-accept/. GNU_ON_OLD: GNU
     patch's walk of the old series on X from an earlier mode's record (it is the same)."""
     case = json.loads((case_dir / "case.json").read_text())

@@ -1,6 +1,6 @@
 """patchq against GNU patch on every patch of the real-world corpus, on both releases.
 
-For each case of /tmp/realworld-cases (made by ../shared/realworld/materialize.py) and
+For each case of --cases (realworld's OUT/cases, made by the shared corpus's materialize.py) and
 each of its two releases (the old series on X, the new series on Y), the series is
 walked patch by patch on a checkout of the release. GNU patch (`patch -p1 -N --batch`)
 applies each patch at fuzz 0, or else with `--fuzz 2`; patchq applies the same patch to
@@ -13,7 +13,7 @@ how GNU patch took them, how many patchq applied to the same bytes, how many it 
 Then every series is applied whole with `patchq apply` on its release (with `--fuzz 2`
 where GNU patch needed fuzz for any patch), and its tree compared with GNU patch's.
 
-Usage: python bench/lenient_realworld.py [--cases /tmp/realworld-cases] [--only NAME…]
+Usage: patchq-bench lenient [--cases DIR] [--only NAME…]
 """
 
 from __future__ import annotations

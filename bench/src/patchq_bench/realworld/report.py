@@ -18,7 +18,7 @@ from patchq_bench.realworld.driver import CANDIDATE, CLASSES, cause_of, hunk_tro
 
 # ------------------------------------------------------------------------- report
 # The case-name prefixes of the corpus, for the tables (else the mirror's owner is shown).
-# case-name prefix -> distribution (the shared cases and bench/harvest.py's prefixes)
+# case-name prefix -> distribution (the shared cases and patchq-bench harvest's prefixes)
 DOWNSTREAMS = {
     "br": "Buildroot",
     "tx": "Termux",
@@ -261,7 +261,7 @@ class Part:
 
 
 def part_tallies(part: Part) -> dict[str, rc.Tally]:
-    """Every tool's verdict totals over a part (refresh_corpus: same, wrong, stops, cost);
+    """Every tool's verdict totals over a part (scoring: same, wrong, stops, cost);
     patchq's stops come from its logs, and a default-mode stop that the `--accept all` run
     got right is half a miss."""
     out: dict[str, rc.Tally] = {}
@@ -346,7 +346,8 @@ def precision_section(
     L = [
         f"Uses are taken from {src}. A use is right when the region its hunk produced (the "
         "lines of patchq's file covered by the refreshed hunk's post-image) equals the "
-        "maintainer's refreshed file at the aligned place (bench/refresh_corpus.py's docstring "
+        "maintainer's refreshed file at the aligned place (the bench's realworld/scoring.py "
+        "docstring "
         "has the rule); *unscored*: the region or the maintainer's file could not be found. "
         "precision = right / (right + wrong). Besides the methods DESIGN §4.1 makes automatic "
         f'always ({", ".join(rc.ALWAYS_AUTOMATIC)}), a method reaches "automatic" only at '
@@ -394,6 +395,7 @@ def build_report(
     command: str,
     date: str,
     skipped: Sequence[str],
+    *,
     validation: Part | None = None,
     accept_logs: dict[str, dict[str, Any]] | None = None,
     accept_status: str = "not asked",
@@ -425,7 +427,7 @@ def build_report(
     )
     L.append("")
     L.append(
-        f"Split (bench/refresh_corpus.py, fixed by the sha256 of the case name): "
+        f"Split (realworld/scoring.py, fixed by the sha256 of the case name): "
         f"{len(cases)} tuning cases ({sum(c['patches'] for c in cases)} patches), "
         + (
             f"{len(validation.cases)} validation cases "
@@ -510,6 +512,7 @@ def precision_md(
     revision: Sequence[str],
     patchq: str,
     date: str,
+    *,
     accept_status: str,
 ) -> str:
     """bench/PRECISION.md: the per-method tables and what produced them."""

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""`patchq apply` against git am, a git apply loop, the floor and quilt: bench.py, cut down.
+"""`patchq apply` against git am, a git apply loop, the floor and quilt: the speed bench, cut down.
 
-Kept for its command line; everything is done by bench/bench.py (see bench/README.md):
+Kept for its command line; everything is done by patchq-bench speed (see bench/README.md):
 
-    python3 bench/bench_apply.py --repo PATH [--count 300] [--end REF] [--runs 3]
+    patchq-bench speed-apply --repo PATH [--count 300] [--end REF] [--runs 3]
                                  [--json out.json] [--md bench/RESULTS.md]
 
-is `bench.py --counts COUNT --tools apply,am,loop,floor,quilt` (no drift workload).
+is `patchq-bench speed --counts COUNT --tools apply,am,loop,floor,quilt` (no drift workload).
 `--tools` takes the old names (patchq, am, loop, floor, quilt). Unlike before, --md
-replaces the block bench.py wrote in that file instead of appending a section.
+replaces the block the speed bench wrote in that file instead of appending a section.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 Point it at any git repository (a checkout or a bare mirror):
 
-    python3 bench/bench.py --repo PATH [--counts 50,300,1000] [--drift 100] [--runs 3]
+    patchq-bench speed --repo PATH [--counts 50,300,1000] [--drift 100] [--runs 3]
                            [--json out.json] [--md bench/RESULTS.md]
 
 For each N of --counts it takes the newest N consecutive non-merge commits on the
@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ from patchq_bench.speed.report import (
     text_table,
     write_md,
 )
-from patchq_bench.speed.rows import DRIFT_KEYS, ROW_KEYS, ROWS, Ctx, bench_series
+from patchq_bench.speed.rows import DRIFT_KEYS, ROW_KEYS, ROWS, Ctx, Row, bench_series
 from patchq_bench.speed.workspace import PATCHQ_ENV, BenchError, git, prepare, run
 
 
@@ -67,7 +68,7 @@ def parse_counts(text: str) -> list[int]:
     return counts
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+def parser(prog: str | None = None) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog=prog,
         description=__doc__.split("\n\n")[0],
@@ -100,7 +101,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         "--md",
         type=Path,
         help="write the Markdown report here (replaces the "
-        "block bench.py wrote before, keeps the rest of the file)",
+        "block the speed bench wrote before, keeps the rest of the file)",
     )
     ap.add_argument(
         "--patchq",
@@ -139,6 +140,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         metavar="JSON",
         help="run nothing: write the report of an earlier --json to --md",
     )
+    return ap
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    ap = parser(prog)
     a = ap.parse_args(argv)
     if a.render:
         if not a.md:
@@ -156,11 +162,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     rows = [r for r in ROWS if r.key in wanted]
     if a.snapshot and a.patchq != "patchq":
         ap.error("--snapshot runs the project's own src/patchq; do not combine with --patchq")
-    command = "python3 " + " ".join(
+    command = " ".join(
         shlex.quote(x)
-        for x in [os.path.relpath(__file__), *(sys.argv[1:] if argv is None else argv)]
+        for x in [prog or "patchq-bench speed", *(sys.argv[1:] if argv is None else argv)]
     )
-
     src = a.repo.resolve()
     if run(["git", "-C", str(src), "rev-parse", "--git-dir"]).rc != 0:
         print(f"bench: {src} is not a git repository", file=sys.stderr)
@@ -175,9 +180,57 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     )
     for n in notes:
         print(f"bench: {n}", file=sys.stderr)
-
     tmp = Path(tempfile.mkdtemp(prefix="patchq-bench-", dir=a.tmpdir))
-    snapshot = None
+    try:
+        build = _patchq_build(a, tmp)
+        if build is None:
+            return 2
+        patchq_cmd, snapshot = build
+        cx = Ctx(patchq_cmd, found["quilt"])
+        baseline = None
+        if a.baseline:
+            try:
+                baseline = snapshot_rev(a.baseline, tmp / "baseline")
+            except BenchError as e:
+                print(f"bench: --baseline: {e}", file=sys.stderr)
+                return 2
+            rows = with_baseline(rows, baseline[1])
+        report: dict[str, Any] = {
+            "date": time.strftime("%Y-%m-%d"),
+            "command": command,
+            "repository": str(src),
+            "end": a.end,
+            "runs": a.runs,
+            "drift": a.drift,
+            "patchq_commit": patchq_commit(snapshot),
+            "patchq_cmd": " ".join(shlex.quote(x) for x in patchq_cmd)
+            + (f" (PYTHONPATH={snapshot.parent})" if snapshot else ""),
+            "baseline": baseline[0] if baseline else None,
+            "machine": machine(),
+            "tmpdir": str(tmp.parent),
+            "tmpdir_fs": fs_type(tmp.parent),
+            "peers": found,
+            "notes": notes,
+            "series": [],
+        }
+        try:
+            end = git(src, "rev-parse", "--verify", f"{a.end}^{{commit}}")
+        except BenchError as e:
+            print(f"bench: {e}", file=sys.stderr)
+            return 1
+        ok = _run_counts(a, Work(src, end, tmp, cx, rows), report)
+        _finish(a, report)
+        return 0 if ok else 1
+    finally:
+        if a.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _patchq_build(a: argparse.Namespace, tmp: Path) -> tuple[list[str], Path | None] | None:
+    """How patchq is run (its command, and the snapshot it runs, if any); None (said on
+    stderr) when the patchq asked for cannot be run."""
     if a.snapshot:
         snapshot = tmp / "src" / "patchq"
         shutil.copytree(
@@ -186,123 +239,105 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         # Byte-compiled, as pip installs it: with PYTHONDONTWRITEBYTECODE set, every run
         # would otherwise compile the sources again (about 60 ms).
         compileall.compile_dir(str(snapshot), quiet=1)
-        patchq_cmd = [sys.executable, "-m", "patchq"]
         PATCHQ_ENV["PYTHONPATH"] = str(snapshot.parent)
-    else:
-        patchq_cmd = shlex.split(a.patchq)
-        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-            # A build run from its sources then compiles every module on every run (about
-            # 0.15 s), while --snapshot and --baseline builds are byte-compiled.
-            print(
-                "bench: PYTHONDONTWRITEBYTECODE is set: a patchq run from sources compiles "
-                "them on every run; use --snapshot, or byte-compile the build first",
-                file=sys.stderr,
-            )
-        if shutil.which(patchq_cmd[0]) is None:
-            print(
-                f"bench: {patchq_cmd[0]!r} not found on PATH (pip install -e . first)",
-                file=sys.stderr,
-            )
-            return 2
-    cx = Ctx(patchq_cmd, found["quilt"])
-    baseline = None
-    if a.baseline:
-        try:
-            baseline = snapshot_rev(a.baseline, tmp / "baseline")
-        except BenchError as e:
-            print(f"bench: --baseline: {e}", file=sys.stderr)
-            shutil.rmtree(tmp, ignore_errors=True)
-            return 2
-        rows = with_baseline(rows, baseline[1])
-    report: dict[str, Any] = {
-        "date": time.strftime("%Y-%m-%d"),
-        "command": command,
-        "repository": str(src),
-        "end": a.end,
-        "runs": a.runs,
-        "drift": a.drift,
-        "patchq_commit": patchq_commit(snapshot),
-        "patchq_cmd": " ".join(shlex.quote(x) for x in patchq_cmd)
-        + (f" (PYTHONPATH={snapshot.parent})" if snapshot else ""),
-        "baseline": baseline[0] if baseline else None,
-        "machine": machine(),
-        "tmpdir": str(tmp.parent),
-        "tmpdir_fs": fs_type(tmp.parent),
-        "peers": found,
-        "notes": notes,
-        "series": [],
-    }
-    needs_drift = any(r.key in DRIFT_KEYS for r in rows)
-    ok = True
-    try:
-        try:
-            end = git(src, "rev-parse", "--verify", f"{a.end}^{{commit}}")
-        except BenchError as e:
-            print(f"bench: {e}", file=sys.stderr)
-            return 1
-        for count in a.counts:
-            t0 = time.perf_counter()
-            sub = tmp / f"n{count}"
-            sub.mkdir()
-            try:
-                s = prepare(
-                    src,
-                    end,
-                    count,
-                    sub,
-                    not a.checkout_attributes,
-                    a.drift if needs_drift else None,
-                )
-            except BenchError as e:
-                print(f"bench: N={count}: {e}", file=sys.stderr)
-                ok = False
-                continue
-            print(
-                f"\nN={count}: range {s.base[:12]}..{s.head[:12]}, "
-                f"{s.stats['file_changes']} file changes, "
-                f"{float(str(s.stats['patch_bytes'])) / 1e6:.1f} MB, "
-                f"{s.stats['tree_files']}-file tree"
-                + (f"; drift onto {s.drift[:12]} (BASE~{a.drift})" if s.drift else ""),
-                flush=True,
-            )
-            results = bench_series(s, cx, rows, a.runs)
-            x = {
-                "count": count,
-                "range": {
-                    "base": s.base,
-                    "head": s.head,
-                    "drift": s.drift,
-                    "first": s.commits[0],
-                    "last": s.commits[-1],
-                },
-                "stats": s.stats,
-                "rows": results,
-                "wall_s": round(time.perf_counter() - t0, 1),
-            }
-            report["series"].append(x)
-            print_series(x)
-            if a.json:
-                a.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-            for r in results.values():
-                if r["status"] == "failed" or r.get("tree_ok") is False:
-                    ok = False
-            if not a.keep:
-                shutil.rmtree(sub, ignore_errors=True)
+        return [sys.executable, "-m", "patchq"], snapshot
+    patchq_cmd: list[str] = shlex.split(a.patchq)
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        # A build run from its sources then compiles every module on every run (about
+        # 0.15 s), while --snapshot and --baseline builds are byte-compiled.
+        print(
+            "bench: PYTHONDONTWRITEBYTECODE is set: a patchq run from sources compiles "
+            "them on every run; use --snapshot, or byte-compile the build first",
+            file=sys.stderr,
+        )
+    if shutil.which(patchq_cmd[0]) is None:
+        print(
+            f"bench: {patchq_cmd[0]!r} not found on PATH (pip install -e . first)",
+            file=sys.stderr,
+        )
+        return None
+    return patchq_cmd, None
 
-        if report["series"]:
-            print(text_table(*targets(report["series"])))
-            h, prow, growing = process_table(report["series"])
-            print("\ngit processes per patchq run")
-            print(text_table(h, prow))
-            print("grows with N: " + ("; ".join(growing) if growing else "none"))
-            report["git_processes_grow"] = growing
+
+@dataclass(frozen=True)
+class Work:
+    """What every series of a run shares: the repository, the end of the windows, the
+    temporary folder, the context of the rows, and the rows."""
+
+    src: Path
+    end: str
+    tmp: Path
+    cx: Ctx
+    rows: list[Row]
+
+
+def _run_counts(a: argparse.Namespace, w: Work, report: dict[str, Any]) -> bool:
+    """Each N of --counts: its series prepared, its rows run and reported (the JSON
+    rewritten after each); False when a row failed or a tree that should equal the
+    original does not."""
+    needs_drift = any(r.key in DRIFT_KEYS for r in w.rows)
+    ok = True
+    for count in a.counts:
+        t0 = time.perf_counter()
+        sub = w.tmp / f"n{count}"
+        sub.mkdir()
+        try:
+            s = prepare(
+                w.src,
+                w.end,
+                count,
+                sub,
+                not a.checkout_attributes,
+                drift=a.drift if needs_drift else None,
+            )
+        except BenchError as e:
+            print(f"bench: N={count}: {e}", file=sys.stderr)
+            ok = False
+            continue
+        print(
+            f"\nN={count}: range {s.base[:12]}..{s.head[:12]}, "
+            f"{s.stats['file_changes']} file changes, "
+            f"{float(str(s.stats['patch_bytes'])) / 1e6:.1f} MB, "
+            f"{s.stats['tree_files']}-file tree"
+            + (f"; drift onto {s.drift[:12]} (BASE~{a.drift})" if s.drift else ""),
+            flush=True,
+        )
+        results = bench_series(s, w.cx, w.rows, a.runs)
+        x = {
+            "count": count,
+            "range": {
+                "base": s.base,
+                "head": s.head,
+                "drift": s.drift,
+                "first": s.commits[0],
+                "last": s.commits[-1],
+            },
+            "stats": s.stats,
+            "rows": results,
+            "wall_s": round(time.perf_counter() - t0, 1),
+        }
+        report["series"].append(x)
+        print_series(x)
         if a.json:
             a.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-        if a.md:
-            write_md(a.md, md_report(report))
-        return 0 if ok else 1
-    finally:
-        if a.keep:
-            print(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+        for r in results.values():
+            if r["status"] == "failed" or r.get("tree_ok") is False:
+                ok = False
+        if not a.keep:
+            shutil.rmtree(sub, ignore_errors=True)
+    return ok
+
+
+def _finish(a: argparse.Namespace, report: dict[str, Any]) -> None:
+    """The targets and git process counts over every N; the JSON and Markdown written."""
+    if report["series"]:
+        print(text_table(*targets(report["series"])))
+        h, prow, growing = process_table(report["series"])
+        print("\ngit processes per patchq run")
+        print(text_table(h, prow))
+        print("grows with N: " + ("; ".join(growing) if growing else "none"))
+        report["git_processes_grow"] = growing
+    if a.json:
+        a.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    if a.md:
+        write_md(a.md, md_report(report))

@@ -217,7 +217,7 @@ def series_heading(x: dict[str, Any]) -> list[str]:
 def md_report(report: dict[str, Any]) -> str:
     m = report["machine"]
     out = [
-        f"Written by `bench/bench.py` on {report['date']}; see `bench/README.md` for "
+        f"Written by `patchq-bench speed` on {report['date']}; see `bench/README.md` for "
         "what each row measures.",
         "",
     ]

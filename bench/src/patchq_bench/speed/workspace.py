@@ -208,7 +208,7 @@ class Setup:
 
 
 def prepare(
-    src: Path, end: str, count: int, tmp: Path, raw_checkout: bool, drift: int | None
+    src: Path, end: str, count: int, tmp: Path, raw_checkout: bool, *, drift: int | None
 ) -> Setup:
     commits = pick_window(src, end, count)
     base = git(src, "rev-parse", f"{commits[0]}^")

@@ -28,20 +28,25 @@ import pytest
 HARVEST = ("-m", "patchq_bench", "harvest")
 PARITY = ("-m", "patchq_bench", "parity")
 PER_SERIES = 30
-ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@invalid",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+
+
+def git_env() -> dict[str, str]:
+    """The sealed environment (conftest), with a plain identity and git's own dates."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+
 
 pytestmark = pytest.mark.skipif(shutil.which("patch") is None, reason="needs GNU patch")
 
 
 def git(cwd: Path, *args: str) -> str:
-    r = subprocess.run(["git", *args], cwd=cwd, env=ENV, capture_output=True, text=True)
+    r = subprocess.run(["git", *args], cwd=cwd, env=git_env(), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -208,7 +213,7 @@ def test_harvest_and_parity_on_a_fixture_corpus(tmp_path: Path) -> None:
     py = sys.executable
 
     def run(*args: str) -> str:
-        r = subprocess.run([py, *args], capture_output=True, text=True, env=ENV, cwd=tmp_path)
+        r = subprocess.run([py, *args], capture_output=True, text=True, env=git_env(), cwd=tmp_path)
         assert r.returncode == 0, r.stdout + r.stderr
         return r.stdout
 
@@ -266,7 +271,7 @@ def test_harvest_and_parity_on_a_fixture_corpus(tmp_path: Path) -> None:
     again = subprocess.run(
         [py, *PARITY, "--corpus", str(corpus), "--results", str(results), "--md", str(md),
          "--work", str(tmp_path / "work"), "--patchq", f"{py} -m patchq"],
-        capture_output=True, text=True, env=ENV, cwd=tmp_path,
+        capture_output=True, text=True, env=git_env(), cwd=tmp_path,
     )  # fmt: skip
     assert again.returncode == 0 and "10 cases, 0 to run" in again.stderr
     assert out["meta"]["patchq_runs"] == "worker" and out["meta"]["gnu_cache_hits"] == 0
@@ -348,7 +353,7 @@ def test_bumps_finds_a_version_bump_with_its_refreshed_series(tmp_path: Path) ->
     r = subprocess.run(
         [sys.executable, *HARVEST, "--mirrors", str(mirrors), "bumps", "--only", "buildroot",
          "--since", "2000-01-01", "--out", str(out)],
-        capture_output=True, text=True, env=ENV,
+        capture_output=True, text=True, env=git_env(),
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     cases = tomllib.loads(out.read_text())["case"]
@@ -376,7 +381,7 @@ def run_bumps(mirrors: Path, out: Path, *args: str) -> list[dict[str, Any]]:
     r = subprocess.run(
         [sys.executable, *HARVEST, "--mirrors", str(mirrors), "bumps", "--out", str(out),
          *args],
-        capture_output=True, text=True, env=ENV,
+        capture_output=True, text=True, env=git_env(),
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     cases: list[dict[str, Any]] = tomllib.loads(out.read_text()).get("case", [])

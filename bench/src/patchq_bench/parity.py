@@ -66,7 +66,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from patchq_bench.paths import BENCH, WORK_ENV, path_option
+from patchq_bench.paths import BENCH, WORK_ENV, outside_repo, path_option
 from patchq_bench.paths import REPO as ROOT
 
 HERE = Path(__file__).resolve().parent  # parity_worker.py is run from here, by its path
@@ -793,6 +793,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             meta=old_meta,
         )
         return 0
+    outside_repo(args.results, "--results")
+    outside_repo(args.work, "--work")
     pq = args.patchq.split()
     if os.sep in pq[0] and not os.path.isabs(pq[0]):
         pq[0] = os.path.abspath(pq[0])

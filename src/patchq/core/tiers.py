@@ -14,8 +14,10 @@ inside a patch that is not upstream as a whole is a proposal (accepted as `upstr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
+from pathlib import Path
 
 from patchq.core.records import HunkOutcome
 from patchq.core.status import CONFLICT, MISSING, UPSTREAMED, Method
@@ -47,22 +49,26 @@ TIERS: dict[str, Tier] = {
 }
 
 # Each proposed method's measured precision (uses, right, wrong) on the validation part of
-# the harvested refresh corpus (bench/corpus/refresh-cases.toml: all 318 validation bumps,
-# 275 measured, 2,242 old-series patches from 13 downstreams), from the `--accept all`
-# run bench/PRECISION.md records (`bench/realworld.py --split validation --mode both`,
-# patchq snapshot e101864): shown beside every proposal, so that a reviewer (or the CI
-# job's merge request) sees how often the method was right. `word`, `anchored` and
-# `zealous` have their 30 uses and are right 41-78% of the time; the others have fewer:
-# none is promoted (DESIGN §4.1). A method absent here was not used there: not measured
-# yet. (A use neither right nor wrong was not scored.)
-MEASURED: dict[str, tuple[int, int, int]] = {
-    Method.FUZZ: (2, 1, 1),
-    Method.ZEALOUS: (47, 35, 10),
-    Method.WORD: (98, 39, 56),
-    Method.ANCHORED: (63, 32, 29),
-    Method.MOVED: (2, 2, 0),
-    Method.DELETE_WINS: (11, 6, 5),
-}
+# the harvested refresh corpus, shown beside every proposal so that a reviewer (or the CI
+# job's merge request) sees how often the method was right. The figures live in
+# data/precision.json, written by the bench (`patchq-bench precision`) from a measured run
+# with that run's command and corpus revision inside it; docs/trust.md renders the same
+# file. Only proposed methods are shown: an automatic one is never proposed. A method
+# absent there was not used in the run: not measured yet. (A use neither right nor wrong
+# was not scored.)
+PRECISION_FILE = Path(__file__).resolve().parent.parent / "data" / "precision.json"
+
+
+def _measured_table() -> dict[str, tuple[int, int, int]]:
+    methods = json.loads(PRECISION_FILE.read_text(encoding="utf-8"))["methods"]
+    return {
+        m: (int(row["uses"]), int(row["right"]), int(row["wrong"]))
+        for m, row in methods.items()
+        if TIERS.get(m) == PROPOSED
+    }
+
+
+MEASURED: dict[str, tuple[int, int, int]] = _measured_table()
 
 
 def measured(method: str) -> dict[str, int] | None:

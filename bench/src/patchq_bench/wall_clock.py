@@ -1,6 +1,6 @@
 """The wall-clock bounds the test suite measures but does not assert.
 
-    python3 bench/wall_clock.py [--runs 1] [--json out.json] [NODE …]
+    patchq-bench wall-clock [--runs 1] [--json out.json] [NODE …]
 
 A test that asserts elapsed time fails on a loaded machine (two cores shared with other
 jobs) while patchq is fine, so the tests only measure: each calls `wall_clock(what,
@@ -27,10 +27,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from patchq_bench.paths import REPO as ROOT
+
 TESTS = (
     "tests/hostile/test_hostile.py::test_hostile_input",
     "tests/git/test_diffserver.py::test_close_does_not_wait_for_answers_nobody_reads",
@@ -94,12 +96,12 @@ def run_tests(nodes: list[str], record: Path) -> int:
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("nodes", nargs="*", default=list(TESTS), help="pytest node ids to run")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the measurements here too")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         record = Path(tmp) / "wall-clock.jsonl"
         record.touch()
@@ -117,7 +119,3 @@ def main() -> int:
         + ("" if not any(codes) else f"; the tests failed (pytest exit {max(codes)})")
     )
     return 1 if failed or any(codes) or not measured else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,11 +2,11 @@
 """The random-kill study of issue 15: kill patchq at random moments on a real 300-patch
 series, recover, and check the target and the patch repo byte for byte.
 
-    python3 bench/killstudy.py [--repo /work/.mirror/curl+curl/repo] [--points 180]
+    patchq-bench killstudy [--repo REPO | --generated] [--points 180]
                                [--seed 15] [--md bench/KILLSTUDY.md]
 
 The series is the newest 300 consecutive non-merge commits of --repo as `git format-patch`
-writes them (bench.py's window; a generated repository when no mirror is there). For each
+writes them (the speed bench's window; a generated repository when no mirror is there). For each
 command — apply, push -a, pop -a, a rebase that finishes, a rebase that stops at a
 conflict, rebase --continue after a resolution, rebase --abort — the study first runs it
 undisturbed to get the reference end state and its duration. Then, at each kill point, it
@@ -39,13 +39,13 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import bench  # noqa: E402  (bench.py's window, clone and format-patch)
+from patchq_bench.paths import BENCH, MIRRORS_ENV, REPO, path_option
+from patchq_bench.speed import workspace as bench  # the window, clone and format-patch
 
 POINTS = [
     "journal:recorded",
@@ -264,10 +264,10 @@ def make_series(args: argparse.Namespace, tmp: Path) -> tuple[Path, Path, str, s
     """The target, the patch repo, the base, an upstream commit that moves nothing the
     series touches (a rebase onto it finishes) and a drifted upstream (one that stops)."""
     repo = args.repo
-    if args.generated or not repo.exists():
+    if args.generated or repo is None or not repo.exists():
         repo = tmp / "generated"
         generate(repo, 300, args.drift, 300, args.seed)
-    s = bench.prepare(repo, args.end, 300, tmp, True, args.drift)
+    s = bench.prepare(repo, args.end, 300, tmp, True, drift=args.drift)
     assert s.drift is not None
     t = s.target
     env = bench.base_env()
@@ -288,9 +288,17 @@ def make_series(args: argparse.Namespace, tmp: Path) -> tuple[Path, Path, str, s
     return t, s.queue, s.base, later, s.drift
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repo", type=Path, default=Path("/work/.mirror/curl+curl/repo"))
+def parser(prog: str | None = None) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    path_option(
+        ap,
+        "--repo",
+        MIRRORS_ENV,
+        "the repository the series is cut from",
+        "curl+curl",
+        "repo",
+        always=False,
+    )
     ap.add_argument("--end", default="HEAD")
     ap.add_argument(
         "--generated",
@@ -300,10 +308,14 @@ def main() -> int:
     ap.add_argument("--drift", type=int, default=100, help="the stopping rebase: BASE~D")
     ap.add_argument("--points", type=int, default=180)
     ap.add_argument("--seed", type=int, default=15)
-    ap.add_argument("--md", type=Path, default=HERE / "KILLSTUDY.md")
+    ap.add_argument("--md", type=Path, default=BENCH / "KILLSTUDY.md")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--only", help="comma-separated scenario names (default: all)")
-    args = ap.parse_args()
+    return ap
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    args = parser(prog).parse_args(argv)
     rnd = random.Random(args.seed)
     tmp = Path(tempfile.mkdtemp(prefix="killstudy-"))
     started = time.time()
@@ -313,69 +325,16 @@ def main() -> int:
         env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"]
         env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"]
         st = Study(target, queue, tmp, env, sys.executable)
-        on = ["apply", "--onto", base]
         names = [
             n
             for n in (queue / "series").read_text().split("\n")
             if n.strip() and not n.startswith("#")
         ]
-        stop = ["rebase", "--onto", "upstream-drift"]
-        scenarios = [
-            Scenario("apply", [], on, "apply"),
-            Scenario("push -a", [on, ["pop", "-a"]], ["push", "-a"], "push"),
-            Scenario("pop -a", [on], ["pop", "-a"], "pop"),
-            Scenario("rebase (finishes)", [on], ["rebase", "--onto", "upstream-later"], "rebase"),
-            Scenario("rebase (stops)", [on], stop, "rebase"),
-            Scenario(
-                "rebase --continue",
-                [on, stop],
-                ["rebase", "--continue"],
-                "rebase",
-                abort_to="origin",
-                resolve_first=True,
-            ),
-            Scenario(
-                "rebase --abort", [on, stop], ["rebase", "--abort"], "rebase", abort_to="origin"
-            ),
-            Scenario(
-                "rebase --exec-each",
-                [on],
-                ["rebase", "--onto", "upstream-later", "--exec-each", "true"],
-                "rebase",
-                continue_only=True,
-            ),
-            Scenario("float", [on], ["float", names[-5]], "recover"),
-            Scenario("sink", [on], ["sink", names[5]], "recover"),
-            # undo's journal only goes back: --continue and --abort both finish the undo.
-            Scenario("undo", [on, ["pop", "-a"]], ["undo"], "recover", abort_to="after"),
-            Scenario("refresh", [on], ["refresh"], "refresh", edit_first=True),
-        ]
+        scenarios = make_scenarios(base, names)
         if args.only:
             wanted = set(args.only.split(","))
             scenarios = [sc for sc in scenarios if sc.name in wanted]
-        fresh = st.save("fresh")
-        for sc in scenarios:
-            st.restore(fresh)
-            for k, cmd in enumerate(sc.setup):
-                r = st.patchq(*cmd)
-                if r.returncode not in (0, 3):
-                    raise SystemExit(f"setup {cmd} of {sc.name}: {r.stderr.decode()}")
-                if k == 0:
-                    sc.origin = st.snapshot()  # before the rebase: where --abort goes back
-            if sc.resolve_first:
-                resolve_conflicts(target)
-            if sc.edit_first:
-                edit_a_file(target)
-            sc.saved = st.save(sc.name.replace(" ", "_"))
-            sc.before = st.snapshot()
-            t0 = time.perf_counter()
-            r = st.patchq(*sc.args)
-            sc.seconds = time.perf_counter() - t0
-            sc.rc = r.returncode
-            if r.returncode not in (0, 3):
-                raise SystemExit(f"{sc.name}: {r.stderr.decode()}")
-            sc.reference = st.snapshot()
-            print(f"{sc.name}: {sc.seconds:.2f}s undisturbed, exit {sc.rc}", flush=True)
+        undisturbed(st, scenarios)
         results: list[dict[str, object]] = []
         counted: Counter[str] = Counter()
         late: Counter[str] = Counter()
@@ -385,96 +344,20 @@ def main() -> int:
             i += 1
             assert sc.saved is not None
             st.restore(sc.saved)
-            crash = None
-            delay = 0.0
-            if rnd.random() < 0.3:
-                crash = rnd.choice(POINTS)
-            else:
-                delay = rnd.uniform(0.02, sc.seconds * 0.97)
-            env = dict(st.env)
-            if crash:
-                env["PATCHQ_CRASH_AT"] = crash
-            p = subprocess.Popen(
-                [st.python, "-m", "patchq", "--dir", str(queue), "--target", str(target), *sc.args],
-                cwd=target,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-            if crash is None:
-                try:
-                    p.wait(timeout=delay)
-                except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, signal.SIGKILL)
-                    p.wait()
-                else:
-                    late[sc.name] += 1  # finished before the kill: not a kill point
-                    continue
-            else:
-                p.wait()
-                if p.returncode != -9:
-                    late[sc.name] += 1  # that point is not on this command's path
-                    continue
-            time.sleep(0.05)  # let the killed group's last git exit
-            left = [
-                n for n in ("index.lock", "patchq/op.json") if (target / ".git" / n).exists()
-            ] + [m.name for m in (target / ".git" / "patchq").glob("git-step.*")]
-            mode = "continue" if sc.continue_only else rnd.choice(["continue", "abort"])
-            journal_there = (target / ".git" / "patchq" / "op.json").exists()
-            if sc.name == "rebase --abort" and not journal_there:
-                # An --abort killed before its journal had not begun: the rebase is still
-                # stopped, and what finishes an abort is another --abort.
-                mode = "abort"
-            how = rnd.choice([sc.verb, "recover"]) if sc.verb != "rebase" else "rebase"
-            journal = (target / ".git" / "patchq" / "op.json").exists()
-            rec = st.patchq(how, f"--{mode}")  # also where nothing was left: what a person does
-            got = st.snapshot()
-            if mode == "abort" and sc.abort_to != "after":
-                want = sc.origin if sc.abort_to == "origin" else sc.before
-                # What `rebase --continue` remembered in resolutions/ stays through an
-                # abort, by design (issue 14.8: the rebase redone reuses it).
-                got = {
-                    k: v
-                    for k, v in got.items()
-                    if not (k.startswith("patch-repo:resolutions/") and k not in want)
-                }
-            else:
-                want = sc.reference
-            if journal or sc.abort_to == "origin":
-                ok_states = [want]
-            else:
-                # Killed before the command changed anything, or after it was done: the
-                # state is one of the two, and a recovery finds nothing to do.
-                ok_states = [want, sc.before, sc.reference]
-            ok = any(got == s for s in ok_states)
+            killed = kill(st, sc, rnd)
+            if killed is None:
+                late[sc.name] += 1  # finished before the kill, or not on this command's path
+                continue
+            entry = recover(st, sc, rnd, killed)
             counted[sc.name] += 1
-            entry: dict[str, object] = {
-                "command": sc.name,
-                "kill": crash or f"SIGKILL at {delay:.3f}s",
-                "journal_left": journal,
-                "recovery": f"{how} --{mode}" if rec is not None else "(none needed)",
-                "recovery_exit": None if rec is None else rec.returncode,
-                "ok": ok,
-            }
-            if not ok:
-                near = min(ok_states, key=lambda s: len(diff(s, got)))
-                entry["differs"] = diff(near, got)[:12]
-                entry["values"] = {
-                    k: [near.get(k), got.get(k)]
-                    for k in entry["differs"]  # type: ignore[union-attr]
-                    if k in ("HEAD", "refs", "status") or k.startswith("state:")
-                }
-                entry["left_by_kill"] = left
-                entry["stderr"] = "" if rec is None else rec.stderr.decode(errors="replace")[-400:]
             results.append(entry)
-            mark = "ok" if ok else "FAILED"
+            mark = "ok" if entry["ok"] else "FAILED"
             print(
                 f"{sum(counted.values()):4d} {sc.name:18} {entry['kill']:24} "
                 f"{entry['recovery']:20} {mark}",
                 flush=True,
             )
-            if not ok:
+            if not entry["ok"]:
                 print(json.dumps(entry, indent=1), flush=True)
         write_report(args, scenarios, results, late, time.time() - started)
         if args.json:
@@ -482,6 +365,166 @@ def main() -> int:
         return 0 if all(r["ok"] for r in results) else 1
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def make_scenarios(base: str, names: list[str]) -> list[Scenario]:
+    """The commands killed: each with its set-up, its recovery verb and where an abort
+    goes back to."""
+    on = ["apply", "--onto", base]
+    stop = ["rebase", "--onto", "upstream-drift"]
+    return [
+        Scenario("apply", [], on, "apply"),
+        Scenario("push -a", [on, ["pop", "-a"]], ["push", "-a"], "push"),
+        Scenario("pop -a", [on], ["pop", "-a"], "pop"),
+        Scenario("rebase (finishes)", [on], ["rebase", "--onto", "upstream-later"], "rebase"),
+        Scenario("rebase (stops)", [on], stop, "rebase"),
+        Scenario(
+            "rebase --continue",
+            [on, stop],
+            ["rebase", "--continue"],
+            "rebase",
+            abort_to="origin",
+            resolve_first=True,
+        ),
+        Scenario("rebase --abort", [on, stop], ["rebase", "--abort"], "rebase", abort_to="origin"),
+        Scenario(
+            "rebase --exec-each",
+            [on],
+            ["rebase", "--onto", "upstream-later", "--exec-each", "true"],
+            "rebase",
+            continue_only=True,
+        ),
+        Scenario("float", [on], ["float", names[-5]], "recover"),
+        Scenario("sink", [on], ["sink", names[5]], "recover"),
+        # undo's journal only goes back: --continue and --abort both finish the undo.
+        Scenario("undo", [on, ["pop", "-a"]], ["undo"], "recover", abort_to="after"),
+        Scenario("refresh", [on], ["refresh"], "refresh", edit_first=True),
+    ]
+
+
+def undisturbed(st: Study, scenarios: list[Scenario]) -> None:
+    """Each scenario once, undisturbed from its saved set-up: its time (where a kill may
+    land), its exit and the state it reaches (what a recovery must give)."""
+    target = st.target
+    fresh = st.save("fresh")
+    for sc in scenarios:
+        st.restore(fresh)
+        for k, cmd in enumerate(sc.setup):
+            r = st.patchq(*cmd)
+            if r.returncode not in (0, 3):
+                raise SystemExit(f"setup {cmd} of {sc.name}: {r.stderr.decode()}")
+            if k == 0:
+                sc.origin = st.snapshot()  # before the rebase: where --abort goes back
+        if sc.resolve_first:
+            resolve_conflicts(target)
+        if sc.edit_first:
+            edit_a_file(target)
+        sc.saved = st.save(sc.name.replace(" ", "_"))
+        sc.before = st.snapshot()
+        t0 = time.perf_counter()
+        r = st.patchq(*sc.args)
+        sc.seconds = time.perf_counter() - t0
+        sc.rc = r.returncode
+        if r.returncode not in (0, 3):
+            raise SystemExit(f"{sc.name}: {r.stderr.decode()}")
+        sc.reference = st.snapshot()
+        print(f"{sc.name}: {sc.seconds:.2f}s undisturbed, exit {sc.rc}", flush=True)
+
+
+def kill(st: Study, sc: Scenario, rnd: random.Random) -> tuple[str | None, float] | None:
+    """Run the scenario's command and kill it: at a crash point (PATCHQ_CRASH_AT) or by
+    SIGKILL after a random delay. (crash point, delay), or None when it was not killed."""
+    queue, target = st.queue, st.target
+    crash = None
+    delay = 0.0
+    if rnd.random() < 0.3:
+        crash = rnd.choice(POINTS)
+    else:
+        delay = rnd.uniform(0.02, sc.seconds * 0.97)
+    env = dict(st.env)
+    if crash:
+        env["PATCHQ_CRASH_AT"] = crash
+    p = subprocess.Popen(
+        [st.python, "-m", "patchq", "--dir", str(queue), "--target", str(target), *sc.args],
+        cwd=target,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    if crash is None:
+        try:
+            p.wait(timeout=delay)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        else:
+            return None  # finished before the kill: not a kill point
+    else:
+        p.wait()
+        if p.returncode != -9:
+            return None  # that point is not on this command's path
+    return crash, delay
+
+
+def recover(
+    st: Study, sc: Scenario, rnd: random.Random, killed: tuple[str | None, float]
+) -> dict[str, object]:
+    """The recovery a person runs after the kill, and whether it reached a right state."""
+    crash, delay = killed
+    target = st.target
+    time.sleep(0.05)  # let the killed group's last git exit
+    left = [n for n in ("index.lock", "patchq/op.json") if (target / ".git" / n).exists()] + [
+        m.name for m in (target / ".git" / "patchq").glob("git-step.*")
+    ]
+    mode = "continue" if sc.continue_only else rnd.choice(["continue", "abort"])
+    journal_there = (target / ".git" / "patchq" / "op.json").exists()
+    if sc.name == "rebase --abort" and not journal_there:
+        # An --abort killed before its journal had not begun: the rebase is still
+        # stopped, and what finishes an abort is another --abort.
+        mode = "abort"
+    how = rnd.choice([sc.verb, "recover"]) if sc.verb != "rebase" else "rebase"
+    journal = (target / ".git" / "patchq" / "op.json").exists()
+    rec = st.patchq(how, f"--{mode}")  # also where nothing was left: what a person does
+    got = st.snapshot()
+    if mode == "abort" and sc.abort_to != "after":
+        want = sc.origin if sc.abort_to == "origin" else sc.before
+        # What `rebase --continue` remembered in resolutions/ stays through an
+        # abort, by design (issue 14.8: the rebase redone reuses it).
+        got = {
+            k: v
+            for k, v in got.items()
+            if not (k.startswith("patch-repo:resolutions/") and k not in want)
+        }
+    else:
+        want = sc.reference
+    if journal or sc.abort_to == "origin":
+        ok_states = [want]
+    else:
+        # Killed before the command changed anything, or after it was done: the
+        # state is one of the two, and a recovery finds nothing to do.
+        ok_states = [want, sc.before, sc.reference]
+    ok = any(got == s for s in ok_states)
+    entry: dict[str, object] = {
+        "command": sc.name,
+        "kill": crash or f"SIGKILL at {delay:.3f}s",
+        "journal_left": journal,
+        "recovery": f"{how} --{mode}" if rec is not None else "(none needed)",
+        "recovery_exit": None if rec is None else rec.returncode,
+        "ok": ok,
+    }
+    if not ok:
+        near = min(ok_states, key=lambda s: len(diff(s, got)))
+        differs = diff(near, got)[:12]
+        entry["differs"] = differs
+        entry["values"] = {
+            k: [near.get(k), got.get(k)]
+            for k in differs
+            if k in ("HEAD", "refs", "status") or k.startswith("state:")
+        }
+        entry["left_by_kill"] = left
+        entry["stderr"] = "" if rec is None else rec.stderr.decode(errors="replace")[-400:]
+    return entry
 
 
 def write_report(
@@ -503,14 +546,14 @@ def write_report(
             else "random delay"
         ] += 1
     rev = subprocess.run(
-        ["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
         capture_output=True,
         text=True,
     ).stdout.strip()
     lines = [
         "# Random-kill study (issue 15)",
         "",
-        f"- command: `nice -n 10 python3 bench/killstudy.py "
+        f"- command: `nice -n 10 patchq-bench killstudy "
         f"{'--generated' if args.generated else f'--repo {args.repo}'} "
         f"--points {args.points} --seed {args.seed}`",
         f"- patchq at {rev}; series: the newest 300 consecutive non-merge commits of "
@@ -553,13 +596,10 @@ def write_report(
     if not fails:
         lines.append("None: every kill point recovered byte for byte.")
     for r in fails:
+        differs = ", ".join(map(str, cast(list[object], r["differs"])))
         lines.append(
             f"- {r['command']}, {r['kill']}, {r['recovery']} "
-            f"(exit {r['recovery_exit']}): differs in {', '.join(map(str, r['differs']))}"
+            f"(exit {r['recovery_exit']}): differs in {differs}"
         )
     args.md.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,8 +1,8 @@
-"""Scoring rules of the refresh corpus (bench/realworld.py): the split, the cost, and the
+"""Scoring rules of the refresh corpus (patchq-bench realworld): the split, the cost, and the
 precision of each placement method. Standard library only; no patchq import.
 
 **Split.** Every case is in the `tuning` part (70%) or the `validation` part (30%), decided
-once by its name alone — the rule bench/harvest.py writes into a harvested manifest too:
+once by its name alone — the rule patchq-bench harvest writes into a harvested manifest too:
 
     first = sha256(name.encode("utf-8")).digest()[0]      # the first byte, 0..255
     tuning  if  first < int(0.7 * 256)  (= 179)  else  validation
@@ -671,7 +671,7 @@ def score_uses(
                 for r in recs
                 if r.get("file") == h.get("file") and r.get("method") == "upstreamed"
             }
-            u.update(_judge_all(tree, h, ups, old, new, mine, theirs))
+            u.update(_judge_all(tree, h, ups, old, new, mine=mine, theirs=theirs))
             uses.append(u)
     shutil.rmtree(tree, ignore_errors=True)
     return uses
@@ -699,13 +699,14 @@ def _judge_all(
     upstreamed: set[int],
     old: Sequence[FileDiff],
     new: Sequence[FileDiff],
+    *,
     mine: str | None,
     theirs: Sequence[str | None],
 ) -> dict[str, str]:
     """Right when the region equals either maintainer's file (the maintainer's own tree, or
     the maintainer's patch on patchq's tree); wrong when it equals neither of those that
     could be built; else unscored."""
-    verdicts = [_judge(tree, h, upstreamed, old, new, mine, t) for t in theirs]
+    verdicts = [_judge(tree, h, upstreamed, old, new, mine=mine, theirs=t) for t in theirs]
     for i, v in enumerate(verdicts):
         if v["verdict"] == "right":
             return {"verdict": "right", "why": "" if i == 0 else "on patchq's tree"}
@@ -721,6 +722,7 @@ def _judge(
     upstreamed: set[int],
     old: Sequence[FileDiff],
     new: Sequence[FileDiff],
+    *,
     mine: str | None,
     theirs: str | None,
 ) -> dict[str, str]:

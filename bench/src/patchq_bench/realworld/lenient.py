@@ -1,6 +1,6 @@
 """patchq against GNU patch on every patch of the real-world corpus, on both releases.
 
-For each case of /tmp/realworld-cases (made by ../shared/realworld/materialize.py) and
+For each case of --cases (realworld's OUT/cases, made by the shared corpus's materialize.py) and
 each of its two releases (the old series on X, the new series on Y), the series is
 walked patch by patch on a checkout of the release. GNU patch (`patch -p1 -N --batch`)
 applies each patch at fuzz 0, or else with `--fuzz 2`; patchq applies the same patch to
@@ -13,7 +13,7 @@ how GNU patch took them, how many patchq applied to the same bytes, how many it 
 Then every series is applied whole with `patchq apply` on its release (with `--fuzz 2`
 where GNU patch needed fuzz for any patch), and its tree compared with GNU patch's.
 
-Usage: python bench/lenient_realworld.py [--cases /tmp/realworld-cases] [--only NAME…]
+Usage: patchq-bench lenient [--cases DIR] [--only NAME…]
 """
 
 from __future__ import annotations
@@ -25,8 +25,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from patchq_bench.paths import WORK_ENV, path_option
 
 PATCHQ = [sys.executable, "-m", "patchq"]
 ENV = {
@@ -170,11 +173,18 @@ def one_release(case_dir: Path, release: str, tmp: Path) -> Row:
     return row
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cases", type=Path, default=Path("/tmp/realworld-cases"))
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+    path_option(
+        ap,
+        "--cases",
+        WORK_ENV,
+        "the materialized cases (realworld's OUT/cases)",
+        "realworld",
+        "cases",
+    )
     ap.add_argument("--only", nargs="*")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     index = args.cases / "index.json"
     if not index.is_file():
         print(f"no {index}: run ../shared/realworld/materialize.py first", file=sys.stderr)
@@ -229,7 +239,3 @@ def main() -> int:
         if r.whole != "same":
             print(f"whole series {r.case} {r.release}: {r.whole}")
     return 1 if tot.differing else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential testing at scale: patchq's hunk engine against `git apply` and GNU patch.
 
-    python3 bench/differential.py [--cases 5000] [--seed 1] [--jobs 2] [--show 3]
+    patchq-bench differential [--cases 5000] [--seed 1] [--jobs 2] [--show 3]
 
 Not run in CI (a few minutes for 5,000 cases). Standard library, patchq (imported from
 src/), git and GNU patch. Each case is made like tests/core/test_differential.py's: a file of
@@ -38,13 +38,14 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-
-from patchq.core import hunks as engine  # noqa: E402
-from patchq.core.errors import BadInputError  # noqa: E402
-from patchq.core.patch import parse  # noqa: E402
+from patchq.core import hunks as engine
+from patchq.core.errors import BadInputError
+from patchq.core.patch import parse
+from patchq.core.status import Status
 
 WORDS = ["int a;", "int b;", "}", "{", "", "return 0;", "x++;", "// note"]
 TAG = re.compile(rb"\x01\d+\x01")
@@ -146,7 +147,7 @@ def _one(seed: int, work: Path) -> dict[str, object]:
         "applied"
         if ours.ok
         else "ambiguous"
-        if any(h.status == engine.AMBIGUOUS for h in ours.hunks)
+        if any(h.status == Status.AMBIGUOUS for h in ours.hunks)
         else "failed"
     )
     git = run(["git", "apply", "-p1"], work, target, patch)
@@ -216,21 +217,44 @@ def _one(seed: int, work: Path) -> dict[str, object]:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--cases", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--show", type=int, default=3, help="cases of each violation to print")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     for tool in ("git", "patch"):
         if shutil.which(tool) is None:
-            sys.exit(f"differential.py needs `{tool}` on PATH")
+            sys.exit(f"patchq-bench differential needs `{tool}` on PATH")
     t0 = time.monotonic()
     seeds = [args.seed * 1_000_003 + i for i in range(args.cases)]
     with multiprocessing.Pool(args.jobs) as pool:
         results = pool.map(one, seeds, chunksize=50)
     took = time.monotonic() - t0
+    c, bad = tally(results)
+    rows = summary(args, c, bad, took)
+    width = max(len(a) for a, _ in rows)
+    print(f"| {'':{width}} | |\n|{'-' * (width + 2)}|---|")
+    for a, b in rows:
+        print(f"| {a:{width}} | {b} |")
+    failed = False
+    for kind, cases in bad.items():
+        print(f"\n{kind}: {len(cases)}")
+        for r in cases[: args.show]:
+            print(f"  seed {r['seed']}: {r.get('detail') or r.get('error')}")
+        # A look-alike copy nearer than the real block is not something a patch alone
+        # can tell apart (git and GNU patch take it too); check/rebase doubt such moves
+        # against the pinned base. Everything else breaks the contract.
+        if kind != "patchq applied, but not where the lines are":
+            failed = True
+    return 1 if failed else 0
+
+
+def tally(
+    results: list[dict[str, object]],
+) -> tuple[Counter[str], dict[str, list[dict[str, object]]]]:
+    """The counts over every case, and the cases of each violation of the contract."""
     c: Counter[str] = Counter()
     bad: dict[str, list[dict[str, object]]] = {}
     for r in results:
@@ -249,7 +273,7 @@ def main() -> int:
         c["gnu agreed"] += bool(r["gnu_agree"])
         c["git and gnu both applied"] += bool(r["git"] and r["gnu"])
         c["git and gnu differ"] += bool(r["git"] and r["gnu"] and not r["git_gnu_agree"])
-        same0, same2, gnu2, pq2 = r["gnu_mode"]  # type: ignore[misc]
+        same0, same2, gnu2, pq2 = cast(tuple[bool, bool, bool, bool], r["gnu_mode"])
         c["gnu placement same, fuzz 0"] += bool(r["gnu"] and same0)
         c["gnu fuzz 2 applied"] += bool(gnu2)
         c["gnu placement same, fuzz 2"] += bool(gnu2 and same2)
@@ -292,6 +316,16 @@ def main() -> int:
             c["patchq wrong, git the same"] += bool(r["agree"])
             c["patchq wrong, gnu the same"] += bool(r["gnu_agree"])
             bad.setdefault("patchq applied, but not where the lines are", []).append(r)
+    return c, bad
+
+
+def summary(
+    args: argparse.Namespace,
+    c: Counter[str],
+    bad: dict[str, list[dict[str, object]]],
+    took: float,
+) -> list[tuple[str, str]]:
+    """The report's rows: what each tool did, and how often it was right."""
     n = c["cases"]
 
     def pct(k: int, of: int) -> str:
@@ -365,22 +399,4 @@ def main() -> int:
         ),
         ("time", f"{took:.1f} s on {args.jobs} processes"),
     ]
-    width = max(len(a) for a, _ in rows)
-    print(f"| {'':{width}} | |\n|{'-' * (width + 2)}|---|")
-    for a, b in rows:
-        print(f"| {a:{width}} | {b} |")
-    failed = False
-    for kind, cases in bad.items():
-        print(f"\n{kind}: {len(cases)}")
-        for r in cases[: args.show]:
-            print(f"  seed {r['seed']}: {r.get('detail') or r.get('error')}")
-        # A look-alike copy nearer than the real block is not something a patch alone
-        # can tell apart (git and GNU patch take it too); check/rebase doubt such moves
-        # against the pinned base. Everything else breaks the contract.
-        if kind != "patchq applied, but not where the lines are":
-            failed = True
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return rows

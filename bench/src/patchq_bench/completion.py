@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time shell completion of patch names: what one TAB costs (issue 26, point 9).
 
-    python3 bench/completion.py [--patches 1000] [--runs 15] [--patchq "CMD"] [--tmpdir DIR]
+    patchq-bench completion [--patches 1000] [--runs 15] [--patchq "CMD"] [--tmpdir DIR]
 
 Builds a target (one file) and a patch repo of N one-line patches, applies them and pops
 one, then asks patchq for completions exactly as bash does (`_PATCHQ_COMPLETE=
@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 CASES = (("pop 09", 2), ("push ", 2), ("delete 00", 2))
@@ -79,8 +80,8 @@ def shim(root: Path, log: Path) -> Path:
     return folder
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("--patches", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--patchq", default=f"{shlex.quote(sys.executable)} -m patchq")
@@ -138,7 +139,3 @@ def main(argv: list[str] | None = None) -> int:
             )
         print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

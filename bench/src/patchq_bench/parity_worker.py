@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""One long-lived patchq for `bench/parity.py`: runs `patchq.cli.main.main(argv)` per request.
+"""One long-lived patchq for `patchq-bench parity`: runs `patchq.cli.main.main(argv)` per request.
 
-`parity.py` starts one per job with the interpreter (and environment) of its `--patchq`
+`patchq-bench parity` starts one per job with the interpreter (and environment) of its `--patchq`
 command, in place of `-m patchq`, so patchq's modules load once per job, not twice per
 case (where no bytecode may be written, as under PYTHONDONTWRITEBYTECODE, each start
 also compiles every module again). Each request is the command line a user would type,
@@ -21,7 +21,7 @@ import traceback
 
 def serve() -> int:
     if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
-        del sys.path[0]  # bench/'s scripts are no modules of patchq's
+        del sys.path[0]  # the bench's modules are none of patchq's
     from patchq.cli.main import main
 
     # Replies go to a copy of the pipe; fd 1 and 2 are the request's own (what a git

@@ -1,4 +1,4 @@
-"""The pure helpers of bench/realworld.py: error parsing, failure grouping, the report.
+"""The pure helpers of patchq-bench realworld: error parsing, failure grouping, the report.
 
 No mirrors, no network, no git: the driver itself is exercised by running the bench; these
 pin the pieces whose mistakes would silently mislabel a measurement.
@@ -6,45 +6,87 @@ pin the pieces whose mistakes would silently mislabel a measurement.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "realworld.py"
+from patchq_bench.harvest.mirrors import substitute
+from patchq_bench.paths import env_default
+from patchq_bench.realworld import scoring as rc
+from patchq_bench.realworld.cases import (
+    DROP_DRIVER,
+    DROP_LINK,
+    DROP_MARK,
+    DROP_NEW,
+    DROP_OLD,
+    Job,
+    first_by_hash,
+    flat_commit,
+    mark_dropped,
+    materialize_case,
+    quiet_rebase,
+    run_job,
+    series_fails,
+    series_unapplied,
+    verify_failed,
+    without_dir,
+)
+from patchq_bench.realworld.cli import (
+    CORPUS_ENV,
+    runs_anywhere,
+    split_disagreements,
+    supports_accept,
+)
+from patchq_bench.realworld.cli import main as realworld_main
+from patchq_bench.realworld.driver import (
+    candidate_series,
+    cause_of,
+    error_line,
+    fuzz_outcome,
+    hunk_trouble,
+    patch_at_fault,
+)
+from patchq_bench.realworld.report import (
+    Part,
+    build_report,
+    cost_table,
+    downstream_of,
+    part_tallies,
+    precision_md,
+    row,
+    skipped_lines,
+)
 
 
-@pytest.fixture(scope="module")
-def rw() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("realworld_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+def shared_corpus() -> Path:
+    """The shared corpus (materialize.py, peers.py) the environment names; else the test
+    is skipped."""
+    found = env_default(CORPUS_ENV)
+    if found is None or not (found / "materialize.py").is_file():
+        pytest.skip(f"no shared corpus ({CORPUS_ENV} names none)")
+    return found
 
 
-def test_patch_at_fault_reads_the_name_with_or_without_a_line(rw: ModuleType) -> None:
+def test_patch_at_fault_reads_the_name_with_or_without_a_line() -> None:
     parse = "patchq: patches/cmds-live.c.patch:2: hunk outside any file section — the …"
     apply = "patchq: patches/0001-mingw-cmake.patch: patch does not apply: CMakeLists.txt: …"
-    assert rw.patch_at_fault(parse) == "cmds-live.c.patch"
-    assert rw.patch_at_fault(apply) == "0001-mingw-cmake.patch"
-    assert rw.patch_at_fault("patchq: the lock is held by another run") is None
+    assert patch_at_fault(parse) == "cmds-live.c.patch"
+    assert patch_at_fault(apply) == "0001-mingw-cmake.patch"
+    assert patch_at_fault("patchq: the lock is held by another run") is None
 
 
-def test_error_line_prefers_patchq_line_and_marks_a_traceback(rw: ModuleType) -> None:
-    assert rw.error_line("note\npatchq: patches/a.patch: bad\n") == "patchq: patches/a.patch: bad"
+def test_error_line_prefers_patchq_line_and_marks_a_traceback() -> None:
+    assert error_line("note\npatchq: patches/a.patch: bad\n") == "patchq: patches/a.patch: bad"
     tb = "Traceback (most recent call last):\n  File \"x.py\", line 3\nKeyError: 'hunks'\n"
-    assert rw.error_line(tb) == "crash: KeyError: 'hunks'"
-    assert rw.error_line("") == ""
+    assert error_line(tb) == "crash: KeyError: 'hunks'"
+    assert error_line("") == ""
 
 
-def test_cause_of_drops_names_paths_numbers_and_upstream_subjects(rw: ModuleType) -> None:
+def test_cause_of_drops_names_paths_numbers_and_upstream_subjects() -> None:
     a = (
         "patchq: patches/a.patch: a.patch does not apply to 2f32e2169bb8: conflict in "
         "src/x.c, src/y.c (upstream: c68c4c804d67 Fix (really) the build; 0b65f608cca6 "
@@ -54,20 +96,18 @@ def test_cause_of_drops_names_paths_numbers_and_upstream_subjects(rw: ModuleType
         "patchq: patches/b.patch: b.patch does not apply to 53ec12d40701: conflict in "
         "lib/z.c (upstream: 5adaa553a9d6 Rename) — edit the files"
     )
-    assert rw.cause_of(a) == rw.cause_of(b) == "conflict in FILE (upstream: …)"
+    assert cause_of(a) == cause_of(b) == "conflict in FILE (upstream: …)"
     ts = (
         "patchq: patches/p.patch: patch does not apply: src/poptint.h   2010-05-13 "
         "04:57:46.878 +0100: hunk #1 (patch line 3, file line 47) failed: 'x' does not exist"
     )
-    assert rw.cause_of(ts).startswith("patch does not apply: FILE: hunk #N (patch line N")
+    assert cause_of(ts).startswith("patch does not apply: FILE: hunk #N (patch line N")
     hdr = "patchq: patches/n.patch:41: hunk header says 11 old and 12 new lines, found 0 and 0"
-    assert rw.cause_of(hdr) == "hunk header says N old and N new lines, found N and N"
-    assert rw.cause_of("crash: KeyError: 'hunks'").startswith("crash (traceback)")
+    assert cause_of(hdr) == "hunk header says N old and N new lines, found N and N"
+    assert cause_of("crash: KeyError: 'hunks'").startswith("crash (traceback)")
 
 
-def test_hunk_trouble_names_each_failing_status_once_without_file_names(
-    rw: ModuleType,
-) -> None:
+def test_hunk_trouble_names_each_failing_status_once_without_file_names() -> None:
     hunks = [
         {"status": "offset", "reason": ""},
         {"status": "conflict", "reason": "its context and removed lines are not in the file"},
@@ -75,17 +115,17 @@ def test_hunk_trouble_names_each_failing_status_once_without_file_names(
         {"status": "missing", "reason": "lib/gcc.specs is gone upstream"},
         {"status": "merge", "method": "merge", "reason": ""},
     ]
-    assert rw.hunk_trouble(hunks) == (
+    assert hunk_trouble(hunks) == (
         "conflict: its context and removed lines are not in the file; "
         "missing: FILE is gone upstream"
     )
-    assert rw.hunk_trouble([{"status": "exact"}]) == ""
+    assert hunk_trouble([{"status": "exact"}]) == ""
 
 
-def test_fuzz_outcome_and_candidate_series(rw: ModuleType) -> None:
-    assert rw.fuzz_outcome(["exact", "offset"]) == "offset"
-    assert rw.fuzz_outcome(["offset", "fuzz"]) == "fuzz"
-    assert rw.fuzz_outcome([]) == "exact"
+def test_fuzz_outcome_and_candidate_series() -> None:
+    assert fuzz_outcome(["exact", "offset"]) == "offset"
+    assert fuzz_outcome(["offset", "fuzz"]) == "fuzz"
+    assert fuzz_outcome([]) == "exact"
     final = {
         "patches": [
             {"name": "a.patch", "outcome": "unchanged"},
@@ -94,7 +134,7 @@ def test_fuzz_outcome_and_candidate_series(rw: ModuleType) -> None:
             {"name": "d.patch", "outcome": "merged"},
         ]
     }
-    assert rw.candidate_series(final) == ["a.patch", "d.patch"]
+    assert candidate_series(final) == ["a.patch", "d.patch"]
 
 
 def _tool(status: dict[str, str], same: dict[str, bool], kept: set[str]) -> dict[str, Any]:
@@ -111,7 +151,7 @@ def _tool(status: dict[str, str], same: dict[str, bool], kept: set[str]) -> dict
     }
 
 
-def test_build_report_counts_what_the_inputs_say(rw: ModuleType) -> None:
+def test_build_report_counts_what_the_inputs_say() -> None:
     kept = {"1.patch", "2.patch"}
     case = {
         "name": "deb-x-1-to-2",
@@ -164,8 +204,8 @@ def test_build_report_counts_what_the_inputs_say(rw: ModuleType) -> None:
         },
     }
     peers = {"tools": ["patch", "patchq"], "cases": [case]}
-    md = rw.build_report(peers, {"deb-x-1-to-2": log}, "bench/realworld.py --only x", "D", [])
-    assert "bench/realworld.py --only x" in md
+    md = build_report(peers, {"deb-x-1-to-2": log}, "patchq-bench realworld --only x", "D", [])
+    assert "patchq-bench realworld --only x" in md
     assert "| same as the maintainer (of 3) | **2** | **2** |" in md
     assert "| applied but not the maintainer's result | 1 | 0 |" in md
     assert "| deb-x-1-to-2 | Debian | 3 | 2 | 1 | 1+1 = 2 (1) | 1+1 = 2 (0) |" in md
@@ -180,18 +220,7 @@ def test_build_report_counts_what_the_inputs_say(rw: ModuleType) -> None:
 
 
 # ------------------------------------------------------------------------- issue 24: scoring
-RC_PATH = Path(__file__).resolve().parents[2] / "bench" / "refresh_corpus.py"
-
-
-@pytest.fixture(scope="module")
-def rc(rw: ModuleType) -> ModuleType:
-    """bench/refresh_corpus.py, the module realworld.py itself imports."""
-    mod = sys.modules["refresh_corpus"]
-    assert Path(mod.__file__ or "").resolve() == RC_PATH
-    return mod
-
-
-def test_split_is_the_sha256_rule_of_the_case_name(rc: ModuleType) -> None:
+def test_split_is_the_sha256_rule_of_the_case_name() -> None:
     import hashlib
 
     names = [f"deb-pkg{i}-{i}.0-to-{i}.1" for i in range(3000)]
@@ -200,7 +229,7 @@ def test_split_is_the_sha256_rule_of_the_case_name(rc: ModuleType) -> None:
         assert rc.split_of(n) == ("tuning" if first < 179 else "validation")
     share = sum(rc.split_of(n) == "validation" for n in names) / len(names)
     assert 0.27 < share < 0.33
-    # pinned names: the rule may never change silently (the same as bench/harvest.py's)
+    # pinned names: the rule may never change silently (the same as patchq-bench harvest's)
     assert rc.split_of("tx-libnl-3.7.0-to-3.8.0") == "validation"
     assert rc.split_of("ms-libplist-2.2.0-to-2.3.0") == "validation"
     assert rc.split_of("tx-uftrace-0.12-to-0.13") == "tuning"
@@ -211,7 +240,7 @@ def test_split_is_the_sha256_rule_of_the_case_name(rc: ModuleType) -> None:
     assert sorted(part + rc.select(names, "tuning")) == sorted(names)
 
 
-def test_verdicts_for_peers_and_patchq(rc: ModuleType) -> None:
+def test_verdicts_for_peers_and_patchq() -> None:
     v = rc.verdict
     assert v("clean", True, True) == "same"
     assert v("fuzz", False, True) == "wrong"
@@ -227,7 +256,7 @@ def test_verdicts_for_peers_and_patchq(rc: ModuleType) -> None:
     assert v("merged", False, True, "merged") == "wrong"
 
 
-def test_cost_is_misses_plus_three_wrong_with_half_misses(rc: ModuleType) -> None:
+def test_cost_is_misses_plus_three_wrong_with_half_misses() -> None:
     t = rc.tally(
         ["same", "wrong", "dropped-wrong", "stop", "stop", "failed", "same"],
         [False, False, False, True, False, False, False],
@@ -277,7 +306,7 @@ def _pq_log(name: str, on_new: dict[str, str], uses: list[dict[str, Any]]) -> di
     }
 
 
-def test_tallies_credit_a_stop_the_accept_run_got_right_as_half_a_miss(rw: ModuleType) -> None:
+def test_tallies_credit_a_stop_the_accept_run_got_right_as_half_a_miss() -> None:
     case = _peer_case(
         "c1",
         {
@@ -291,23 +320,23 @@ def test_tallies_credit_a_stop_the_accept_run_got_right_as_half_a_miss(rw: Modul
     )  # fmt: skip
     on_new = {"1.patch": "unchanged", "2.patch": "stopped, skipped", "3.patch": "upstreamed"}
     acc = {"1.patch": "unchanged", "2.patch": "merged", "3.patch": "upstreamed"}
-    part = rw.Part(
+    part = Part(
         {"tools": ["patch", "patchq", "patchq-accept"], "cases": [case]},
         {"c1": _pq_log("c1", on_new, [])},
         {"c1": _pq_log("c1", acc, [])},
     )
-    t = rw.part_tallies(part)
+    t = part_tallies(part)
     assert (t["patch"].same, t["patch"].wrong, t["patch"].cost) == (2, 1, 3)
     assert (t["patchq"].same, t["patchq"].stops, t["patchq"].half, t["patchq"].cost) == (
         2, 1, 1, 0.5,
     )  # fmt: skip
     assert (t["patchq-accept"].same, t["patchq-accept"].cost) == (3, 0)
-    table = "\n".join(rw.cost_table([("tuning", part)]))
+    table = "\n".join(cost_table([("tuning", part)]))
     assert "| tuning | patchq | 3 | 2 | 0 | 0 | 1 | 0 | 1 | 0.5 | **0.5** |" in table
     assert "| tuning | patch | 3 | 2 | 1 | 0 | 0 | 0 | 0 | 0 | **3** |" in table
 
 
-def test_validation_part_is_reported_as_totals_only(rw: ModuleType, rc: ModuleType) -> None:
+def test_validation_part_is_reported_as_totals_only() -> None:
     tools = {
         "patch": ({"1.patch": "clean", "2.patch": "fuzz", "3.patch": "failed"},
                   {"1.patch": True, "2.patch": False, "3.patch": True}),
@@ -320,12 +349,12 @@ def test_validation_part_is_reported_as_totals_only(rw: ModuleType, rc: ModuleTy
     assert rc.split_of(tname) == "tuning" and rc.split_of(vname) == "validation"
     vuses = [{"patch": "secret-2.patch", "method": "word", "verdict": "wrong"}]
     tuses = [{"patch": "2.patch", "method": "word", "verdict": "right"}]
-    val = rw.Part(
+    val = Part(
         {"tools": ["patch", "patchq"], "cases": [_peer_case(vname, tools)]},
         {vname: _pq_log(vname, on_new, vuses)},
     )
     tun_peers = {"tools": ["patch", "patchq"], "cases": [_peer_case(tname, tools)]}
-    md = rw.build_report(
+    md = build_report(
         tun_peers, {tname: _pq_log(tname, on_new, tuses)}, "cmd", "D", [], validation=val
     )
     assert tname in md and vname not in md and "secret-2.patch" not in md
@@ -333,14 +362,19 @@ def test_validation_part_is_reported_as_totals_only(rw: ModuleType, rc: ModuleTy
     # the validation precision table carries the tiers; its one word use is wrong
     assert "| word | 1 | 0 | 1 | 0 | 0.0% | proposed (1 < 30 uses) |" in md
     assert "| word | 1 | 1 | 0 | 0 | 100.0% |" in md  # tuning: no tier column
-    pmd = rw.precision_md(
-        [("validation", val)], "cmd --split validation", ["`x.toml`"], "pq", "D", "unsupported"
+    pmd = precision_md(
+        [("validation", val)],
+        "cmd --split validation",
+        ["`x.toml`"],
+        "pq",
+        "D",
+        accept_status="unsupported",
     )
     assert "cmd --split validation" in pmd and "`x.toml`" in pmd
     assert "≥ 97% precision over ≥ 30 validation uses" in pmd and vname not in pmd
 
 
-def test_tiers_follow_design_4_1(rc: ModuleType) -> None:
+def test_tiers_follow_design_4_1() -> None:
     row = rc.MethodRow
     assert rc.tier("merge", None) == "automatic (always)"
     assert rc.tier("word", None) == "proposed (no use)"
@@ -357,7 +391,7 @@ def test_tiers_follow_design_4_1(rc: ModuleType) -> None:
     assert (r.uses, r.right, r.wrong, r.unscored, r.precision) == (4, 2, 1, 1, 2 / 3)
 
 
-def test_region_rule_on_synthetic_files(rc: ModuleType) -> None:
+def test_region_rule_on_synthetic_files() -> None:
     a = [b"l%d" % i for i in range(12)]
     b = list(a)
     b[5] = b"changed"  # inside [3, 8)
@@ -380,7 +414,7 @@ def test_region_rule_on_synthetic_files(rc: ModuleType) -> None:
     assert rc.blocks_of(a, c) == rc.blocks_from_u0(u0)
 
 
-def test_hunk_parsing_pairing_and_location(rc: ModuleType) -> None:
+def test_hunk_parsing_pairing_and_location() -> None:
     text = (
         b"Subject: x\n---\n--- ../build/pkg-1.0/src/x.c\t2014-01-01\n+++ ./src/x.c\n"
         b"@@ -2,3 +2,4 @@\n a\n-b\n+B\n+C\n c\n@@ -10,0 +11 @@\n+tail\n"
@@ -434,9 +468,7 @@ def _udiff(before: list[str], after: list[str], path: str = "f.c") -> str:
     return "".join(lines)
 
 
-def test_score_uses_judges_each_hunk_by_its_region_in_real_git_trees(
-    rc: ModuleType, tmp_path: Path
-) -> None:
+def test_score_uses_judges_each_hunk_by_its_region_in_real_git_trees(tmp_path: Path) -> None:
     """A synthetic case (upstream X and Y in git, an old series, patchq's refreshed series
     and the maintainer's): a hunk refreshed as the maintainer did is right, one whose lines
     differ from the maintainer's is wrong, an upstreamed hunk of a patch the maintainer
@@ -511,32 +543,28 @@ def test_score_uses_judges_each_hunk_by_its_region_in_real_git_trees(
     ]
 
 
-def test_accept_support_is_read_from_rebase_help(rw: ModuleType) -> None:
+def test_accept_support_is_read_from_rebase_help() -> None:
     with_opt = "print('Options:\\n  --onto REF  x\\n  --accept METHODS  take proposals')"
     without = "print('Options:\\n  --onto REF  x\\n  --skip  drop it (see --accept-less docs)')"
-    assert rw.supports_accept([sys.executable, "-c", with_opt])
-    assert not rw.supports_accept([sys.executable, "-c", without])
-    assert not rw.supports_accept([sys.executable, "-c", "import sys; sys.exit(2)"])
+    assert supports_accept([sys.executable, "-c", with_opt])
+    assert not supports_accept([sys.executable, "-c", without])
+    assert not supports_accept([sys.executable, "-c", "import sys; sys.exit(2)"])
 
 
-def test_a_case_file_split_that_disagrees_with_the_rule_is_named(
-    rw: ModuleType, rc: ModuleType, tmp_path: Path
-) -> None:
+def test_a_case_file_split_that_disagrees_with_the_rule_is_named(tmp_path: Path) -> None:
     v, t = "tx-libnl-3.7.0-to-3.8.0", "tx-uftrace-0.12-to-0.13"
     f = tmp_path / "cases.toml"
     f.write_text(
         f'[[case]]\nname = "{v}"\nsplit = "validation"\n\n[[case]]\nname = "{t}"\n'
         'split = "tuning"\n\n[[case]]\nname = "no-split-field"\n'
     )
-    assert rw.split_disagreements(f) == []
+    assert split_disagreements(f) == []
     f.write_text(f'[[case]]\nname = "{t}"\nsplit = "validation"\n')
-    (msg,) = rw.split_disagreements(f)
+    (msg,) = split_disagreements(f)
     assert "1 cases" in msg and t in msg
 
 
-def test_a_region_another_patch_changed_is_judged_on_patchqs_own_tree(
-    rc: ModuleType, tmp_path: Path
-) -> None:
+def test_a_region_another_patch_changed_is_judged_on_patchqs_own_tree(tmp_path: Path) -> None:
     """The maintainer kept p0, which adds a line inside p1's region; patchq stopped at p0
     (skipped). p1's hunk placed as the maintainer's p1 places it on patchq's tree is right,
     though the maintainer's own tree differs there."""
@@ -591,63 +619,57 @@ def test_a_region_another_patch_changed_is_judged_on_patchqs_own_tree(
     assert use["verdict"] == "wrong"
 
 
-def test_a_case_that_fails_verification_is_left_out(rw: ModuleType) -> None:
+def test_a_case_that_fails_verification_is_left_out() -> None:
     lines = [
         "    VERIFY FAIL br-x-1-to-2: 0001-a.patch does not apply on case-old",
         "  OK   br-x-1-to-2                   3 old /  2 new patches (1 dropped); VERIFY FAILED",
         "  OK   br-y-1-to-2                   2 old /  2 new patches (1 identical, 1 modified)",
     ]
-    assert rw.verify_failed(lines) == {"br-x-1-to-2"}
+    assert verify_failed(lines) == {"br-x-1-to-2"}
 
 
-def test_a_prefix_is_the_first_k_names_by_sha256(rw: ModuleType) -> None:
+def test_a_prefix_is_the_first_k_names_by_sha256() -> None:
     import hashlib
 
     names = [f"tx-p{i}-1-to-2" for i in range(20)]
     want = sorted(names, key=lambda n: hashlib.sha256(n.encode()).hexdigest())
-    assert rw.first_by_hash(names, 5) == want[:5]
-    assert rw.first_by_hash(list(reversed(names)), None) == want
+    assert first_by_hash(names, 5) == want[:5]
+    assert first_by_hash(list(reversed(names)), None) == want
 
 
-def test_dropped_bumps_are_counted_by_reason_and_validation_ones_not_named(
-    rw: ModuleType, rc: ModuleType
-) -> None:
+def test_dropped_bumps_are_counted_by_reason_and_validation_ones_not_named() -> None:
     tname, vname = "tx-uftrace-0.12-to-0.13", "tx-libnl-3.7.0-to-3.8.0"
     assert rc.split_of(tname) == "tuning" and rc.split_of(vname) == "validation"
-    lines = rw.skipped_lines(
-        [f"{tname}: {rw.DROP_OLD}", f"{vname}: {rw.DROP_OLD}", f"{vname}: {rw.DROP_NEW}"]
-    )
+    lines = skipped_lines([f"{tname}: {DROP_OLD}", f"{vname}: {DROP_OLD}", f"{vname}: {DROP_NEW}"])
     text = "\n".join(lines)
-    assert vname not in text and f"- `{tname}: {rw.DROP_OLD}`" in text
-    assert rw.row(rw.DROP_OLD, 1, 1) in lines
-    assert rw.row(rw.DROP_NEW, 0, 1) in lines
+    assert vname not in text and f"- `{tname}: {DROP_OLD}`" in text
+    assert row(DROP_OLD, 1, 1) in lines
+    assert row(DROP_NEW, 0, 1) in lines
 
 
-def test_the_accept_run_is_the_default_runs_only_when_it_met_no_stop(rw: ModuleType) -> None:
+def test_the_accept_run_is_the_default_runs_only_when_it_met_no_stop() -> None:
     def rec(applied: dict[str, str], finished: bool, stops: dict[str, str]) -> dict[str, Any]:
         return {
             "patchq_on_old": {"fuzz2": {"applied": applied}},
             "rebase": {"finished": finished, "stops": stops, "error": None},
         }
 
-    assert rw.quiet_rebase(rec({"a.patch": "exact"}, True, {}))
-    assert rw.quiet_rebase(rec({}, False, {}))  # nothing applied on X: nothing to rebase
-    assert not rw.quiet_rebase(rec({"a.patch": "exact"}, True, {"a.patch": "stops for review"}))
-    assert not rw.quiet_rebase(rec({"a.patch": "exact"}, False, {}))
+    assert quiet_rebase(rec({"a.patch": "exact"}, True, {}))
+    assert quiet_rebase(rec({}, False, {}))  # nothing applied on X: nothing to rebase
+    assert not quiet_rebase(rec({"a.patch": "exact"}, True, {"a.patch": "stops for review"}))
+    assert not quiet_rebase(rec({"a.patch": "exact"}, False, {}))
 
 
-def test_termux_placeholders_are_filled_as_its_build_does(rw: ModuleType) -> None:
+def test_termux_placeholders_are_filled_as_its_build_does() -> None:
     text = b'+#define P "@TERMUX_PREFIX@/etc"\n+ @TERMUX_HOME@ @OTHER@\n'
-    got = rw.substitute(text, "termux")
+    got = substitute(text, "termux")
     assert got == b'+#define P "/data/data/com.termux/files/usr/etc"\n' + (
         b"+ /data/data/com.termux/files/home @OTHER@\n"
     )
-    assert rw.substitute(text, None) == text
+    assert substitute(text, None) == text
 
 
-def test_gnu_patch_decides_which_series_apply_on_their_release(
-    rw: ModuleType, tmp_path: Path
-) -> None:
+def test_gnu_patch_decides_which_series_apply_on_their_release(tmp_path: Path) -> None:
     import shutil
 
     if shutil.which("patch") is None:
@@ -681,17 +703,15 @@ def test_gnu_patch_decides_which_series_apply_on_their_release(
         "new_series": ["1.patch"],
         "touched": {"old": {"1.patch": ["src/f.c"]}, "new": {"1.patch": ["src/f.c"]}},
     }
-    assert rw.series_fails(case, info, "old") is None
-    assert rw.series_fails(case, info, "new") is None
+    assert series_fails(case, info, "old") is None
+    assert series_fails(case, info, "new") is None
     # the old patch's removed line is gone on Y: a new series made of it fails there
     shutil.copyfile(case / "old-series" / "1.patch", case / "new-series" / "1.patch")
-    assert rw.series_fails(case, info, "new") == "1.patch"
+    assert series_fails(case, info, "new") == "1.patch"
     assert not (case / "verify-new").exists() and not (case / "verify-old").exists()
 
 
-def test_a_packaging_repos_upstream_is_its_tree_without_debian(
-    rw: ModuleType, tmp_path: Path
-) -> None:
+def test_a_packaging_repos_upstream_is_its_tree_without_debian(tmp_path: Path) -> None:
     """upstream_strip_dir: case-old/case-new are the commits' trees without debian/ (a
     commit on top of each), everything else byte for byte; a tree without it is kept."""
     work = tmp_path / "work"
@@ -705,15 +725,15 @@ def test_a_packaging_repos_upstream_is_its_tree_without_debian(
     _g(work, "commit", "-qm", "1.0-1")
     gitdir = work / ".git"
     head = _g(work, "rev-parse", "HEAD").strip()
-    c = rw.without_dir(gitdir, head, "debian")
+    c = without_dir(gitdir, head, "debian")
     assert c != head and _g(work, "rev-parse", f"{c}^").strip() == head
     names = _g(work, "ls-tree", "-r", "--name-only", c).split()
     assert names == ["debian-notes", "src/a.c"]
     assert _g(work, "rev-parse", f"{c}:src") == _g(work, "rev-parse", f"{head}:src")
-    assert rw.without_dir(gitdir, c, "debian") == c
+    assert without_dir(gitdir, c, "debian") == c
 
 
-def test_a_patches_applied_tree_gets_its_series_reversed(rw: ModuleType, tmp_path: Path) -> None:
+def test_a_patches_applied_tree_gets_its_series_reversed(tmp_path: Path) -> None:
     """dgit's "patches applied" layout: the tree holds the series applied, so GNU patch does
     not apply it forward; reversed (last patch first) it gives the upstream source, a file
     the series created removed. A tree the series applies to forward is left as it is."""
@@ -739,24 +759,24 @@ def test_a_patches_applied_tree_gets_its_series_reversed(rw: ModuleType, tmp_pat
     gitdir = work / ".git"
     head = _g(work, "rev-parse", "HEAD").strip()
     names = ["debian/patches/1.patch", "debian/patches/2.patch"]
-    c = rw.without_dir(gitdir, head, "debian")
-    u = rw.series_unapplied(gitdir, head, c, names, 1)
+    c = without_dir(gitdir, head, "debian")
+    u = series_unapplied(gitdir, head, c, names, 1)
     assert u is not None and _g(work, "rev-parse", f"{u}^").strip() == c
     assert _g(work, "ls-tree", "-r", "--name-only", u).split() == ["f.c", "other.c"]
     assert _g(work, "show", f"{u}:f.c") == "\n".join(up) + "\n"
     # the upstream source itself: the series applies forward, nothing is reversed
-    assert rw.series_unapplied(gitdir, head, u, names, 1) is None
+    assert series_unapplied(gitdir, head, u, names, 1) is None
     # its history flattened: one root commit with the same tree, then one on top of it
-    root = rw.flat_commit(gitdir, u, None)
+    root = flat_commit(gitdir, u, None)
     assert _g(work, "rev-list", "--count", root).strip() == "1"
     assert _g(work, "rev-parse", f"{root}^{{tree}}") == _g(work, "rev-parse", f"{u}^{{tree}}")
-    top = rw.flat_commit(gitdir, head, root)
+    top = flat_commit(gitdir, head, root)
     assert _g(work, "rev-list", top).split() == [top, root]
 
 
-def test_each_harvested_prefix_names_its_distribution(rw: ModuleType) -> None:
+def test_each_harvested_prefix_names_its_distribution() -> None:
     def ds(name: str) -> str:
-        return str(rw.downstream_of({"name": name, "downstream_repo": "owner/repo"}))
+        return str(downstream_of({"name": name, "downstream_repo": "owner/repo"}))
 
     assert ds("db-openssh-debian-8.2p1-to-8.3p1") == ds("deb-x") == "Debian"
     assert ds("sp-numactl-2.0.14-to-2.0.16") == "Spack"
@@ -823,18 +843,16 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def linked_case(rw: ModuleType, tmp_path: Path) -> tuple[Path, dict[str, Any], Path, Path]:
+def linked_case(tmp_path: Path) -> tuple[Path, dict[str, Any], Path, Path]:
     """A bump materialized by another run (OTHER/cases/NAME) and linked into this run's
     cases folder: (mirrors, case, this run's OUT, the other run's case folder)."""
     import shutil
 
     if shutil.which("patch") is None:
         pytest.skip("GNU patch is not installed")
-    if not (rw.DEFAULT_CORPUS / "materialize.py").is_file():
-        pytest.skip(f"no shared corpus at {rw.DEFAULT_CORPUS}")
     mirrors, case = _tiny_bump(tmp_path)
     other = tmp_path / "other-run" / "cases"
-    assert rw.materialize_case(rw.DEFAULT_CORPUS, mirrors, case, other) == ""
+    assert materialize_case(shared_corpus(), mirrors, case, other) == ""
     snap = _snapshot(other / case["name"])
     assert "upstream.git/HEAD" in snap and "case.json" in snap
     out = tmp_path / "this-run"
@@ -844,7 +862,7 @@ def linked_case(rw: ModuleType, tmp_path: Path) -> tuple[Path, dict[str, Any], P
 
 
 def test_materializing_replaces_a_symlinked_case_folder_never_writes_through(
-    rw: ModuleType, linked_case: tuple[Path, dict[str, Any], Path, Path]
+    linked_case: tuple[Path, dict[str, Any], Path, Path],
 ) -> None:
     """materialize.py could not remove a linked case folder, and the drop that followed
     wrote its mark into the other run's case and deleted its upstream.git: the link is
@@ -852,28 +870,28 @@ def test_materializing_replaces_a_symlinked_case_folder_never_writes_through(
     mirrors, case, out, theirs = linked_case
     before = _snapshot(theirs)
     link = out / "cases" / case["name"]
-    assert rw.materialize_case(rw.DEFAULT_CORPUS, mirrors, case, out / "cases") == ""
+    assert materialize_case(shared_corpus(), mirrors, case, out / "cases") == ""
     assert not link.is_symlink() and (link / "upstream.git" / "HEAD").is_file()
-    assert not (link / rw.DROP_MARK).exists()
+    assert not (link / DROP_MARK).exists()
     assert _snapshot(theirs) == before
 
 
 def test_no_materialize_refuses_a_symlinked_case_folder(
-    rw: ModuleType, linked_case: tuple[Path, dict[str, Any], Path, Path]
+    linked_case: tuple[Path, dict[str, Any], Path, Path],
 ) -> None:
     """--no-materialize would write its drop mark through the link (a driver failure marks
     the other run's case dropped): the case is refused, nothing is written."""
     mirrors, case, out, theirs = linked_case
     before = _snapshot(theirs)
-    job = rw.Job(case["name"], rw.DEFAULT_CORPUS, mirrors, case, out, [], ["default"], "none",
+    job = Job(case["name"], shared_corpus(), mirrors, case, out, [], ["default"], "none",
                  [], False, False)  # fmt: skip
-    assert rw.run_job(job)["dropped"] == rw.DROP_LINK
+    assert run_job(job)["dropped"] == DROP_LINK
     assert (out / "cases" / case["name"]).is_symlink()
     assert _snapshot(theirs) == before
 
 
 def test_a_linked_cases_folder_is_never_materialized_into(
-    rw: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """OUT/cases linked to another run's (to reuse its cases) is read only: a run that
     would materialize into it is refused before anything is written there."""
@@ -883,27 +901,27 @@ def test_a_linked_cases_folder_is_never_materialized_into(
     out = tmp_path / "this-run"
     out.mkdir()
     (out / "cases").symlink_to(other, target_is_directory=True)
-    assert rw.main(["--out", str(out), "--mirrors", str(tmp_path / "none")]) == 2
+    assert realworld_main(["--out", str(out), "--mirrors", str(tmp_path / "none")]) == 2
     assert "--no-materialize" in capsys.readouterr().err
     assert [p.name for p in other.iterdir()] == ["kept"]
 
 
-def test_drop_marks_never_go_through_a_linked_cases_folder(rw: ModuleType, tmp_path: Path) -> None:
+def test_drop_marks_never_go_through_a_linked_cases_folder(tmp_path: Path) -> None:
     theirs = tmp_path / "other-run" / "cases" / "bump-1"
     theirs.mkdir(parents=True)
     out = tmp_path / "this-run"
     out.mkdir()
     (out / "cases").symlink_to(theirs.parent, target_is_directory=True)
-    rw.mark_dropped(out / "cases" / "bump-1", rw.DROP_DRIVER)
-    assert not (theirs / rw.DROP_MARK).exists()
+    mark_dropped(out / "cases" / "bump-1", DROP_DRIVER)
+    assert not (theirs / DROP_MARK).exists()
     own = tmp_path / "own-run" / "cases" / "bump-2"
     own.mkdir(parents=True)
-    rw.mark_dropped(own, rw.DROP_DRIVER)
-    assert (own / rw.DROP_MARK).read_text() == rw.DROP_DRIVER + "\n"
+    mark_dropped(own, DROP_DRIVER)
+    assert (own / DROP_MARK).read_text() == DROP_DRIVER + "\n"
 
 
 def test_a_patchq_command_that_runs_only_here_is_refused_before_the_run(
-    rw: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The drivers run --patchq in each case's folder: a relative interpreter path is not
     found there, every case failed as a "driver failure" (its reason sealed for the
@@ -919,7 +937,7 @@ def test_a_patchq_command_that_runs_only_here_is_refused_before_the_run(
     cwd = Path.cwd()
     try:
         os.chdir(here)
-        code = rw.main([*argv, "--patchq", "venv/bin/python -m patchq"])
+        code = realworld_main([*argv, "--patchq", "venv/bin/python -m patchq"])
     finally:
         os.chdir(cwd)
     assert code == 2
@@ -927,5 +945,5 @@ def test_a_patchq_command_that_runs_only_here_is_refused_before_the_run(
     assert "does not" in err and "absolute paths" in err, err
     assert not out.exists()
     # The same interpreter named by its absolute path runs anywhere.
-    assert rw.runs_anywhere([str(shim), "-m", "patchq"]) is None
-    assert "does not start" in (rw.runs_anywhere(["/nonexistent/python"]) or "")
+    assert runs_anywhere([str(shim), "-m", "patchq"]) is None
+    assert "does not start" in (runs_anywhere(["/nonexistent/python"]) or "")

@@ -2,10 +2,10 @@
 
 The test builds, from files it writes itself (no network, no fetched mirror), a tiny
 Buildroot, Termux and MSYS2 downstream and their upstream projects as git repositories in
-the mirror layout bench/harvest.py reads (MIRRORS/OWNER+NAME/repo). The downstreams carry
+the mirror layout `patchq-bench harvest` reads (MIRRORS/OWNER+NAME/repo). The downstreams carry
 300 small generated patches of varied shapes (git, quilt with timestamps, `Index:` lines,
 offsets, new files, context that needs GNU patch's fuzz, Termux placeholders). Then
-`harvest.py manifest`, `materialize` and `parity.py` run as a user runs them, and the
+`harvest manifest`, `harvest materialize` and `parity` run as a user runs them, and the
 totals must be the ones the fixture was built to give.
 """
 
@@ -24,24 +24,29 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-HARVEST = ROOT / "bench" / "harvest.py"
-PARITY = ROOT / "bench" / "parity.py"
+# The bench's commands, run as a user runs them (`patchq-bench harvest …`).
+HARVEST = ("-m", "patchq_bench", "harvest")
+PARITY = ("-m", "patchq_bench", "parity")
 PER_SERIES = 30
-ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@invalid",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+
+
+def git_env() -> dict[str, str]:
+    """The sealed environment (conftest), with a plain identity and git's own dates."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+
 
 pytestmark = pytest.mark.skipif(shutil.which("patch") is None, reason="needs GNU patch")
 
 
 def git(cwd: Path, *args: str) -> str:
-    r = subprocess.run(["git", *args], cwd=cwd, env=ENV, capture_output=True, text=True)
+    r = subprocess.run(["git", *args], cwd=cwd, env=git_env(), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -208,11 +213,11 @@ def test_harvest_and_parity_on_a_fixture_corpus(tmp_path: Path) -> None:
     py = sys.executable
 
     def run(*args: str) -> str:
-        r = subprocess.run([py, *args], capture_output=True, text=True, env=ENV, cwd=tmp_path)
+        r = subprocess.run([py, *args], capture_output=True, text=True, env=git_env(), cwd=tmp_path)
         assert r.returncode == 0, r.stdout + r.stderr
         return r.stdout
 
-    run(str(HARVEST), "--mirrors", str(mirrors), "manifest", "--out", str(manifest), "--at",
+    run(*HARVEST, "--mirrors", str(mirrors), "manifest", "--out", str(manifest), "--at",
         "--debian-list", str(tmp_path / "none.txt"))  # fmt: skip
     man = json.loads(manifest.read_text())
     cases = {c["name"]: c for c in man["cases"]}
@@ -227,7 +232,7 @@ def test_harvest_and_parity_on_a_fixture_corpus(tmp_path: Path) -> None:
     )
 
     corpus = tmp_path / "corpus"
-    run(str(HARVEST), "--mirrors", str(mirrors), "materialize", "--manifest", str(manifest),
+    run(*HARVEST, "--mirrors", str(mirrors), "materialize", "--manifest", str(manifest),
         "--out", str(corpus))  # fmt: skip
     placeholder = (corpus / "tx-pkg4" / "patches" / "p00.patch").read_text()
     assert "/data/data/com.termux/files/usr" in placeholder and "@TERMUX" not in placeholder
@@ -238,7 +243,7 @@ def test_harvest_and_parity_on_a_fixture_corpus(tmp_path: Path) -> None:
 
     results = tmp_path / "results.json"
     md = tmp_path / "PARITY.md"
-    run(str(PARITY), "--corpus", str(corpus), "--results", str(results), "--md", str(md),
+    run(*PARITY, "--corpus", str(corpus), "--results", str(results), "--md", str(md),
         "--work", str(tmp_path / "work"), "--patchq", f"{py} -m patchq")  # fmt: skip
     out = json.loads(results.read_text())
     recs = out["cases"]
@@ -264,9 +269,9 @@ def test_harvest_and_parity_on_a_fixture_corpus(tmp_path: Path) -> None:
 
     # resumable: a second run finds every case done and runs nothing
     again = subprocess.run(
-        [py, str(PARITY), "--corpus", str(corpus), "--results", str(results), "--md", str(md),
+        [py, *PARITY, "--corpus", str(corpus), "--results", str(results), "--md", str(md),
          "--work", str(tmp_path / "work"), "--patchq", f"{py} -m patchq"],
-        capture_output=True, text=True, env=ENV, cwd=tmp_path,
+        capture_output=True, text=True, env=git_env(), cwd=tmp_path,
     )  # fmt: skip
     assert again.returncode == 0 and "10 cases, 0 to run" in again.stderr
     assert out["meta"]["patchq_runs"] == "worker" and out["meta"]["gnu_cache_hits"] == 0
@@ -278,7 +283,7 @@ def test_harvest_and_parity_on_a_fixture_corpus(tmp_path: Path) -> None:
         f.write("trailing note\n")
     cache = results.with_suffix(".gnu.json")
     results2 = tmp_path / "results2.json"
-    run(str(PARITY), "--corpus", str(corpus), "--results", str(results2), "--gnu-cache",
+    run(*PARITY, "--corpus", str(corpus), "--results", str(results2), "--gnu-cache",
         str(cache), "--md", str(md), "--work", str(tmp_path / "work"), "--patchq",
         f"{py} -m patchq", "--process-per-run")  # fmt: skip
     out2 = json.loads(results2.read_text())
@@ -302,7 +307,7 @@ def test_harvest_and_parity_on_a_fixture_corpus(tmp_path: Path) -> None:
 
     # --sample N: the series whose name's sha256 is 0 mod N; --fresh runs GNU patch again
     results3 = tmp_path / "results3.json"
-    run(str(PARITY), "--corpus", str(corpus), "--results", str(results3), "--gnu-cache",
+    run(*PARITY, "--corpus", str(corpus), "--results", str(results3), "--gnu-cache",
         str(cache), "--md", str(md), "--work", str(tmp_path / "work"), "--patchq",
         f"{py} -m patchq", "--sample", "3", "--fresh")  # fmt: skip
     out3 = json.loads(results3.read_text())
@@ -346,9 +351,9 @@ def test_bumps_finds_a_version_bump_with_its_refreshed_series(tmp_path: Path) ->
 
     out = tmp_path / "bumps.toml"
     r = subprocess.run(
-        [sys.executable, str(HARVEST), "--mirrors", str(mirrors), "bumps", "--only", "buildroot",
+        [sys.executable, *HARVEST, "--mirrors", str(mirrors), "bumps", "--only", "buildroot",
          "--since", "2000-01-01", "--out", str(out)],
-        capture_output=True, text=True, env=ENV,
+        capture_output=True, text=True, env=git_env(),
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     cases = tomllib.loads(out.read_text())["case"]
@@ -374,9 +379,9 @@ def test_bumps_finds_a_version_bump_with_its_refreshed_series(tmp_path: Path) ->
 
 def run_bumps(mirrors: Path, out: Path, *args: str) -> list[dict[str, Any]]:
     r = subprocess.run(
-        [sys.executable, str(HARVEST), "--mirrors", str(mirrors), "bumps", "--out", str(out),
+        [sys.executable, *HARVEST, "--mirrors", str(mirrors), "bumps", "--out", str(out),
          *args],
-        capture_output=True, text=True, env=ENV,
+        capture_output=True, text=True, env=git_env(),
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     cases: list[dict[str, Any]] = tomllib.loads(out.read_text()).get("case", [])

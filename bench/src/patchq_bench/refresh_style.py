@@ -1,6 +1,6 @@
 """How long `render_refreshed` takes to write a big patch back in its own style.
 
-    python3 bench/refresh_style.py [--sections 2000] [--runs 5]
+    patchq-bench refresh-style [--sections 2000] [--runs 5]
 
 A synthetic patch of N file sections (two hunks' worth of lines each, half of them
 changed by the "refresh"), once plain (quilt's `--- a/f`/`+++ b/f`) and once git-style,
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
 
 from patchq.core.patch import parse
 from patchq.stack.refresh import render_refreshed
@@ -21,11 +22,11 @@ def hunk(i: int, v: int) -> str:
     return f"@@ -4,7 +4,7 @@ int f{i}(void)\n {{\n a\n b\n-c{i}\n+c{i}{v}\n d\n e\n }}\n"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("--sections", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=5)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     n = args.sections
     git_head = "diff --git a/d/f{i}.c b/d/f{i}.c\nindex 111111111111..{new} 100644\n"
     names = "--- a/d/f{i}.c\n+++ b/d/f{i}.c\n"
@@ -49,7 +50,4 @@ def main() -> None:
             f"best of {args.runs} {best * 1000:.1f} ms, "
             f"{out.count(b'diff --git ')} git-style sections written"
         )
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -93,3 +93,26 @@ def test_delete_leaves_the_lock_when_the_rest_needs_the_patch(
     assert "series.lock not updated: patches/p1.patch no longer applies exactly" in r.err
     assert queue.lock() == before
     assert patchq("verify").code == 1  # the series changed; the lock says what was reviewed
+
+
+def test_apply_honours_the_fuzz_placements_the_lock_pins(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    """A series pinned with `apply --fuzz 1` applies again on the lock's base with a
+    plain `apply`, as `verify` re-places it; on another base the configured fuzz rules."""
+    upstream.write("f.txt", "".join(f"{i}\n" for i in range(1, 31)))
+    base = upstream.commit("base")
+    body = " Y\n 9\n 10\n-11\n+ELEVEN\n 12\n 13\n 14\n"
+    queue.add("a.patch", "--- a/f.txt\n+++ b/f.txt\n@@ -8,7 +8,7 @@\n" + body)
+    r = patchq("apply", "--onto", base)
+    assert r.code == 3 and "applies with fuzz 1" in r.err
+    assert patchq("apply", "--onto", base, "--fuzz", "1").code == 0
+    pinned = queue.lock()
+    assert b'"fuzz": 1' in pinned
+    r = patchq("apply")
+    assert r.code == 0, r.err
+    assert queue.lock() == pinned and patchq("verify").code == 0
+    upstream.git("checkout", "-q", "main")
+    moved = upstream.write("other.txt", "x\n").commit("elsewhere")
+    r = patchq("apply", "--onto", moved)
+    assert r.code == 3 and "applies with fuzz 1" in r.err

@@ -62,13 +62,17 @@ def apply(
         base = choose_base(ctx, onto)
         active, entries = active_entries(ctx, guards)
         w = g.writer()
+        previous = repo.read_lock()
         fz = repo.config.fuzz if fuzz is None else fuzz
+        if fuzz is None and previous is not None and previous.base == base:
+            # The placements series.lock pins on its base (as `verify` re-places them):
+            # what was reviewed there applies again without a `--fuzz` to remember.
+            fz = max(fz, previous.fuzz)
         result = apply_series(g, repo, base, entries, fuzz=fz, progress=progress)
         if result.failure is not None:
             raise_failure(result.failure)
         # The bytes apply_series parsed (kept by load_patch while the file is unchanged).
         datas = [(e.name or "", load_patch(repo, e)[0]) for e in entries]
-        previous = repo.read_lock()
         lock = Lock(
             base=base,
             result_tree=result.tree,

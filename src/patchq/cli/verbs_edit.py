@@ -10,13 +10,7 @@ from __future__ import annotations
 import click
 
 from patchq.cli import completion, output, render
-from patchq.cli.group import (
-    cli,
-    end,
-    pass_ctx,
-    recovery_options,
-    run_recovery,
-)
+from patchq.cli.group import cli, end, pass_ctx, recovery_options, run_recovery
 from patchq.stack.context import Context
 
 

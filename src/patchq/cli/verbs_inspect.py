@@ -10,10 +10,7 @@ from __future__ import annotations
 import click
 
 from patchq.cli import completion, output, render
-from patchq.cli.group import (
-    cli,
-    pass_ctx,
-)
+from patchq.cli.group import cli, pass_ctx
 from patchq.stack.context import Context
 
 

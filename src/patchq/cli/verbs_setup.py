@@ -12,11 +12,7 @@ from pathlib import Path
 import click
 
 from patchq.cli import completion, output, render
-from patchq.cli.group import (
-    cli,
-    end,
-    pass_ctx,
-)
+from patchq.cli.group import cli, end, pass_ctx
 from patchq.stack.context import Context
 
 

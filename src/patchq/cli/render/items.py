@@ -47,8 +47,6 @@ class Raw:
 
 
 Item = Line | Doc | Raw
-
-
 Rendered = tuple[Item, ...]
 
 

@@ -1,6 +1,7 @@
 """The `patchq` click group: its global options, the task headings of its help, and
 what every command's callback shares (the `--continue`/`--abort` recovery, `--accept`,
-`--force`, and `end`, which prints a result and exits as it says).
+`--force`, and `end`, which prints a result and exits as it says), with `recover`, the
+stand-alone form of every command's `--continue`/`--abort`.
 
 The commands register on `cli` from the `verbs_*` modules; `cli/main` loads them all and
 maps failures to exit codes.

@@ -777,7 +777,8 @@ def test_line_cache_keeps_a_bounded_amount() -> None:
 
 def test_split_lines_keeps_nothing_between_calls() -> None:
     """No module-level cache: splitting large texts grows no container of any core
-    module (run caches live on the run's objects; issue 12, point 6)."""
+    module (run caches live on the run's objects, so two runs in one process never
+    share one)."""
     import sys
 
     import patchq.core.hunks

@@ -188,7 +188,7 @@ def test_a_commit_whose_blob_is_missing_says_so_and_the_next_one_is_read(
 ) -> None:
     """A commit's own diff that needs a blob the store lacks (a partial or shallow
     clone) is a MissingObjectError naming it, from a git of its own; the long-lived
-    diff-tree it killed is started again for the next commit (issue 24 point 4)."""
+    diff-tree it killed is started again for the next commit."""
     upstream.write("f.txt", "one\n").write("g.txt", "g\n")
     upstream.commit("base")
     upstream.write("f.txt", "two\n")
@@ -330,3 +330,31 @@ def test_a_read_ahead_cut_off_leaves_no_answer_behind(
         g.prefetch([a[1], b[1]])
     monkeypatch.undo()
     assert (g.read_blob(b[1]), g.read_blob(a[1])) == (b"B\n", b"A\n")
+
+
+def test_close_ends_the_children_of_every_part_of_the_repository(upstream: Upstream) -> None:
+    """GitRepo is put together from one class a concept, each keeping its own git
+    children (the object store's cat-file readers, history's commit differ, merging's
+    diff server); `close` ends them all, and one `__init__` chain set them all up."""
+    upstream.write("a", "one\n").commit()
+    head = upstream.write("a", "one\ntwo\n").commit()
+    g = GitRepo(upstream.path)
+    assert [c.__name__ for c in type(g).__mro__][1:-1] == [
+        "WorkTree",
+        "Refs",
+        "History",
+        "Merging",
+        "ObjectStore",
+        "GitProcesses",
+    ]
+    entry = g.entry_at(g.resolve(head, "tree"), "a")
+    assert entry is not None and g.read_blob(entry[1]) == b"one\ntwo\n"
+    assert b"+two" in g.commit_diff(head)
+    assert g._diff(b"x\n" * 3, b"x\ny\n")() is not None
+    assert g._commit_differ is not None and g._differ is not None
+    children = [*g.cat._procs.values(), g._commit_differ._proc, g._differ._proc]
+    assert len(children) >= 3
+    g.close()
+    assert g._commit_differ is None and g._differ is None and not g.cat._procs
+    for child in children:
+        assert child.wait(timeout=30) is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from patchq.core.errors import GitError
-from patchq.git import repo as repo_mod
+from patchq.git import history as repo_mod
 from patchq.git.repo import GitRepo
 from patchq.rebase.drift import histories, histories_later
 

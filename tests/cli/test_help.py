@@ -79,7 +79,7 @@ def test_every_design_command_exists_under_a_heading(capsys: pytest.CaptureFixtu
 def test_headings_group_by_task(capsys: pytest.CaptureFixture[str]) -> None:
     sections = _sections(run_inprocess(capsys, "--help").out)
     assert sections["Set up"] == ["init", "import", "export", "lint", "trust"]
-    assert sections["Upstream"] == ["check", "rebase", "report"]
+    assert sections["Upstream"] == ["check", "rebase", "report", "codemod"]
     assert sections["Reproduce"] == ["apply", "verify"]
     assert sections["Recover"] == ["recover"] and sections["Tour"] == ["demo"]
 

@@ -37,8 +37,9 @@ from ..conftest import Queue, Result, Runner, Upstream
 # Every click.Path parameter of every command, by (command, parameter): what it names.
 # A new option that takes a path must be added to one of the two tables, so a new output
 # cannot skip the writer and this test's attacks.
+# codemod's --out folder and its $SVP_RESULT are attacked in tests/cli/test_codemod.py.
 OUTPUT_FILES = {("report", "out"), ("export", "mbox"), ("export", "script")}
-OUTPUT_FOLDERS = {("export", "quilt"), ("demo", "folder")}
+OUTPUT_FOLDERS = {("export", "quilt"), ("demo", "folder"), ("codemod", "out")}
 INPUTS = {
     ("", "dir_"),
     ("", "target"),
@@ -46,6 +47,7 @@ INPUTS = {
     ("import", "mbox"),
     ("import", "quilt"),
     ("import", "order"),
+    ("codemod", "list_file"),
 }
 
 

@@ -51,7 +51,7 @@ TASKS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("Inspect", ("status", "diff", "files", "patches")),
-    ("Upstream", ("check", "rebase", "report")),
+    ("Upstream", ("check", "rebase", "report", "codemod")),
     ("Reproduce", ("apply", "verify")),
     ("Recover", ("recover",)),
     ("Tour", ("demo",)),

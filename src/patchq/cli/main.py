@@ -1,9 +1,10 @@
 """The command line's entry: the `patchq` group with every command on it, and `main`.
 
 The commands live by domain in the `verbs_*` modules (set-up, stack, edits, inspection,
-upstream), each click callback parsing options, calling one operation and rendering its
-result; no git calls, no loops over patches and no state decisions live in them. `main`
-is the one boundary that maps exceptions to the exit codes of docs/commands.md.
+upstream, fleet), each click callback parsing options, calling one operation and
+rendering its result; no git calls, no loops over patches and no state decisions live
+in them. `main` is the one boundary that maps exceptions to the exit codes of
+docs/commands.md.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from patchq.cli import (
     output,
     render,
     verbs_edit,
+    verbs_fleet,
     verbs_inspect,
     verbs_setup,
     verbs_stack,
@@ -27,7 +29,7 @@ from patchq.cli.group import TASKS, cli
 from patchq.core.errors import FaultError, PatchqError
 
 # The commands register on `cli` as their modules load (help lists them by TASKS).
-VERBS = (verbs_setup, verbs_stack, verbs_edit, verbs_inspect, verbs_upstream)
+VERBS = (verbs_setup, verbs_stack, verbs_edit, verbs_inspect, verbs_upstream, verbs_fleet)
 __all__ = ["TASKS", "VERBS", "cli", "main"]
 
 

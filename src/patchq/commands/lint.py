@@ -40,6 +40,7 @@ from patchq.store.patchrepo import (
     PatchRepo,
     read_resolutions,
 )
+from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, foreign, read_journal
 
 # A note names something worth knowing that is no fault: it leaves the exit code alone.
 ERROR, WARNING, NOTE = "error", "warning", "note"
@@ -92,6 +93,7 @@ def findings(root: Path, allow: Iterable[str] = ()) -> list[Finding]:
         config = Config()
     out += _commands(root, config)
     out += _target(root, config)
+    out += _journal(root)
     try:
         series = Series.parse(
             series_path.read_text(encoding="utf-8", errors="surrogateescape"), SERIES
@@ -258,6 +260,21 @@ def _target(root: Path, config: Config) -> list[Finding]:
             f"at {where}, outside this patch repo's folder; `--target DIR` overrides it",
         )
     ]
+
+
+def _journal(root: Path) -> list[Finding]:
+    """A journal in `.patchq/` that this machine did not write (it came with a clone or a
+    tarball), or one patchq does not open (a symlink, a FIFO): every command that writes
+    refuses over it, and none replays it."""
+    home = root / PATCH_REPO_HOME
+    try:
+        found = read_journal(home)
+    except BadInputError as err:
+        return [Finding(ERROR, err.where or str(home), err.what)]
+    if found is None or not found[1]:
+        return []
+    alien = foreign(home)
+    return [Finding(ERROR, f"{PATCH_REPO_HOME}/{JOURNAL}", f"{alien.what} — {alien.hint}")]
 
 
 def _resolutions(root: Path) -> list[Finding]:

@@ -25,7 +25,7 @@ from patchq.stack.refresh import abbreviated, files_of, refreshed
 from patchq.stack.targets import active_entries
 from patchq.store import rebasestate
 from patchq.store.stack import load
-from patchq.store.statedir import lock_holder, rebase_state_path
+from patchq.store.statedir import ForeignJournalError, lock_holder, rebase_state_path
 
 
 def series(ctx: Context) -> tuple[str, ...]:
@@ -343,7 +343,12 @@ def status(ctx: Context) -> Status:
     stack = load(g.state_dir(), repo.config.queue)
     view = rebase_progress(ctx)
     op = "rebase" if stack_ops.rebase_in_progress(ctx) else None
-    interrupted = journal.pending(g, repo.root)
+    try:
+        interrupted = journal.pending(g, repo.root)
+    except (ForeignJournalError, BadInputError) as e:
+        # Named, not replayed: a journal this machine did not write (a clone's), or one
+        # patchq does not open (a symlink, a FIFO).
+        interrupted, op = None, f"unusable journal {e.line()}"
     if interrupted is not None:
         # The journal exists while a command changes the target: interrupted only when no
         # patchq holds the run lock any more (what `recover` goes by too).

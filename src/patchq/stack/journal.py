@@ -45,7 +45,16 @@ from patchq.store import stack as stackfile
 from patchq.store.files import atomic_write, confine, inside, remove
 from patchq.store.patchrepo import CONFIG, LOCK, PATCHES, SERIES, check_writable, own_paths
 from patchq.store.stack import save, stack_path
-from patchq.store.statedir import JOURNAL, PATCH_REPO_HOME, crashpoint, recovery_verb
+from patchq.store.statedir import (
+    JOURNAL,
+    PATCH_REPO_HOME,
+    checked_home,
+    crashpoint,
+    foreign,
+    home_identity,
+    read_journal,
+    recovery_verb,
+)
 
 CHECKOUT, INDEX, REF = "checkout", "index", "ref"
 # The operations `undo` can roll back; the record of the last one lives in LAST.
@@ -153,8 +162,12 @@ class Snapshot:
 
 
 def home(g: GitRepo | None, patch_root: Path) -> Path:
-    """The folder a journal lives in: the target's state, or the patch repo's `.patchq/`."""
-    return g.state_dir() if g is not None else patch_root / PATCH_REPO_HOME
+    """The folder a journal lives in: the target's state, or the patch repo's `.patchq/`;
+    refused (exit 4) when it is a symlink or not a folder (`statedir.checked_home`), so
+    nothing is written or removed through it."""
+    h = g.state_dir() if g is not None else patch_root / PATCH_REPO_HOME
+    checked_home(h)
+    return h
 
 
 def pending(g: GitRepo | None, patch_root: Path) -> dict[str, Any] | None:
@@ -178,16 +191,15 @@ def tidy(g: GitRepo | None, patch_root: Path) -> None:
 
 
 def _read(h: Path) -> dict[str, Any] | None:
-    path = h / JOURNAL
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
+    """The journal in `h`, if there is one; a foreign one (not written in this folder on
+    this machine: it came with a clone or a tarball) is refused (exit 5), never replayed."""
+    found = read_journal(h)
+    if found is None:
         return None
-    except ValueError:
-        # Torn while being written: the command had not changed anything yet.
-        path.unlink(missing_ok=True)
-        return None
-    return doc if isinstance(doc, dict) else None
+    doc, alien = found
+    if alien:
+        raise foreign(h)
+    return doc
 
 
 def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
@@ -428,7 +440,14 @@ def _keep_last(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> None
         new.mkdir(parents=True)
         if undoable and _copies(g, patch_root, doc).is_dir():
             shutil.copytree(_copies(g, patch_root, doc), new / "copies")
-        kept = dict(doc, undoable=undoable, fingerprint=_fingerprint(patch_root))
+        # The folder keeps its identity through the rename below: `undo` replays only
+        # the record this machine kept.
+        kept = dict(
+            doc,
+            undoable=undoable,
+            fingerprint=_fingerprint(patch_root),
+            home_id=home_identity(new),
+        )
         atomic_write(new / JOURNAL, (json.dumps(kept, indent=2, sort_keys=True) + "\n").encode())
     except BaseException:
         shutil.rmtree(new, ignore_errors=True)
@@ -750,7 +769,12 @@ def _record(
 
 
 def _write_doc(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> None:
-    path = home(g, patch_root) / JOURNAL
+    """Write the journal `doc` in its home, with the home's identity: only a journal
+    this folder holds on this machine is ever replayed (`_read`)."""
+    h = home(g, patch_root)
+    h.mkdir(parents=True, exist_ok=True)
+    doc["home_id"] = home_identity(h)
+    path = h / JOURNAL
     atomic_write(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
 
 

@@ -10,12 +10,14 @@ import fcntl
 import json
 import os
 import signal
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from patchq.core.errors import UnsafeStateError
+from patchq.core.errors import BadInputError, UnsafeStateError
+from patchq.store.files import special_kind
 
 
 def crashpoint(label: str) -> None:
@@ -76,13 +78,105 @@ def recovery_verb(op: str) -> str:
     return verb if verb in RECOVERABLE else "recover"
 
 
-def _refuse_interrupted(home: Path, what: str) -> None:
-    """A journal left by a killed command: nothing may run until it is finished or undone."""
+# A journal records what a command will change, never the bytes (those are copies beside
+# it): a megabyte is far beyond any real one, and bounds what a shipped one can cost.
+JOURNAL_MAX = 1 << 20
+
+
+def checked_home(home: Path) -> bool:
+    """Whether the journal's folder (`.patchq/`, `.git/patchq/`) is there. It must be a
+    real folder: a symlink (`.patchq -> ../elsewhere`, arrived with a clone) or any other
+    kind of file is refused (exit 4), and nothing is read, written or deleted through it."""
     try:
-        doc = json.loads((home / JOURNAL).read_text())
-    except (FileNotFoundError, ValueError):
+        mode = os.lstat(home).st_mode
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(mode):
+        raise BadInputError(
+            f"{home.name} is a symlink (to {os.readlink(home)}); patchq reads and writes "
+            "nothing through it",
+            str(home),
+            "remove the link",
+        )
+    if not stat.S_ISDIR(mode):
+        raise BadInputError(
+            f"{home.name} is {special_kind(mode) or 'a file'}, not patchq's folder",
+            str(home),
+            "remove it",
+        )
+    return True
+
+
+def home_identity(home: Path) -> str:
+    """The folder's identity on this machine (device and inode): a journal records its
+    home's, so a copy of the folder (a clone, a tarball) never matches it."""
+    st = os.lstat(home)
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+class ForeignJournalError(UnsafeStateError):
+    """A journal patchq did not write in this folder on this machine: never replayed."""
+
+
+def foreign(home: Path) -> ForeignJournalError:
+    return ForeignJournalError(
+        "a journal patchq did not write here (it came with a clone or a tarball); "
+        "patchq never replays it",
+        str(home / JOURNAL),
+        f"read it, then remove {home.name}/ (`rm -r {home}`)",
+    )
+
+
+def read_journal(home: Path) -> tuple[dict[str, object], bool] | None:
+    """The journal in `home` and whether it is foreign (not written in this folder on
+    this machine); None when there is none, or it was torn while being written (removed:
+    its command had changed nothing yet). Read from its `lstat`: a symlink, a FIFO, a
+    device or one over JOURNAL_MAX is refused (exit 4) without being opened."""
+    if not checked_home(home):
+        return None
+    path = home / JOURNAL
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a symlink" if stat.S_ISLNK(st.st_mode) else special_kind(st.st_mode)
+        raise BadInputError(
+            f"{JOURNAL} is {kind}, not a journal; patchq does not open it",
+            str(path),
+            f"remove it (`rm {path}`)",
+        )
+    if st.st_size > JOURNAL_MAX:
+        raise BadInputError(
+            f"{JOURNAL} is {st.st_size} bytes, far beyond any journal patchq writes",
+            str(path),
+            f"remove it (`rm {path}`)",
+        )
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        data = os.read(fd, JOURNAL_MAX + 1)
+    finally:
+        os.close(fd)
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        path.unlink(missing_ok=True)  # torn while being written
+        return None
+    return doc, doc.get("home_id") != home_identity(home)
+
+
+def _refuse_interrupted(home: Path, what: str) -> None:
+    """A journal left by a killed command: nothing may run until it is finished or undone.
+    A foreign one (arrived with a clone) is refused as what it is: never replayed."""
+    found = read_journal(home)
+    if found is None:
         return
-    op = doc.get("op", "command") if isinstance(doc, dict) else "command"
+    doc, alien = found
+    if alien:
+        raise foreign(home)
+    op = doc.get("op", "command")
     verb = recovery_verb(str(op))
     raise UnsafeStateError(
         f"an interrupted `patchq {op}` left the {what} half-changed",

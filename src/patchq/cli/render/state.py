@@ -261,6 +261,8 @@ def status(st: Status, as_json: bool = False) -> Rendered:
         lines.append(
             data(f"{st.operation}: another patchq is changing the target now; wait for it")
         )
+    elif st.operation and st.operation.startswith("unusable journal "):
+        lines.append(data(st.operation))
     elif st.operation and st.operation.startswith("interrupted "):
         verb = recovery_verb(st.operation.split(" ", 1)[1])
         lines.append(

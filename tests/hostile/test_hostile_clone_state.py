@@ -1,0 +1,156 @@
+"""A clone's state is untrusted: the patch repo's `.patchq/` (the journal of a command with
+no target, `op.json`, and its hidden before/after copies) can arrive with a clone or a
+tarball.
+
+A journal patchq did not write in this folder on this machine is never replayed: every
+command that writes refuses (exit 5) and names it, `recover` too, and `lint` and
+`status` name it. A `.patchq` that is a symlink, or an `op.json` that is a symlink, a
+FIFO, a device or far too large, is refused with exit 4 from its `lstat`, without being
+opened, and nothing is written or deleted through it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..conftest import Result, git, run_patchq
+
+PATCH = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n-one\n+ONE\n two\n three\n"
+TEXT = "one\ntwo\nthree\nfour\n"
+
+
+def make_queue(tmp: Path) -> Path:
+    """A patch repo with one reviewed patch and a target beside it."""
+    up = tmp / "upstream"
+    up.mkdir()
+    git(up, "init", "-q", "-b", "main")
+    (up / "f.txt").write_text(TEXT)
+    git(up, "add", "-A")
+    git(up, "commit", "-q", "-m", "base")
+    q = tmp / "q"
+    (q / "patches").mkdir(parents=True)
+    (q / "patches" / "p.patch").write_text(PATCH)
+    (q / "series").write_text("p.patch\n")
+    (q / "patchq.toml").write_text('target = "../upstream"\n')
+    return q
+
+
+def shipped_journal(q: Path, evil: str) -> None:
+    """What a clone can carry: a journal of an `import` whose hidden `before` copy of the
+    reviewed patch holds other text, as if a kill had cut the import short."""
+    home = q / ".patchq"
+    before = home / "op" / "abc" / "files" / "before" / "patches"
+    before.mkdir(parents=True)
+    (before / "p.patch").write_text(evil)
+    after = home / "op" / "abc" / "files" / "after" / "patches"
+    after.mkdir(parents=True)
+    (after / "p.patch").write_text(PATCH)
+    doc = {
+        "op": "import",
+        "id": "abc",
+        "home": "patch-repo",
+        "files": {"patches/p.patch": {"before": True, "after": True}},
+        "state": {},
+        "before": {"branch_ref": None, "head_branch": None, "head": None, "stack": None},
+        "after": {"head": None, "stack": None, "worktree": "checkout", "overlay": None},
+    }
+    (home / "op.json").write_text(json.dumps(doc))
+
+
+def _cli(q: Path, *args: str) -> Result:
+    return run_patchq("--dir", str(q), *args)
+
+
+def test_a_shipped_journal_is_never_replayed(tmp_path: Path) -> None:
+    q = make_queue(tmp_path)
+    evil = PATCH.replace("+ONE", "+PWNED")
+    shipped_journal(q, evil)
+    for mode in ("--abort", "--continue"):
+        r = _cli(q, "recover", mode)
+        assert r.code == 5, r.err
+        assert "a journal patchq did not write here" in r.err and "never replays it" in r.err
+        assert (q / "patches" / "p.patch").read_text() == PATCH
+    # Every command that writes refuses over it; nothing of it is removed.
+    (tmp_path / "more.patch").write_text(PATCH.replace("one", "uno").replace("ONE", "UNO"))
+    r = _cli(q, "import", str(tmp_path / "more.patch"))
+    assert r.code == 5 and "did not write here" in r.err
+    assert (q / "series").read_text() == "p.patch\n" and (q / ".patchq" / "op.json").is_file()
+    # lint and status name it.
+    r = _cli(q, "lint")
+    assert r.code == 4 and ".patchq/op.json" in r.out + r.err
+    assert "did not write here" in r.out + r.err
+    r = _cli(q, "status")
+    assert "unusable journal" in r.out and "did not write here" in r.out
+    st = json.loads(_cli(q, "status", "--json").out)
+    assert st["operation"].startswith("unusable journal ")
+
+
+def test_a_copied_journal_is_foreign_where_the_original_is_ours(tmp_path: Path) -> None:
+    """A real interrupted import, then the patch repo copied (as a tarball would carry
+    it): the copy refuses to replay it; the original recovers as before."""
+    q = make_queue(tmp_path)
+    (tmp_path / "more.patch").write_text(PATCH.replace("one", "uno").replace("ONE", "UNO"))
+    env = dict(os.environ, PATCHQ_CRASH_AT="journal:recorded")
+    proc = subprocess.run(
+        [sys.executable, "-m", "patchq", "--dir", str(q), "import", str(tmp_path / "more.patch")],
+        env=env,
+        capture_output=True,
+    )
+    assert proc.returncode == -9, proc.stderr
+    assert (q / ".patchq" / "op.json").is_file()
+    copy = tmp_path / "copy"
+    shutil.copytree(q, copy, symlinks=True)
+    r = _cli(copy, "recover", "--abort")
+    assert r.code == 5 and "did not write here" in r.err
+    r = _cli(q, "recover", "--abort")
+    assert r.code == 0, r.err
+    assert (q / "series").read_text() == "p.patch\n" and not (q / ".patchq").exists()
+
+
+def test_a_patchq_folder_that_is_a_link_is_never_used(tmp_path: Path) -> None:
+    """`.patchq -> ../outside`: import refused (exit 4), and the folder it points at, with
+    what it holds, is left alone."""
+    q = make_queue(tmp_path)
+    outside = tmp_path / "outside"
+    (outside / "op").mkdir(parents=True)
+    (outside / "op" / "keep.txt").write_text("mine\n")
+    (q / ".patchq").symlink_to("../outside")
+    (tmp_path / "more.patch").write_text(PATCH.replace("one", "uno").replace("ONE", "UNO"))
+    for args in (("import", str(tmp_path / "more.patch")), ("recover", "--abort"), ("lint",)):
+        r = _cli(q, *args)
+        assert r.code == 4, (args, r.err)
+        assert ".patchq is a symlink" in r.out + r.err
+    assert (outside / "op" / "keep.txt").read_text() == "mine\n"
+    assert (q / "series").read_text() == "p.patch\n"
+
+
+def test_an_op_json_that_is_no_file_is_refused_without_being_opened(tmp_path: Path) -> None:
+    """A FIFO would hang every command, a link to an endless file exhaust memory, a huge
+    file cost its size: each is refused from its lstat (exit 4), never opened (the suite's
+    hang guard ends a test that waits on the FIFO)."""
+    q = make_queue(tmp_path)
+    home = q / ".patchq"
+    home.mkdir()
+    big = tmp_path / "big.json"
+    big.write_bytes(b"{" + b" " * (2 << 20) + b"}")
+    cases = {
+        "fifo": lambda p: os.mkfifo(p),
+        "link": lambda p: p.symlink_to(big),
+        "huge": lambda p: shutil.copyfile(big, p),
+    }
+    more = tmp_path / "more.patch"
+    more.write_text(PATCH.replace("one", "uno").replace("ONE", "UNO"))
+    for name, make in cases.items():
+        path = home / "op.json"
+        make(path)
+        for args in (("import", str(more)), ("recover", "--abort"), ("lint",)):
+            r = _cli(q, *args)
+            assert r.code == 4, (name, args, r.err)
+            assert "op.json" in r.out + r.err
+        assert (q / "series").read_text() == "p.patch\n"
+        path.unlink()

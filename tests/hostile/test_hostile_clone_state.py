@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..conftest import Result, git, run_patchq
@@ -138,11 +139,17 @@ def test_an_op_json_that_is_no_file_is_refused_without_being_opened(tmp_path: Pa
     home.mkdir()
     big = tmp_path / "big.json"
     big.write_bytes(b"{" + b" " * (2 << 20) + b"}")
-    cases = {
-        "fifo": lambda p: os.mkfifo(p),
-        "link": lambda p: p.symlink_to(big),
-        "huge": lambda p: shutil.copyfile(big, p),
-    }
+
+    def fifo(p: Path) -> None:
+        os.mkfifo(p)
+
+    def link(p: Path) -> None:
+        p.symlink_to(big)
+
+    def huge(p: Path) -> None:
+        shutil.copyfile(big, p)
+
+    cases: dict[str, Callable[[Path], None]] = {"fifo": fifo, "link": link, "huge": huge}
     more = tmp_path / "more.patch"
     more.write_text(PATCH.replace("one", "uno").replace("ONE", "UNO"))
     for name, make in cases.items():

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -161,3 +162,71 @@ def test_an_op_json_that_is_no_file_is_refused_without_being_opened(tmp_path: Pa
             assert "op.json" in r.out + r.err
         assert (q / "series").read_text() == "p.patch\n"
         path.unlink()
+
+
+def test_a_nul_in_a_configured_command_is_bad_input_before_anything(tmp_path: Path) -> None:
+    q = make_queue(tmp_path)
+    (q / "patchq.toml").write_text('target = "../upstream"\nexec = "make\\u0000; rm -rf x"\n')
+    series = (q / "series").read_bytes()
+    for args in (("trust",), ("apply",), ("rebase", "--onto", "main")):
+        r = _cli(q, *args)
+        assert r.code == 4, (args, r.err)
+        assert "`exec` holds a NUL byte" in r.err and r.err.count("\n") == 1
+    assert (q / "series").read_bytes() == series and not (q / "series.lock").exists()
+
+
+def test_trust_changes_take_turns(tmp_path: Path) -> None:
+    """A `trust --revoke` waits while another change of the marks holds the folder, then
+    reads what that one wrote: the revoke is never undone by a write made from older
+    marks."""
+    q = make_queue(tmp_path)
+    (q / "patchq.toml").write_text('target = "../upstream"\nexec = "true"\n')
+    assert _cli(q, "trust").code == 0
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "patchq"
+    marks = (config / "trusted.json").read_text()
+    assert str(q) in marks
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys\n"
+            f"fd = os.open({str(config)!r}, os.O_RDONLY)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "sys.stdin.readline()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        revoke = subprocess.Popen(
+            [sys.executable, "-m", "patchq", "--dir", str(q), "trust", "--revoke"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        _wait_blocked(revoke)
+        # Meanwhile the holder (a `trust` that read before) writes its marks again.
+        (config / "trusted.json").write_text(marks)
+        assert holder.stdin is not None
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        assert revoke.wait(timeout=60) == 0
+    finally:
+        holder.kill()
+        holder.wait()
+    assert str(q) not in (config / "trusted.json").read_text()
+
+
+def _wait_blocked(proc: subprocess.Popen[bytes]) -> None:
+    """Until the kernel lists `proc` as waiting for a flock (/proc/locks: `->`), or it
+    ends (then the lock did not hold it: the test fails)."""
+    for _ in range(6000):
+        if proc.poll() is not None:
+            raise AssertionError("trust --revoke did not wait for the folder's lock")
+        blocked = [x for x in Path("/proc/locks").read_text().splitlines() if "->" in x]
+        if any(f" {proc.pid} " in f" {x} " for x in blocked):
+            return
+        time.sleep(0.01)
+    raise AssertionError("trust --revoke never reached the folder's lock")

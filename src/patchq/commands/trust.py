@@ -39,8 +39,8 @@ def trust(ctx: Context) -> TrustOutcome:
     named = store.configured(repo.root, repo.config, ())
     if not named:
         return TrustOutcome(TRUSTED, str(store.path()), (), root)
-    marks = marked(store.read(), root, {c.key: c.command for c in named})
-    written = store.write(marks)
+    wanted = {c.key: c.command for c in named}
+    written, marks = store.update(lambda now: marked(now, root, wanted))
     now = store.configured(repo.root, repo.config, marks)
     mine = tuple(m for m in marks if m.root == root)
     return TrustOutcome(TRUSTED, str(written), mine, root, now)
@@ -66,10 +66,14 @@ def revoke(ctx: Context) -> TrustOutcome:
     """Remove every mark of this patch repo."""
     repo = ctx.repo()
     root = str(repo.root)
-    marks = store.read()
-    gone = tuple(m for m in marks if m.root == root)
-    if gone:
-        store.write(revoked(marks, root))
+    gone: tuple[Mark, ...] = ()
+
+    def revoke_mine(marks: tuple[Mark, ...]) -> tuple[Mark, ...]:
+        nonlocal gone
+        gone = tuple(m for m in marks if m.root == root)
+        return revoked(marks, root)
+
+    store.update(revoke_mine)
     return TrustOutcome(
         REVOKED, str(store.path()), gone, root, store.configured(repo.root, repo.config, ())
     )

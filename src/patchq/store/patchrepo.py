@@ -157,6 +157,16 @@ class Config:
                 where,
                 "keep writes each patch in its own style",
             )
+        for key in ("exec", "exec_each"):
+            command = kwargs.get(key)
+            if isinstance(command, str) and "\0" in command:
+                # No shell can be handed it: refused as the file is read, before a
+                # rebase writes anything (not a failure to start it afterwards).
+                raise BadInputError(
+                    f"`{key.replace('_', '-')}` holds a NUL byte, which no command can",
+                    where,
+                    "remove it",
+                )
         queue = kwargs.get("queue")
         if isinstance(queue, str) and not _valid_queue(queue):
             raise BadInputError(f"invalid queue name {queue!r}", where)

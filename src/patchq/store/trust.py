@@ -4,12 +4,17 @@
 The file must be the person's own: one inside a patch repo could come with a clone and
 trust its own commands. So a trust file lying inside any patch repo (a folder holding
 `patchq.toml` or `series`, at or above it) is never written, and never read — its marks
-count for nothing. Written atomically, like every file patchq owns.
+count for nothing. Written atomically, like every file patchq owns, and changed only
+under an exclusive lock on its folder (`update`): a `trust --revoke` is never undone by a
+`trust` that read the marks before it and wrote after.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from patchq.core.errors import BadInputError, UnsafeStateError
@@ -60,9 +65,7 @@ def read() -> tuple[Mark, ...]:
     return parse(data, str(p)) if data is not None else ()
 
 
-def write(marks: tuple[Mark, ...]) -> Path:
-    """Write the marks atomically; refused (exit 5) inside a patch repo."""
-    p = path()
+def _refuse_in_patch_repo(p: Path) -> None:
     found = patch_repo_around(p.parent)
     if found is not None:
         raise UnsafeStateError(
@@ -71,8 +74,33 @@ def write(marks: tuple[Mark, ...]) -> Path:
             str(p.parent),
             "set XDG_CONFIG_HOME to a folder of your own",
         )
-    atomic_write(p, render(marks))
-    return p
+
+
+@contextmanager
+def _locked(where: Path) -> Iterator[None]:
+    """An exclusive flock on the configuration folder (no file added; it dies with its
+    holder), so two changes of the marks take turns."""
+    where.mkdir(parents=True, exist_ok=True)
+    fd = os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def update(change: Callable[[tuple[Mark, ...]], tuple[Mark, ...]]) -> tuple[Path, tuple[Mark, ...]]:
+    """Change the marks as `change` says, reading them and writing the result under the
+    folder's lock (refused, exit 5, inside a patch repo); the file and the new marks."""
+    p = path()
+    _refuse_in_patch_repo(p)
+    with _locked(p.parent):
+        data = read_optional(p)
+        before = parse(data, str(p)) if data is not None else ()
+        marks = change(before)
+        if marks != before:
+            atomic_write(p, render(marks))
+    return p, marks
 
 
 def configured(root: Path, config: Config, marks: tuple[Mark, ...]) -> tuple[Configured, ...]:

@@ -121,15 +121,29 @@ def verify(ctx: Context, *, files_only: bool, as_json: bool) -> None:
 @click.option(
     "--onto",
     metavar="REF",
+    multiple=True,
     shell_complete=completion.REFS,
-    help="Upstream to check against (default: the configured branch, origin/<branch>).",
+    help="Upstream to check against (default: the configured branch, origin/<branch>); "
+    "repeat it to check several (nightly, beta, stable) in one run.",
 )
 @click.option("--fuzz", type=click.IntRange(0, 3), help="Fuzz policy (default: config, 0).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/json.md).")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Report only what changed since the last watch (state in watch.json); exit with "
+    "the worst new finding.",
+)
 @ACCEPT_OPTION
 @pass_ctx
 def check(
-    ctx: Context, *, onto: str | None, fuzz: int | None, as_json: bool, accept: tuple[str, ...]
+    ctx: Context,
+    *,
+    onto: tuple[str, ...],
+    fuzz: int | None,
+    as_json: bool,
+    watch: bool,
+    accept: tuple[str, ...],
 ) -> None:
     """Report how every patch and hunk fares on an upstream, without touching anything.
 
@@ -137,18 +151,28 @@ def check(
     with the upstream commits that moved or changed its lines, its placement method and
     its tier (automatic, proposed, accepted; docs/trust.md). Exit 0: no drift;
     1: drift that `rebase` handles alone (an accepted proposal counts here);
-    3: a person is needed (a conflict, or a proposal not accepted).
+    3: a person is needed (a conflict, or a proposal not accepted). With several
+    --onto, each ref is reported and the worst exit code wins. --watch keeps
+    watch.json in the patch repo and reports only what is new, fixed or still broken
+    (counted): exit 0 nothing new, 1 new drift, 3 a new stop.
 
     \b
-    Example:
+    Examples:
       git -C ../sglang fetch && patchq check --onto origin/main
+      patchq check --watch --onto origin/nightly --onto origin/stable
     """
     from patchq.commands import check as check_cmd
 
     taken = accepted_methods(accept)
     with output.Progress("checking") as bar:
-        out = check_cmd.check(ctx, onto, fuzz, bar, taken)
-    end(render.checked(out, as_json), out.exit_code)
+        out = check_cmd.check_refs(ctx, onto or (None,), fuzz, bar, taken)
+    if watch:
+        from patchq.commands import watch as watch_cmd
+
+        seen = watch_cmd.watch(ctx, out.reports)
+        end(render.watched(seen, as_json), seen.exit_code)
+        return
+    end(render.checked_refs(out.reports, as_json), out.exit_code)
 
 
 @cli.command()

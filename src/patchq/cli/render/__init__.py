@@ -58,6 +58,7 @@ from patchq.cli.render.stack import (
 from patchq.cli.render.state import rebase_json, status
 from patchq.cli.render.upstream import (
     checked,
+    checked_refs,
     command_lines,
     dry_run,
     exec_lines,
@@ -65,6 +66,7 @@ from patchq.cli.render.upstream import (
     rebase_aborted,
     rebased,
     reported,
+    watched,
 )
 
 __all__ = [
@@ -76,6 +78,7 @@ __all__ = [
     "applied",
     "applied_line",
     "checked",
+    "checked_refs",
     "command_lines",
     "data",
     "deleted",
@@ -111,6 +114,7 @@ __all__ = [
     "renamed",
     "reordered",
     "reported",
+    "watched",
     "script_written",
     "series_marks",
     "series_view",

@@ -6,7 +6,7 @@ user's `--exec` runs, `rebase` itself, its abort, and `report`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from patchq.cli.render.edits import moved_lines
 from patchq.cli.render.items import (
@@ -32,6 +32,7 @@ from patchq.core.words import plural
 
 if TYPE_CHECKING:
     from patchq.commands.report import ReportOutcome
+    from patchq.commands.watch import WatchOutcome
     from patchq.core.records import ExecRun
     from patchq.rebase.check import CheckOutcome, DryRunOutcome
     from patchq.rebase.outcome import AbortOutcome, RebaseOutcome
@@ -101,39 +102,86 @@ def _check_hunks(
     return lines
 
 
-def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
-    """`check`: the drift report (DESIGN §3's JSON, or a line a patch and a summary)."""
+def _check_doc(out: CheckOutcome) -> dict[str, Any]:
+    """The JSON document of one check (docs/json.md)."""
+    return {
+        "base": out.base,
+        "onto": out.onto,
+        "patches": [
+            {
+                "name": p.name,
+                "status": p.status,
+                "hunks": [h.to_doc() | _tier_doc(h, p.hunks, out.accept) for h in p.hunks],
+                "normalisations": notes_json(p.normalisations),
+                "evidence": None if p.evidence is None else p.evidence.doc(),
+                "hints": list(p.hints),
+                "rewritten": {
+                    "commits": list(p.drift),
+                    "added_present": p.added_present,
+                }
+                if p.rewritten
+                else None,
+            }
+            for p in out.patches
+        ],
+        "commands": [c.to_doc() for c in out.commands],
+        "target": out.target,
+        "accept": list(out.accept),
+    }
+
+
+def checked_refs(reports: Sequence[CheckOutcome], as_json: bool = False) -> Rendered:
+    """`check` against one ref (its report as ever) or several: each report in turn, or
+    one document `{"refs": [...]}`, each report with its `onto_ref`."""
+    if len(reports) == 1:
+        return checked(reports[0], as_json)
+    if as_json:
+        return (Doc({"refs": [_check_doc(r) | {"onto_ref": r.onto_ref} for r in reports]}),)
+    out: list[Item] = []
+    for i, r in enumerate(reports):
+        out += ([data("")] if i else []) + list(checked(r))
+    return tuple(out)
+
+
+def watched(w: WatchOutcome, as_json: bool = False) -> Rendered:
+    """`check --watch`: what is new, what is fixed, and how many are still as recorded."""
     if as_json:
         return (
             Doc(
                 {
-                    "base": out.base,
-                    "onto": out.onto,
-                    "patches": [
-                        {
-                            "name": p.name,
-                            "status": p.status,
-                            "hunks": [
-                                h.to_doc() | _tier_doc(h, p.hunks, out.accept) for h in p.hunks
-                            ],
-                            "normalisations": notes_json(p.normalisations),
-                            "evidence": None if p.evidence is None else p.evidence.doc(),
-                            "hints": list(p.hints),
-                            "rewritten": {
-                                "commits": list(p.drift),
-                                "added_present": p.added_present,
-                            }
-                            if p.rewritten
-                            else None,
-                        }
-                        for p in out.patches
-                    ],
-                    "commands": [c.to_doc() for c in out.commands],
-                    "target": out.target,
-                    "accept": list(out.accept),
+                    "refs": list(w.refs),
+                    "new": [c.to_doc() for c in w.new],
+                    "fixed": [c.to_doc() for c in w.fixed],
+                    "still": w.still,
+                    "state": w.path,
                 }
             ),
         )
+    lines: list[Item] = []
+    for c in w.new:
+        was = f" (was {c.before})" if c.before else ""
+        lines.append(
+            coloured(
+                "new",
+                "red" if c.now in ("conflict", "missing", "review") else "yellow",
+                f"    {c.ref}  {c.patch}: {c.now}{was}",
+                False,
+            )
+        )
+    for c in w.fixed:
+        lines.append(coloured("fixed", "green", f"  {c.ref}  {c.patch} (was {c.before})", False))
+    still = f"; {plural(w.still, 'finding')} still as the last watch recorded" if w.still else ""
+    if not w.new and not w.fixed:
+        lines.append(data(f"nothing new on {', '.join(w.refs)}{still}"))
+    elif still:
+        lines.append(data(still[2:]))
+    return tuple(lines)
+
+
+def checked(out: CheckOutcome, as_json: bool = False) -> Rendered:
+    """`check`: the drift report (DESIGN §3's JSON, or a line a patch and a summary)."""
+    if as_json:
+        return (Doc(_check_doc(out)),)
     lines: list[Item] = [
         data(
             f"checking {plural(len(out.patches), 'patch')}: {out.base[:12]} -> {out.onto[:12]} "

@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "speed-apply": ("patchq_bench.speed.apply_only", "apply against its peers only"),
     "completion": ("patchq_bench.completion", "shell completion of patch names"),
     "refresh-style": ("patchq_bench.refresh_style", "writing refreshed patches back"),
+    "subject": ("patchq_bench.subject", "reading hostile 0.1-10 MB subjects"),
     "wall-clock": ("patchq_bench.wall_clock", "the test suite's wall-clock bounds"),
     "killstudy": ("patchq_bench.killstudy", "patchq killed at random points"),
     "differential": ("patchq_bench.differential", "the hunk engine against GNU patch"),

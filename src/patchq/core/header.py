@@ -41,10 +41,9 @@ _IN_BODY_RE = re.compile(r"(From|Date|Subject):[ \t]*(.*)$")
 _GIT_SHOW_RE = re.compile(r"commit [0-9a-f]{7,64}\b")
 
 
-_PREFIX_RE = re.compile(r"\s*\[[^\]]*(?<![A-Za-z])(?:PATCH|RFC)[^\]]*\]", re.I)
-
-
 _BRACKET_RE = re.compile(r"\s*\[([^\]]*)\]")
+# What makes a bracket a prefix `_clean_subject` drops: PATCH or RFC, not inside a word.
+_TAG_RE = re.compile(r"(?<![A-Za-z])(?:PATCH|RFC)", re.I)
 
 
 _COVER_RE = re.compile(r"(?<![\d/])0+/\d+$")
@@ -211,12 +210,23 @@ def _one_line(text: str) -> str:
 
 
 def _clean_subject(raw: str) -> str:
-    """Drop `[PATCH v2 3/7]`/`[RFC]` prefixes as `git am -b` does; keep `[media]` and the like."""
+    """Drop `[PATCH v2 3/7]`/`[RFC]` prefixes as `git am -b` does; keep `[media]` and the like.
+
+    Linear in the subject: each prefix is found by its closing `]` (one `find`), then its
+    content alone is searched for the tag, so a `[` never closed followed by `PATCH` a
+    hundred thousand times costs one pass, not a backtrack per `PATCH` (as a regular
+    expression matching the whole prefix does; tests/core/test_subject.py holds this to
+    that definition)."""
     text = _one_line(raw)
-    # Matched in place (no slice a prefix): a subject of many prefixes is read in one pass.
     pos = 0
-    while (m := _PREFIX_RE.match(text, pos)) is not None:
-        pos = m.end()
+    while True:
+        start = pos + 1 if text[pos : pos + 1].isspace() else pos  # one space: _one_line
+        if text[start : start + 1] != "[":
+            break
+        end = text.find("]", start + 1)
+        if end < 0 or _TAG_RE.search(text, start + 1, end) is None:
+            break
+        pos = end + 1
     return text[pos:].lstrip()
 
 

@@ -125,8 +125,12 @@ def test_readme_shows_the_example_workflow_verbatim() -> None:
     # check and rebase take the same --accept; the proposals taken lead
     # the pull request (method, measured precision, evidence) and make it a draft to
     # review; a stop fails the job with its message in the summary.
-    assert 'patchq check --onto origin/main --accept "$ACCEPT" --json' in workflow
-    assert 'patchq rebase --onto origin/main --accept "$ACCEPT"' in workflow
+    assert 'patchq check --onto "$first" --accept "$ACCEPT" --json' in workflow
+    assert 'patchq check --watch $onto --accept "$ACCEPT"' in workflow
+    assert 'patchq rebase --onto "$FIRST" --accept "$ACCEPT" --json' in workflow
+    # Exactly what the rebase wrote is staged, after verify and lint passed on it.
+    assert "add-paths: ${{ steps.rebase.outputs.paths }}" in workflow
+    assert "patchq verify" in workflow and "patchq lint" in workflow
     assert 'select(.tier == "accepted")' in workflow and ".proposal.precision" in workflow
     assert "draft: ${{ steps.rebase.outputs.review == 'true' }}" in workflow
     assert "### The rebase stopped" in workflow

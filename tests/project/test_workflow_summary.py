@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def summary_program() -> str:
     """The jq program the workflow turns check.json into the summary with."""
     text = (ROOT / "examples" / "github-workflow.yml").read_text(encoding="utf-8")
-    found = re.search(r"jq -r '(.*?)' \\\n", text, re.S)
+    found = re.search(r"jq -r '(\.patches\[\].*?)' \\\n", text, re.S)
     assert found is not None, "the workflow's jq program"
     return found.group(1)
 

@@ -26,6 +26,7 @@ from patchq.stack.context import Context
 from patchq.stack.refresh import refreshed_files
 from patchq.stack.relock import not_updated
 from patchq.store import rebasestate
+from patchq.store.files import real_names
 from patchq.store.patchrepo import LOCK, PATCHES, SERIES
 from patchq.store.statedir import (
     crashpoint,
@@ -145,6 +146,7 @@ def finish(
         nothing_to_do=nothing,
         untrusted=st.untrusted,
         patch_root=str(repo.root),
+        written=real_names(repo.root, writes),
     )
     return executed(ctx, out, st.exec_cmd, st.exec_each, announce)
 

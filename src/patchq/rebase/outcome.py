@@ -67,6 +67,9 @@ class RebaseOutcome:
     accept: tuple[str, ...] = ()
     # A stopped reorder: what moved under the stopped patch (reorder.shifted_under).
     shifted: str = ""
+    # The patch-repo files a finished rebase wrote or removed, relative to the patch repo
+    # with links followed (`patches -> debian/patches`): what a bot stages, exactly.
+    written: tuple[str, ...] = ()
 
     @property
     def exec_failed(self) -> ExecRun | None:

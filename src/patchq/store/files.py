@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -117,6 +118,14 @@ def through_link(root: Path, path: Path) -> Path:
     if not path.is_symlink():
         return path
     return path.resolve()
+
+
+def real_names(root: Path, rels: Iterable[str]) -> tuple[str, ...]:
+    """Each of `rels` (paths inside `root`) as the file it really is, relative to `root`,
+    every symlink on the way followed (`patches/p.patch` under `patches ->
+    debian/patches` is `debian/patches/p.patch`): sorted, each once."""
+    real_root = os.path.realpath(root)
+    return tuple(sorted({os.path.relpath(os.path.realpath(root / r), real_root) for r in rels}))
 
 
 def remove(path: Path, root: Path) -> None:

@@ -301,6 +301,7 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                     "reorder": None
                     if out.reorder is None
                     else {"verb": out.reorder[0], "name": out.reorder[1]},
+                    "written": list(out.written),
                 }
             ),
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from patchq.core.errors import BadInputError
 from patchq.core.names import HUNK_OVERRUN, SKIPPED_HUNK, SKIPPED_TEXT
 from patchq.core.patch.cursor import Lines, is_section_start
 from patchq.core.patch.model import HUNK_RE, FilePatch, Patch
@@ -21,6 +22,7 @@ _DIFF_R_TEXT = (b"Only in ", b"Common subdirectories: ", b"Files ", b"diff ", b"
 
 def parse(data: bytes, where: str = "<patch>", strip: int = 1) -> Patch:
     """Parse a patch file; `where` names it in errors, `strip` is its -p level."""
+    _refuse_wide_text(data, where)
     cur = Lines(data, where)
     while cur.peek() is not None and not is_section_start(cur):
         cur.take()
@@ -97,6 +99,33 @@ def _at_trailer(cur: Lines) -> bool:
     if line is None:
         return k > 0
     return line.startswith(b"-- ") or line.rstrip(b"\r\n") == b"--"
+
+
+# Byte-order marks of encodings whose text is not bytes a diff's lines are made of.
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32LE"),
+    (b"\x00\x00\xfe\xff", "UTF-32BE"),
+    (b"\xff\xfe", "UTF-16LE"),
+    (b"\xfe\xff", "UTF-16BE"),
+)
+
+
+def _refuse_wide_text(data: bytes, where: str) -> None:
+    """A patch saved as UTF-16 or UTF-32 (an editor's "Unicode"): its diff is no bytes
+    patch or git reads, and parsed as it is it holds no section at all, which would be
+    taken (and committed) as an empty patch. Refused (exit 4) naming the encoding: by its
+    byte-order mark, or, without one, by NUL bytes in every other place of its start."""
+    name = next((enc for bom, enc in _WIDE_BOMS if data.startswith(bom)), None)
+    if name is None:
+        head = data[:256]
+        if len(head) >= 8 and head.count(0) * 2 >= len(head) - 1:
+            name = "UTF-16LE" if head[1::2].count(0) > head[0::2].count(0) else "UTF-16BE"
+    if name is not None:
+        raise BadInputError(
+            f"the patch is {name} text, not bytes a diff is made of",
+            where,
+            f"convert it (`iconv -f {name} -t UTF-8`)",
+        )
 
 
 def _refuse_other_formats(lines: list[bytes], cur: Lines, whole: bool) -> None:

@@ -158,3 +158,43 @@ def test_json_stays_valid_for_names_that_are_not_utf8(
     if args[0] == "check":
         files = {h["file"] for p in doc["patches"] for h in p["hunks"]}
         assert "caf\udce9.txt" in files  # the byte comes back exactly
+
+
+def test_report_escapes_what_it_takes_from_series_lock(
+    queue: Queue, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review read from series.lock alone (no record on this machine): a `from`, a ref
+    or a hint a stranger wrote there is as inert as a patch's text — no code span
+    closed, no image, no table cell ended. (The lock's outcomes are checked as it is
+    read: an unknown one is bad input.)"""
+    from ..conftest import run_inprocess
+
+    evil = "`![](//e.co)"
+    lock = {
+        "version": 1,
+        "base": "a" * 40,
+        "result_tree": None,
+        "files": {},
+        "guards": [],
+        "last_rebase": {"from": evil, "onto": "b" * 40, "onto_ref": "main"},
+        "patches": [
+            {
+                "name": "p.patch",
+                "sha256": "0" * 64,
+                "rebase": "refreshed",
+                "drift": [],
+                "hints": ["x|y" + evil],
+            }
+        ],
+    }
+    (queue.path / "series.lock").write_text(json.dumps(lock))
+    queue.add("p.patch", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n")
+    r = run_inprocess(capsys, "--dir", str(queue.path), "report", "--format", "md")
+    assert r.code == 0, r.err
+    md = r.out
+    # Outside code spans nothing is left that Markdown would act on (a backtick string
+    # with no closer of its length is literal text, CommonMark 6.1).
+    outside = re.sub(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", "", md)
+    assert "![" not in outside and "](" not in outside
+    row = next(line for line in md.splitlines() if "p.patch" in line and line.startswith("|"))
+    assert row.count(" | ") == 4  # five cells

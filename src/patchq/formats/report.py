@@ -31,7 +31,7 @@ from patchq.core.errors import BadInputError
 from patchq.core.patch import FilePatch, Hunk, Patch, parse
 from patchq.core.records import HunkOutcome, LastRebase
 from patchq.core.status import GONE, REVIEWABLE, Method, Outcome, Status
-from patchq.core.text import json_text, md_code, md_fence, shown
+from patchq.core.text import json_text, md_code, md_fence, md_text, shown
 from patchq.core.words import plural
 
 
@@ -497,12 +497,12 @@ def to_markdown(r: Review) -> str:
     close (`core/text.md_code`, `md_fence`), so it cannot end a table cell, start a
     heading, embed HTML or make a live link or a remote image."""
     out = [
-        f"## patchq rebase: `{r.base[:12]}` → `{r.onto[:12]}`"
+        f"## patchq rebase: {md_code(r.base[:12])} → {md_code(r.onto[:12])}"
         + (f" ({md_code(r.onto_ref)})" if r.onto_ref else ""),
         "",
     ]
     counts = _counts(r)
-    out.append(", ".join(f"**{n}** {k}" for k, n in counts.items()))
+    out.append(", ".join(f"**{n}** {md_text(k)}" for k, n in counts.items()))
     for x in r.stale:
         out += ["", f"> **Stale:** {md_code(x)}"]
     if r.needs_review:
@@ -519,11 +519,14 @@ def to_markdown(r: Review) -> str:
         drift = "<br>".join(md_code(_commit(c, r.subjects)) for c in p.drift[:4])
         if len(p.drift) > 4:
             drift += f"<br>… {len(p.drift) - 4} more"
-        out.append(f"| {md_code(p.name)} | {p.outcome} | {p.kind} | {p.moved} | {drift} |")
+        out.append(
+            f"| {md_code(p.name)} | {md_text(p.outcome)} | {md_text(p.kind)} | {p.moved} "
+            f"| {drift} |"
+        )
     for p in r.patches:
         if not p.detailed:
             continue
-        out += ["", f"### {md_code(p.name)} — {p.outcome}, {_kind_words(p)}", ""]
+        out += ["", f"### {md_code(p.name)} — {md_text(p.outcome)}, {md_text(_kind_words(p))}", ""]
         out += [f"- {md_code(x)}" for x in p.facts]
         if p.interdiff:
             out += [

@@ -116,3 +116,31 @@ def test_apply_honours_the_fuzz_placements_the_lock_pins(
     moved = upstream.write("other.txt", "x\n").commit("elsewhere")
     r = patchq("apply", "--onto", moved)
     assert r.code == 3 and "applies with fuzz 1" in r.err
+
+
+def test_apply_never_rewrites_what_was_reviewed(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    """An edited patch still applies, is named (one line a patch) and the lock is left as
+    reviewed, so `verify` fails and names `apply --pin`; `--pin` re-pins, and so does
+    `--onto` another base."""
+    base = _three(upstream, queue, patchq)
+    pinned = queue.lock()
+    path = queue.path / "patches" / "p1.patch"
+    path.write_text(path.read_text().replace("+LINE 20", "+LINE TWENTY"))
+    r = patchq("apply")
+    assert r.code == 0, r.err
+    assert "patchq: patches/p1.patch: differs from its hash in series.lock" in r.err
+    assert r.err.count("differs from its hash") == 1
+    assert queue.lock() == pinned
+    v = patchq("verify")
+    assert v.code == 1 and "`patchq apply --pin`" in v.err + v.out
+    r = patchq("apply", "--pin")
+    assert r.code == 0 and "differs" not in r.err
+    assert queue.lock() != pinned and patchq("verify").code == 0
+    # Onto another base the lock is written anew, as a new pin.
+    upstream.git("checkout", "-q", "-b", "other", base)
+    moved = upstream.write("other.txt", "x\n").commit("elsewhere")
+    assert patchq("apply", "--onto", moved).code == 0
+    assert json.loads(queue.lock())["base"] == moved
+    assert base != moved

@@ -48,6 +48,12 @@ from patchq.stack.context import Context
     help="Reset a --branch patchq did not make, and save untracked or ignored files "
     "the checkout would write over in a stash first.",
 )
+@click.option(
+    "--pin",
+    is_flag=True,
+    help="Write series.lock anew for the series as it is (edited patches re-pinned); "
+    "without it an existing lock is kept on its base.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option(
     "-v",
@@ -65,6 +71,7 @@ def apply(
     guards: tuple[str, ...],
     fuzz: int | None,
     force: bool,
+    pin: bool,
     as_json: bool,
     verbose: bool,
     recover_continue: bool,
@@ -73,18 +80,24 @@ def apply(
     """Apply every active patch onto a base, one reproducible commit each, and write series.lock.
 
     The commits are built in memory and the working tree is updated once, at the end; the
-    same series on the same base gives the same commit ids on any machine.
+    same series on the same base gives the same commit ids on any machine. An existing
+    series.lock is what was reviewed: on its base it is re-pinned only with --pin (a
+    patch that differs from it still applies, and is named); onto another base it is
+    written anew.
 
     \b
-    Example:
+    Examples:
       patchq apply --onto origin/main --guard sm120
+      patchq apply --pin   # after editing a patch by hand
     """
     from patchq.commands import apply as apply_cmd
 
     if run_recovery(ctx, recover_continue, recover_abort):
         return
     with output.Progress("applying") as bar:
-        out = apply_cmd.apply(ctx, onto, branch, guards or None, fuzz, progress=bar, force=force)
+        out = apply_cmd.apply(
+            ctx, onto, branch, guards or None, fuzz, progress=bar, force=force, pin=pin
+        )
     output.show(render.applied(out, as_json, verbose))
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from patchq.core.lock import Lock, keeps_exec, records_for, without_exec
 from patchq.core.progress import Progress
 from patchq.core.records import Stack
+from patchq.core.status import GONE
 from patchq.core.words import plural
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
@@ -37,6 +38,10 @@ class ApplyOutcome:
     branch: str
     lock: Lock
     saved: str | None = None  # the stash holding untracked or ignored files in the way
+    # The patches that differ from what series.lock pinned (edited, added, gone), each
+    # with how, when the lock was left as it was: re-pinning is `--pin`'s, or `--onto`'s
+    # onto another base.
+    unpinned: tuple[tuple[str, str], ...] = ()
 
 
 def apply(
@@ -48,11 +53,14 @@ def apply(
     *,
     progress: Progress | None = None,
     force: bool = False,
+    pin: bool = False,
 ) -> ApplyOutcome:
     """Apply the active series onto a base; nothing changes unless every patch applies.
 
     `force`: reset a branch named `branch` that patchq did not make, and save untracked
-    or ignored files the checkout would write over in a stash."""
+    or ignored files the checkout would write over in a stash. series.lock is written
+    where there is none, onto another base than its, or with `pin`; otherwise what was
+    reviewed stays pinned, and the patches that differ from it are named."""
     repo, g = ctx.repo(), ctx.git()
     name = branch_name(ctx, branch)
     with run_lock(g.state_dir(), ctx.repo().root):
@@ -88,6 +96,13 @@ def apply(
         if previous is None or not keeps_exec(previous, lock):
             # The recorded `rebase --exec` runs were of another tree: not this one's.
             lock = without_exec(lock)
+        unpinned: tuple[tuple[str, str], ...] = ()
+        files: dict[str, bytes | None] = {LOCK: lock.to_json()}
+        if previous is not None and not pin and base == previous.base:
+            unpinned = differences(previous, lock)
+            if unpinned:
+                files = {}  # what was reviewed stays pinned: `verify` will say so
+                lock = previous
         w.flush()
         stack = Stack(
             base,
@@ -104,9 +119,23 @@ def apply(
                 result.head,
                 stack,
                 repo.config.queue,
-                files={LOCK: lock.to_json()},
+                files=files,
                 reason=f"{plural(len(entries), 'patch')} onto {base[:12]}",
                 force=force,
             ),
         )
-    return ApplyOutcome(result, name, lock, saved)
+    return ApplyOutcome(result, name, lock, saved, unpinned)
+
+
+def differences(pinned: Lock, now: Lock) -> tuple[tuple[str, str], ...]:
+    """How the series applied now differs from what `pinned` holds, patch by patch:
+    `edited` (another hash), `added` (not in the lock), `gone` (in the lock's active
+    records, no longer applied); or the result alone (the same patches, another tree)."""
+    was = {r.name: r.sha256 for r in pinned.patches if r.rebase not in GONE}
+    is_ = {r.name: r.sha256 for r in now.patches if r.rebase not in GONE}
+    out = [(n, "edited") for n, h in is_.items() if n in was and was[n] != h]
+    out += [(n, "added") for n in is_ if n not in was]
+    out += [(n, "gone") for n in was if n not in is_]
+    if not out and (pinned.result_tree, dict(pinned.files)) != (now.result_tree, dict(now.files)):
+        out.append(("", "result"))
+    return tuple(out)

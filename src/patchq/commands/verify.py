@@ -59,8 +59,8 @@ def verify(ctx: Context, files_only: bool = False) -> VerifyOutcome:
     entries = repo.series.active(lock.guards)
     problems = _hash_problems(ctx, lock, entries)
     hint = (
-        f"the patches changed since series.lock was written: `patchq apply` pins them on "
-        f"{lock.base[:12]} again (`patchq refresh` records an edit as it makes it)"
+        "the patches changed since series.lock was written: `patchq apply --pin` pins them "
+        f"on {lock.base[:12]} again (`patchq refresh` records an edit as it makes it)"
         if problems
         else None
     )

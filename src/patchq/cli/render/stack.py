@@ -91,12 +91,37 @@ def push_aborted(out: PushAbortOutcome) -> Rendered:
     return tuple(lines)
 
 
+_UNPINNED = {
+    "edited": "differs from its hash in series.lock",
+    "added": "is not in series.lock",
+    "gone": "is in series.lock but no longer applied",
+}
+
+
+def unpinned_lines(out: ApplyOutcome) -> list[Item]:
+    """One line a patch that differs from series.lock, which was left as it was."""
+    lines: list[Item] = []
+    for n, how in out.unpinned:
+        what = _UNPINNED.get(how, "the result differs from series.lock")
+        where = f"patches/{n}: " if n else ""
+        lines.append(info(f"patchq: {where}{what}; applied, series.lock left as reviewed"))
+    if out.unpinned:
+        lines.append(
+            info(
+                "patchq: `patchq verify` says what differs; "
+                "`patchq apply --pin` pins the series as it is"
+            )
+        )
+    return lines
+
+
 def applied(out: ApplyOutcome, as_json: bool = False, verbose: bool = False) -> Rendered:
     """`apply`: the patches that did not apply exactly (all with `verbose`) and a summary."""
     res = out.result
     if as_json:
         return (
             *set_aside(out.saved),
+            *unpinned_lines(out),
             Doc(
                 {
                     "base": res.base,
@@ -117,6 +142,7 @@ def applied(out: ApplyOutcome, as_json: bool = False, verbose: bool = False) -> 
     return (
         *set_aside(out.saved),
         *shown,
+        *unpinned_lines(out),
         info(
             f"applied {plural(len(res.patches), 'patch')} onto {res.base[:12]} "
             f"({summary or 'none'}); "

@@ -15,36 +15,22 @@ inside a patch that is not upstream as a whole is a proposal (accepted as `upstr
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from enum import StrEnum
 
 from patchq.core.records import HunkOutcome
-from patchq.core.status import CONFLICT, MISSING, UPSTREAMED, Method
-
-
-class Tier(StrEnum):
-    """How far a hunk's method is trusted: the JSON's `tier`."""
-
-    AUTOMATIC = "automatic"
-    PROPOSED = "proposed"
-    ACCEPTED = "accepted"
-
+from patchq.core.status import CONFLICT, FACTS, MISSING, UPSTREAMED, Method
+from patchq.core.status import Tier as Tier  # beside the methods whose facts name it
 
 AUTOMATIC, PROPOSED, ACCEPTED = Tier.AUTOMATIC, Tier.PROPOSED, Tier.ACCEPTED
 
-# The design's initial list (DESIGN §4.1), until a measured run promotes a method.
-TIERS: dict[str, Tier] = {
-    Method.EXACT: AUTOMATIC,
-    Method.OFFSET: AUTOMATIC,
-    Method.MERGE: AUTOMATIC,
-    Method.REUSED: AUTOMATIC,
-    Method.UPSTREAMED: AUTOMATIC,  # the whole patch proven upstream; else a proposal
-    Method.FUZZ: PROPOSED,  # during a rebase (apply's fuzz policy is the person's own)
-    Method.ZEALOUS: PROPOSED,
-    Method.WORD: PROPOSED,
-    Method.ANCHORED: PROPOSED,
-    Method.MOVED: PROPOSED,
-    Method.DELETE_WINS: PROPOSED,
-}
+# Each method's tier (core.status.FACTS: the design's initial list, DESIGN §4.1, until a
+# measured run promotes a method).
+TIERS: dict[str, Tier] = {m: f.tier for m, f in FACTS.items()}
+
+
+def tier_of(method: Method) -> Tier:
+    """The tier a hunk placed by `method` has, unless a person accepts it."""
+    return FACTS[method].tier
+
 
 # Each proposed method's measured precision (uses, right, wrong) on the validation part of
 # the harvested refresh corpus (bench/corpus/refresh-cases.toml: all 318 validation bumps,
@@ -191,12 +177,5 @@ def evidence(h: HunkOutcome, method: str) -> str:
     return _WHY.get(method, "")
 
 
-_WHY: dict[str, str] = {
-    Method.FUZZ: "its context matched only with fuzz",
-    Method.ANCHORED: "placed where its removed lines (or anchor line) occur once",
-    Method.MOVED: "its block was found unchanged elsewhere",
-    Method.UPSTREAMED: "upstream already holds this hunk, but not the rest of its patch",
-    Method.ZEALOUS: "the 3-way merge conflicted; both sides' common lines were merged",
-    Method.WORD: "the 3-way merge conflicted; the change was merged word by word",
-    Method.DELETE_WINS: "upstream edited lines the patch deletes; the deletion was kept",
-}
+# Why a proposal by each method is made, where the method gave no reason (core.status).
+_WHY: dict[str, str] = {m: f.why for m, f in FACTS.items() if f.why}

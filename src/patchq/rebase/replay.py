@@ -1,18 +1,14 @@
 """Replaying a series onto a new upstream in memory: the ladder of DESIGN §4 per hunk.
 
 Shared by `check` (classify, change nothing) and `rebase` (classify, then refresh and
-record). For every hunk, in order: exact → offset → fuzz (policy) via the engine; a hunk
-that fails is tested for being already upstream (it reverse-applies); the rest go to a
-3-way merge against the patch's exact preimage from the pinned base; where the merge
-conflicts, anchored placement may still put the change where its removed lines (or the
-line a pure insertion hangs from) match exactly once; otherwise it is a conflict.
-Files that upstream renamed are followed; files it deleted make the patch `missing`.
-
-The pinned base is also used to doubt the engine, never to guess harder: a hunk placed
-by offset or fuzz whose surrounding lines differ from the pre-image's (it may have
-landed in a look-alike copy of the block) is kept only if the 3-way merge gives the same
-file; anchored placement needs its lines to be unique in the pre-image too; and a hunk
-counts as upstreamed by reverse-applying only if its patched lines occur once.
+record). Each section of a patch climbs the ladder, `rebase/ladder.py`'s table of rungs
+in its one order: exact → offset → fuzz (policy) via the engine, the pinned base's
+doubt, the tests for a change upstream already holds, the 3-way merge against the
+patch's exact preimage from the pinned base, anchored placement, the moved-block search,
+remembered resolutions, the context-drift proposal, and the conflict. Files that
+upstream renamed are followed; files it deleted make the patch `missing`. This module
+holds what the rungs share (the tree being built, the run's caches) and what is judged
+of a patch as a whole: its provenance, its outcome, its review hints.
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import NamedTuple
 
-from patchq.core import bounded, contextdrift, placement
+from patchq.core import bounded, placement
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.header import origins
@@ -33,7 +29,7 @@ from patchq.core.hints import NEAR, hunk_hints, maybe_sibling, stripped
 from patchq.core.hunkplace import added_near, line_of, removed_runs
 from patchq.core.moved import Found, Indexed, anchors_of, find_block, index_text
 from patchq.core.names import Normalisation
-from patchq.core.patch import FilePatch, Hunk, Patch, Split
+from patchq.core.patch import FilePatch, Patch
 from patchq.core.paths import FILES, FileMode
 from patchq.core.records import CONTENT, ORIGIN, PATCH_ID, Evidence, HunkOutcome
 from patchq.core.resolutions import Book
@@ -51,7 +47,6 @@ from patchq.core.status import (
     RANK,
     REUSED,
     UPSTREAMED,
-    drift_of,
     outcome,
 )
 from patchq.core.tiers import PARTLY, proposal, proposals, taken
@@ -59,6 +54,7 @@ from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo
 from patchq.rebase.drift import Drifted, drifted_sections
 from patchq.rebase.evidence import UNREAD, Provenance, all_taken, held_back
+from patchq.rebase.ladder import Section, climb
 from patchq.stack.apply import (
     PINNED_FUZZ,
     OldStack,
@@ -73,7 +69,7 @@ from patchq.store.statedir import crashpoint
 
 # What the moved-block search's indexes may hold, in bytes of the files indexed.
 _INDEXED_BYTES = 32 << 20
-# Alignments kept (Replay._align): each is a list of opcodes, a few KB at most.
+# Alignments kept (Replay.align_of): each is a list of opcodes, a few KB at most.
 _ALIGNMENTS = 64
 
 
@@ -538,10 +534,10 @@ class Replay:
             if old and placement.count(up, old) > 0:
                 continue  # its block is there as it was: nothing upstream changed in it
             if pre is None:
-                pre = self._preimage(s, name, pin_path) or b""
+                pre = self.preimage_of(s, name, pin_path) or b""
             at, window = h.old_pos, up
             align = (
-                self._align(pre, content)
+                self.align_of(pre, content)
                 if pre and pre != content and len(up) <= placement.HINT_LINES
                 else None
             )
@@ -626,65 +622,17 @@ class Replay:
                 for i in range(n)
             ], None
         content = st.content(current[1])
-        res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
-        self._defer_note(s, content, res, name, pin_path)
-        # A hunk the engine could not place has no offset or fuzz, whatever it tried.
-        checks = [
-            HunkOutcome(path, h.index, drift_of(h.status), h.offset, h.fuzz)
-            if h.applied
-            else HunkOutcome(path, h.index, CONFLICT, reason=h.reason)
-            for h in res.hunks
-        ]
-        final = res.content
-        markers = None
-        failing = [h.index for h in res.failures]
-        moved = any(h.status in (OFFSET, FUZZ) for h in res.hunks)
-        pre = self._preimage(s, name, pin_path) if failing or moved else None
-        # The patch on its own pinned preimage, placed as `apply` placed it there (GNU
-        # patch's placement): what the doubt and the merge compare with.
-        theirs = (
-            engine.apply_hunks(pre, s.hunks, split=self.g.lines.split, gnu=True)
-            if pre is not None
-            else None
-        )
-        pinned_fuzz = 0
-        if theirs is not None and not theirs.ok and self._pinned_with_fuzz(name):
-            # Placed there as the pinned series placed it (`apply --fuzz`; see OldStack).
-            pinned_fuzz = PINNED_FUZZ
-            theirs = engine.apply_hunks(
-                pre, s.hunks, fuzz=pinned_fuzz, split=self.g.lines.split, gnu=True
-            )
-        if pre is not None and theirs is not None:
-            res, failing = self._doubt(
-                s,
-                content,
-                res,
-                checks,
-                failing,
-                pre=pre,
-                theirs=theirs,
-                pinned_fuzz=pinned_fuzz,
-                name=name,
-            )
-            final = res.content
+        sec = Section(s, name, pin_path, content, self)
+        at = climb(sec, quick=self._quick)  # (quick: what still fails stays unplaced)
+        self._defer_note(s, content, at.first, name, pin_path)
         if s.old_path in self.upstream_changed():
-            failed = tuple(failing)  # as it is now: the ladder below shortens it
-            job = partial(self._hint, s, content, res, pre=pre, name=name, failing=failed)
+            job = partial(
+                self._hint, s, content, at.res, pre=sec.known_pre, name=name, failing=at.unplaced
+            )
             self._hint_jobs.append(partial(job, pin_path=pin_path))
-        if failing:
-            cur = res.content
-            self._held_upstream(s, content, cur, pre, failing=failing, checks=checks)
-            if failing and not self._quick:  # (quick: what still fails stays unplaced)
-                final, markers = self._merge(
-                    s,
-                    content,
-                    cur,
-                    pre=pre,
-                    theirs=theirs,
-                    failing=failing,
-                    checks=checks,
-                    name=name,
-                )
+        checks, final, markers = list(at.checks), at.final, at.markers
+        if at.open_regions is not None:
+            self.open_regions[s.path] = at.open_regions
         if markers is not None:
             return checks, markers
         if s.is_delete:
@@ -730,7 +678,7 @@ class Replay:
                 return [HunkOutcome(path, i, UPSTREAMED) for i in range(n)]
             if s.hunks:
                 # Upstream deleted the file: its blocks may live on in another file.
-                relocated = self._relocate(
+                relocated = self.relocate(
                     s, list(range(len(s.hunks))), cur=None, pre=None, up=None, where=where
                 )
                 if relocated is not None:
@@ -740,125 +688,6 @@ class Replay:
                 for i in range(n)
             ]
         return None
-
-    def _doubt(
-        self,
-        s: FilePatch,
-        content: bytes,
-        res: engine.FileResult,
-        checks: list[HunkOutcome],
-        failing: list[int],
-        *,
-        pre: bytes,
-        theirs: engine.FileResult,
-        pinned_fuzz: int,
-        name: str,
-    ) -> tuple[engine.FileResult, list[int]]:
-        """The pinned base doubts the engine: a hunk placed by offset or fuzz where its
-        surroundings differ from the pre-image's is kept only if the 3-way merge agrees.
-        Fills `checks`; returns the engine's result without the doubted hunks and the
-        failing hunks."""
-        path = s.path
-        doubtful = placement.doubtful(s.hunks, res, content, pre, theirs, split=self.g.lines.split)
-        if doubtful:
-            # A hunk that moved to a place whose surroundings differ from the pinned base's
-            # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
-            merged, conflicts = self.g.merge_file(
-                content, pre, theirs.content, (self.ours, "base", name)
-            )
-            if (conflicts or merged != res.content) and (failing or len(doubtful) > 1):
-                # The whole file's merge also holds the other hunks' conflicts: each doubt
-                # is then weighed by the merge of that hunk alone.
-                doubtful = [
-                    i
-                    for i in doubtful
-                    if not self._agrees_alone(
-                        s.hunks, i, content, pre=pre, fuzz=pinned_fuzz, name=name
-                    )
-                ]
-            if doubtful and (conflicts or merged != res.content):
-                failing = sorted(failing + doubtful)
-                for i in doubtful:
-                    checks[i] = replace(
-                        checks[i],
-                        status=CONFLICT,
-                        offset=0,
-                        fuzz=0,
-                        reason="its lines match only at a place that differs from the pinned base",
-                    )
-                res = placement.apply_only(
-                    content,
-                    s.hunks,
-                    [i for i in range(len(s.hunks)) if i not in failing],
-                    self.fuzz,
-                    self.g.lines.split,
-                )
-                for r in res.hunks:
-                    checks[r.index] = (
-                        HunkOutcome(path, r.index, drift_of(r.status), r.offset, r.fuzz)
-                        if r.applied
-                        else HunkOutcome(path, r.index, CONFLICT, reason=r.reason)
-                    )
-                failing = sorted(set(failing) | {r.index for r in res.failures})
-        return res, failing
-
-    def _held_upstream(
-        self,
-        s: FilePatch,
-        content: bytes,
-        cur: bytes,
-        pre: bytes | None,
-        *,
-        failing: list[int],
-        checks: list[HunkOutcome],
-    ) -> None:
-        """The failing hunks upstream already holds (they reverse-apply, their patched
-        lines once; or upstream's rewritten block holds the change): marked upstreamed in
-        `checks` and taken out of `failing`."""
-        cur_lines = self.g.lines.split(cur)
-        pre_lines = self.g.lines.split(pre) if pre is not None else None
-        for i in list(failing):
-            back = engine.apply_hunks(cur, [s.hunks[i]], reverse=True, split=self.g.lines.split)
-            # Upstreamed only if the patched lines are there once: a look-alike
-            # elsewhere in the file proves nothing.
-            if (
-                back.ok
-                and placement.count(cur_lines, s.hunks[i].new_lines) == 1
-                and placement.lacks_removed(s.hunks[i : i + 1], cur_lines, pre_lines)
-                and not (
-                    pre_lines is not None
-                    and placement.kept(s.hunks[i : i + 1], cur_lines, cur_lines, pre_lines)
-                )
-            ):
-                checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
-                failing.remove(i)
-        if failing and pre_lines is not None and not self._quick:
-            # Upstream rewrote the block and it now holds the patch's change: found
-            # by content, within the block the alignment maps the hunk to.
-            up_lines = self.g.lines.split(content)
-            assert pre is not None
-            align = self._align(pre, content)
-            for i in list(failing):
-                if placement.held(s.hunks[i], pre_lines, up_lines, align):
-                    checks[i] = replace(
-                        checks[i],
-                        status=UPSTREAMED,
-                        reason="upstream's block already holds its change",
-                    )
-                    failing.remove(i)
-
-    def _agrees_alone(
-        self, hunks: Sequence[Hunk], i: int, content: bytes, *, pre: bytes, fuzz: int, name: str
-    ) -> bool:
-        """Whether the 3-way merge of hunk `i` alone (its change on the pinned base into
-        upstream's file) is clean and puts it where the engine placed it."""
-        split = self.g.lines.split
-        one = engine.apply_hunks(pre, [hunks[i]], fuzz=fuzz, split=split)
-        if not one.ok:
-            return False
-        merged, conflicts = self.g.merge_file(content, pre, one.content, (self.ours, "base", name))
-        placed = placement.apply_only(content, hunks, [i], self.fuzz, split)
-        return conflicts == 0 and placed.ok and merged == placed.content
 
     def upstream_changed(self) -> frozenset[str]:
         """The files upstream changed in old base..onto (one `diff-tree`, made once)."""
@@ -907,7 +736,7 @@ class Replay:
                 if not maybe_sibling(h, beside):
                     continue
             if pre_lines is None:
-                pre = pre if pre is not None else self._preimage(s, name, pin_path)
+                pre = pre if pre is not None else self.preimage_of(s, name, pin_path)
                 if pre is None or pre == content:
                     return
                 pre_lines = split(pre)
@@ -916,7 +745,7 @@ class Replay:
             assert pre is not None
             start = self._pinned_at(s, i, pre, name, pre_lines)
             if p is None or i in failing:
-                align = align or self._align(pre, content)
+                align = align or self.align_of(pre, content)
                 if not align.whole:
                     return  # too long to align: no hint where nothing is mapped
                 p = align.at(start)
@@ -967,7 +796,7 @@ class Replay:
             self._indexes_bytes -= gone
         return found
 
-    def _align(self, pre: bytes, up: bytes) -> placement.Alignment:
+    def align_of(self, pre: bytes, up: bytes) -> placement.Alignment:
         """The line alignment of a pinned base with upstream's file, made once for the
         pair: the held-change test, the hints and the moved-block search all ask it, and
         a patch's later sections (or the next patch on the file) often ask it again.
@@ -996,7 +825,7 @@ class Replay:
         assert got is not None and got[1] is not None
         return self.g.lines.split(self.state.content(got[1]))
 
-    def _relocate(
+    def relocate(
         self,
         s: FilePatch,
         failing: Sequence[int],
@@ -1020,7 +849,7 @@ class Replay:
         if not firsts:
             return None
         align = (
-            self._align(pre, up)
+            self.align_of(pre, up)
             if pre is not None and up is not None and up_lines is not None and cur is not None
             else None
         )
@@ -1159,7 +988,7 @@ class Replay:
         h = s.hunks[i]
         lines = self.g.lines.split(pre) if lines is None else lines
         found = engine.locate(lines, h)
-        if found is None and self._pinned_with_fuzz(name):
+        if found is None and self.pinned_with_fuzz(name):
             fuzzed = engine.apply_hunks(
                 pre, s.hunks, fuzz=PINNED_FUZZ, split=self.g.lines.split, gnu=True
             )
@@ -1167,11 +996,11 @@ class Replay:
                 found = h.old_pos + fuzzed.hunks[i].offset
         return h.old_pos if found is None else found
 
-    def _pinned_with_fuzz(self, name: str) -> bool:
+    def pinned_with_fuzz(self, name: str) -> bool:
         """Whether the pinned series placed patch NAME with fuzz (see OldStack)."""
         return isinstance(self.preimage, OldStack) and self.preimage.placed_with_fuzz(name)
 
-    def _preimage(self, s: FilePatch, name: str, pin_path: str | None = None) -> bytes | None:
+    def preimage_of(self, s: FilePatch, name: str, pin_path: str | None = None) -> bytes | None:
         """The file this section was made against: from the pinned base, else `index`."""
         if s.old_path is None:
             return None
@@ -1179,122 +1008,3 @@ class Replay:
         if pre is None and s.old_id and self.g.has_object(s.old_id):
             pre = self.state.content(self.g.resolve(s.old_id, "blob"))
         return pre
-
-    def _merge(
-        self,
-        s: FilePatch,
-        content: bytes,
-        cur: bytes,
-        *,
-        pre: bytes | None,
-        theirs: engine.FileResult | None,
-        failing: list[int],
-        checks: list[HunkOutcome],
-        name: str,
-    ) -> tuple[bytes, bytes | None]:
-        """3-way merge, then anchored placement, then the resolutions a person made
-        before; fills `checks`, returns (content, markers)."""
-        assert s.old_path is not None
-        merged: bytes | None = None
-        regions: list[Region] = []
-        labels = (self.ours, "base", name)
-        if pre is not None:
-            if theirs is not None and theirs.ok:
-                merged, conflicts, _ = self.g.merge_resolving(
-                    content, pre, theirs.content, labels, regions=regions
-                )
-                merged_lines, up_lines = self.g.lines.split(merged), self.g.lines.split(content)
-                # The merge holds every hunk's change, so the line balance counts them all.
-                if (
-                    conflicts == 0
-                    and placement.lacks_removed(
-                        [s.hunks[i] for i in failing], merged_lines, up_lines
-                    )
-                    and not placement.kept(s.hunks, merged_lines, up_lines, self.g.lines.split(pre))
-                ):
-                    # Merging in the failing hunks changed nothing beyond the hunks that
-                    # applied: upstream already made those changes.
-                    if merged == cur:
-                        for i in failing:
-                            checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
-                    else:
-                        placement.settle(s.hunks, theirs, failing, checks, regions)
-                    return merged, None
-                if conflicts == 0:
-                    merged = None  # clean, but it kept what the patch removes: no markers
-        placed = (
-            placement.anchored(cur, [s.hunks[i] for i in failing], pre, self.g.lines.split)
-            if pre is not None
-            else None
-        )
-        if placed is not None:
-            for i in failing:
-                checks[i] = replace(checks[i], status=MERGE, anchored=True, reason="")
-            return placed, None
-        moved = self._relocate(s, failing, cur=cur, pre=pre, up=content, where=f"{name}:{s.lineno}")
-        if moved is not None:
-            found, moved_cur = moved
-            for i in failing:
-                checks[i] = (
-                    replace(found[i], drift=checks[i].drift, offset=0, fuzz=0)
-                    if i in found
-                    else replace(checks[i], status=CONFLICT)
-                )
-            if moved_cur is not None:
-                return moved_cur, None
-        if merged is not None and pre is not None and theirs is not None and self.resolutions:
-            # DESIGN §4 step 7: the conflict regions a person resolved before, as they did.
-            regions = []
-            merged, conflicts, _ = self.g.merge_resolving(
-                content,
-                pre,
-                theirs.content,
-                labels,
-                remembered=self.resolutions.lookup,
-                regions=regions,
-            )
-            if conflicts == 0:
-                placement.settle(s.hunks, theirs, failing, checks, regions)
-                return merged, None
-        drifted = _context_drift(s.hunks, cur, pre, failing, checks, split=self.g.lines.split)
-        if drifted is not None:
-            return drifted, None
-        if merged is None:
-            for i in failing:
-                checks[i] = replace(checks[i], status=CONFLICT)
-            merged = placement.conflict_blocks(
-                cur, [s.hunks[i] for i in failing], name, self.g.lines.split, self.ours
-            )
-        else:
-            assert theirs is not None
-            placement.settle(s.hunks, theirs, failing, checks, regions)
-            self.open_regions[s.path] = tuple(r for r in regions if not r.settled)
-        return content, merged
-
-
-def _context_drift(
-    hunks: Sequence[Hunk],
-    cur: bytes,
-    pre: bytes | None,
-    failing: list[int],
-    checks: list[HunkOutcome],
-    *,
-    split: Split,
-) -> bytes | None:
-    """Issue 24 point 6: the failing hunks placed where GNU patch's fuzz places them, each
-    at its one match (core/contextdrift.py), as `fuzz` proposals; fills `checks`. None
-    (nothing changed) unless every failing hunk is placed so."""
-    res = contextdrift.fuzz_placed(
-        split(cur), [hunks[i] for i in failing], None if pre is None else split(pre)
-    )
-    if res is None:
-        return None
-    for i, r in zip(failing, res.hunks, strict=True):
-        checks[i] = replace(
-            checks[i],
-            status=FUZZ,
-            offset=r.offset,
-            fuzz=r.fuzz,
-            reason=contextdrift.evidence(r.fuzz),
-        )
-    return res.content

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import NamedTuple
 
 from patchq.core import bounded, placement
@@ -31,6 +30,7 @@ from patchq.core.moved import Found, Indexed, anchors_of, find_block, index_text
 from patchq.core.names import Normalisation
 from patchq.core.patch import FilePatch, Patch
 from patchq.core.paths import FILES, FileMode
+from patchq.core.progress import Progress
 from patchq.core.records import CONTENT, ORIGIN, PATCH_ID, Evidence, HunkOutcome
 from patchq.core.resolutions import Book
 from patchq.core.resolve import Region, patch_side
@@ -174,6 +174,31 @@ def lock_outcome(p: PatchCheck) -> str:
     return outcome(p.status, (h.status for h in p.hunks), bool(p.renames))
 
 
+def step_patch(run: Replay, before: str, entry: Entry) -> tuple[PatchCheck, str]:
+    """One patch replayed on the tree `before` in the run's context (upstream, the
+    pinned pre-images, the run's caches): its outcome and the tree after it. Nothing of
+    the patch stays on the run: stepped again from `before`, it gives the same outcome."""
+    if run.tree() != before:
+        run.state = SectionState(run.g, before)
+    res = run.step(entry)
+    return res, res.tree
+
+
+def replayed(
+    run: Replay, entries: Sequence[Entry], progress: Progress | None = None
+) -> Iterator[tuple[Entry, PatchCheck]]:
+    """The one driver of a replay (check, rebase, the reorders, push --merge): each of
+    `entries` stepped in order on the tree the one before it left, its files read ahead
+    in batches, with its outcome. The caller stops where it must."""
+    tree = run.tree()
+    for i, e in enumerate(entries):
+        if progress is not None:
+            progress(i, e.name or "", len(entries))
+        run.read_ahead(entries, i)
+        res, tree = step_patch(run, tree, e)
+        yield e, res
+
+
 class _Tried(NamedTuple):
     """A patch's sections as `Replay._sections` tried them, before the patch is judged."""
 
@@ -183,11 +208,41 @@ class _Tried(NamedTuple):
     markers: dict[str, bytes]
     renames: list[tuple[str, str]]
     notes: list[Normalisation]
+    # The conflict regions left to a person, by file.
+    regions: dict[str, tuple[Region, ...]]
+    # What the sections' "rewritten upstream" tests and review hints need, made only
+    # when the patch's outcome asks for them.
+    looked: list[_Looked]
+
+
+class _Looked(NamedTuple):
+    """One section as the ladder left it, for the tests made once the patch is judged."""
+
+    s: FilePatch
+    name: str
+    pin_path: str | None
+    content: bytes  # upstream's file
+    first: engine.FileResult  # the engine's own placement
+    res: engine.FileResult  # the placement once doubted
+    unplaced: tuple[int, ...]
+    pre: bytes | None  # the pre-image, where the ladder read it
+    hint: bool  # upstream changed the file: review hints are looked for
+
+
+class _Judged(NamedTuple):
+    """Provenance's verdict on a tried patch: its hunks, the evidence, and whether it
+    proved the patch upstream whole."""
+
+    hunks: list[HunkOutcome]
+    evidence: Evidence | None
+    whole: bool = False
 
 
 @dataclass(slots=True)
 class Replay:
-    """The running state of a replay: the new tree and what each patch did."""
+    """A replay's run: upstream, the pinned pre-images, the tree being built and the
+    caches the steps share. Nothing of one patch stays here for the next (`step_patch`);
+    `sections` keeps, by patch, what the drift attribution reads afterwards."""
 
     g: GitRepo
     repo: PatchRepo
@@ -197,7 +252,6 @@ class Replay:
     preimage: Preimage | None
     renames: dict[str, str]
     state: SectionState
-    results: list[PatchCheck] = field(default_factory=list)
     # For each patch with hunks that did not apply cleanly, those hunks by the path the
     # replay gave them: attribute_drift needs them and need not parse the patch again.
     sections: dict[str, dict[str, Drifted]] = field(default_factory=dict)
@@ -207,12 +261,8 @@ class Replay:
     provenance: Provenance | None = None
     # The files upstream changed in old base..onto (where a moved block is looked for).
     _upstream_changed: frozenset[str] | None = None
-    _hints: list[str] = field(default_factory=list)
-    _hint_jobs: list[Callable[[], None]] = field(default_factory=list)  # see _hinted
     # The resolutions a person made before, reused for the same conflict (DESIGN §4.7).
     resolutions: Book | None = None
-    # The current patch's conflict regions left to a person, by file.
-    open_regions: dict[str, tuple[Region, ...]] = field(default_factory=dict)
     # The old base's tree, read when a moved block's new place is checked.
     _old_tree: MemTree | None = None
     # The moved-block search's file indexes, by blob (the most recent _INDEXED_BYTES).
@@ -224,18 +274,9 @@ class Replay:
     # The label of the lines the patch meets in a conflict's markers: upstream's in a
     # rebase, `SERIES_SO_FAR` in a reorder (what is there is the series, not upstream).
     ours: str = "upstream"
-    # The current patch's hunks whose removed lines upstream changed, by (path, index),
-    # each with whether its added lines are already upstream near the spot.
-    _rewritten: dict[tuple[str, int], bool] = field(default_factory=dict)
-    # The sections' "rewritten upstream" tests, made only when the patch's outcome asks.
-    _notes: list[Callable[[], None]] = field(default_factory=list)
     # The proposed methods the person accepted (core.tiers): a hunk upstream holds in a
     # patch it does not hold whole stops the patch unless `upstreamed` is among them.
     accept: tuple[str, ...] = ()
-    # A patch whose origin upstream holds is first tried with the ladder's quick tests
-    # only (`step`); `_judge` says whether that proved it upstream whole.
-    _quick: bool = False
-    _taken_whole: bool = False
 
     @classmethod
     def start(
@@ -251,7 +292,11 @@ class Replay:
         conflict_trees: bool = True,
         resolutions: Book | None = None,
         accept: tuple[str, ...] = (),
+        expected: Callable[[], Sequence[Patch]] | None = None,
     ) -> Replay:
+        """A replay onto `onto` from the pinned `old_base` (`tree`: the tree it starts on,
+        else onto's). `expected`: the patches it will replay, which provenance reads in
+        one pass the first time it is asked about any."""
         onto_tree = tree or g.commit_info(onto)["tree"].decode()
         renames, changed = g.tree_changes(old_base, onto) if old_base != onto else ({}, frozenset())
         return cls(
@@ -264,7 +309,7 @@ class Replay:
             renames,
             SectionState(g, onto_tree),
             conflict_trees=conflict_trees,
-            provenance=Provenance(g, old_base, onto) if old_base != onto else None,
+            provenance=Provenance(g, old_base, onto, expected) if old_base != onto else None,
             _upstream_changed=changed,
             resolutions=resolutions,
             accept=accept,
@@ -291,16 +336,12 @@ class Replay:
             # made, it is upstreamed — what the finer tests would add (a rewritten block
             # that holds a hunk, git's merge) changes no outcome, only a hunk's reason.
             # Else the patch is replayed again with the whole ladder.
-            self._quick = True
-            try:
-                tried = self._sections(patch, display, entry.name)
-                judged = self._judge(patch, tried.placed, tried.hunks)
-            finally:
-                self._quick = False
-            if self._taken_whole:
+            tried = self._sections(patch, display, entry.name, quick=True)
+            judged = self._judge(patch, tried.placed, tried.hunks)
+            if judged.whole:
                 return self._outcome(entry, patch, before, tried, judged)
             self.state.undo(before)
-        tried = self._sections(patch, display, entry.name)
+        tried = self._sections(patch, display, entry.name, quick=False)
         judged = self._judge(patch, tried.placed, tried.hunks)
         return self._outcome(entry, patch, before, tried, judged)
 
@@ -310,7 +351,7 @@ class Replay:
         named = origins(patch.header)
         return bool(named) and self.provenance is not None and bool(self.provenance.upstream(named))
 
-    def _sections(self, patch: Patch, display: str, name: str) -> _Tried:
+    def _sections(self, patch: Patch, display: str, name: str, *, quick: bool) -> _Tried:
         """Each section of the patch classified and, where safe, applied to the tree (which
         records what it changed, for `undo`): (sections as placed, hunk checks, markers by
         file, renames followed, normalisations)."""
@@ -319,13 +360,9 @@ class Replay:
         renames: list[tuple[str, str]] = []
         st = self.state
         st.changed = {}
-        self.open_regions = {}
+        regions: dict[str, tuple[Region, ...]] = {}
+        looked: list[_Looked] = []
         notes = list(patch.normalisations)
-        self._hints = []
-        self._hint_jobs = []
-        self._rewritten = {}
-        self._notes = []
-        self._taken_whole = False
         placed: list[tuple[FilePatch, FilePatch]] = []
         for s in patch.sections:
             s, fixed = fit_section(st, s)
@@ -335,11 +372,13 @@ class Replay:
                 renames.append((s.path, s2.path))
             placed.append((s, s2))
             # The pinned preimage is filed under the patch's own path, not upstream's new one.
-            checks, merged = self._section(s2, display, name, s.old_path)
+            checks, merged = self._section(
+                s2, display, name, s.old_path, quick=quick, looked=looked, regions=regions
+            )
             hunks.extend(checks)
             if merged is not None:
                 markers[s2.path] = merged
-        return _Tried(display, placed, hunks, markers, renames, notes)
+        return _Tried(display, placed, hunks, markers, renames, notes, regions, looked)
 
     def _outcome(
         self,
@@ -347,12 +386,12 @@ class Replay:
         patch: Patch,
         before: str,
         tried: _Tried,
-        judged: tuple[list[HunkOutcome], Evidence | None],
+        judged: _Judged,
     ) -> PatchCheck:
         """The patch's result once judged: the tree kept, undone or given its conflicts."""
         assert entry.name is not None
-        display, placed, _, markers, renames, notes = tried
-        hunks, evidence = judged
+        display, placed, _, markers, renames, notes, open_regions, looked = tried
+        hunks, evidence, _ = judged
         st = self.state
         if UPSTREAMED not in self.accept:
             hunks = partly_upstream(hunks)
@@ -361,12 +400,12 @@ class Replay:
         rewritten = bool(rest) and all(
             h.status not in (CLEAN, OFFSET, FUZZ) and h.method not in (MOVED, REUSED) for h in rest
         )
+        changed: dict[tuple[str, int], bool] = {}
         if rewritten:
             # Whether upstream rewrote the lines of every hunk matters only now.
-            for note in self._notes:
-                note()
-            rewritten = all((h.file, h.index) in self._rewritten for h in rest)
-        present = rewritten and any(self._rewritten[(h.file, h.index)] for h in rest)
+            changed = self._rewritten(looked)
+            rewritten = all((h.file, h.index) in changed for h in rest)
+        present = rewritten and any(changed[(h.file, h.index)] for h in rest)
         if evidence is not None and all(h.status == UPSTREAMED for h in hunks):
             st.undo(before)  # upstream holds all of it: nothing of the patch stays
             st.changed = {}
@@ -387,7 +426,7 @@ class Replay:
                 # resolved by a person who keeps its change — the sections that applied,
                 # and the patch's side of each conflict region (core.resolve.patch_side).
                 for path, data in markers.items():
-                    regions = self.open_regions.get(path)
+                    regions = open_regions.get(path)
                     cur = st.tree.get(path, display)
                     if regions and cur is not None:
                         st.put(path, cur[0], patch_side(data, regions), display)
@@ -406,12 +445,11 @@ class Replay:
             tuple(notes),
             evidence,
             # An upstreamed patch leaves the series: nothing of it is left to review.
-            () if all(h.status == UPSTREAMED for h in hunks) else self._hinted(),
-            tuple((f, r) for f, rs in self.open_regions.items() if f in markers for r in rs),
+            () if all(h.status == UPSTREAMED for h in hunks) else self._hinted(looked),
+            tuple((f, r) for f, rs in open_regions.items() if f in markers for r in rs),
             rewritten,
             present,
         )
-        self.results.append(res)
         if any(h.status != CLEAN for h in hunks):
             self.sections[entry.name] = drifted_sections(patch.sections, renames, hunks)
         return res
@@ -421,7 +459,7 @@ class Replay:
         patch: Patch,
         placed: Sequence[tuple[FilePatch, FilePatch]],
         hunks: list[HunkOutcome],
-    ) -> tuple[list[HunkOutcome], Evidence | None]:
+    ) -> _Judged:
         """Provenance (DESIGN §4): the evidence that the patch is upstream, and what it
         decides. A patch whose every hunk upstream holds is upstreamed, with the strongest
         evidence found (else `content`). Evidence for a patch upstream does not wholly
@@ -429,7 +467,7 @@ class Replay:
         trimmed backport) and the engine placed none of it; otherwise it is a stop, the
         evidence shown — never a patch applied a second time, never one silently dropped."""
         if not hunks:
-            return hunks, None
+            return _Judged(hunks, None)
         prov = self.provenance
         failed = any(h.status not in (CLEAN, OFFSET, FUZZ) for h in hunks)
         everything = all(h.status == UPSTREAMED for h in hunks)
@@ -441,14 +479,13 @@ class Replay:
             )
             ev = prov.find(patch, paths, weak=failed)
         if everything:
-            self._taken_whole = True
-            return hunks, ev or Evidence(CONTENT, "")
+            return _Judged(hunks, ev or Evidence(CONTENT, ""), whole=True)
         if ev is None and failed and prov is not None and prov.unavailable:
             # The range's history could not be read (git missed an object): evidence it
             # would have found could stop this patch, so it is not decided alone.
-            return held_back(hunks, UNREAD), None
+            return _Judged(held_back(hunks, UNREAD), None)
         if ev is None:
-            return hunks, None
+            return _Judged(hunks, None)
         assert prov is not None
         by_path = {s2.path: (tuple(dict.fromkeys((*s.paths, *s2.paths))), s2) for s, s2 in placed}
         rest = [h for h in hunks if h.status != UPSTREAMED]
@@ -467,10 +504,8 @@ class Replay:
             # Where no hunk is there as the commit made it, the history alone says so —
             # a branch that took the commit and put it back out, or a packaging history
             # holding its own patches — and that is a stop, below.
-            self._taken_whole = True
-            return all_taken(
-                hunks, f"{ev.commit[:12]} made this change; upstream changed these lines since"
-            ), ev
+            made = f"{ev.commit[:12]} made this change; upstream changed these lines since"
+            return _Judged(all_taken(hunks, made), ev, whole=True)
         held = all(h.status in (MERGE, CONFLICT, MISSING) for h in rest) and prov.holds(
             ev.commit,
             [
@@ -480,9 +515,9 @@ class Replay:
             ],
         )
         if held:
-            return all_taken(hunks, f"{ev.commit[:12]}'s own diff holds its change"), ev
+            return _Judged(all_taken(hunks, f"{ev.commit[:12]}'s own diff holds its change"), ev)
         why = f"{ev.said()} names it, but the new upstream does not hold this change"
-        return held_back(hunks, why), ev
+        return _Judged(held_back(hunks, why), ev)
 
     def _made_by(
         self,
@@ -501,14 +536,16 @@ class Replay:
             pairs.append((got[0], got[1].hunks[h.index]))
         return self.provenance.holds(commit, pairs)
 
-    def _defer_note(
-        self, s: FilePatch, content: bytes, res: engine.FileResult, name: str, pin: str | None
-    ) -> None:
-        """Keep the section's "rewritten upstream" test for when the patch's outcome asks
-        (`step`). A hunk whose block the engine found as it was (exact, or moved) is not
-        one upstream rewrote: only the others are looked at."""
-        as_was = {h.index for h in res.hunks if h.applied and h.status in (EXACT, OFFSET)}
-        self._notes.append(partial(self._note_rewritten, s, content, name, pin, skip=as_was))
+    def _rewritten(self, looked: Sequence[_Looked]) -> dict[tuple[str, int], bool]:
+        """The hunks of the patch's sections whose lines upstream changed, by (path,
+        index), each with whether its added lines are already upstream near the spot. A
+        hunk whose block the engine found as it was (exact, or moved) is not one upstream
+        rewrote: only the others are looked at."""
+        out: dict[tuple[str, int], bool] = {}
+        for x in looked:
+            as_was = {h.index for h in x.first.hunks if h.applied and h.status in (EXACT, OFFSET)}
+            self._note_rewritten(x.s, x.content, x.name, x.pin_path, out=out, skip=as_was)
+        return out
 
     def _note_rewritten(
         self,
@@ -516,12 +553,14 @@ class Replay:
         content: bytes,
         name: str,
         pin_path: str | None,
+        *,
+        out: dict[tuple[str, int], bool],
         skip: AbstractSet[int] = frozenset(),
     ) -> None:
-        """DESIGN §4.1 "fixed differently upstream": note each hunk of the section whose
-        lines upstream changed — a run of lines it removes is not where the alignment maps
-        the hunk (a pure insertion: the block it goes in is gone) — with whether its added
-        lines (or near-identical ones) are there near the spot."""
+        """DESIGN §4.1 "fixed differently upstream": note in `out` each hunk of the section
+        whose lines upstream changed — a run of lines it removes is not where the alignment
+        maps the hunk (a pure insertion: the block it goes in is gone) — with whether its
+        added lines (or near-identical ones) are there near the spot."""
         split = self.g.lines.split
         up: list[bytes] | None = None
         pre: bytes | None = None
@@ -556,7 +595,7 @@ class Replay:
                 placement.count(up, run) > 0 for run in removed_runs(h)
             ):
                 continue  # no pinned base to say more: only lines gone from the file count
-            self._rewritten[(s.path, i)] = added_near(h, up, at)
+            out[(s.path, i)] = added_near(h, up, at)
 
     def _located(
         self, placed: Sequence[tuple[FilePatch, FilePatch]], hunks: list[HunkOutcome]
@@ -584,9 +623,18 @@ class Replay:
         return replace(s, old_path=to, new_path=new_path, raw_header=None)
 
     def _section(
-        self, s: FilePatch, display: str, name: str, pin_path: str | None = None
+        self,
+        s: FilePatch,
+        display: str,
+        name: str,
+        pin_path: str | None,
+        *,
+        quick: bool,
+        looked: list[_Looked],
+        regions: dict[str, tuple[Region, ...]],
     ) -> tuple[list[HunkOutcome], bytes | None]:
-        """Classify and (where safe) apply one section; returns hunk checks and markers."""
+        """Classify and (where safe) apply one section; returns hunk checks and markers,
+        and adds to the patch's `looked` and conflict `regions`."""
         where = f"{display}:{s.lineno}"
         st = self.state
         path = s.path
@@ -623,16 +671,14 @@ class Replay:
             ], None
         content = st.content(current[1])
         sec = Section(s, name, pin_path, content, self)
-        at = climb(sec, quick=self._quick)  # (quick: what still fails stays unplaced)
-        self._defer_note(s, content, at.first, name, pin_path)
-        if s.old_path in self.upstream_changed():
-            job = partial(
-                self._hint, s, content, at.res, pre=sec.known_pre, name=name, failing=at.unplaced
-            )
-            self._hint_jobs.append(partial(job, pin_path=pin_path))
+        at = climb(sec, quick=quick)  # (quick: what still fails stays unplaced)
+        hint = s.old_path in self.upstream_changed()
+        looked.append(
+            _Looked(s, name, pin_path, content, at.first, at.res, at.unplaced, sec.known_pre, hint)
+        )
         checks, final, markers = list(at.checks), at.final, at.markers
         if at.open_regions is not None:
-            self.open_regions[s.path] = at.open_regions
+            regions[s.path] = at.open_regions
         if markers is not None:
             return checks, markers
         if s.is_delete:
@@ -695,14 +741,23 @@ class Replay:
             self._upstream_changed = self.g.tree_changes(self.old_base, self.onto)[1]
         return self._upstream_changed
 
-    def _hinted(self) -> tuple[str, ...]:
-        """The current patch's review hints, worked out once its outcome is known: an
-        upstreamed patch leaves the series and its hints with it (a rebase onto an
-        upstream that took the series spent a fifth of its time on hints no one saw)."""
-        for job in self._hint_jobs:
-            job()
-        self._hint_jobs = []
-        return tuple(dict.fromkeys(self._hints))
+    def _hinted(self, looked: Sequence[_Looked]) -> tuple[str, ...]:
+        """The patch's review hints, worked out once its outcome is known: an upstreamed
+        patch leaves the series and its hints with it (a rebase onto an upstream that
+        took the series spent a fifth of its time on hints no one saw)."""
+        hints: list[str] = []
+        for x in looked:
+            if x.hint:
+                hints += self._hint(
+                    x.s,
+                    x.content,
+                    x.res,
+                    failing=x.unplaced,
+                    pre=x.pre,
+                    name=x.name,
+                    pin_path=x.pin_path,
+                )
+        return tuple(dict.fromkeys(hints))
 
     def _hint(
         self,
@@ -714,7 +769,7 @@ class Replay:
         pre: bytes | None,
         name: str,
         pin_path: str | None,
-    ) -> None:
+    ) -> list[str]:
         """DESIGN §5's review hints for a section whose file upstream changed. A hunk the
         engine placed matched its context in one piece, so only a sibling beside it can
         be hinted: the pinned base is read and aligned (a window around the hunk) only
@@ -722,8 +777,9 @@ class Replay:
         on the whole file's alignment."""
         split = self.g.lines.split
         up = split(content)
+        out: list[str] = []
         if not s.hunks or len(up) > placement.HINT_LINES:
-            return
+            return out
         placed = placement.starts(s.hunks, res)
         pre_lines: list[bytes] | None = None
         align: placement.Alignment | None = None
@@ -738,16 +794,16 @@ class Replay:
             if pre_lines is None:
                 pre = pre if pre is not None else self.preimage_of(s, name, pin_path)
                 if pre is None or pre == content:
-                    return
+                    return out
                 pre_lines = split(pre)
                 if len(pre_lines) > placement.HINT_LINES:
-                    return
+                    return out
             assert pre is not None
             start = self._pinned_at(s, i, pre, name, pre_lines)
             if p is None or i in failing:
                 align = align or self.align_of(pre, content)
                 if not align.whole:
-                    return  # too long to align: no hint where nothing is mapped
+                    return out  # too long to align: no hint where nothing is mapped
                 p = align.at(start)
             w = 2 * NEAR + 2
             plo, ulo = max(start - w, 0), max(p - w, 0)
@@ -756,7 +812,8 @@ class Replay:
             ops = bounded.opcodes(pre_lines[plo : start + n + w], up[ulo : p + n + w])
             shifted = [(t, a + plo, b + plo, c + ulo, d + ulo) for t, a, b, c, d in ops]
             seen = stripped(up) if seen is None else seen
-            self._hints.extend(hunk_hints(s.path, i, h, start, up, ops=shifted, seen=seen))
+            out += hunk_hints(s.path, i, h, start, up, ops=shifted, seen=seen)
+        return out
 
     def _was_there(self, block: Sequence[bytes], f: Found) -> bool:
         """Whether the file `f` found the block in held it (or its look-alike) already at

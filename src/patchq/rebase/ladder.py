@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from patchq.core import contextdrift, placement
 from patchq.core import hunks as engine
@@ -135,8 +135,9 @@ class Climb:
         """The section's file after the climb."""
         return self.placed if self.placed is not None else self.res.content
 
-    def set(self, checks: Sequence[HunkOutcome], **kw: object) -> Climb:
-        return replace(self, checks=tuple(checks), **kw)  # type: ignore[arg-type]
+    def set(self, checks: Sequence[HunkOutcome], **kw: Any) -> Climb:
+        """The climb with the hunks' outcomes `checks`, and the other fields `kw`."""
+        return replace(self, checks=tuple(checks), **kw)
 
 
 @dataclass(frozen=True, slots=True)

@@ -174,8 +174,8 @@ def _run(
         resolutions=repo.resolutions(),
         accept=st.accept,
         expected=lambda: todo_patches,  # read below, before the first patch
+        ours="upstream" if st.reorder is None else SERIES_SO_FAR,
     )
-    rp.ours = rp.ours if st.reorder is None else SERIES_SO_FAR
     when, tz = ident_date(g.commit_info(st.onto)["committer"])
     finished_names = {d.patch.name for d in st.done}
     todo = [e for e in all_entries if e.name not in finished_names]

@@ -322,8 +322,8 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
             tree=g.commit_info(stack.commit_below(start))["tree"].decode(),
             resolutions=repo.resolutions(),
             accept=repo.config.accept,
+            ours=SERIES_SO_FAR,
         )
-        rp.ours = SERIES_SO_FAR
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
         commits = list(stack.commits[:start])
         # What a stop at a conflict hands to the rebase: the patches replayed so far.

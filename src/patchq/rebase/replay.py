@@ -293,10 +293,12 @@ class Replay:
         resolutions: Book | None = None,
         accept: tuple[str, ...] = (),
         expected: Callable[[], Sequence[Patch]] | None = None,
+        ours: str = "upstream",
     ) -> Replay:
         """A replay onto `onto` from the pinned `old_base` (`tree`: the tree it starts on,
         else onto's). `expected`: the patches it will replay, which provenance reads in
-        one pass the first time it is asked about any."""
+        one pass the first time it is asked about any; `ours`: the label of the lines a
+        patch meets in a conflict's markers."""
         onto_tree = tree or g.commit_info(onto)["tree"].decode()
         renames, changed = g.tree_changes(old_base, onto) if old_base != onto else ({}, frozenset())
         return cls(
@@ -313,6 +315,7 @@ class Replay:
             _upstream_changed=changed,
             resolutions=resolutions,
             accept=accept,
+            ours=ours,
         )
 
     def tree(self) -> str:

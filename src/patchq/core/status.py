@@ -176,12 +176,12 @@ def method_of(status: str, anchored: bool = False, via: str = "") -> str:
     return _METHOD_OF.get(status, "")
 
 
-def drift_of(placement: str) -> str:
+def drift_of(placement: str) -> Status:
     """The drift status of a hunk the engine placed (`exact` is `clean` on a new base)."""
     return _DRIFT_OF.get(placement, CONFLICT)
 
 
-def outcome(status: str, hunk_statuses: Iterable[str], renamed: bool) -> str:
+def outcome(status: str, hunk_statuses: Iterable[str], renamed: bool) -> Outcome:
     """The lock outcome of a replayed patch from its drift (`conflict` where a person must
     decide): the one place `rebase` and `rebase --dry-run` both ask."""
     if status == UPSTREAMED:

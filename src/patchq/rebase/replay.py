@@ -47,6 +47,7 @@ from patchq.core.status import (
     RANK,
     REUSED,
     UPSTREAMED,
+    Outcome,
     outcome,
 )
 from patchq.core.tiers import PARTLY, proposal, proposals, taken
@@ -169,7 +170,7 @@ def for_review(p: PatchCheck, accept: Sequence[str] = ()) -> bool:
     return p.rewritten and not taken(p.hunks, p.rewritten, accept)
 
 
-def lock_outcome(p: PatchCheck) -> str:
+def lock_outcome(p: PatchCheck) -> Outcome:
     """The lock outcome of a replayed patch (see `core.status.outcome`)."""
     return outcome(p.status, (h.status for h in p.hunks), bool(p.renames))
 

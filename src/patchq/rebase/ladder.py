@@ -287,10 +287,9 @@ def _reversed(sec: Section, at: Climb) -> Climb:
 def _held(sec: Section, at: Climb) -> Climb:
     """Upstream rewrote the block and it now holds the patch's change: found by
     content, within the block the alignment maps the hunk to."""
-    pre = sec.pre
-    if not at.failing or pre is None:
+    if not at.failing or sec.pre is None:  # (the pre-image is read only for a hunk failing)
         return at
-    split = sec.split
+    pre, split = sec.pre, sec.split
     pre_lines, up_lines = split(pre), split(sec.content)
     align = sec.align()
     checks, failing = list(at.checks), list(at.failing)
@@ -382,8 +381,10 @@ def _moved(sec: Section, at: Climb) -> Climb:
 
 def _reused(sec: Section, at: Climb) -> Climb:
     """The conflict regions a person resolved before, resolved as they did (DESIGN §4.7)."""
+    if not at.failing or at.merged is None:
+        return at
     pre, theirs, book = sec.pre, sec.theirs, sec.run.resolutions
-    if not at.failing or at.merged is None or pre is None or theirs is None or not book:
+    if pre is None or theirs is None or not book:
         return at
     regions: list[Region] = []
     merged, conflicts, _ = sec.run.g.merge_resolving(

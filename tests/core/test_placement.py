@@ -1,7 +1,7 @@
-"""The placement ladder's pure units (core/placement.py) on bytes, and its registry.
+"""The placement ladder's pure units (core/placement.py) on bytes.
 
-Each rung of DESIGN §4 is one `Method` with one `Rung` in `LADDER`; the units the replay
-climbs with are tested here without a repository: where a hunk's change is, whether
+The units the replay's rungs (rebase/ladder.py) climb with are tested here without a
+repository: where a hunk's change is, whether
 upstream already holds it, whether a merge lost what the patch removes, which placed
 hunks are doubtful, and the conflict blocks shown to a person.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 from patchq.core import hunks as engine
 from patchq.core.patch import Hunk, parse
 from patchq.core.placement import (
-    LADDER,
     Alignment,
     anchored,
     apply_only,
@@ -24,7 +23,6 @@ from patchq.core.placement import (
     span,
     starts,
 )
-from patchq.core.status import REVIEWABLE, Method
 
 
 def hunk(text: bytes) -> Hunk:
@@ -40,16 +38,6 @@ def lines(*xs: str) -> list[bytes]:
 CHANGE = b"@@ -3,3 +3,3 @@\n int a;\n-int b;\n+long b;\n int c;\n"
 TOP = b"/* one */\n/* two */\n"
 FILE = TOP + b"int a;\nint b;\nint c;\n/* end */\n"
-
-
-def test_every_method_has_one_rung_and_the_reviewable_ones_say_so() -> None:
-    assert set(LADDER) == set(Method)
-    for method, rung in LADDER.items():
-        assert rung.method is method and rung.does and callable(rung.place)
-        assert rung.reviewable == (method in REVIEWABLE)
-    assert LADDER[Method.ANCHORED].place is anchored
-    assert LADDER[Method.UPSTREAMED].place is held
-    assert LADDER[Method.EXACT].place is engine.apply_hunks
 
 
 def test_count_and_find_see_whole_runs_only() -> None:

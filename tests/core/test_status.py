@@ -1,5 +1,5 @@
 """The one status vocabulary (core/status.py): ranks, the placement → drift map, and the
-lock outcome that rebase and rebase --dry-run share (issue 12, point 4)."""
+lock outcome that rebase and rebase --dry-run share."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The tier table follows the measured table by DESIGN §4.1's rule (issue 24, phase two).
+"""The tier table follows the measured table by DESIGN §4.1's rule.
 
 A method beyond the always-automatic ones acts alone only with >= 97% precision over
 >= 30 scored uses on the validation part of the refresh corpus (core.tiers_table.MEASURED);

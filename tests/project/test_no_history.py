@@ -13,37 +13,9 @@ from ..conftest import ROOT
 # The word, singular or plural, any case, then a number, with or without `#`.
 CITATION = re.compile(r"\bissues?\s+#?\d", re.IGNORECASE)
 
-# Files that still cite issues because other work was restructuring them when the rest
-# were cleaned. This list must only shrink, to empty: a file leaves it when its citations
-# are replaced by their reasons, and the test fails while a listed file has none left.
-NOT_YET: frozenset[str] = frozenset(
-    {
-        "src/patchq/core/merge3.py",
-        "src/patchq/core/placement.py",
-        "src/patchq/core/tiers.py",
-        "src/patchq/rebase/finish.py",
-        "src/patchq/rebase/outcome.py",
-        "src/patchq/rebase/replay.py",
-        "tests/core/test_status.py",
-        "tests/core/test_tiers.py",
-        "tests/rebase/test_agreement.py",
-        "tests/rebase/test_check_rebase.py",
-        "tests/rebase/test_context_drift.py",
-        "tests/rebase/test_drift.py",
-        "tests/rebase/test_evidence.py",
-        "tests/rebase/test_evidence_units.py",
-        "tests/rebase/test_fixed_upstream.py",
-        "tests/rebase/test_honest_state.py",
-        "tests/rebase/test_no_churn.py",
-        "tests/rebase/test_partial_mirror.py",
-        "tests/rebase/test_partly_upstream.py",
-        "tests/rebase/test_rebase_exec.py",
-        "tests/rebase/test_rebase_status.py",
-        "tests/rebase/test_resolutions.py",
-        "tests/rebase/test_stack_reorder.py",
-        "tests/rebase/test_tiers.py",
-    }
-)
+# Files allowed to cite issues for a while (a restructure in flight): empty, and to stay
+# so. A file listed here fails the test once it has no citation left.
+NOT_YET: frozenset[str] = frozenset()
 
 
 def citations() -> dict[str, list[str]]:

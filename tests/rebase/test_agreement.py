@@ -1,4 +1,4 @@
-"""`check`, `rebase` and `report` agree per hunk (issue 16 point 7).
+"""`check`, `rebase` and `report` agree per hunk.
 
 One series whose patches drift in every way a rebase meets — offset, a plain 3-way
 merge, zealous, word, delete-wins, anchored, a conflict a person resolves (in a file whose other

@@ -1,4 +1,4 @@
-"""`check` and `rebase` end to end on real repositories (issue 4, DESIGN §2–§4).
+"""`check` and `rebase` end to end on real repositories (DESIGN §2–§4).
 
 Each test builds an upstream, a series pinned on it by `apply`, then moves upstream on
 `main` (as a fetch would) and checks what `check` says and what `rebase` does.
@@ -635,7 +635,7 @@ def test_a_partly_upstreamed_patch_keeps_only_the_rest(
     p = make_patch(upstream, "Two fixes\n\n", {"f.txt": both})
     pin(upstream, queue, patchq, [("two.patch", p)], base)
     took = advance(upstream, "take the first fix", {"f.txt": sub(BASE, "line 5\n", "LINE 5\n")})
-    # Issue #24 point 3: a patch is upstreamed only as a whole. Upstream took one hunk,
+    # A patch is upstreamed only as a whole (DESIGN §4.1). Upstream took one hunk,
     # so the patch stops for review, the present hunk named and the rest in the tree.
     code, doc = check_json(patchq)
     assert code == 3
@@ -714,7 +714,7 @@ def test_the_second_patch_conflicts_with_what_upstream_did_to_the_first(
     edit = advance(upstream, "line 20, our way", {"f.txt": sub(BASE, "line 20\n", "Line 20\n")})
     code, doc = check_json(patchq)
     # check goes on with the conflicting patch as a person who keeps its change resolves
-    # it, so it says of the next what the rebase will do (issue 16 point 7).
+    # it, so it says of the next what the rebase will do.
     assert code == 3
     assert project(doc) == [
         ("1.patch", "conflict", [hunk("f.txt", "conflict", [edit])]),
@@ -1076,7 +1076,7 @@ def test_an_empty_resolution_is_refused_and_skip_drops_it(
     assert r.code == 3 and "changes nothing" in r.err and "--skip" in r.err
     assert patchq("rebase", "--skip").code == 0
     assert queue.series().startswith("# dropped in ")
-    # The dropped patch's file leaves patches/ (issue 16.2): a build applying every file
+    # The dropped patch's file leaves patches/: a build applying every file
     # there would pick it up.
     assert not (queue.path / "patches/p.patch").exists()
     assert patchq("verify").code == 0
@@ -1299,7 +1299,7 @@ def test_only_a_patch_the_lock_records_is_pinned_with_fuzz(
     # A patch added to the series after `apply` never applied on the pinned base: placing
     # it there with fuzz would be a guess, not the pinned series. Its pinning stops at it
     # (as before), so a later patch has no pre-image to merge against: only GNU patch's
-    # fuzz places it (only its context changed), a proposal (issue 24 point 6), not a merge.
+    # fuzz places it (only its context changed), a proposal (DESIGN §4.2), not a merge.
     base, gbase, first, second = older_series(upstream)
     queue.add("b.patch", second)
     assert patchq("apply", "--onto", base).code == 0

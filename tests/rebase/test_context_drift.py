@@ -1,4 +1,4 @@
-"""Context-only drift (issue 24 point 6, DESIGN §4.1): a hunk whose context changed
+"""Context-only drift (DESIGN §4.1, §4.2): a hunk whose context changed
 upstream but whose removed lines did not is placed where GNU patch's fuzz places it, at
 its one match, as a `fuzz` proposal whatever the fuzz setting: the rebase stops for review
 with it applied (no markers) instead of stopping bare; `--accept fuzz` takes it (exit 1).

@@ -29,7 +29,7 @@ def test_history_covers_names_stdin_cannot_carry(upstream: Upstream) -> None:
 
 def test_history_asked_early_is_the_same_and_raises_as_it_would(upstream: Upstream) -> None:
     """The rebase asks for the history at its start and reads it at the first
-    attribution (issue 22: git works on it meanwhile): the answer is `histories`' own,
+    attribution (git works on it meanwhile): the answer is `histories`' own,
     and a git failure is raised where it is read, not lost in the background."""
     upstream.write("a.txt", "one\ntwo\n").write("b.txt", "x\n")
     old = upstream.commit("base")
@@ -54,7 +54,7 @@ def test_history_of_many_files_is_one_log_without_pathspecs(
 ) -> None:
     """Past PATHSPEC_MAX files, the log is asked for the whole range and each wanted
     file's history kept (git matched every tree entry against every pathspec: 17 s for
-    1,757 of curl's files, issue 22). The answer is the pathspec query's: the same
+    1,757 of curl's files). The answer is the pathspec query's: the same
     commits and ranges per file, renames and names git quotes included, the files no
     one asked for left out."""
     names = [f"d{i % 7}/f{i}.txt" for i in range(repo_mod.PATHSPEC_MAX + 6)]

@@ -1,4 +1,4 @@
-"""Provenance, moved blocks and review hints (issue 14 points 1, 7 and 9; DESIGN §4, §5).
+"""Provenance, moved blocks and review hints (DESIGN §4, §5).
 
 Each test builds a real upstream, pins a series on it with `apply`, moves upstream on and
 looks at what `check --json` says and what `rebase` records. The refusals are the point:

@@ -1,4 +1,4 @@
-"""The pure parts of provenance, moved blocks and hints, and their git calls (issue 14).
+"""The pure parts of provenance, moved blocks and hints, and their git calls.
 
 Headers name origins; `find_block` finds a block exactly, then by similarity, and never
 picks one of two places; `hunk_hints` flags siblings and insertions; the git layer asks

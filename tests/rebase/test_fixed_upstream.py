@@ -1,4 +1,4 @@
-""" "Fixed differently upstream" (issue #24 point 4, DESIGN §4.1): when upstream changed
+""" "Fixed differently upstream" (DESIGN §4.1): when upstream changed
 the lines a patch changes in every hunk, the patch is never merged alone — a stop whose
 message names the upstream commits, so that `rebase --skip` drops it — and where the
 patch's added lines (or near-identical ones) are already upstream near the spot, the

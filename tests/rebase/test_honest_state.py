@@ -1,4 +1,4 @@
-"""State that tells the truth after a rebase (issue 16, points 5 and 6): a rebase with
+"""State that tells the truth after a rebase: a rebase with
 nothing to do keeps the last real one's review; a fix made with `refresh` after a rebase
 is in series.lock and in the review, so `verify` and `report` agree with the files."""
 

@@ -1,4 +1,4 @@
-"""No churn (issue 26 point 4): a rebase rewrites only what moved.
+"""No churn: a rebase rewrites only what moved.
 
 A hunk that only shifted keeps its bytes but for its `@@` numbers, however git would have
 interleaved its lines; an unchanged section keeps its header (a new file's too); the

@@ -1,4 +1,4 @@
-"""A partial mirror (issue 24 point 4's evidence, DESIGN §4.1): where the upstream's
+"""A partial mirror (DESIGN §4.1, §4.6): where the upstream's
 object store lacks a blob of the range (a partial or shallow clone, a loose object
 lost), `check` and `rebase` go on without the evidence that range would have given —
 the upstream commits behind each hunk, the patch-ids and subjects provenance compares —

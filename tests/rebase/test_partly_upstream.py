@@ -1,4 +1,4 @@
-""" "Already upstream" means the whole change (issue #24 point 3, DESIGN §4.1 "Trust").
+""" "Already upstream" means the whole change (DESIGN §4.1).
 
 A hunk is upstream only if every line it removes is gone and every line it adds is there,
 in order, where the alignment maps it — and a patch is `upstreamed` only as a whole. The

@@ -1,4 +1,4 @@
-"""`rebase --exec CMD` and `--exec-each CMD` (issue 16, point 11): the person's build or
+"""`rebase --exec CMD` and `--exec-each CMD`: the person's build or
 test runs in the target once the series is rebased (or with each rebased patch applied),
 each run is recorded in series.lock, the report and `status`, and a failure makes the
 rebase exit 1 with the rebased series written — a rebase that does not build is not done.

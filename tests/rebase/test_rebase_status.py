@@ -1,4 +1,4 @@
-"""`status` and `series -v` tell a stopped rebase as it is (issue 16, point 4): the new base,
+"""`status` and `series -v` tell a stopped rebase as it is: the new base,
 the patches replayed onto it with their outcomes, the one it stopped at and those still to
 come — not the old stack the rebase is replacing.
 """
@@ -49,7 +49,7 @@ def test_status_tells_the_stopped_rebase_not_the_old_stack(
         "stopped at p2.patch, 1 to come\n"
         "replayed: 1 unchanged, 1 upstreamed; last p1.patch\n"
         "stopped at: p2.patch (conflict in f.txt)\n"
-        # upstream rewrote the one line p2 changes (issue 24 point 4)
+        # upstream rewrote the one line p2 changes
         f"fixed differently upstream? upstream changed every line it changes ({onto[:12]}): "
         "`patchq rebase --skip` drops it\n"
         "to come: p3.patch\n"

@@ -1,4 +1,4 @@
-"""Remembered resolutions (issue 14 point 8, DESIGN §4 method 7 `reused`).
+"""Remembered resolutions (DESIGN §4.7, method `reused`).
 
 A conflict a person resolves in `rebase --continue` is kept in the patch repo's
 `resolutions/`; the same conflict met again — the rebase aborted and redone, the old

@@ -1,4 +1,4 @@
-"""`sink`, `float` and `undo` (issue 16, point 12), in StGit's words.
+"""`sink`, `float` and `undo`, in StGit's words.
 
 sink/float re-apply the patches a move crosses in memory with the rebase's ladder, refresh
 those whose placement changed, and stop at a conflict as a rebase does (exit 3; `rebase
@@ -66,7 +66,7 @@ def test_sink_refreshes_what_moved_and_gives_the_commits_push_would(
     )
     assert queue.series() == "p2.patch\np1.patch\np3.patch\n"
     # p2 now applies to the base itself: its hunk only shifted, so it keeps its bytes
-    # but for its numbers (issue 26 point 4), and its header.
+    # but for its numbers (no churn), and its header.
     p2 = (queue.path / "patches" / "p2.patch").read_text()
     assert p2 == P2.replace("@@ -22,3 +22,3 @@", "@@ -19,3 +19,3 @@")
     assert (queue.path / "patches" / "p1.patch").read_text() == P1

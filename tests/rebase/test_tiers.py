@@ -1,4 +1,4 @@
-"""Tiers (issue #24 point 2, DESIGN §4.1 "Trust"): a proposed method never finishes a
+"""Tiers (DESIGN §4.1): a proposed method never finishes a
 patch alone. End to end on real repositories, through the CLI in a subprocess: the stop
 for review (the proposal in the tree, no markers), `--skip` and `--abort` as at a
 conflict, `--accept` and `accept = [...]` (recorded, exit 1), the usage errors, and a

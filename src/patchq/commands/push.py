@@ -26,7 +26,7 @@ from patchq.core.records import Stack
 from patchq.core.series import Entry
 from patchq.core.status import CONFLICT, MISSING, UPSTREAMED
 from patchq.rebase.attribution import attribute_drift
-from patchq.rebase.replay import PatchCheck, Replay
+from patchq.rebase.replay import PatchCheck, Replay, replayed
 from patchq.stack import journal
 from patchq.stack.apply import Preimage
 from patchq.stack.context import Context
@@ -94,7 +94,7 @@ def _ladder(ctx: Context, fuzz: int | None, accept: tuple[str, ...]) -> Ladder:
             resolutions=repo.resolutions(),
             accept=accept,
         )
-        res = rp.step(entry)
+        ((_, res),) = replayed(rp, [entry])
         # A hunk upstream holds inside a patch it does not hold whole is a proposal (the
         # rest applied, no markers), as in a rebase; any other conflict is git's markers.
         if res.status == UPSTREAMED or any(

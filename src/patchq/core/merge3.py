@@ -506,8 +506,8 @@ Far = Callable[[bytes, bytes], Callable[[], Script]]
 
 # How many words one file is searched for, and how many places each search looks at,
 # before that file's whole word list is made instead (a file of one long run of `a`s,
-# asked for `aaaa`, `aaaaa`, …, would otherwise be walked once per word: issue 27's
-# bound on time for input anyone can make).
+# asked for `aaaa`, `aaaaa`, …, would otherwise be walked once per word, and input
+# anyone can make must cost linear time).
 _SEARCHES = 32
 
 
@@ -558,7 +558,7 @@ class _Whole:
     first asked (most conflict regions are settled, or refused, before they ask): how
     often the base has each line (`Outside` reads it) and which words the base and
     upstream's file hold. Listing every word and counting every line of both files up
-    front cost a 1,000-patch curl check about 3% of its time (issue 22)."""
+    front cost a 1,000-patch curl check about 3% of its time."""
 
     def __init__(self, base_lines: list[bytes], base: bytes, ours: bytes) -> None:
         self._lines = base_lines

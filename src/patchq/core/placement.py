@@ -1,24 +1,21 @@
 """The placement ladder's pure algorithms (DESIGN §4): bytes and hunks in, a placement or
 a refusal out — no repository, no files. The replay (`rebase/replay.py`) climbs the
-ladder per hunk and records which rung placed it; refresh, push --merge and sink/float
-share it through the replay. `LADDER` is the registry of the rungs, one `Method` each:
-what it is, the function that does it, and whether a person should read its result
-(the trust tiers hang from it).
+ladder per hunk (its table of rungs is `rebase/ladder.py`) and records which rung placed
+it; refresh, push --merge and sink/float share it through the replay.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 
-from patchq.core import bounded, merge3
+from patchq.core import bounded
 from patchq.core import hunks as engine
-from patchq.core.moved import find_block
 from patchq.core.patch import Hunk, Split, split_lines
 from patchq.core.records import HunkOutcome
-from patchq.core.resolve import Region, by_hunk, resolve
-from patchq.core.status import CONFLICT, DELETE_WINS, FUZZ, MERGE, OFFSET, REVIEWABLE, Method
+from patchq.core.resolve import Region, by_hunk
+from patchq.core.status import CONFLICT, DELETE_WINS, FUZZ, MERGE, OFFSET
 
 
 def settle(
@@ -218,11 +215,11 @@ class Alignment:
     """Where the pinned base's lines went in upstream's file (a line diff, made once)."""
 
     def __init__(self, pre: Sequence[bytes], up: Sequence[bytes]) -> None:
-        # difflib's alignment, within a bound of steps (issue 27, class 5: a file of
-        # lines repeated just under difflib's "popular" mark makes it quadratic and
-        # worse). Beyond it, the common head and tail and one replacement between, and
-        # `whole` False: no line in that replacement is mapped, so nothing is judged
-        # by where it maps (not held upstream, not moved, no hint).
+        # difflib's alignment, within a bound of steps, so that a hostile file costs
+        # linear time (a file of lines repeated just under difflib's "popular" mark makes
+        # it quadratic and worse). Beyond it, the common head and tail and one
+        # replacement between, and `whole` False: no line in that replacement is mapped,
+        # so nothing is judged by where it maps (not held upstream, not moved, no hint).
         pre_l, up_l = list(pre), list(up)
         ops = bounded.aligned(pre_l, up_l, bounded.WORK)
         self.whole = ops is not None
@@ -518,37 +515,3 @@ def conflict_blocks(
         block += [f">>>>>>> {name}\n".encode()]
         lines[pos:pos] = block
     return b"".join(lines)
-
-
-@dataclass(frozen=True, slots=True)
-class Rung:
-    """One method of the placement ladder: what it does and the function doing it."""
-
-    method: Method
-    does: str
-    place: Callable[..., object]
-
-    @property
-    def reviewable(self) -> bool:
-        """Whether a person should read what it placed (check exits 1, the report shows it)."""
-        return self.method in REVIEWABLE
-
-
-# The ladder, in the order the replay tries it (DESIGN §4). Exact, offset and fuzz are
-# one search (core.hunks); the merge and its finer methods work on one conflict region.
-LADDER: dict[Method, Rung] = {
-    r.method: r
-    for r in (
-        Rung(Method.EXACT, "the hunk's lines where the patch says", engine.apply_hunks),
-        Rung(Method.OFFSET, "the hunk's lines, elsewhere in the file", engine.apply_hunks),
-        Rung(Method.FUZZ, "the hunk's lines, outer context dropped", engine.apply_hunks),
-        Rung(Method.UPSTREAMED, "upstream's file already holds the change", held),
-        Rung(Method.MERGE, "3-way merge against the pinned pre-image", merge3.merge),
-        Rung(Method.ZEALOUS, "a conflict region whose edits compose", resolve),
-        Rung(Method.WORD, "a conflict region merged word by word", resolve),
-        Rung(Method.DELETE_WINS, "a conflict region the patch deletes", resolve),
-        Rung(Method.REUSED, "a conflict region resolved as a person did before", resolve),
-        Rung(Method.ANCHORED, "each change block at its unique anchor line", anchored),
-        Rung(Method.MOVED, "the block where upstream moved it", find_block),
-    )
-}

@@ -33,7 +33,7 @@ class Evidence:
     """Why a patch is (or may be) upstream: its kind and the upstream commit it names
     ("" for content evidence whose commit is not known yet)."""
 
-    kind: str
+    kind: EvidenceKind
     commit: str
 
     def doc(self) -> dict[str, str]:

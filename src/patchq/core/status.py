@@ -17,6 +17,7 @@ placement to its drift status, and `outcome` maps a replayed patch to its lock o
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -101,13 +102,61 @@ OUTCOMES = (UNCHANGED, REFRESHED, MERGED, RESOLVED, Outcome.UPSTREAMED, DROPPED,
 GONE = (Outcome.UPSTREAMED, DROPPED)
 
 
+class Tier(StrEnum):
+    """How far a hunk's method is trusted (DESIGN §4.1, `core.tiers`): the JSON's `tier`."""
+
+    AUTOMATIC = "automatic"
+    PROPOSED = "proposed"
+    ACCEPTED = "accepted"
+
+
+@dataclass(frozen=True, slots=True)
+class MethodFacts:
+    """What holds of one placement method wherever it is used: its tier (the design's
+    initial list, DESIGN §4.1, until a measured run promotes it), whether a person should
+    read what it placed (check counts it as drift, exit 1; the report shows its new hunk),
+    and why a proposal by it is made where the method gave no reason of its own. Its
+    measured precision is `core.tiers.MEASURED`'s."""
+
+    tier: Tier
+    reviewable: bool = False
+    why: str = ""
+
+
+# Every method's facts, in one table (the ladder, `rebase/ladder.py`, reads them from here).
+FACTS: dict[Method, MethodFacts] = {
+    Method.EXACT: MethodFacts(Tier.AUTOMATIC),
+    Method.OFFSET: MethodFacts(Tier.AUTOMATIC),
+    # Proposed during a rebase (apply's fuzz policy is the person's own).
+    Method.FUZZ: MethodFacts(Tier.PROPOSED, why="its context matched only with fuzz"),
+    Method.MERGE: MethodFacts(Tier.AUTOMATIC),
+    Method.ZEALOUS: MethodFacts(
+        Tier.PROPOSED, True, "the 3-way merge conflicted; both sides' common lines were merged"
+    ),
+    Method.WORD: MethodFacts(
+        Tier.PROPOSED, True, "the 3-way merge conflicted; the change was merged word by word"
+    ),
+    Method.ANCHORED: MethodFacts(
+        Tier.PROPOSED, True, "placed where its removed lines (or anchor line) occur once"
+    ),
+    Method.MOVED: MethodFacts(Tier.PROPOSED, True, "its block was found unchanged elsewhere"),
+    Method.DELETE_WINS: MethodFacts(
+        Tier.PROPOSED, True, "upstream edited lines the patch deletes; the deletion was kept"
+    ),
+    Method.REUSED: MethodFacts(Tier.AUTOMATIC, True),
+    # Automatic when the whole patch is proven upstream; else a proposal (core.tiers).
+    Method.UPSTREAMED: MethodFacts(
+        Tier.AUTOMATIC, why="upstream already holds this hunk, but not the rest of its patch"
+    ),
+}
+
 # Placement methods (DESIGN §4): how a hunk that landed on a new upstream got there.
 ZEALOUS, WORD, ANCHORED, MOVED = Method.ZEALOUS, Method.WORD, Method.ANCHORED, Method.MOVED
 DELETE_WINS, REUSED = Method.DELETE_WINS, Method.REUSED
 METHODS = tuple(Method)
 # Methods whose result a person should read: check counts them as drift (exit 1), the
 # report shows their new hunk.
-REVIEWABLE = (ZEALOUS, WORD, ANCHORED, MOVED, DELETE_WINS, REUSED)
+REVIEWABLE = tuple(m for m, f in FACTS.items() if f.reviewable)
 _METHOD_OF: dict[str, Method] = {
     CLEAN: Method.EXACT,
     OFFSET: Method.OFFSET,
@@ -127,12 +176,12 @@ def method_of(status: str, anchored: bool = False, via: str = "") -> str:
     return _METHOD_OF.get(status, "")
 
 
-def drift_of(placement: str) -> str:
+def drift_of(placement: str) -> Status:
     """The drift status of a hunk the engine placed (`exact` is `clean` on a new base)."""
     return _DRIFT_OF.get(placement, CONFLICT)
 
 
-def outcome(status: str, hunk_statuses: Iterable[str], renamed: bool) -> str:
+def outcome(status: str, hunk_statuses: Iterable[str], renamed: bool) -> Outcome:
     """The lock outcome of a replayed patch from its drift (`conflict` where a person must
     decide): the one place `rebase` and `rebase --dry-run` both ask."""
     if status == UPSTREAMED:

@@ -5,8 +5,8 @@ A method that lands a hunk is either **automatic** (it finishes a patch alone) o
 working tree, unless the person accepted that method (`rebase --accept`, `accept = [...]`
 in patchq.toml), when it is **accepted**: taken, recorded and reported, and the rebase
 exits 1 instead of 0. The table is the design's initial list (docs/trust.md); a method
-earns automatic status only by measured precision (issue 24, phase two: on the measured
-run none had the 30 validation uses it needs, so the list stands).
+earns automatic status only by measured precision (on the measured run none
+reached 97% over the 30 validation uses it needs, so the list stands).
 
 `upstreamed` is automatic when the whole patch is proven upstream; a hunk judged upstream
 inside a patch that is not upstream as a whole is a proposal (accepted as `upstreamed`).
@@ -16,37 +16,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from enum import StrEnum
 from pathlib import Path
 
 from patchq.core.records import HunkOutcome
-from patchq.core.status import CONFLICT, MISSING, UPSTREAMED, Method
-
-
-class Tier(StrEnum):
-    """How far a hunk's method is trusted: the JSON's `tier`."""
-
-    AUTOMATIC = "automatic"
-    PROPOSED = "proposed"
-    ACCEPTED = "accepted"
-
+from patchq.core.status import CONFLICT, FACTS, MISSING, UPSTREAMED, Method
+from patchq.core.status import Tier as Tier  # beside the methods whose facts name it
 
 AUTOMATIC, PROPOSED, ACCEPTED = Tier.AUTOMATIC, Tier.PROPOSED, Tier.ACCEPTED
 
-# The design's initial list (DESIGN §4.1), until a measured run promotes a method.
-TIERS: dict[str, Tier] = {
-    Method.EXACT: AUTOMATIC,
-    Method.OFFSET: AUTOMATIC,
-    Method.MERGE: AUTOMATIC,
-    Method.REUSED: AUTOMATIC,
-    Method.UPSTREAMED: AUTOMATIC,  # the whole patch proven upstream; else a proposal
-    Method.FUZZ: PROPOSED,  # during a rebase (apply's fuzz policy is the person's own)
-    Method.ZEALOUS: PROPOSED,
-    Method.WORD: PROPOSED,
-    Method.ANCHORED: PROPOSED,
-    Method.MOVED: PROPOSED,
-    Method.DELETE_WINS: PROPOSED,
-}
+# Each method's tier (core.status.FACTS: the design's initial list, DESIGN §4.1, until a
+# measured run promotes a method).
+TIERS: dict[str, Tier] = {m: f.tier for m, f in FACTS.items()}
+
+
+def tier_of(method: Method) -> Tier:
+    """The tier a hunk placed by `method` has, unless a person accepts it."""
+    return FACTS[method].tier
+
 
 # Each proposed method's measured precision (uses, right, wrong) on the validation part of
 # the harvested refresh corpus, shown beside every proposal so that a reviewer (or the CI
@@ -197,12 +183,5 @@ def evidence(h: HunkOutcome, method: str) -> str:
     return _WHY.get(method, "")
 
 
-_WHY: dict[str, str] = {
-    Method.FUZZ: "its context matched only with fuzz",
-    Method.ANCHORED: "placed where its removed lines (or anchor line) occur once",
-    Method.MOVED: "its block was found unchanged elsewhere",
-    Method.UPSTREAMED: "upstream already holds this hunk, but not the rest of its patch",
-    Method.ZEALOUS: "the 3-way merge conflicted; both sides' common lines were merged",
-    Method.WORD: "the 3-way merge conflicted; the change was merged word by word",
-    Method.DELETE_WINS: "upstream edited lines the patch deletes; the deletion was kept",
-}
+# Why a proposal by each method is made, where the method gave no reason (core.status).
+_WHY: dict[str, str] = {m: f.why for m, f in FACTS.items() if f.why}

@@ -16,7 +16,7 @@ from patchq.core.series import Entry
 from patchq.core.status import CLEAN, CONFLICT, MISSING, Outcome
 from patchq.core.trust import Configured
 from patchq.rebase.attribution import attribute_drift
-from patchq.rebase.replay import PatchCheck, Replay, for_review, lock_outcome
+from patchq.rebase.replay import PatchCheck, Replay, for_review, lock_outcome, replayed
 from patchq.stack.apply import load_patch, preimages
 from patchq.stack.context import Context
 from patchq.stack.targets import default_onto, old_base
@@ -88,17 +88,12 @@ def replay_series(
         conflict_trees=False,
         resolutions=repo.resolutions(),
         accept=accept,
-    )
-    if rp.provenance is not None:
         # Provenance reads the range once for every file of the series, if ever asked.
-        rp.provenance.expected = lambda: [load_patch(repo, e)[1] for e in entries]
-    for i, e in enumerate(entries):
-        if progress is not None:
-            progress(i, e.name or "", len(entries))
-        rp.read_ahead(entries, i)
-        rp.step(e)
+        expected=lambda: [load_patch(repo, e)[1] for e in entries],
+    )
+    results = [res for _, res in replayed(rp, entries, progress)]
     return attribute_drift(
-        g, base, onto, rp.results, repo, entries=entries, renames=rp.renames, sections=rp.sections
+        g, base, onto, results, repo, entries=entries, renames=rp.renames, sections=rp.sections
     )
 
 

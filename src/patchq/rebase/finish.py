@@ -88,7 +88,8 @@ def finish(
     nothing = _nothing_to_do(st)
     previous = repo.read_lock() if nothing else None
     if nothing:
-        # A rebase with nothing to do keeps what the last real one recorded (issue 16.5).
+        # A rebase with nothing to do keeps what the last real one recorded, so `report`
+        # still shows that review.
         datas = [(r.name, repo.read_patch(r.name)) for r in done]
         records = list(records_for(datas, previous, [e.raw for e in repo.series.entries]))
     top_tree = g.commit_info(st.head)["tree"].decode()

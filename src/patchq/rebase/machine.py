@@ -20,7 +20,7 @@ from dataclasses import replace
 from patchq.core import tiers
 from patchq.core.errors import BadInputError, ConflictError, UnsafeStateError
 from patchq.core.progress import Progress
-from patchq.core.records import DonePatch, PatchOutcome, RebaseState, StoppedPatch
+from patchq.core.records import DonePatch, RebaseState, StoppedPatch
 from patchq.core.resolutions import Remembered, resolved_regions
 from patchq.core.resolutions import render as render_resolution
 from patchq.core.series import Entry
@@ -39,9 +39,10 @@ from patchq.rebase.replay import (
     Replay,
     for_review,
     lock_outcome,
+    replayed,
 )
 from patchq.rebase.stop import (
-    evidence,
+    done_patch,
     show_conflict,
     state_name,
     state_path,
@@ -172,16 +173,15 @@ def _run(
         tree=g.commit_info(st.head)["tree"].decode(),
         resolutions=repo.resolutions(),
         accept=st.accept,
+        expected=lambda: todo_patches,  # read below, before the first patch
+        ours="upstream" if st.reorder is None else SERIES_SO_FAR,
     )
-    rp.ours = rp.ours if st.reorder is None else SERIES_SO_FAR
     when, tz = ident_date(g.commit_info(st.onto)["committer"])
     finished_names = {d.patch.name for d in st.done}
     todo = [e for e in all_entries if e.name not in finished_names]
     # Upstream's history of every file the remaining patches touch, in one `git log`.
     todo_patches = [load_patch(repo, e)[1] for e in todo]
     touched = {rp.renames.get(p, p) for patch in todo_patches for p in patch.paths}
-    if rp.provenance is not None:
-        rp.provenance.expected = lambda: todo_patches
     # Asked now, read when the first patch's drift is attributed: git works on it while
     # the first patch replays.
     none: dict[str, list[Change]] = {}  # one dict for the run: what is fetched is kept
@@ -190,12 +190,8 @@ def _run(
         if touched and st.old_base != st.onto
         else lambda: none
     )
-    for i, entry in enumerate(todo):
+    for entry, res in replayed(rp, todo, progress):
         assert entry.name is not None
-        if progress is not None:
-            progress(i, entry.name, len(todo))
-        rp.read_ahead(todo, i)
-        res = rp.step(entry)
         histories = histories_ready()
         (res,), subjects = attribute_drift(
             g,
@@ -245,25 +241,8 @@ def _run(
             _, patch = load_patch(repo, entry)
             author, message = identity(entry.name, patch, when, tz, g.user_identity())
             commit = g.commit_object(res.tree, [st.head], message, author, author)
-        st = st.with_done(
-            DonePatch(
-                PatchOutcome(
-                    entry.name,
-                    res.status,
-                    outcome,
-                    res.drift,
-                    hunks,
-                    commit,
-                    None,
-                    evidence(res),
-                    res.hints,
-                    tiers.taken(hunks, res.rewritten, st.accept),
-                ),
-                res.tree_before,
-                res.tree,
-            ),
-            head=commit,
-        )
+        taken = tiers.taken(hunks, res.rewritten, st.accept)
+        st = st.with_done(done_patch(res, outcome, commit, taken), head=commit)
     w.flush()
     return finish(ctx, st, announce, expect)
 

@@ -25,7 +25,7 @@ from patchq.store.patchrepo import CONFIG
 @dataclass(frozen=True, slots=True)
 class AbortOutcome:
     """What `rebase --abort` (or a `--continue` finding a killed abort) did, in words
-    that say what it finished (issue 27, class 4)."""
+    that say what it finished, not that it aborted a rebase anew."""
 
     removed_lock: str | None = None  # the stale index.lock of patchq's git, removed
     finished: str = ""  # the killed abort it finished ("rebase --abort"), if that was all

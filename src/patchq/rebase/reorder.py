@@ -42,8 +42,15 @@ from patchq.core.records import (
 from patchq.core.series import Entry, Series
 from patchq.core.status import CLEAN, CONFLICT, GONE, MISSING, UNCHANGED, UPSTREAMED
 from patchq.core.words import plural
-from patchq.rebase.replay import SERIES_SO_FAR, PatchCheck, Replay, for_review, lock_outcome
-from patchq.rebase.stop import evidence, show_conflict, stopped
+from patchq.rebase.replay import (
+    SERIES_SO_FAR,
+    PatchCheck,
+    Replay,
+    for_review,
+    lock_outcome,
+    replayed,
+)
+from patchq.rebase.stop import done_patch, show_conflict, stopped
 from patchq.stack import journal
 from patchq.stack import moves as stack_ops
 from patchq.stack.apply import Failure, failure_error, ident_date, identity, load_patch
@@ -315,8 +322,8 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
             tree=g.commit_info(stack.commit_below(start))["tree"].decode(),
             resolutions=repo.resolutions(),
             accept=repo.config.accept,
+            ours=SERIES_SO_FAR,
         )
-        rp.ours = SERIES_SO_FAR
         when, tz = ident_date(g.commit_info(stack.base)["committer"])
         commits = list(stack.commits[:start])
         # What a stop at a conflict hands to the rebase: the patches replayed so far.
@@ -325,10 +332,8 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
             for n, c in zip(stack.applied[:start], commits, strict=True)
         ]
         pairs: list[tuple[str, str, str]] = []  # (name, tree before, tree after) to refresh
-        for k in range(start, end):
-            entry = new[k]
+        for k, (entry, res) in enumerate(replayed(rp, new[start:end]), start):
             assert entry.name is not None
-            res = rp.step(entry)
             # DESIGN §4.1: no reorder rewrites a crossed patch's changed lines without a
             # stop — a proposal (or a patch whose changed lines the patches it now sits on
             # changed) stops as a conflict does, the proposal applied, no markers.
@@ -364,7 +369,7 @@ def move(ctx: Context, name: str, verb: str, place: Place | None = None) -> Reor
             commits.append(g.commit_object(res.tree, [parent], message, author, author))
             accepted = tiers.taken(res.hunks, res.rewritten, repo.config.accept)
             done.append(
-                _done(entry.name, res, outcome if k >= first else UNCHANGED, commits[-1], accepted)
+                done_patch(res, outcome if k >= first else UNCHANGED, commits[-1], accepted)
             )
         commits = commits[:keep]
         w.flush()  # the trees must be in the repository before git diffs them
@@ -410,28 +415,6 @@ def _lock_or_note(
     if pinned_on is None or pinned_on.base == stack_base:
         raise failure_error(lock)
     return None, not_updated(lock, pinned_on.base, stack_base)
-
-
-def _done(
-    name: str, res: PatchCheck, outcome: str, commit: str, accepted: tuple[str, ...]
-) -> DonePatch:
-    """A patch the reorder replayed, as a stop hands it to the rebase."""
-    return DonePatch(
-        PatchOutcome(
-            name,
-            res.status,
-            outcome,
-            res.drift,
-            res.hunks,
-            commit,
-            None,
-            evidence(res),
-            res.hints,
-            accepted,
-        ),
-        res.tree_before,
-        res.tree,
-    )
 
 
 def _check_anchor(series: Series, name: str, anchor: str, display: str) -> None:

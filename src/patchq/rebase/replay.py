@@ -1,31 +1,26 @@
 """Replaying a series onto a new upstream in memory: the ladder of DESIGN §4 per hunk.
 
 Shared by `check` (classify, change nothing) and `rebase` (classify, then refresh and
-record). For every hunk, in order: exact → offset → fuzz (policy) via the engine; a hunk
-that fails is tested for being already upstream (it reverse-applies); the rest go to a
-3-way merge against the patch's exact preimage from the pinned base; where the merge
-conflicts, anchored placement may still put the change where its removed lines (or the
-line a pure insertion hangs from) match exactly once; otherwise it is a conflict.
-Files that upstream renamed are followed; files it deleted make the patch `missing`.
-
-The pinned base is also used to doubt the engine, never to guess harder: a hunk placed
-by offset or fuzz whose surrounding lines differ from the pre-image's (it may have
-landed in a look-alike copy of the block) is kept only if the 3-way merge gives the same
-file; anchored placement needs its lines to be unique in the pre-image too; and a hunk
-counts as upstreamed by reverse-applying only if its patched lines occur once.
+record). Each section of a patch climbs the ladder, `rebase/ladder.py`'s table of rungs
+in its one order: exact → offset → fuzz (policy) via the engine, the pinned base's
+doubt, the tests for a change upstream already holds, the 3-way merge against the
+patch's exact preimage from the pinned base, anchored placement, the moved-block search,
+remembered resolutions, the context-drift proposal, and the conflict. Files that
+upstream renamed are followed; files it deleted make the patch `missing`. This module
+holds what the rungs share (the tree being built, the run's caches) and what is judged
+of a patch as a whole: its provenance, its outcome, its review hints.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import NamedTuple
 
-from patchq.core import bounded, contextdrift, placement
+from patchq.core import bounded, placement
 from patchq.core import hunks as engine
 from patchq.core.errors import BadInputError, UnsafePathError
 from patchq.core.header import origins
@@ -33,8 +28,9 @@ from patchq.core.hints import NEAR, hunk_hints, maybe_sibling, stripped
 from patchq.core.hunkplace import added_near, line_of, removed_runs
 from patchq.core.moved import Found, Indexed, anchors_of, find_block, index_text
 from patchq.core.names import Normalisation
-from patchq.core.patch import FilePatch, Hunk, Patch, Split
+from patchq.core.patch import FilePatch, Patch
 from patchq.core.paths import FILES, FileMode
+from patchq.core.progress import Progress
 from patchq.core.records import CONTENT, ORIGIN, PATCH_ID, Evidence, HunkOutcome
 from patchq.core.resolutions import Book
 from patchq.core.resolve import Region, patch_side
@@ -51,7 +47,7 @@ from patchq.core.status import (
     RANK,
     REUSED,
     UPSTREAMED,
-    drift_of,
+    Outcome,
     outcome,
 )
 from patchq.core.tiers import PARTLY, proposal, proposals, taken
@@ -59,6 +55,7 @@ from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.repo import GitRepo
 from patchq.rebase.drift import Drifted, drifted_sections
 from patchq.rebase.evidence import UNREAD, Provenance, all_taken, held_back
+from patchq.rebase.ladder import Section, climb
 from patchq.stack.apply import (
     PINNED_FUZZ,
     OldStack,
@@ -73,7 +70,7 @@ from patchq.store.statedir import crashpoint
 
 # What the moved-block search's indexes may hold, in bytes of the files indexed.
 _INDEXED_BYTES = 32 << 20
-# Alignments kept (Replay._align): each is a list of opcodes, a few KB at most.
+# Alignments kept (Replay.align_of): each is a list of opcodes, a few KB at most.
 _ALIGNMENTS = 64
 
 
@@ -173,9 +170,34 @@ def for_review(p: PatchCheck, accept: Sequence[str] = ()) -> bool:
     return p.rewritten and not taken(p.hunks, p.rewritten, accept)
 
 
-def lock_outcome(p: PatchCheck) -> str:
+def lock_outcome(p: PatchCheck) -> Outcome:
     """The lock outcome of a replayed patch (see `core.status.outcome`)."""
     return outcome(p.status, (h.status for h in p.hunks), bool(p.renames))
+
+
+def step_patch(run: Replay, before: str, entry: Entry) -> tuple[PatchCheck, str]:
+    """One patch replayed on the tree `before` in the run's context (upstream, the
+    pinned pre-images, the run's caches): its outcome and the tree after it. Nothing of
+    the patch stays on the run: stepped again from `before`, it gives the same outcome."""
+    if run.tree() != before:
+        run.state = SectionState(run.g, before)
+    res = run.step(entry)
+    return res, res.tree
+
+
+def replayed(
+    run: Replay, entries: Sequence[Entry], progress: Progress | None = None
+) -> Iterator[tuple[Entry, PatchCheck]]:
+    """The one driver of a replay (check, rebase, the reorders, push --merge): each of
+    `entries` stepped in order on the tree the one before it left, its files read ahead
+    in batches, with its outcome. The caller stops where it must."""
+    tree = run.tree()
+    for i, e in enumerate(entries):
+        if progress is not None:
+            progress(i, e.name or "", len(entries))
+        run.read_ahead(entries, i)
+        res, tree = step_patch(run, tree, e)
+        yield e, res
 
 
 class _Tried(NamedTuple):
@@ -187,11 +209,41 @@ class _Tried(NamedTuple):
     markers: dict[str, bytes]
     renames: list[tuple[str, str]]
     notes: list[Normalisation]
+    # The conflict regions left to a person, by file.
+    regions: dict[str, tuple[Region, ...]]
+    # What the sections' "rewritten upstream" tests and review hints need, made only
+    # when the patch's outcome asks for them.
+    looked: list[_Looked]
+
+
+class _Looked(NamedTuple):
+    """One section as the ladder left it, for the tests made once the patch is judged."""
+
+    s: FilePatch
+    name: str
+    pin_path: str | None
+    content: bytes  # upstream's file
+    first: engine.FileResult  # the engine's own placement
+    res: engine.FileResult  # the placement once doubted
+    unplaced: tuple[int, ...]
+    pre: bytes | None  # the pre-image, where the ladder read it
+    hint: bool  # upstream changed the file: review hints are looked for
+
+
+class _Judged(NamedTuple):
+    """Provenance's verdict on a tried patch: its hunks, the evidence, and whether it
+    proved the patch upstream whole."""
+
+    hunks: list[HunkOutcome]
+    evidence: Evidence | None
+    whole: bool = False
 
 
 @dataclass(slots=True)
 class Replay:
-    """The running state of a replay: the new tree and what each patch did."""
+    """A replay's run: upstream, the pinned pre-images, the tree being built and the
+    caches the steps share. Nothing of one patch stays here for the next (`step_patch`);
+    `sections` keeps, by patch, what the drift attribution reads afterwards."""
 
     g: GitRepo
     repo: PatchRepo
@@ -201,7 +253,6 @@ class Replay:
     preimage: Preimage | None
     renames: dict[str, str]
     state: SectionState
-    results: list[PatchCheck] = field(default_factory=list)
     # For each patch with hunks that did not apply cleanly, those hunks by the path the
     # replay gave them: attribute_drift needs them and need not parse the patch again.
     sections: dict[str, dict[str, Drifted]] = field(default_factory=dict)
@@ -211,12 +262,8 @@ class Replay:
     provenance: Provenance | None = None
     # The files upstream changed in old base..onto (where a moved block is looked for).
     _upstream_changed: frozenset[str] | None = None
-    _hints: list[str] = field(default_factory=list)
-    _hint_jobs: list[Callable[[], None]] = field(default_factory=list)  # see _hinted
     # The resolutions a person made before, reused for the same conflict (DESIGN §4.7).
     resolutions: Book | None = None
-    # The current patch's conflict regions left to a person, by file.
-    open_regions: dict[str, tuple[Region, ...]] = field(default_factory=dict)
     # The old base's tree, read when a moved block's new place is checked.
     _old_tree: MemTree | None = None
     # The moved-block search's file indexes, by blob (the most recent _INDEXED_BYTES).
@@ -228,18 +275,9 @@ class Replay:
     # The label of the lines the patch meets in a conflict's markers: upstream's in a
     # rebase, `SERIES_SO_FAR` in a reorder (what is there is the series, not upstream).
     ours: str = "upstream"
-    # The current patch's hunks whose removed lines upstream changed, by (path, index),
-    # each with whether its added lines are already upstream near the spot.
-    _rewritten: dict[tuple[str, int], bool] = field(default_factory=dict)
-    # The sections' "rewritten upstream" tests, made only when the patch's outcome asks.
-    _notes: list[Callable[[], None]] = field(default_factory=list)
     # The proposed methods the person accepted (core.tiers): a hunk upstream holds in a
     # patch it does not hold whole stops the patch unless `upstreamed` is among them.
     accept: tuple[str, ...] = ()
-    # A patch whose origin upstream holds is first tried with the ladder's quick tests
-    # only (`step`); `_judge` says whether that proved it upstream whole.
-    _quick: bool = False
-    _taken_whole: bool = False
 
     @classmethod
     def start(
@@ -255,7 +293,13 @@ class Replay:
         conflict_trees: bool = True,
         resolutions: Book | None = None,
         accept: tuple[str, ...] = (),
+        expected: Callable[[], Sequence[Patch]] | None = None,
+        ours: str = "upstream",
     ) -> Replay:
+        """A replay onto `onto` from the pinned `old_base` (`tree`: the tree it starts on,
+        else onto's). `expected`: the patches it will replay, which provenance reads in
+        one pass the first time it is asked about any; `ours`: the label of the lines a
+        patch meets in a conflict's markers."""
         onto_tree = tree or g.commit_info(onto)["tree"].decode()
         renames, changed = g.tree_changes(old_base, onto) if old_base != onto else ({}, frozenset())
         return cls(
@@ -268,10 +312,11 @@ class Replay:
             renames,
             SectionState(g, onto_tree),
             conflict_trees=conflict_trees,
-            provenance=Provenance(g, old_base, onto) if old_base != onto else None,
+            provenance=Provenance(g, old_base, onto, expected) if old_base != onto else None,
             _upstream_changed=changed,
             resolutions=resolutions,
             accept=accept,
+            ours=ours,
         )
 
     def tree(self) -> str:
@@ -295,16 +340,12 @@ class Replay:
             # made, it is upstreamed — what the finer tests would add (a rewritten block
             # that holds a hunk, git's merge) changes no outcome, only a hunk's reason.
             # Else the patch is replayed again with the whole ladder.
-            self._quick = True
-            try:
-                tried = self._sections(patch, display, entry.name)
-                judged = self._judge(patch, tried.placed, tried.hunks)
-            finally:
-                self._quick = False
-            if self._taken_whole:
+            tried = self._sections(patch, display, entry.name, quick=True)
+            judged = self._judge(patch, tried.placed, tried.hunks)
+            if judged.whole:
                 return self._outcome(entry, patch, before, tried, judged)
             self.state.undo(before)
-        tried = self._sections(patch, display, entry.name)
+        tried = self._sections(patch, display, entry.name, quick=False)
         judged = self._judge(patch, tried.placed, tried.hunks)
         return self._outcome(entry, patch, before, tried, judged)
 
@@ -314,7 +355,7 @@ class Replay:
         named = origins(patch.header)
         return bool(named) and self.provenance is not None and bool(self.provenance.upstream(named))
 
-    def _sections(self, patch: Patch, display: str, name: str) -> _Tried:
+    def _sections(self, patch: Patch, display: str, name: str, *, quick: bool) -> _Tried:
         """Each section of the patch classified and, where safe, applied to the tree (which
         records what it changed, for `undo`): (sections as placed, hunk checks, markers by
         file, renames followed, normalisations)."""
@@ -323,13 +364,9 @@ class Replay:
         renames: list[tuple[str, str]] = []
         st = self.state
         st.changed = {}
-        self.open_regions = {}
+        regions: dict[str, tuple[Region, ...]] = {}
+        looked: list[_Looked] = []
         notes = list(patch.normalisations)
-        self._hints = []
-        self._hint_jobs = []
-        self._rewritten = {}
-        self._notes = []
-        self._taken_whole = False
         placed: list[tuple[FilePatch, FilePatch]] = []
         for s in patch.sections:
             s, fixed = fit_section(st, s)
@@ -339,11 +376,13 @@ class Replay:
                 renames.append((s.path, s2.path))
             placed.append((s, s2))
             # The pinned preimage is filed under the patch's own path, not upstream's new one.
-            checks, merged = self._section(s2, display, name, s.old_path)
+            checks, merged = self._section(
+                s2, display, name, s.old_path, quick=quick, looked=looked, regions=regions
+            )
             hunks.extend(checks)
             if merged is not None:
                 markers[s2.path] = merged
-        return _Tried(display, placed, hunks, markers, renames, notes)
+        return _Tried(display, placed, hunks, markers, renames, notes, regions, looked)
 
     def _outcome(
         self,
@@ -351,12 +390,12 @@ class Replay:
         patch: Patch,
         before: str,
         tried: _Tried,
-        judged: tuple[list[HunkOutcome], Evidence | None],
+        judged: _Judged,
     ) -> PatchCheck:
         """The patch's result once judged: the tree kept, undone or given its conflicts."""
         assert entry.name is not None
-        display, placed, _, markers, renames, notes = tried
-        hunks, evidence = judged
+        display, placed, _, markers, renames, notes, open_regions, looked = tried
+        hunks, evidence, _ = judged
         st = self.state
         if UPSTREAMED not in self.accept:
             hunks = partly_upstream(hunks)
@@ -365,12 +404,12 @@ class Replay:
         rewritten = bool(rest) and all(
             h.status not in (CLEAN, OFFSET, FUZZ) and h.method not in (MOVED, REUSED) for h in rest
         )
+        changed: dict[tuple[str, int], bool] = {}
         if rewritten:
             # Whether upstream rewrote the lines of every hunk matters only now.
-            for note in self._notes:
-                note()
-            rewritten = all((h.file, h.index) in self._rewritten for h in rest)
-        present = rewritten and any(self._rewritten[(h.file, h.index)] for h in rest)
+            changed = self._rewritten(looked)
+            rewritten = all((h.file, h.index) in changed for h in rest)
+        present = rewritten and any(changed[(h.file, h.index)] for h in rest)
         if evidence is not None and all(h.status == UPSTREAMED for h in hunks):
             st.undo(before)  # upstream holds all of it: nothing of the patch stays
             st.changed = {}
@@ -391,7 +430,7 @@ class Replay:
                 # resolved by a person who keeps its change — the sections that applied,
                 # and the patch's side of each conflict region (core.resolve.patch_side).
                 for path, data in markers.items():
-                    regions = self.open_regions.get(path)
+                    regions = open_regions.get(path)
                     cur = st.tree.get(path, display)
                     if regions and cur is not None:
                         st.put(path, cur[0], patch_side(data, regions), display)
@@ -410,12 +449,11 @@ class Replay:
             tuple(notes),
             evidence,
             # An upstreamed patch leaves the series: nothing of it is left to review.
-            () if all(h.status == UPSTREAMED for h in hunks) else self._hinted(),
-            tuple((f, r) for f, rs in self.open_regions.items() if f in markers for r in rs),
+            () if all(h.status == UPSTREAMED for h in hunks) else self._hinted(looked),
+            tuple((f, r) for f, rs in open_regions.items() if f in markers for r in rs),
             rewritten,
             present,
         )
-        self.results.append(res)
         if any(h.status != CLEAN for h in hunks):
             self.sections[entry.name] = drifted_sections(patch.sections, renames, hunks)
         return res
@@ -425,7 +463,7 @@ class Replay:
         patch: Patch,
         placed: Sequence[tuple[FilePatch, FilePatch]],
         hunks: list[HunkOutcome],
-    ) -> tuple[list[HunkOutcome], Evidence | None]:
+    ) -> _Judged:
         """Provenance (DESIGN §4): the evidence that the patch is upstream, and what it
         decides. A patch whose every hunk upstream holds is upstreamed, with the strongest
         evidence found (else `content`). Evidence for a patch upstream does not wholly
@@ -433,7 +471,7 @@ class Replay:
         trimmed backport) and the engine placed none of it; otherwise it is a stop, the
         evidence shown — never a patch applied a second time, never one silently dropped."""
         if not hunks:
-            return hunks, None
+            return _Judged(hunks, None)
         prov = self.provenance
         failed = any(h.status not in (CLEAN, OFFSET, FUZZ) for h in hunks)
         everything = all(h.status == UPSTREAMED for h in hunks)
@@ -445,14 +483,13 @@ class Replay:
             )
             ev = prov.find(patch, paths, weak=failed)
         if everything:
-            self._taken_whole = True
-            return hunks, ev or Evidence(CONTENT, "")
+            return _Judged(hunks, ev or Evidence(CONTENT, ""), whole=True)
         if ev is None and failed and prov is not None and prov.unavailable:
             # The range's history could not be read (git missed an object): evidence it
             # would have found could stop this patch, so it is not decided alone.
-            return held_back(hunks, UNREAD), None
+            return _Judged(held_back(hunks, UNREAD), None)
         if ev is None:
-            return hunks, None
+            return _Judged(hunks, None)
         assert prov is not None
         by_path = {s2.path: (tuple(dict.fromkeys((*s.paths, *s2.paths))), s2) for s, s2 in placed}
         rest = [h for h in hunks if h.status != UPSTREAMED]
@@ -471,10 +508,8 @@ class Replay:
             # Where no hunk is there as the commit made it, the history alone says so —
             # a branch that took the commit and put it back out, or a packaging history
             # holding its own patches — and that is a stop, below.
-            self._taken_whole = True
-            return all_taken(
-                hunks, f"{ev.commit[:12]} made this change; upstream changed these lines since"
-            ), ev
+            made = f"{ev.commit[:12]} made this change; upstream changed these lines since"
+            return _Judged(all_taken(hunks, made), ev, whole=True)
         held = all(h.status in (MERGE, CONFLICT, MISSING) for h in rest) and prov.holds(
             ev.commit,
             [
@@ -484,9 +519,9 @@ class Replay:
             ],
         )
         if held:
-            return all_taken(hunks, f"{ev.commit[:12]}'s own diff holds its change"), ev
+            return _Judged(all_taken(hunks, f"{ev.commit[:12]}'s own diff holds its change"), ev)
         why = f"{ev.said()} names it, but the new upstream does not hold this change"
-        return held_back(hunks, why), ev
+        return _Judged(held_back(hunks, why), ev)
 
     def _made_by(
         self,
@@ -505,14 +540,16 @@ class Replay:
             pairs.append((got[0], got[1].hunks[h.index]))
         return self.provenance.holds(commit, pairs)
 
-    def _defer_note(
-        self, s: FilePatch, content: bytes, res: engine.FileResult, name: str, pin: str | None
-    ) -> None:
-        """Keep the section's "rewritten upstream" test for when the patch's outcome asks
-        (`step`). A hunk whose block the engine found as it was (exact, or moved) is not
-        one upstream rewrote: only the others are looked at."""
-        as_was = {h.index for h in res.hunks if h.applied and h.status in (EXACT, OFFSET)}
-        self._notes.append(partial(self._note_rewritten, s, content, name, pin, skip=as_was))
+    def _rewritten(self, looked: Sequence[_Looked]) -> dict[tuple[str, int], bool]:
+        """The hunks of the patch's sections whose lines upstream changed, by (path,
+        index), each with whether its added lines are already upstream near the spot. A
+        hunk whose block the engine found as it was (exact, or moved) is not one upstream
+        rewrote: only the others are looked at."""
+        out: dict[tuple[str, int], bool] = {}
+        for x in looked:
+            as_was = {h.index for h in x.first.hunks if h.applied and h.status in (EXACT, OFFSET)}
+            self._note_rewritten(x.s, x.content, x.name, x.pin_path, out=out, skip=as_was)
+        return out
 
     def _note_rewritten(
         self,
@@ -520,12 +557,14 @@ class Replay:
         content: bytes,
         name: str,
         pin_path: str | None,
+        *,
+        out: dict[tuple[str, int], bool],
         skip: AbstractSet[int] = frozenset(),
     ) -> None:
-        """DESIGN §4.1 "fixed differently upstream": note each hunk of the section whose
-        lines upstream changed — a run of lines it removes is not where the alignment maps
-        the hunk (a pure insertion: the block it goes in is gone) — with whether its added
-        lines (or near-identical ones) are there near the spot."""
+        """DESIGN §4.1 "fixed differently upstream": note in `out` each hunk of the section
+        whose lines upstream changed — a run of lines it removes is not where the alignment
+        maps the hunk (a pure insertion: the block it goes in is gone) — with whether its
+        added lines (or near-identical ones) are there near the spot."""
         split = self.g.lines.split
         up: list[bytes] | None = None
         pre: bytes | None = None
@@ -538,10 +577,10 @@ class Replay:
             if old and placement.count(up, old) > 0:
                 continue  # its block is there as it was: nothing upstream changed in it
             if pre is None:
-                pre = self._preimage(s, name, pin_path) or b""
+                pre = self.preimage_of(s, name, pin_path) or b""
             at, window = h.old_pos, up
             align = (
-                self._align(pre, content)
+                self.align_of(pre, content)
                 if pre and pre != content and len(up) <= placement.HINT_LINES
                 else None
             )
@@ -560,7 +599,7 @@ class Replay:
                 placement.count(up, run) > 0 for run in removed_runs(h)
             ):
                 continue  # no pinned base to say more: only lines gone from the file count
-            self._rewritten[(s.path, i)] = added_near(h, up, at)
+            out[(s.path, i)] = added_near(h, up, at)
 
     def _located(
         self, placed: Sequence[tuple[FilePatch, FilePatch]], hunks: list[HunkOutcome]
@@ -588,9 +627,18 @@ class Replay:
         return replace(s, old_path=to, new_path=new_path, raw_header=None)
 
     def _section(
-        self, s: FilePatch, display: str, name: str, pin_path: str | None = None
+        self,
+        s: FilePatch,
+        display: str,
+        name: str,
+        pin_path: str | None,
+        *,
+        quick: bool,
+        looked: list[_Looked],
+        regions: dict[str, tuple[Region, ...]],
     ) -> tuple[list[HunkOutcome], bytes | None]:
-        """Classify and (where safe) apply one section; returns hunk checks and markers."""
+        """Classify and (where safe) apply one section; returns hunk checks and markers,
+        and adds to the patch's `looked` and conflict `regions`."""
         where = f"{display}:{s.lineno}"
         st = self.state
         path = s.path
@@ -626,65 +674,15 @@ class Replay:
                 for i in range(n)
             ], None
         content = st.content(current[1])
-        res = engine.apply_hunks(content, s.hunks, fuzz=self.fuzz, split=self.g.lines.split)
-        self._defer_note(s, content, res, name, pin_path)
-        # A hunk the engine could not place has no offset or fuzz, whatever it tried.
-        checks = [
-            HunkOutcome(path, h.index, drift_of(h.status), h.offset, h.fuzz)
-            if h.applied
-            else HunkOutcome(path, h.index, CONFLICT, reason=h.reason)
-            for h in res.hunks
-        ]
-        final = res.content
-        markers = None
-        failing = [h.index for h in res.failures]
-        moved = any(h.status in (OFFSET, FUZZ) for h in res.hunks)
-        pre = self._preimage(s, name, pin_path) if failing or moved else None
-        # The patch on its own pinned preimage, placed as `apply` placed it there (GNU
-        # patch's placement): what the doubt and the merge compare with.
-        theirs = (
-            engine.apply_hunks(pre, s.hunks, split=self.g.lines.split, gnu=True)
-            if pre is not None
-            else None
+        sec = Section(s, name, pin_path, content, self)
+        at = climb(sec, quick=quick)  # (quick: what still fails stays unplaced)
+        hint = s.old_path in self.upstream_changed()
+        looked.append(
+            _Looked(s, name, pin_path, content, at.first, at.res, at.unplaced, sec.known_pre, hint)
         )
-        pinned_fuzz = 0
-        if theirs is not None and not theirs.ok and self._pinned_with_fuzz(name):
-            # Placed there as the pinned series placed it (`apply --fuzz`; see OldStack).
-            pinned_fuzz = PINNED_FUZZ
-            theirs = engine.apply_hunks(
-                pre, s.hunks, fuzz=pinned_fuzz, split=self.g.lines.split, gnu=True
-            )
-        if pre is not None and theirs is not None:
-            res, failing = self._doubt(
-                s,
-                content,
-                res,
-                checks,
-                failing,
-                pre=pre,
-                theirs=theirs,
-                pinned_fuzz=pinned_fuzz,
-                name=name,
-            )
-            final = res.content
-        if s.old_path in self.upstream_changed():
-            failed = tuple(failing)  # as it is now: the ladder below shortens it
-            job = partial(self._hint, s, content, res, pre=pre, name=name, failing=failed)
-            self._hint_jobs.append(partial(job, pin_path=pin_path))
-        if failing:
-            cur = res.content
-            self._held_upstream(s, content, cur, pre, failing=failing, checks=checks)
-            if failing and not self._quick:  # (quick: what still fails stays unplaced)
-                final, markers = self._merge(
-                    s,
-                    content,
-                    cur,
-                    pre=pre,
-                    theirs=theirs,
-                    failing=failing,
-                    checks=checks,
-                    name=name,
-                )
+        checks, final, markers = list(at.checks), at.final, at.markers
+        if at.open_regions is not None:
+            regions[s.path] = at.open_regions
         if markers is not None:
             return checks, markers
         if s.is_delete:
@@ -730,7 +728,7 @@ class Replay:
                 return [HunkOutcome(path, i, UPSTREAMED) for i in range(n)]
             if s.hunks:
                 # Upstream deleted the file: its blocks may live on in another file.
-                relocated = self._relocate(
+                relocated = self.relocate(
                     s, list(range(len(s.hunks))), cur=None, pre=None, up=None, where=where
                 )
                 if relocated is not None:
@@ -741,139 +739,29 @@ class Replay:
             ]
         return None
 
-    def _doubt(
-        self,
-        s: FilePatch,
-        content: bytes,
-        res: engine.FileResult,
-        checks: list[HunkOutcome],
-        failing: list[int],
-        *,
-        pre: bytes,
-        theirs: engine.FileResult,
-        pinned_fuzz: int,
-        name: str,
-    ) -> tuple[engine.FileResult, list[int]]:
-        """The pinned base doubts the engine: a hunk placed by offset or fuzz where its
-        surroundings differ from the pre-image's is kept only if the 3-way merge agrees.
-        Fills `checks`; returns the engine's result without the doubted hunks and the
-        failing hunks."""
-        path = s.path
-        doubtful = placement.doubtful(s.hunks, res, content, pre, theirs, split=self.g.lines.split)
-        if doubtful:
-            # A hunk that moved to a place whose surroundings differ from the pinned base's
-            # may have landed in a look-alike copy. Trust it only if the 3-way merge agrees.
-            merged, conflicts = self.g.merge_file(
-                content, pre, theirs.content, (self.ours, "base", name)
-            )
-            if (conflicts or merged != res.content) and (failing or len(doubtful) > 1):
-                # The whole file's merge also holds the other hunks' conflicts: each doubt
-                # is then weighed by the merge of that hunk alone.
-                doubtful = [
-                    i
-                    for i in doubtful
-                    if not self._agrees_alone(
-                        s.hunks, i, content, pre=pre, fuzz=pinned_fuzz, name=name
-                    )
-                ]
-            if doubtful and (conflicts or merged != res.content):
-                failing = sorted(failing + doubtful)
-                for i in doubtful:
-                    checks[i] = replace(
-                        checks[i],
-                        status=CONFLICT,
-                        offset=0,
-                        fuzz=0,
-                        reason="its lines match only at a place that differs from the pinned base",
-                    )
-                res = placement.apply_only(
-                    content,
-                    s.hunks,
-                    [i for i in range(len(s.hunks)) if i not in failing],
-                    self.fuzz,
-                    self.g.lines.split,
-                )
-                for r in res.hunks:
-                    checks[r.index] = (
-                        HunkOutcome(path, r.index, drift_of(r.status), r.offset, r.fuzz)
-                        if r.applied
-                        else HunkOutcome(path, r.index, CONFLICT, reason=r.reason)
-                    )
-                failing = sorted(set(failing) | {r.index for r in res.failures})
-        return res, failing
-
-    def _held_upstream(
-        self,
-        s: FilePatch,
-        content: bytes,
-        cur: bytes,
-        pre: bytes | None,
-        *,
-        failing: list[int],
-        checks: list[HunkOutcome],
-    ) -> None:
-        """The failing hunks upstream already holds (they reverse-apply, their patched
-        lines once; or upstream's rewritten block holds the change): marked upstreamed in
-        `checks` and taken out of `failing`."""
-        cur_lines = self.g.lines.split(cur)
-        pre_lines = self.g.lines.split(pre) if pre is not None else None
-        for i in list(failing):
-            back = engine.apply_hunks(cur, [s.hunks[i]], reverse=True, split=self.g.lines.split)
-            # Upstreamed only if the patched lines are there once: a look-alike
-            # elsewhere in the file proves nothing.
-            if (
-                back.ok
-                and placement.count(cur_lines, s.hunks[i].new_lines) == 1
-                and placement.lacks_removed(s.hunks[i : i + 1], cur_lines, pre_lines)
-                and not (
-                    pre_lines is not None
-                    and placement.kept(s.hunks[i : i + 1], cur_lines, cur_lines, pre_lines)
-                )
-            ):
-                checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
-                failing.remove(i)
-        if failing and pre_lines is not None and not self._quick:
-            # Upstream rewrote the block and it now holds the patch's change: found
-            # by content, within the block the alignment maps the hunk to.
-            up_lines = self.g.lines.split(content)
-            assert pre is not None
-            align = self._align(pre, content)
-            for i in list(failing):
-                if placement.held(s.hunks[i], pre_lines, up_lines, align):
-                    checks[i] = replace(
-                        checks[i],
-                        status=UPSTREAMED,
-                        reason="upstream's block already holds its change",
-                    )
-                    failing.remove(i)
-
-    def _agrees_alone(
-        self, hunks: Sequence[Hunk], i: int, content: bytes, *, pre: bytes, fuzz: int, name: str
-    ) -> bool:
-        """Whether the 3-way merge of hunk `i` alone (its change on the pinned base into
-        upstream's file) is clean and puts it where the engine placed it."""
-        split = self.g.lines.split
-        one = engine.apply_hunks(pre, [hunks[i]], fuzz=fuzz, split=split)
-        if not one.ok:
-            return False
-        merged, conflicts = self.g.merge_file(content, pre, one.content, (self.ours, "base", name))
-        placed = placement.apply_only(content, hunks, [i], self.fuzz, split)
-        return conflicts == 0 and placed.ok and merged == placed.content
-
     def upstream_changed(self) -> frozenset[str]:
         """The files upstream changed in old base..onto (one `diff-tree`, made once)."""
         if self._upstream_changed is None:
             self._upstream_changed = self.g.tree_changes(self.old_base, self.onto)[1]
         return self._upstream_changed
 
-    def _hinted(self) -> tuple[str, ...]:
-        """The current patch's review hints, worked out once its outcome is known: an
-        upstreamed patch leaves the series and its hints with it (a rebase onto an
-        upstream that took the series spent a fifth of its time on hints no one saw)."""
-        for job in self._hint_jobs:
-            job()
-        self._hint_jobs = []
-        return tuple(dict.fromkeys(self._hints))
+    def _hinted(self, looked: Sequence[_Looked]) -> tuple[str, ...]:
+        """The patch's review hints, worked out once its outcome is known: an upstreamed
+        patch leaves the series and its hints with it (a rebase onto an upstream that
+        took the series spent a fifth of its time on hints no one saw)."""
+        hints: list[str] = []
+        for x in looked:
+            if x.hint:
+                hints += self._hint(
+                    x.s,
+                    x.content,
+                    x.res,
+                    failing=x.unplaced,
+                    pre=x.pre,
+                    name=x.name,
+                    pin_path=x.pin_path,
+                )
+        return tuple(dict.fromkeys(hints))
 
     def _hint(
         self,
@@ -885,7 +773,7 @@ class Replay:
         pre: bytes | None,
         name: str,
         pin_path: str | None,
-    ) -> None:
+    ) -> list[str]:
         """DESIGN §5's review hints for a section whose file upstream changed. A hunk the
         engine placed matched its context in one piece, so only a sibling beside it can
         be hinted: the pinned base is read and aligned (a window around the hunk) only
@@ -893,8 +781,9 @@ class Replay:
         on the whole file's alignment."""
         split = self.g.lines.split
         up = split(content)
+        out: list[str] = []
         if not s.hunks or len(up) > placement.HINT_LINES:
-            return
+            return out
         placed = placement.starts(s.hunks, res)
         pre_lines: list[bytes] | None = None
         align: placement.Alignment | None = None
@@ -907,18 +796,18 @@ class Replay:
                 if not maybe_sibling(h, beside):
                     continue
             if pre_lines is None:
-                pre = pre if pre is not None else self._preimage(s, name, pin_path)
+                pre = pre if pre is not None else self.preimage_of(s, name, pin_path)
                 if pre is None or pre == content:
-                    return
+                    return out
                 pre_lines = split(pre)
                 if len(pre_lines) > placement.HINT_LINES:
-                    return
+                    return out
             assert pre is not None
             start = self._pinned_at(s, i, pre, name, pre_lines)
             if p is None or i in failing:
-                align = align or self._align(pre, content)
+                align = align or self.align_of(pre, content)
                 if not align.whole:
-                    return  # too long to align: no hint where nothing is mapped
+                    return out  # too long to align: no hint where nothing is mapped
                 p = align.at(start)
             w = 2 * NEAR + 2
             plo, ulo = max(start - w, 0), max(p - w, 0)
@@ -927,7 +816,8 @@ class Replay:
             ops = bounded.opcodes(pre_lines[plo : start + n + w], up[ulo : p + n + w])
             shifted = [(t, a + plo, b + plo, c + ulo, d + ulo) for t, a, b, c, d in ops]
             seen = stripped(up) if seen is None else seen
-            self._hints.extend(hunk_hints(s.path, i, h, start, up, ops=shifted, seen=seen))
+            out += hunk_hints(s.path, i, h, start, up, ops=shifted, seen=seen)
+        return out
 
     def _was_there(self, block: Sequence[bytes], f: Found) -> bool:
         """Whether the file `f` found the block in held it (or its look-alike) already at
@@ -967,7 +857,7 @@ class Replay:
             self._indexes_bytes -= gone
         return found
 
-    def _align(self, pre: bytes, up: bytes) -> placement.Alignment:
+    def align_of(self, pre: bytes, up: bytes) -> placement.Alignment:
         """The line alignment of a pinned base with upstream's file, made once for the
         pair: the held-change test, the hints and the moved-block search all ask it, and
         a patch's later sections (or the next patch on the file) often ask it again.
@@ -996,7 +886,7 @@ class Replay:
         assert got is not None and got[1] is not None
         return self.g.lines.split(self.state.content(got[1]))
 
-    def _relocate(
+    def relocate(
         self,
         s: FilePatch,
         failing: Sequence[int],
@@ -1020,7 +910,7 @@ class Replay:
         if not firsts:
             return None
         align = (
-            self._align(pre, up)
+            self.align_of(pre, up)
             if pre is not None and up is not None and up_lines is not None and cur is not None
             else None
         )
@@ -1159,7 +1049,7 @@ class Replay:
         h = s.hunks[i]
         lines = self.g.lines.split(pre) if lines is None else lines
         found = engine.locate(lines, h)
-        if found is None and self._pinned_with_fuzz(name):
+        if found is None and self.pinned_with_fuzz(name):
             fuzzed = engine.apply_hunks(
                 pre, s.hunks, fuzz=PINNED_FUZZ, split=self.g.lines.split, gnu=True
             )
@@ -1167,11 +1057,11 @@ class Replay:
                 found = h.old_pos + fuzzed.hunks[i].offset
         return h.old_pos if found is None else found
 
-    def _pinned_with_fuzz(self, name: str) -> bool:
+    def pinned_with_fuzz(self, name: str) -> bool:
         """Whether the pinned series placed patch NAME with fuzz (see OldStack)."""
         return isinstance(self.preimage, OldStack) and self.preimage.placed_with_fuzz(name)
 
-    def _preimage(self, s: FilePatch, name: str, pin_path: str | None = None) -> bytes | None:
+    def preimage_of(self, s: FilePatch, name: str, pin_path: str | None = None) -> bytes | None:
         """The file this section was made against: from the pinned base, else `index`."""
         if s.old_path is None:
             return None
@@ -1179,122 +1069,3 @@ class Replay:
         if pre is None and s.old_id and self.g.has_object(s.old_id):
             pre = self.state.content(self.g.resolve(s.old_id, "blob"))
         return pre
-
-    def _merge(
-        self,
-        s: FilePatch,
-        content: bytes,
-        cur: bytes,
-        *,
-        pre: bytes | None,
-        theirs: engine.FileResult | None,
-        failing: list[int],
-        checks: list[HunkOutcome],
-        name: str,
-    ) -> tuple[bytes, bytes | None]:
-        """3-way merge, then anchored placement, then the resolutions a person made
-        before; fills `checks`, returns (content, markers)."""
-        assert s.old_path is not None
-        merged: bytes | None = None
-        regions: list[Region] = []
-        labels = (self.ours, "base", name)
-        if pre is not None:
-            if theirs is not None and theirs.ok:
-                merged, conflicts, _ = self.g.merge_resolving(
-                    content, pre, theirs.content, labels, regions=regions
-                )
-                merged_lines, up_lines = self.g.lines.split(merged), self.g.lines.split(content)
-                # The merge holds every hunk's change, so the line balance counts them all.
-                if (
-                    conflicts == 0
-                    and placement.lacks_removed(
-                        [s.hunks[i] for i in failing], merged_lines, up_lines
-                    )
-                    and not placement.kept(s.hunks, merged_lines, up_lines, self.g.lines.split(pre))
-                ):
-                    # Merging in the failing hunks changed nothing beyond the hunks that
-                    # applied: upstream already made those changes.
-                    if merged == cur:
-                        for i in failing:
-                            checks[i] = replace(checks[i], status=UPSTREAMED, reason="")
-                    else:
-                        placement.settle(s.hunks, theirs, failing, checks, regions)
-                    return merged, None
-                if conflicts == 0:
-                    merged = None  # clean, but it kept what the patch removes: no markers
-        placed = (
-            placement.anchored(cur, [s.hunks[i] for i in failing], pre, self.g.lines.split)
-            if pre is not None
-            else None
-        )
-        if placed is not None:
-            for i in failing:
-                checks[i] = replace(checks[i], status=MERGE, anchored=True, reason="")
-            return placed, None
-        moved = self._relocate(s, failing, cur=cur, pre=pre, up=content, where=f"{name}:{s.lineno}")
-        if moved is not None:
-            found, moved_cur = moved
-            for i in failing:
-                checks[i] = (
-                    replace(found[i], drift=checks[i].drift, offset=0, fuzz=0)
-                    if i in found
-                    else replace(checks[i], status=CONFLICT)
-                )
-            if moved_cur is not None:
-                return moved_cur, None
-        if merged is not None and pre is not None and theirs is not None and self.resolutions:
-            # DESIGN §4 step 7: the conflict regions a person resolved before, as they did.
-            regions = []
-            merged, conflicts, _ = self.g.merge_resolving(
-                content,
-                pre,
-                theirs.content,
-                labels,
-                remembered=self.resolutions.lookup,
-                regions=regions,
-            )
-            if conflicts == 0:
-                placement.settle(s.hunks, theirs, failing, checks, regions)
-                return merged, None
-        drifted = _context_drift(s.hunks, cur, pre, failing, checks, split=self.g.lines.split)
-        if drifted is not None:
-            return drifted, None
-        if merged is None:
-            for i in failing:
-                checks[i] = replace(checks[i], status=CONFLICT)
-            merged = placement.conflict_blocks(
-                cur, [s.hunks[i] for i in failing], name, self.g.lines.split, self.ours
-            )
-        else:
-            assert theirs is not None
-            placement.settle(s.hunks, theirs, failing, checks, regions)
-            self.open_regions[s.path] = tuple(r for r in regions if not r.settled)
-        return content, merged
-
-
-def _context_drift(
-    hunks: Sequence[Hunk],
-    cur: bytes,
-    pre: bytes | None,
-    failing: list[int],
-    checks: list[HunkOutcome],
-    *,
-    split: Split,
-) -> bytes | None:
-    """Issue 24 point 6: the failing hunks placed where GNU patch's fuzz places them, each
-    at its one match (core/contextdrift.py), as `fuzz` proposals; fills `checks`. None
-    (nothing changed) unless every failing hunk is placed so."""
-    res = contextdrift.fuzz_placed(
-        split(cur), [hunks[i] for i in failing], None if pre is None else split(pre)
-    )
-    if res is None:
-        return None
-    for i, r in zip(failing, res.hunks, strict=True):
-        checks[i] = replace(
-            checks[i],
-            status=FUZZ,
-            offset=r.offset,
-            fuzz=r.fuzz,
-            reason=contextdrift.evidence(r.fuzz),
-        )
-    return res.content

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from patchq.core.errors import PatchqError
-from patchq.core.records import RebaseState, StoppedPatch
+from patchq.core.records import DonePatch, PatchOutcome, RebaseState, StoppedPatch
 from patchq.rebase.keep import hold_rebase_objects, release_rebase_objects
 from patchq.rebase.replay import PatchCheck
 from patchq.stack import journal
@@ -33,6 +33,28 @@ def state_name(ctx: Context) -> str:
 def evidence(p: PatchCheck) -> tuple[tuple[str, str], ...] | None:
     """Why a patch is (or may be) upstream, as the records keep it."""
     return None if p.evidence is None else tuple(p.evidence.doc().items())
+
+
+def done_patch(
+    res: PatchCheck, outcome: str, commit: str | None, accepted: tuple[str, ...]
+) -> DonePatch:
+    """A replayed patch a rebase (or a reorder) is done with, as its records keep it:
+    `outcome` in the lock, `commit` (None: it left the stack), the proposals `accepted`."""
+    return DonePatch(
+        PatchOutcome(
+            res.name,
+            res.status,
+            outcome,
+            res.drift,
+            res.hunks,
+            commit=commit,
+            evidence=evidence(res),
+            hints=res.hints,
+            accepted=accepted,
+        ),
+        res.tree_before,
+        res.tree,
+    )
 
 
 def stopped(res: PatchCheck) -> StoppedPatch:

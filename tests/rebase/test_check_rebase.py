@@ -1314,8 +1314,9 @@ def test_only_a_patch_the_lock_records_is_pinned_with_fuzz(
         ("b.patch", "fuzz"),
     ]
     assert doc["patches"][1]["hunks"][0]["tier"] == "proposed"
-    # Recorded by `apply --fuzz`, the same series is pinned and b.patch merges.
-    assert patchq("apply", "--onto", base, "--fuzz", "1").code == 0
+    # Pinned again by `apply --fuzz --pin` (the lock is re-pinned only when asked), the
+    # same series is pinned and b.patch merges.
+    assert patchq("apply", "--onto", base, "--fuzz", "1", "--pin").code == 0
     code, doc = check_json(patchq, "--fuzz", "1")
     assert [(p["name"], p["status"]) for p in doc["patches"]] == [
         ("a.patch", "fuzz"),

@@ -169,6 +169,13 @@ class History(ObjectStore):
                 env={"GIT_LITERAL_PATHSPECS": "1"},
             )
 
+    def behind(self, ref: str, base: str) -> int:
+        """How many commits `ref` is behind `base` when `base` holds all of `ref` (an
+        older tag, say), else 0: one `rev-list` with both sides' counts."""
+        out = self._run("rev-list", "--left-right", "--count", f"{ref}...{base}").decode()
+        ahead, behind = (int(x) for x in out.split())
+        return behind if ahead == 0 else 0
+
     def ancestors(self, candidates: Sequence[str], tip: str) -> dict[str, str]:
         """Those of `candidates` (full or abbreviated commit ids) that name a commit which
         is an ancestor of `tip` (or `tip` itself), each → its full id: one `rev-list`."""

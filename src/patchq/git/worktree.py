@@ -31,9 +31,11 @@ def _plain_file(root: Path, rel: str) -> bool:
 class WorkTree(ObjectStore):
     """The checked-out files and the index, and the person's changes in them."""
 
-    def dirty_paths(self, ignore: Iterable[str] = ()) -> list[str]:
-        """Tracked files with changes, and untracked files not ignored, minus `ignore` prefixes."""
-        out = self._run("status", "--porcelain=v1", "-z", "--untracked-files=all")
+    def dirty_paths(self, ignore: Iterable[str] = (), untracked: bool = True) -> list[str]:
+        """Tracked files with changes, and (with `untracked`) untracked files not ignored,
+        minus `ignore` prefixes."""
+        which = "--untracked-files=all" if untracked else "--untracked-files=no"
+        out = self._run("status", "--porcelain=v1", "-z", which)
         paths = []
         skip = tuple(ignore)
         entries = out.split(b"\0")
@@ -51,8 +53,10 @@ class WorkTree(ObjectStore):
             paths.append(path)
         return paths
 
-    def require_clean(self, ignore: Iterable[str] = ()) -> None:
-        dirty = self.dirty_paths(ignore)
+    def require_clean(self, ignore: Iterable[str] = (), untracked: bool = True) -> None:
+        """Refuse (exit 5) changes patchq did not make: edits of tracked files, and with
+        `untracked` files git does not track."""
+        dirty = self.dirty_paths(ignore, untracked)
         if dirty:
             more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
             raise UnsafeStateError(

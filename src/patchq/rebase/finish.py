@@ -134,6 +134,9 @@ def finish(
             ),
             reason=f"onto {st.onto[:12]}",
             expect=expect,
+            # Started and finished by this run, no stop between: its before is what the
+            # person had, so `undo` may put it back.
+            undoable=expect is not None,
         ),
     )
     release_rebase_objects(g, repo.config.queue)

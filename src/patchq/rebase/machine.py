@@ -104,9 +104,13 @@ def start(
             )
         repo.check_writable()
         refuse_at_push_stop(ctx, "a rebase")
-        g.require_clean(ctx.own_paths())
+        # Edits of tracked files only: an untracked file stops the rebase only where its
+        # checkout would write over it (the journal names it), as docs/commands.md says.
+        g.require_clean(ctx.own_paths(), untracked=False)
         ref, onto_id = default_onto(ctx, g, onto)
         base, guards = old_base(ctx, g)
+        # Said, and gone on with: onto an older tag is a rebase a person may mean.
+        behind = g.behind(onto_id, base) if onto_id != base else 0
         entries = repo.series.active(guards)
         exec_cmd, exec_each, untrusted = execute.commands(ctx, *execs, entries)
         stack = load(g.state_dir(), repo.config.queue)
@@ -144,7 +148,8 @@ def start(
         )
         # What a commit or a saved file made while the rebase works is compared with.
         expect = journal.expect(g, branch)
-        return _run(ctx, state, progress, announce, expect)
+        out = _run(ctx, state, progress, announce, expect)
+        return replace(out, behind=(ref, behind)) if behind else out
 
 
 def _run(

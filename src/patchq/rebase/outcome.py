@@ -70,6 +70,9 @@ class RebaseOutcome:
     # The patch-repo files a finished rebase wrote or removed, relative to the patch repo
     # with links followed (`patches -> debian/patches`): what a bot stages, exactly.
     written: tuple[str, ...] = ()
+    # The ref rebased onto, when it is behind the base it left (an older tag), and by
+    # how many commits: said, and gone on with.
+    behind: tuple[str, int] | None = None
 
     @property
     def exec_failed(self) -> ExecRun | None:

@@ -120,6 +120,9 @@ class Plan:
     # What the target was when the command began its work in memory: a change since (a
     # commit, a saved file) holds the result back instead of checking it out over it.
     expect: Expect | None = None
+    # `undo` may roll it back though `op` is not in UNDOABLE: a rebase that ran from its
+    # start to its end in one go (its before is the state the person started it in).
+    undoable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,7 +438,7 @@ def _keep_last(g: GitRepo | None, patch_root: Path, doc: dict[str, Any]) -> None
         return  # a patch-repo journal (`import`) changed no target: nothing of it is kept
     new = g.state_dir() / f"{LAST}.new"
     shutil.rmtree(new, ignore_errors=True)
-    undoable = doc["op"] in UNDOABLE
+    undoable = doc["op"] in UNDOABLE or bool(doc.get("undoable_run"))
     try:
         new.mkdir(parents=True)
         if undoable and _copies(g, patch_root, doc).is_dir():
@@ -529,7 +532,7 @@ def undo_last(g: GitRepo, patch_root: Path, own: list[str]) -> dict[str, Any]:
             "undo works right after a stack operation; `git reflog` shows older states",
         )
     undo = dict(doc, op=f"undo {doc['op']}", id=secrets.token_hex(8), back_only=True)
-    for key in ("undoable", "fingerprint", "pid", "expect"):
+    for key in ("undoable", "undoable_run", "fingerprint", "pid", "expect"):
         undo.pop(key, None)
     shutil.rmtree(home(g, patch_root) / "op", ignore_errors=True)
     copies = g.state_dir() / LAST / "copies"
@@ -723,6 +726,7 @@ def _record(
         "kind": plan.kind,
         "reorder": None if plan.reorder is None else list(plan.reorder),
         "branch": plan.branch,
+        "undoable_run": plan.undoable,
     }
     if held is not None:
         doc["held"] = held  # recorded, never carried out: the target changed meanwhile

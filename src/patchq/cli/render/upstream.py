@@ -287,8 +287,14 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
         from patchq.rebase.outcome import AbortOutcome
 
         return rebase_aborted(AbortOutcome(out.removed_lock, finished=out.aborted_op))
+    behind = (
+        (info(f"patchq: {out.behind[0]} is {plural(out.behind[1], 'commit')} behind the base"),)
+        if out.behind
+        else ()
+    )
     if as_json:
         return (
+            *behind,
             Doc(
                 {
                     "finished": out.finished,
@@ -305,7 +311,11 @@ def rebased(out: RebaseOutcome, as_json: bool = False) -> Rendered:
                 }
             ),
         )
-    lines: list[Item] = [*removed_lock(out.removed_lock), *saved_on_the_way(out.saved)]
+    lines: list[Item] = [
+        *behind,
+        *removed_lock(out.removed_lock),
+        *saved_on_the_way(out.saved),
+    ]
     lines += [
         info(
             f"{r.patch.outcome:>10} {r.patch.name}"

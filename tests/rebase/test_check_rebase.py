@@ -83,8 +83,10 @@ def pin(
     assert r.code == 0, r.err
 
 
-def check_json(patchq: Callable[..., Result], *args: str) -> tuple[int, dict[str, Any]]:
-    r = patchq("check", "--onto", "main", "--json", *args)
+def check_json(
+    patchq: Callable[..., Result], *args: str, onto: str = "main"
+) -> tuple[int, dict[str, Any]]:
+    r = patchq("check", "--onto", onto, "--json", *args)
     assert r.code in (0, 1, 3) and r.err == "", r.err
     doc = json.loads(r.out)
     assert set(doc) == {"base", "onto", "patches", "commands", "target", "accept"}

@@ -102,8 +102,8 @@ def test_verify_names_the_command_that_brings_the_lock_up_to_date(
     r = patchq("verify")
     assert r.code == 1
     assert "patches/q.patch: changed since series.lock was written" in r.err
-    assert f"`patchq apply` pins them on {onto[:12]} again" in r.err
-    assert patchq("apply").code == 0
+    assert f"`patchq apply --pin` pins them on {onto[:12]} again" in r.err
+    assert patchq("apply", "--pin").code == 0
     assert patchq("verify").code == 0
 
 
@@ -121,4 +121,4 @@ def test_refresh_leaves_the_lock_alone_when_the_series_would_no_longer_apply(
     assert "series.lock not updated: patches/q.patch no longer applies exactly" in r.err
     assert queue.lock() == locked
     r = patchq("verify")
-    assert r.code == 1 and "`patchq apply` pins them on" in r.err
+    assert r.code == 1 and "`patchq apply --pin` pins them on" in r.err

@@ -82,7 +82,7 @@ def test_a_resolution_is_remembered_readable_and_reused_on_a_second_branch(
     for n, data in old.items():
         (queue.path / n).write_bytes(data)
     (queue.path / "patches/tune.patch").write_bytes(old_patch)
-    code, doc = check_json(patchq, "--onto", "stable")
+    code, doc = check_json(patchq, onto="stable")
     (h,) = doc["patches"][0]["hunks"]
     assert code == 1  # reviewable drift, not a conflict
     assert (doc["patches"][0]["status"], h["status"], h["method"]) == ("merge", "merge", "reused")
@@ -157,7 +157,7 @@ def test_a_partly_remembered_conflict_stops_with_the_known_region_filled_in(
     assert patchq("rebase", "--continue").code == 0
     for n, data in old.items():
         (queue.path / n).write_bytes(data)
-    code, doc = check_json(patchq, "--onto", "stable")
+    code, doc = check_json(patchq, onto="stable")
     assert code == 3
     assert [(h["status"], h["method"]) for h in doc["patches"][0]["hunks"]] == [
         ("merge", "reused"),

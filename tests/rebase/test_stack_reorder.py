@@ -310,13 +310,14 @@ def test_undo_refuses_when_anything_changed_since(
         assert what in r.err, r.err
         assert snapshot(upstream, queue) == before
         undo_change()
-    # A rebase is no stack operation: `undo` says so, and --abort is its undo.
+    # A rebase that ran in one go is undone as a stack operation is: refused too when
+    # anything changed since (tests/rebase/test_onto_older.py undoes one).
     upstream.git("checkout", "-q", "main")
     upstream.write("h.txt", "upstream\n").commit("upstream moves")
     assert patchq("rebase", "--onto", "main").code == 0
+    (queue.path / "series").write_text(queue.series() + "# a note\n")
     r = patchq("undo")
-    assert r.code == 4
-    assert "the last change, `patchq rebase` (onto " in r.err and "cannot be undone" in r.err
+    assert r.code == 5 and "since `patchq rebase`" in r.err, r.err
 
 
 def test_status_json_and_the_lock_follow_a_float(

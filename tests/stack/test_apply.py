@@ -84,8 +84,13 @@ def test_guards_select_patches(upstream: Upstream, queue: Queue, patchq: Runner)
     queue.add("2.patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n a\n b\n-c\n+C\n", " #-sm120")
     assert patchq("apply", "--onto", base).code == 0
     assert upstream.read("a.txt") == b"a\nb\nC\n"
-    assert patchq("apply", "--onto", base, "--guard", "sm120").code == 0
+    # Another selection of the series is a new pin only when asked: the lock holds what
+    # was reviewed until `--pin`.
+    r = patchq("apply", "--onto", base, "--guard", "sm120")
+    assert r.code == 0 and "series.lock left as reviewed" in r.err
     assert upstream.read("a.txt") == b"A\nb\nc\n"
+    assert json.loads(queue.lock())["guards"] == []
+    assert patchq("apply", "--onto", base, "--guard", "sm120", "--pin").code == 0
     assert json.loads(queue.lock())["guards"] == ["sm120"]
     assert [p["name"] for p in json.loads(queue.lock())["patches"]] == ["1.patch"]
     assert patchq("verify").code == 0

@@ -203,6 +203,19 @@ def git(cwd: Path, *args: str, input: bytes | None = None, check: bool = True) -
     return proc.stdout.decode("utf-8", "surrogateescape")
 
 
+def new_repo(path: Path, files: dict[str, str], message: str = "base") -> str:
+    """A new git repository at `path` on `main` whose first commit holds `files` (name →
+    text); that commit's id."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", message)
+    return git(path, "rev-parse", "HEAD").strip()
+
+
 @dataclass
 class Upstream:
     """A git repository the tests write files into and commit."""

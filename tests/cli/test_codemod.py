@@ -20,7 +20,7 @@ import yaml
 
 from patchq.cli.main import cli
 
-from ..conftest import ROOT, git
+from ..conftest import ROOT, git, new_repo
 
 svp = pytest.importorskip("silver_platter")
 breezy_git = pytest.importorskip("breezy.git")
@@ -44,10 +44,7 @@ def make_fleet_repo(root: Path, name: str) -> tuple[Path, Path]:
     """An upstream checkout and a patch repo (a git repository of its own, as the
     Janitor checks it out) whose one patch is applied and locked on upstream's base."""
     up, queue = root / f"{name}-upstream", root / name
-    up.mkdir(parents=True)
-    git(up, "init", "-q", "-b", "main")
-    (up / "f.txt").write_text(LINES)
-    base = _commit_all(up, "base")
+    base = new_repo(up, {"f.txt": LINES})
     (queue / "patches").mkdir(parents=True)
     (queue / "patches" / "change.patch").write_text(PATCH)
     (queue / "series").write_text("change.patch\n")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import git
+from ..conftest import git, new_repo
 
 LINES = "".join(f"line {i}\n" for i in range(1, 21))
 
@@ -129,12 +129,7 @@ def test_init_in_a_folder_with_a_series_keeps_it(tmp_path: Path) -> None:
 
 def test_import_order_takes_the_recipes_order(tmp_path: Path) -> None:
     up = tmp_path / "upstream"
-    up.mkdir()
-    git(up, "init", "-q", "-b", "main")
-    (up / "a.c").write_text(LINES)
-    git(up, "add", "-A")
-    git(up, "commit", "-q", "-m", "1.0")
-    base = git(up, "rev-parse", "HEAD").strip()
+    base = new_repo(up, {"a.c": LINES}, "1.0")
     recipe = tmp_path / "recipe"
     recipe.mkdir()
     # Each builds on the one before in the recipe's order; name order would fail.
@@ -190,12 +185,7 @@ def test_init_adopts_a_patches_folder_in_place(tmp_path: Path) -> None:
     the series of the patch files already there, in the name order such a build applies
     them, names what it skipped, and `import` is not needed (it would find them taken)."""
     up = tmp_path / "upstream"
-    up.mkdir()
-    git(up, "init", "-q", "-b", "main")
-    (up / "a.c").write_text(LINES)
-    git(up, "add", "-A")
-    git(up, "commit", "-q", "-m", "1.0")
-    base = git(up, "rev-parse", "HEAD").strip()
+    base = new_repo(up, {"a.c": LINES}, "1.0")
     pkg = tmp_path / "pkg"
     (pkg / "patches").mkdir(parents=True)
     files = {

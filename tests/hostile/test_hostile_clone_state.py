@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..conftest import Result, git, run_patchq
+from ..conftest import Result, new_repo, run_patchq
 
 PATCH = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n-one\n+ONE\n two\n three\n"
 TEXT = "one\ntwo\nthree\nfour\n"
@@ -28,12 +28,7 @@ TEXT = "one\ntwo\nthree\nfour\n"
 
 def make_queue(tmp: Path) -> Path:
     """A patch repo with one reviewed patch and a target beside it."""
-    up = tmp / "upstream"
-    up.mkdir()
-    git(up, "init", "-q", "-b", "main")
-    (up / "f.txt").write_text(TEXT)
-    git(up, "add", "-A")
-    git(up, "commit", "-q", "-m", "base")
+    new_repo(tmp / "upstream", {"f.txt": TEXT})
     q = tmp / "q"
     (q / "patches").mkdir(parents=True)
     (q / "patches" / "p.patch").write_text(PATCH)

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ..conftest import ROOT, git
+from ..conftest import ROOT, git, new_repo
 
 WORKFLOW = ROOT / "examples" / "github-workflow.yml"
 LINES = "".join(f"line {i}\n" for i in range(1, 41))
@@ -96,12 +96,7 @@ def workspace(tmp: Path, layout: str, build: str) -> Runner:
     """The patch repo (`flat` or `debian`) pinned on upstream's base, its clone as the job
     checks it out, and upstream moved so that the patch is refreshed (an offset)."""
     origin = tmp / "origin"
-    origin.mkdir()
-    git(origin, "init", "-q", "-b", "main")
-    (origin / "f.txt").write_text(LINES)
-    git(origin, "add", "-A")
-    git(origin, "commit", "-q", "-m", "base")
-    base = git(origin, "rev-parse", "HEAD").strip()
+    base = new_repo(origin, {"f.txt": LINES})
     repo = tmp / "patch-repo"
     if layout == "debian":
         (repo / "debian" / "patches").mkdir(parents=True)

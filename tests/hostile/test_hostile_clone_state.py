@@ -225,3 +225,40 @@ def _wait_blocked(proc: subprocess.Popen[bytes]) -> None:
             return
         time.sleep(0.01)
     raise AssertionError("trust --revoke never reached the folder's lock")
+
+
+def test_a_command_never_writes_over_a_series_changed_after_it_read_it(
+    tmp_path: Path,
+) -> None:
+    """Two `guard`s at once: the one that read `series` before the other wrote it refuses
+    (exit 5) instead of writing its stale copy over that change; run again, it reads the
+    series afresh and goes through."""
+    import signal
+
+    q = make_queue(tmp_path)
+    (q / "patches" / "q.patch").write_text(PATCH.replace("one", "uno").replace("ONE", "UNO"))
+    (q / "series").write_text("p.patch\nq.patch\n")
+    env = dict(os.environ, PATCHQ_CRASH_AT="patchrepo:read", PATCHQ_CRASH_SIGNAL="PAUSE")
+    late = subprocess.Popen(
+        [sys.executable, "-m", "patchq", "--dir", str(q), "guard", "q.patch", "+b"],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert late.stderr is not None
+        assert late.stderr.readline() == "paused at patchrepo:read\n"
+        first = _cli(q, "guard", "p.patch", "+a")
+        assert first.code == 0, first.err
+        assert (q / "series").read_text() == "p.patch #+a\nq.patch\n"
+        late.send_signal(signal.SIGUSR1)
+        err = late.stderr.read()
+        assert late.wait(timeout=60) == 5, err
+        assert "series changed since this command read it" in err
+    finally:
+        late.kill()
+        late.wait()
+    assert (q / "series").read_text() == "p.patch #+a\nq.patch\n"
+    again = _cli(q, "guard", "q.patch", "+b")
+    assert again.code == 0, again.err
+    assert (q / "series").read_text() == "p.patch #+a\nq.patch #+b\n"

@@ -43,7 +43,16 @@ from patchq.core.resolutions import FOLDER as RESOLUTIONS
 from patchq.git.repo import GitRepo
 from patchq.store import stack as stackfile
 from patchq.store.files import atomic_write, confine, inside, remove
-from patchq.store.patchrepo import CONFIG, LOCK, PATCHES, SERIES, check_writable, own_paths
+from patchq.store.patchrepo import (
+    CONFIG,
+    LOCK,
+    PATCHES,
+    SERIES,
+    check_writable,
+    own_paths,
+    series_changed,
+    series_written,
+)
 from patchq.store.stack import save, stack_path
 from patchq.store.statedir import (
     JOURNAL,
@@ -212,6 +221,13 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
     if g is None and (plan.head is not None or plan.state):
         raise ValueError("a plan that changes the target needs the target")
     check_writable(patch_root)
+    if SERIES in plan.files and series_changed(patch_root):
+        raise UnsafeStateError(
+            "series changed since this command read it (another patchq, or an editor, "
+            "wrote it meanwhile); nothing was written",
+            str(patch_root / SERIES),
+            "run the command again",
+        )
     for rel in plan.files:
         confine(patch_root, patch_root / rel)
         _can_write(patch_root / rel)
@@ -249,6 +265,9 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
             _clear(g, patch_root, doc)
         raise  # the first error is the story
     _clear(g, patch_root, doc)
+    written = plan.files.get(SERIES)
+    if written is not None:
+        series_written(patch_root, written)
     return aside or saved
 
 

@@ -19,6 +19,7 @@ from patchq.core.paths import check_name, name_problem
 from patchq.core.series import Series
 from patchq.core.tiers import parse_accept, valid_names
 from patchq.store.files import atomic_write, confine, escaping_link, read_optional, read_regular
+from patchq.store.statedir import crashpoint
 
 if TYPE_CHECKING:
     from patchq.core.lock import Lock
@@ -195,6 +196,23 @@ def _valid_queue(name: str) -> bool:
     )
 
 
+# What this process read of each patch repo's `series`, by root. A command that writes
+# `series` checks, holding the lock, that the file still holds what it read
+# (`series_changed`): one that read it before another patchq wrote it (two `guard`s at
+# once) refuses instead of writing over that change.
+_SERIES_READ: dict[Path, bytes | None] = {}
+
+
+def series_changed(root: Path) -> bool:
+    """Whether `root`'s series is no longer what this process read of it."""
+    return root in _SERIES_READ and read_optional(root / SERIES) != _SERIES_READ[root]
+
+
+def series_written(root: Path, data: bytes) -> None:
+    """This process wrote `data` as `root`'s series: what it holds now."""
+    _SERIES_READ[root] = data
+
+
 @dataclass(frozen=True, slots=True)
 class PatchRepo:
     """A patch repo folder; `series` and `config` are read when it is opened."""
@@ -240,6 +258,8 @@ class PatchRepo:
         config = Config.parse(_utf8(cfg, str(cfg_path)), str(cfg_path)) if cfg else Config()
         series_path = root / SERIES
         data = read_optional(series_path)
+        _SERIES_READ[root] = data
+        crashpoint("patchrepo:read")  # the tests' way to run another patchq just now
         text = data.decode("utf-8", "surrogateescape") if data else ""
         return cls(root, config, Series.parse(text, str(series_path)))
 

@@ -41,6 +41,7 @@ from patchq.core.errors import BadInputError, FaultError, GitError, UnsafeStateE
 from patchq.core.records import Stack
 from patchq.core.resolutions import FOLDER as RESOLUTIONS
 from patchq.git.repo import GitRepo
+from patchq.stack import recipe
 from patchq.store import stack as stackfile
 from patchq.store.files import atomic_write, confine, inside, remove
 from patchq.store.patchrepo import CONFIG, LOCK, PATCHES, SERIES, check_writable, own_paths
@@ -197,6 +198,7 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
     if g is None and (plan.head is not None or plan.state):
         raise ValueError("a plan that changes the target needs the target")
     check_writable(patch_root)
+    plan = recipe.in_step(patch_root, plan)
     for rel in plan.files:
         confine(patch_root, patch_root / rel)
         _can_write(patch_root / rel)

@@ -6,7 +6,10 @@ were written by hand from each format's own documentation."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -223,3 +226,25 @@ def test_init_adopts_patches_in_the_recipes_order(
     assert (pkg / "series").read_text().split() == list(order)
     assert f'recipe = "{recipe}"' in (pkg / "patchq.toml").read_text()
     assert patchq("--dir", str(pkg), "lint").code == 0
+
+
+def test_a_killed_rename_recovers_the_recipe_with_the_series(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    """The recipe is written in the series' own transaction: a kill after one file is
+    written leaves both to `recover --abort` (back, byte for byte) or `--continue`."""
+    recipe = "hello.spec"
+    setup(upstream, queue, recipe)
+    assert patchq("push", "-a").code == 0
+    files = ("series", recipe)
+    before = [(queue.path / f).read_bytes() for f in files]
+    env = {**os.environ, "PATCHQ_CRASH_AT": "journal:file-written"}
+    argv = [sys.executable, "-m", "patchq", "--dir", str(queue.path)]
+    rename = [*argv, "rename", "0002-greeting.patch", "0002-hello.patch"]
+    assert subprocess.run(rename, env=env, capture_output=True).returncode == -9
+    assert patchq("recover", "--abort").code == 0
+    assert [(queue.path / f).read_bytes() for f in files] == before
+    assert subprocess.run(rename, env=env, capture_output=True).returncode == -9
+    assert patchq("recover", "--continue").code == 0
+    assert listed(queue, recipe) == (NAMES[0], "0002-hello.patch", NAMES[2])
+    assert "0002-hello.patch" in queue.series()

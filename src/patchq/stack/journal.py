@@ -632,12 +632,13 @@ def _check_journal(g: GitRepo | None, patch_root: Path, doc: dict[str, Any], sid
     ident = doc.get("id")
     if not (isinstance(ident, str) and ident and all(c in "0123456789abcdef" for c in ident)):
         raise UnsafeStateError("the journal's id is not patchq's", where, _NOT_OURS)
+    own_recipe = recipe.named(patch_root)
     for kind in (FILES, STATE):
         entries = doc.get(kind, {})
         if not isinstance(entries, dict):
             raise UnsafeStateError(f"the journal's {kind} are damaged", where, _NOT_OURS)
         for rel, sides in entries.items():
-            ok = _owned_file(rel) if kind == FILES else _state_name(rel)
+            ok = (_owned_file(rel) or rel == own_recipe) if kind == FILES else _state_name(rel)
             if not ok or not isinstance(sides, dict):
                 raise UnsafeStateError(
                     f"the journal names {rel!r}, which is no file patchq writes there",

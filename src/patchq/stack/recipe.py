@@ -32,6 +32,22 @@ def prefix(patch_root: Path, recipe: str) -> str:
     return rel.replace(os.sep, "/") + "/"
 
 
+def named(patch_root: Path) -> str | None:
+    """The recipe patchq.toml names, where it is one patchq may write (a recipe's file
+    name, inside the patch repo, not in `.git`): what a journal may name besides its own
+    files."""
+    try:
+        rel = PatchRepo.open(patch_root).config.recipe
+    except BadInputError:
+        return None
+    if rel is None or recipes.kind_of(rel) is None or rel.startswith("/"):
+        return None
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") or p.lower().rstrip(". ") == ".git" for p in parts):
+        return None
+    return rel
+
+
 def in_step(patch_root: Path, plan: Plan) -> Plan:
     """`plan` with the recipe's rewrite added where it writes `series` and the recipe's
     list must change; `plan` itself otherwise."""
@@ -39,8 +55,16 @@ def in_step(patch_root: Path, plan: Plan) -> Plan:
     if new is None:
         return plan
     repo = PatchRepo.open(patch_root)
-    rel = repo.config.recipe
-    if rel is None or rel in plan.files:
+    if repo.config.recipe is None:
+        return plan
+    rel = named(patch_root)
+    if rel is None:
+        raise BadInputError(
+            f"`recipe` names {repo.config.recipe!r}, not a recipe file inside the patch repo",
+            "patchq.toml",
+            "name an RPM .spec, a BitBake .bb, portfile.cmake, meta.yaml, PKGBUILD or series",
+        )
+    if rel in plan.files:
         return plan
     path = patch_root / rel
     if path.resolve() == (patch_root / SERIES).resolve():

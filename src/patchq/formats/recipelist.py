@@ -196,8 +196,9 @@ def edits(text: str, p: Placement, unit: Unit, joiner: str = "\n") -> list[tuple
         new = unit(name, slot)
         if new != text[slot.start : slot.end]:
             out.append((slot.start, slot.end, new))
+    gone = {i.line_start for i in p.drop if i.alone}
     for item in p.drop:
-        out.append(_removal(text, item))
+        out.append(_removal(text, item, gone))
     a = p.anchor
     if p.tail and a is not None:
         if a.alone:
@@ -214,13 +215,19 @@ def edits(text: str, p: Placement, unit: Unit, joiner: str = "\n") -> list[tuple
     return out
 
 
-def _removal(text: str, item: Item) -> tuple[int, int, str]:
+def _removal(text: str, item: Item, gone: set[int]) -> tuple[int, int, str]:
+    """The deletion of a dropped item: its line where it stands alone, else the token
+    (and the line break before it, where it opened its line: `'c.patch')` under the
+    last entry kept joins that entry's line, past the lines in `gone`)."""
     if item.alone:
         return (item.line_start, item.line_end, "")
-    if item.first:  # `'c.patch')` under `'b.patch'`: join the closing to the line above
+    if item.first:
         prev = item.line_start
         while prev > 0 and text[prev - 1] in " \t\r\n\\":
             prev -= 1
+            start = text.rfind("\n", 0, prev) + 1
+            if start in gone and text[prev - 1] not in " \t\r\n\\":
+                prev = start
         above = text[text.rfind("\n", 0, prev) + 1 : prev].lstrip()
         if prev > 0 and not above.startswith("#"):
             return (prev, item.end, "")
@@ -236,7 +243,15 @@ def _removal(text: str, item: Item) -> tuple[int, int, str]:
 
 
 def apply(text: str, edits: Sequence[tuple[int, int, str]]) -> str:
-    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+    """`text` with the edits made; deletions that overlap (a dropped line, and the
+    line break before a dropped last entry) are made as one."""
+    merged: list[tuple[int, int, str]] = []
+    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1])):
+        if merged and not new and not merged[-1][2] and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]), "")
+        else:
+            merged.append((start, end, new))
+    for start, end, new in reversed(merged):
         text = text[:start] + new + text[end:]
     return text
 

@@ -308,7 +308,7 @@ def read_bitbake(text: str, prefix: str = "") -> tuple[Listing, list[Item]]:
         for a, b in _opaque(value):
             if any(w in value[a:b] for w in ("file://", ".patch", ".diff")):
                 problems.append(Problem(line_at(lines, start + a).no, "inline Python"))
-        found = _bb_tokens(text, lines, start, value, prefix, problems)
+        found = _bb_tokens(text, lines, (start, end), prefix, problems=problems)
         if ov not in _UNCONDITIONAL or ov.startswith((":remove", "_remove")):
             if found:
                 problems.append(Problem(line, f"a conditional override (SRC_URI{ov})"))
@@ -326,11 +326,13 @@ def read_bitbake(text: str, prefix: str = "") -> tuple[Listing, list[Item]]:
 def _bb_tokens(
     text: str,
     lines: Sequence[Line],
-    start: int,
-    value: str,
+    span: tuple[int, int],
     prefix: str,
+    *,
     problems: list[Problem],
 ) -> list[Item]:
+    """The patch entries of the value at `span`, past its inline Python."""
+    start, value = span[0], text[span[0] : span[1]]
     skip = _opaque(value)
     out = []
     for t in re.finditer(r"[^\s\\]+", value):
@@ -516,6 +518,8 @@ _SUMS = {
 }
 _PREPARE = re.compile(r"^[ \t]*(?:function[ \t]+)?prepare[ \t]*\(\)[ \t]*\{?[ \t]*$", re.M)
 _OPENS, _CLOSES = {"if", "case", "for", "while", "until"}, {"fi", "esac", "done"}
+# The commands a prepare() applies a patch with, besides `patch`: git's own appliers.
+_APPLIERS = ("git apply", "git am")
 _PKG_FILE = re.compile(r"""[^\s<>'"]*\.(?:patch|diff)\b""")
 
 
@@ -622,7 +626,7 @@ def _pkg_prepare(text: str, lines: Sequence[Line], problems: list[Problem]) -> l
             if head in ("for", "while", "until") and ("patch" in ln.text or ".diff" in ln.text):
                 problems.append(Problem(ln.no, "a shell loop over patches"))
             depth += (head in _OPENS) - (head in _CLOSES)
-            if head == "patch" or words[:2] in (["git", "apply"], ["git", "am"]):
+            if head == "patch" or " ".join(words[:2]) in _APPLIERS:
                 patched.append(seg)
         for seg in patched:
             files = _PKG_FILE.findall(seg)

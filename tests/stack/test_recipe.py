@@ -248,3 +248,49 @@ def test_a_killed_rename_recovers_the_recipe_with_the_series(
     assert patchq("recover", "--continue").code == 0
     assert listed(queue, recipe) == (NAMES[0], "0002-hello.patch", NAMES[2])
     assert "0002-hello.patch" in queue.series()
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_sink_and_float_reorder_the_recipe(
+    upstream: Upstream, queue: Queue, patchq: Runner, recipe: str
+) -> None:
+    setup(upstream, queue, recipe)
+    assert patchq("push", "-a").code == 0
+    assert patchq("sink", "0003-locale.patch").code == 0
+    assert listed(queue, recipe) == (NAMES[2], NAMES[0], NAMES[1])
+    assert patchq("float", "0001-fix-build.patch").code == 0
+    assert listed(queue, recipe) == (NAMES[2], NAMES[1], NAMES[0])
+    only_the_list_changed(queue, recipe)
+
+
+def test_debians_series_is_the_recipe_and_in_step_by_itself(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    setup(upstream, queue, "meta.yaml")
+    (queue.path / "patchq.toml").write_text('target = "../upstream"\nrecipe = "series"\n')
+    assert patchq("rename", "0002-greeting.patch", "0002-hello.patch").code == 0
+    assert "0002-hello.patch" in queue.series()
+    assert patchq("lint").code == 0
+
+
+def test_a_recipe_beside_patches_names_them_with_the_folder(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    setup(upstream, queue, "meta.yaml")
+    path = queue.path / "meta.yaml"
+    path.write_text(path.read_text().replace("    - 0", "    - patches/0"))
+    assert listed(queue, "meta.yaml") == NAMES
+    assert patchq("new", "0004-new.patch").code == 0
+    assert "    - patches/0004-new.patch\n" in path.read_text()
+    assert listed(queue, "meta.yaml") == active(queue)
+    assert "meta.yaml" not in patchq("lint").out
+
+
+def test_a_recipe_outside_the_patch_repo_is_refused(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    setup(upstream, queue, "meta.yaml")
+    (queue.path / "patchq.toml").write_text('target = "../upstream"\nrecipe = "../meta.yaml"\n')
+    r = patchq("rename", "0002-greeting.patch", "0002-hello.patch")
+    assert r.code == 4 and "recipe" in r.err, r.err
+    assert "0002-greeting.patch" in queue.series()

@@ -232,3 +232,35 @@ def test_disagreements_name_the_line() -> None:
     assert any("does not apply x.patch" in w for w in whats)
     assert any("order" in w for w in whats)
     assert recipes.disagreements(found, NAMES[:2])[0].line == 14
+
+
+PATCHLIST = """\
+Name: hello
+Version: 1.0
+
+%description
+Says hello.
+
+%patchlist
+# numbered in the order listed
+a.patch
+b.patch
+
+%prep
+%autosetup -p1
+"""
+
+
+def test_an_rpm_patchlist_is_read_and_rewritten_in_place() -> None:
+    assert recipes.read("x.spec", PATCHLIST).names == ("a.patch", "b.patch")
+    out = recipes.rewrite("x.spec", PATCHLIST, Change(("b.patch", "a.patch", "c.patch"), {}))
+    assert "# numbered in the order listed\nb.patch\na.patch\nc.patch\n\n%prep" in out
+    assert recipes.read("x.spec", out).names == ("b.patch", "a.patch", "c.patch")
+
+
+def test_an_autopatch_range_is_not_rewritten() -> None:
+    spec = AUTOSETUP.replace("%autosetup -p1", "%autosetup -N\n%autopatch -p1 -M 1")
+    found = recipes.read("x.spec", spec)
+    assert found.problems and "part of the list" in found.problems[0].what
+    with pytest.raises(BadInputError):
+        recipes.rewrite("x.spec", spec, Change(("a.patch",), {}))

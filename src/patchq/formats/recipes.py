@@ -93,7 +93,12 @@ def detect(names: Sequence[str]) -> str | None:
 
 _RPM_TAG = re.compile(r"(?i)^(patch)(\d*)(\s*:\s*)(\S+)")
 _RPM_APPLY = re.compile(r"^\s*%patch(\d*)(?![\w{])(.*)$")
-_RPM_AUTO = re.compile(r"^\s*%(autosetup|autopatch)\b")
+_RPM_RANGE = re.compile(r"^\s*%autopatch\b.*(-m|-M|\s\d)")
+_RPM_SECTION = re.compile(
+    r"^%(package|description|prep|build|install|check|clean|files|changelog|pre|post|"
+    r"preun|postun|pretrans|posttrans|trigger\w*|filetrigger\w*|verifyscript|sourcelist|"
+    r"patchlist|generate_buildrequires|conf)\b"
+)
 _RPM_IF = re.compile(r"^\s*%(if|ifarch|ifnarch|ifos|ifnos)\b")
 _RPM_ENDIF = re.compile(r"^\s*%endif\b")
 _RPM_P = re.compile(r"-P\s*(\d+)|(?<![\w-])(\d+)(?![\w.])")
@@ -108,15 +113,26 @@ class _Rpm:
 
 def _rpm(text: str, prefix: str) -> _Rpm:
     tags, applies, problems = [], [], []
-    depth, auto, last = 0, 0, -1
+    depth, last, listed = 0, -1, False
     for ln in lines_of(text):
         s = ln.text
         if _RPM_IF.match(s):
             depth += 1
         elif _RPM_ENDIF.match(s):
             depth = max(0, depth - 1)
-        if _RPM_AUTO.match(s):
-            auto += 1
+        if _RPM_RANGE.match(s):
+            problems.append(Problem(ln.no, "an %autopatch that applies part of the list"))
+        if _RPM_SECTION.match(s):
+            listed = s.strip() == "%patchlist"
+            continue
+        entry = s.strip()
+        if listed and entry and not entry.startswith("#"):  # `%patchlist`: numbered in turn
+            last += 1
+            name, cut = strip_prefix(entry, prefix)
+            tags.append((last, whole_line(ln, name, ln.start + s.index(entry) + cut)))
+            if "%" in entry or "$" in entry or depth:
+                problems.append(Problem(ln.no, f"a macro or %if around a patch ({entry})"))
+            continue
         m = _RPM_TAG.match(s)
         if m:
             number = int(m.group(2)) if m.group(2) else last + 1
@@ -232,7 +248,8 @@ def _set_placement(tags: Sequence[Item], change: Change, new: dict[str, int]) ->
 
 def _rpm_retag(line: str, number: int) -> str:
     m = _RPM_TAG.match(line)
-    assert m is not None
+    if m is None:
+        return line  # a `%patchlist` line: numbered by its place
     word = m.group(1)
     return f"{word}{number}{m.group(3)}" + line[m.end(3) :]
 

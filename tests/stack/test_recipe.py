@@ -294,3 +294,15 @@ def test_a_recipe_outside_the_patch_repo_is_refused(
     r = patchq("rename", "0002-greeting.patch", "0002-hello.patch")
     assert r.code == 4 and "recipe" in r.err, r.err
     assert "0002-greeting.patch" in queue.series()
+
+
+def test_undo_keeps_an_edit_of_the_recipe_made_since(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    setup(upstream, queue, "meta.yaml")
+    assert patchq("rename", "0002-greeting.patch", "0002-hello.patch").code == 0
+    path = queue.path / "meta.yaml"
+    path.write_text(path.read_text() + "# edited by hand\n")
+    r = patchq("undo")
+    assert r.code == 5, r.err
+    assert path.read_text().endswith("# edited by hand\n")

@@ -385,7 +385,9 @@ def restore(
 def _fingerprint(patch_root: Path) -> dict[str, list[int]]:
     """The patch repo's own files by (mtime, size): an edit since shows as a difference."""
     out: dict[str, list[int]] = {}
-    paths = [patch_root / n for n in (CONFIG, SERIES, LOCK)]
+    own_recipe = recipe.named(patch_root)
+    names = (CONFIG, SERIES, LOCK) + ((own_recipe,) if own_recipe else ())
+    paths = [patch_root / n for n in names]
     paths += sorted(p for p in (patch_root / PATCHES).rglob("*") if not p.is_dir())
     for p in paths:
         try:

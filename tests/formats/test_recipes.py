@@ -264,3 +264,14 @@ def test_an_autopatch_range_is_not_rewritten() -> None:
     assert found.problems and "part of the list" in found.problems[0].what
     with pytest.raises(BadInputError):
         recipes.rewrite("x.spec", spec, Change(("a.patch",), {}))
+
+
+def test_a_prepare_loop_over_the_sources_is_refused_as_a_loop() -> None:
+    loop = (
+        '  local src\n  for src in "${source[@]}"; do\n    src="${src%%::*}"\n'
+        '    [[ $src = *.patch ]] || continue\n    patch -Np1 < "../$src"\n  done\n'
+    )
+    text = text_of("PKGBUILD")
+    old = '  patch -p1 < "$srcdir/0003-locale.patch"\n'
+    found = recipes.read("PKGBUILD", text.replace(old, loop))
+    assert any("loop" in p.what for p in found.problems), found

@@ -177,6 +177,7 @@ def _rpm_order(r: _Rpm) -> tuple[list[Item], list[Problem]]:
 
 
 def _span(i: Item) -> tuple[int, int]:
+    """The span of `i`'s whole line."""
     return i.line_start, i.line_end
 
 
@@ -534,7 +535,6 @@ _SUMS = {
     "b2sums": "blake2b",
 }
 _PREPARE = re.compile(r"^[ \t]*(?:function[ \t]+)?prepare[ \t]*\(\)[ \t]*\{?[ \t]*$", re.M)
-_OPENS, _CLOSES = {"if", "case", "for", "while", "until"}, {"fi", "esac", "done"}
 # The commands a prepare() applies a patch with, besides `patch`: git's own appliers.
 _APPLIERS = ("git apply", "git am")
 _PKG_FILE = re.compile(r"""[^\s<>'"]*\.(?:patch|diff)\b""")
@@ -626,14 +626,16 @@ def _pkg_prepare(text: str, lines: Sequence[Line], problems: list[Problem]) -> l
     m = _PREPARE.search(text)
     if m is None:
         return []
-    out, depth = [], 0
+    out: list[Item] = []
+    depth, loops = 0, 0  # open `if`/`case`, open `for`/`while`/`until`
     for ln in lines:
         if ln.start <= m.start():
             continue
         if ln.text.startswith("}"):
             break
-        patched = []
-        for seg in re.split(r";|&&|\|\||\|", ln.text.split(" #", 1)[0]):
+        segs = re.split(r";|&&|\|\||\|", ln.text.split(" #", 1)[0])
+        count = 0
+        for seg in segs:
             words = seg.split()
             while words and words[0] in ("then", "do", "else", "{", "}"):
                 words = words[1:]
@@ -642,23 +644,32 @@ def _pkg_prepare(text: str, lines: Sequence[Line], problems: list[Problem]) -> l
             head = words[0]
             if head in ("for", "while", "until") and ("patch" in ln.text or ".diff" in ln.text):
                 problems.append(Problem(ln.no, "a shell loop over patches"))
-            depth += (head in _OPENS) - (head in _CLOSES)
+            depth += (head in ("if", "case")) - (head in ("fi", "esac"))
+            loops += (head in ("for", "while", "until")) - (head == "done")
             if head == "patch" or " ".join(words[:2]) in _APPLIERS:
-                patched.append(seg)
-        for seg in patched:
-            files = _PKG_FILE.findall(seg)
-            if not files or len(patched) > 1:
-                problems.append(Problem(ln.no, "a patch command patchq cannot read the file of"))
-                continue
-            at = ln.start + ln.text.index(seg) + seg.rindex(files[-1])
-            cut = files[-1].rfind("/") + 1
-            name = files[-1][cut:]
-            if "$" in name:
-                problems.append(Problem(ln.no, f"a variable in a patch's name ({name})"))
-            if depth > 0:
-                problems.append(Problem(ln.no, "a conditional around a patch command"))
-            out.append(whole_line(ln, name, at + cut))
+                count += 1
+                item = _pkg_patch(ln, seg, problems, count)
+                if loops > 0:
+                    problems.append(Problem(ln.no, "a shell loop applying patches"))
+                elif depth > 0:
+                    problems.append(Problem(ln.no, "a conditional around a patch command"))
+                if item is not None:
+                    out.append(item)
     return out
+
+
+def _pkg_patch(ln: Line, seg: str, problems: list[Problem], count: int) -> Item | None:
+    """The patch a `patch`/`git apply` command of `prepare()` applies, as a line item."""
+    files = _PKG_FILE.findall(seg)
+    if not files or count > 1:
+        problems.append(Problem(ln.no, "a patch command patchq cannot read the file of"))
+        return None
+    at = ln.start + ln.text.index(seg) + seg.rindex(files[-1])
+    cut = files[-1].rfind("/") + 1
+    name = files[-1][cut:]
+    if "$" in name:
+        problems.append(Problem(ln.no, f"a variable in a patch's name ({name})"))
+    return whole_line(ln, name, at + cut)
 
 
 def read_pkgbuild(text: str, prefix: str = "") -> tuple[Listing, list[Item]]:
@@ -729,7 +740,7 @@ _WRITE = {
 
 
 def _kind(where: str) -> Kind:
-    kind = kind_of(where.rsplit(":", 1)[0] if where.endswith(tuple("0123456789")) else where)
+    kind = kind_of(where)
     if kind is None:
         raise BadInputError(
             "not a recipe patchq knows (a .spec, .bb, portfile.cmake, meta.yaml, PKGBUILD "

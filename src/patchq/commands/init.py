@@ -1,5 +1,9 @@
 """`init`: create a patch queue (patchq.toml, series, patches/), or make one of a folder
-that already holds a quilt `series` (a recipe's, Debian's): its series is kept."""
+that already holds a quilt `series` (a recipe's, Debian's): its series is kept. A folder
+holding exactly one recipe the build reads its patches from (formats.recipes: an RPM
+spec, a BitBake recipe, a vcpkg portfile, a conda meta.yaml, a PKGBUILD) has it named
+in patchq.toml (`recipe`), and its `patches/` adopted in the order that recipe applies
+them."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from pathlib import Path
 
 from patchq.core.errors import BadInputError
 from patchq.core.series import Series, make_entry
-from patchq.formats import importers
+from patchq.formats import importers, recipes
 from patchq.store.files import atomic_write, read_optional, read_regular
 from patchq.store.patchrepo import CONFIG, PATCHES, SERIES
 
@@ -25,6 +29,7 @@ class InitOutcome:
     kept: int | None
     adopted: tuple[str, ...] = ()
     skipped: tuple[importers.Skipped, ...] = field(default_factory=tuple)
+    recipe: str | None = None  # the recipe found and named in patchq.toml
 
 
 def init(root: Path, upstream: str | None, branch: str | None, target: str | None) -> InitOutcome:
@@ -49,18 +54,42 @@ def init(root: Path, upstream: str | None, branch: str | None, target: str | Non
     for key, value in (("upstream", upstream), ("branch", branch), ("target", target)):
         if value:
             lines.append(f"{key} = {json.dumps(value)}")
+    recipe = _recipe(root)
+    if recipe is not None:
+        lines.append(f"recipe = {json.dumps(recipe)}  # kept in step with the series")
     lines += ["strip = 1", "fuzz = 0", "guards = []", ""]
     adopted: list[importers.Incoming] = []
     skipped: list[importers.Skipped] = []
     if kept is None:
         adopted, skipped = _adopt(root / PATCHES)
+        if recipe is not None:
+            adopted = _in_recipe_order(root, recipe, adopted)
     root.mkdir(parents=True, exist_ok=True)
     (root / PATCHES).mkdir(exist_ok=True)
     if kept is None:
         series = "".join(make_entry(i.name).raw for i in adopted)
         atomic_write(series_path, series.encode("utf-8", "surrogateescape"), root)
     atomic_write(root / CONFIG, "\n".join(lines).encode(), root)
-    return InitOutcome(root, kept, tuple(i.name for i in adopted), tuple(skipped))
+    names = tuple(i.name for i in adopted)
+    return InitOutcome(root, kept, names, tuple(skipped), recipe)
+
+
+def _recipe(root: Path) -> str | None:
+    """The one recipe among the folder's files, if there is exactly one."""
+    if not root.is_dir():
+        return None
+    return recipes.detect(sorted(e.name for e in os.scandir(root) if e.is_file()))
+
+
+def _in_recipe_order(
+    root: Path, recipe: str, adopted: list[importers.Incoming]
+) -> list[importers.Incoming]:
+    """The adopted patches in the order the recipe applies them; those it does not name
+    after, in name order."""
+    text = read_regular(root / recipe).decode("utf-8", "surrogateescape")
+    order = recipes.read(recipe, text, f"{PATCHES}/").names
+    rank = {name: k for k, name in enumerate(order)}
+    return sorted(adopted, key=lambda i: rank.get(i.name, len(rank)))
 
 
 def _adopt(folder: Path) -> tuple[list[importers.Incoming], list[importers.Skipped]]:

@@ -29,8 +29,11 @@ from patchq.core.sameness import Key, change_key
 from patchq.core.series import Series
 from patchq.core.status import GONE
 from patchq.core.text import shortened
+from patchq.formats import recipes
+from patchq.stack import recipe
 from patchq.stack.context import Context
 from patchq.store import trust
+from patchq.store.files import read_regular
 from patchq.store.patchrepo import (
     LINT_ALLOW,
     LOCK,
@@ -101,6 +104,7 @@ def findings(root: Path, allow: Iterable[str] = ()) -> list[Finding]:
     except BadInputError as err:
         return out + [Finding(ERROR, err.where or SERIES, err.what)]
     repo = PatchRepo(root, config, series)
+    out += _recipe(root, config, series)
     allowed = set(allow) | set(config.lint_allow)
     hashes: dict[str, str] = {}
     changes: dict[Key, str] = {}  # what each patch changes: the first patch making it
@@ -188,6 +192,31 @@ def findings(root: Path, allow: Iterable[str] = ()) -> list[Finding]:
                 if not commented:
                     out.append(Finding(WARNING, f"{PATCHES}/{rel}", "not named in series"))
     return out + _resolutions(root)
+
+
+def _recipe(root: Path, config: Config, series: Series) -> list[Finding]:
+    """A recipe (`recipe` in patchq.toml) that disagrees with the active series, or
+    holds what patchq cannot rewrite safely: warnings at its line."""
+    rel = config.recipe
+    if rel is None or (root / rel).resolve() == (root / SERIES).resolve():
+        return []
+    try:
+        text = read_regular(root / rel).decode("utf-8", "surrogateescape")
+    except OSError:
+        return [Finding(ERROR, rel, "the recipe patchq.toml names cannot be read")]
+    try:
+        found = recipes.read(rel, text, recipe.prefix(root, rel))
+    except BadInputError as err:
+        return [Finding(ERROR, err.where or rel, err.what)]
+    names = [e.name for e in series.active(config.guards) if e.name is not None]
+    out = [
+        Finding(WARNING, f"{rel}:{p.line}", f"not in step with the series: {p.what}")
+        for p in recipes.disagreements(found, names)
+    ]
+    return out + [
+        Finding(WARNING, f"{rel}:{p.line}", f"patchq cannot keep this list in step: {p.what}")
+        for p in found.problems
+    ]
 
 
 def _authorship(header: bytes, where: str, allowed: set[str]) -> list[Finding]:

@@ -41,6 +41,7 @@ from patchq.core.errors import BadInputError, FaultError, GitError, UnsafeStateE
 from patchq.core.records import Stack
 from patchq.core.resolutions import FOLDER as RESOLUTIONS
 from patchq.git.repo import GitRepo
+from patchq.stack import recipe
 from patchq.store import stack as stackfile
 from patchq.store.files import atomic_write, confine, inside, remove
 from patchq.store.patchrepo import (
@@ -228,6 +229,7 @@ def run(g: GitRepo | None, patch_root: Path, plan: Plan) -> str | None:
             str(patch_root / SERIES),
             "run the command again",
         )
+    plan = recipe.in_step(patch_root, plan)
     for rel in plan.files:
         confine(patch_root, patch_root / rel)
         _can_write(patch_root / rel)
@@ -417,7 +419,9 @@ def restore(
 def _fingerprint(patch_root: Path) -> dict[str, list[int]]:
     """The patch repo's own files by (mtime, size): an edit since shows as a difference."""
     out: dict[str, list[int]] = {}
-    paths = [patch_root / n for n in (CONFIG, SERIES, LOCK)]
+    own_recipe = recipe.named(patch_root)
+    names = (CONFIG, SERIES, LOCK) + ((own_recipe,) if own_recipe else ())
+    paths = [patch_root / n for n in names]
     paths += sorted(p for p in (patch_root / PATCHES).rglob("*") if not p.is_dir())
     for p in paths:
         try:
@@ -671,12 +675,13 @@ def _check_journal(g: GitRepo | None, patch_root: Path, doc: dict[str, Any], sid
     ident = doc.get("id")
     if not (isinstance(ident, str) and ident and all(c in "0123456789abcdef" for c in ident)):
         raise UnsafeStateError("the journal's id is not patchq's", where, _NOT_OURS)
+    own_recipe = recipe.named(patch_root)
     for kind in (FILES, STATE):
         entries = doc.get(kind, {})
         if not isinstance(entries, dict):
             raise UnsafeStateError(f"the journal's {kind} are damaged", where, _NOT_OURS)
         for rel, sides in entries.items():
-            ok = _owned_file(rel) if kind == FILES else _state_name(rel)
+            ok = (_owned_file(rel) or rel == own_recipe) if kind == FILES else _state_name(rel)
             if not ok or not isinstance(sides, dict):
                 raise UnsafeStateError(
                     f"the journal names {rel!r}, which is no file patchq writes there",

@@ -83,6 +83,9 @@ class Config:
     # The proposed methods (DESIGN §4.1, core.tiers) `rebase` and `check` take without a
     # stop, as `--accept` does.
     accept: tuple[str, ...] = ()
+    # The file the build reads its list of patches from (an RPM spec, a BitBake recipe,
+    # …), relative to the patch repo: kept in step whenever `series` is written.
+    recipe: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod
@@ -108,6 +111,7 @@ class Config:
             "exec-each": str,
             "lint-allow": list,
             "accept": list,
+            "recipe": str,
         }
         kwargs: dict[str, object] = {}
         extra: dict[str, object] = {}

@@ -24,17 +24,24 @@ def init(out: InitOutcome) -> Rendered:
             *skipped,
             info(
                 f"initialised a patch queue in {out.root} around the "
-                f"{plural(len(out.adopted), 'patch')} already in patches/, in name order "
-                "(as a build of that folder applies them; edit series to change it)"
+                f"{plural(len(out.adopted), 'patch')} already in patches/, "
+                + (
+                    f"in the order {out.recipe} applies them (kept in step with the series)"
+                    if out.recipe
+                    else "in name order (as a build of that folder applies them; edit "
+                    "series to change it)"
+                )
             ),
         )
+    named = (info(f"{out.recipe} is the recipe kept in step with the series"),) * bool(out.recipe)
     if out.kept is None:
-        return (info(f"initialised an empty patch queue in {out.root}"),)
+        return (*named, info(f"initialised an empty patch queue in {out.root}"))
     return (
         info(
             f"initialised a patch queue in {out.root} around its series "
             f"({plural(out.kept, 'patch')}, kept as it is)"
         ),
+        *named,
     )
 
 

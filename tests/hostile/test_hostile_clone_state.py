@@ -219,7 +219,7 @@ def _wait_blocked(proc: subprocess.Popen[bytes]) -> None:
     ends (then the lock did not hold it: the test fails)."""
     for _ in range(6000):
         if proc.poll() is not None:
-            raise AssertionError("trust --revoke did not wait for the folder's lock")
+            raise AssertionError(f"pid {proc.pid} did not wait for the lock")
         blocked = [x for x in Path("/proc/locks").read_text().splitlines() if "->" in x]
         if any(f" {proc.pid} " in f" {x} " for x in blocked):
             return
@@ -230,9 +230,9 @@ def _wait_blocked(proc: subprocess.Popen[bytes]) -> None:
 def test_a_command_never_writes_over_a_series_changed_after_it_read_it(
     tmp_path: Path,
 ) -> None:
-    """Two `guard`s at once: the one that read `series` before the other wrote it refuses
-    (exit 5) instead of writing its stale copy over that change; run again, it reads the
-    series afresh and goes through."""
+    """A writer reads `series` holding the patch repo's lock, so another patchq waits or
+    is busy; an edit made meanwhile by something that takes no lock (an editor) is not
+    written over either: the command refuses (exit 5), and run again it reads afresh."""
     import signal
 
     q = make_queue(tmp_path)
@@ -248,9 +248,9 @@ def test_a_command_never_writes_over_a_series_changed_after_it_read_it(
     try:
         assert late.stderr is not None
         assert late.stderr.readline() == "paused at patchrepo:read\n"
-        first = _cli(q, "guard", "p.patch", "+a")
-        assert first.code == 0, first.err
-        assert (q / "series").read_text() == "p.patch #+a\nq.patch\n"
+        busy = _cli(q, "guard", "p.patch", "+a")
+        assert busy.code == 5 and "busy:" in busy.err
+        (q / "series").write_text("p.patch #+a\nq.patch\n")  # an editor's change
         late.send_signal(signal.SIGUSR1)
         err = late.stderr.read()
         assert late.wait(timeout=60) == 5, err
@@ -261,4 +261,45 @@ def test_a_command_never_writes_over_a_series_changed_after_it_read_it(
     assert (q / "series").read_text() == "p.patch #+a\nq.patch\n"
     again = _cli(q, "guard", "q.patch", "+b")
     assert again.code == 0, again.err
+    assert (q / "series").read_text() == "p.patch #+a\nq.patch #+b\n"
+
+
+def test_a_second_writer_says_who_is_busy_or_waits(tmp_path: Path) -> None:
+    """While one `guard` holds the patch repo, a second writer says at once which command
+    holds it (exit 5, nothing written); with --wait it waits for its turn."""
+    import signal
+
+    q = make_queue(tmp_path)
+    (q / "patches" / "q.patch").write_text(PATCH.replace("one", "uno").replace("ONE", "UNO"))
+    (q / "series").write_text("p.patch\nq.patch\n")
+    env = dict(os.environ, PATCHQ_CRASH_AT="journal:recorded", PATCHQ_CRASH_SIGNAL="PAUSE")
+    first = subprocess.Popen(
+        [sys.executable, "-m", "patchq", "--dir", str(q), "guard", "p.patch", "+a"],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert first.stderr is not None
+        assert first.stderr.readline() == "paused at journal:recorded\n"
+        r = _cli(q, "series")  # read-only: no lock, no wait
+        assert r.code == 0, r.err
+        r = _cli(q, "guard", "q.patch", "+b")
+        assert r.code == 5 and r.err.count("\n") == 1
+        assert f"busy: patchq --dir {q} guard p.patch +a (pid {first.pid}) holds {q}" in r.err
+        # With --wait it waits for its turn, then reads series afresh: both changes stay.
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "patchq", "--dir", str(q), "--wait=60"]
+            + ["guard", "q.patch", "+b"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        _wait_blocked(waiting)
+        first.send_signal(signal.SIGUSR1)
+        assert first.wait(timeout=60) == 0
+        _, err = waiting.communicate(timeout=60)
+        assert waiting.returncode == 0, err
+    finally:
+        first.kill()
+        first.wait()
     assert (q / "series").read_text() == "p.patch #+a\nq.patch #+b\n"

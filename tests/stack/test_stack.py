@@ -870,8 +870,8 @@ def test_a_second_patchq_on_the_target_waits_its_turn(
             r = patchq(*args)
             assert (r.code, r.out) == (5, ""), args
             assert r.err == (
-                f"patchq: {lock.resolve()}: another patchq (pid {other}) is "
-                "working on this target — wait for it to finish\n"
+                f"patchq: busy: patchq (pid {other}) holds {lock.resolve()} — wait for it "
+                "to finish, or run with --wait[=SECONDS]\n"
             )
         assert snapshot(upstream.path, queue.path) == before
     # Its process is gone, and its lock with it: the next command goes ahead.

@@ -28,15 +28,16 @@ def test_concurrent_imports_both_land(queue: Queue, tmp_path: Path) -> None:
         f = tmp_path / f"fix{i}.patch"
         f.write_text(DIFF.format(i))
         names.append(f)
-    procs = [patchq_proc(queue, "import", str(f)) for f in names]
+    # Told to wait (--wait), each takes its turn; none lost another's line, since each
+    # read the series under the lock.
+    procs = [patchq_proc(queue, "--wait=60", "import", str(f)) for f in names]
     for p in procs:
         _, err = p.communicate(timeout=60)
         assert p.returncode == 0, err.decode()
-    # Every import read the series under the lock: none lost another's line.
     assert sorted(queue.series().split()) == sorted(f"fix{i}.patch" for i in range(8))
 
 
-def test_a_held_patch_repo_lock_makes_writers_wait_then_exit_5(
+def test_a_held_patch_repo_lock_makes_writers_busy_or_wait_then_exit_5(
     queue: Queue, tmp_path: Path
 ) -> None:
     holder = subprocess.Popen(
@@ -56,16 +57,18 @@ def test_a_held_patch_repo_lock_makes_writers_wait_then_exit_5(
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
         (tmp_path / "x.patch").write_text(DIFF.format("x"))
-        start = time.monotonic()
+        # At once: busy, naming the holder and the folder it holds.
         p = patchq_proc(queue, "import", str(tmp_path / "x.patch"))
         _, err = p.communicate(timeout=60)
-        waited = time.monotonic() - start
         assert p.returncode == 5
-        assert (
-            err.decode()
-            .strip()
-            .endswith("another patchq is writing this patch repo — wait for it to finish")
-        )
+        assert err.decode().startswith(f"patchq: busy: patchq (pid {holder.pid}) holds ")
+        assert "--wait" in err.decode()
+        # With --wait=SECONDS it waits that long for its turn, then says the same.
+        start = time.monotonic()
+        p = patchq_proc(queue, "--wait=2.5", "import", str(tmp_path / "x.patch"))
+        _, err = p.communicate(timeout=60)
+        waited = time.monotonic() - start
+        assert p.returncode == 5 and "busy:" in err.decode()
         wall_clock("import: wait for a busy patch repo", waited, at_least=2.5)
         assert queue.series() == ""
     finally:
@@ -87,5 +90,5 @@ def test_second_command_on_a_busy_target_exits_5(upstream: Upstream, queue: Queu
         p = patchq_proc(queue, "apply", "--onto", base)
         _, err = p.communicate(timeout=60)
         assert p.returncode == 5
-        assert f"another patchq (pid {pid}) is working on this target" in err.decode()
+        assert f"busy: patchq (pid {pid}) holds " in err.decode()
         assert "patchq/main" not in upstream.git("branch")

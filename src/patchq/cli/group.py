@@ -18,8 +18,9 @@ import click
 
 from patchq import __version__
 from patchq.cli import output, render
-from patchq.core.errors import PatchqError
+from patchq.core.errors import BadInputError, PatchqError
 from patchq.stack.context import Context
+from patchq.store.statedir import repo_lock, set_wait
 
 pass_ctx = click.make_pass_decorator(Context)
 
@@ -152,19 +153,57 @@ def run_recovery(ctx: Context, cont: bool, abort: bool) -> bool:
     help="The upstream git checkout (default: PATCHQ_TARGET, the config's `target`, "
     "else the patch repo's own checkout).",
 )
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    is_flag=False,
+    flag_value=600.0,
+    default=None,
+    metavar="[=SECONDS]",
+    help="When another patchq is changing this patch repo or target, wait for it (up to "
+    "SECONDS, default 600) instead of saying it is busy (exit 5).",
+)
 @click.pass_context
-def cli(ctx: click.Context, *, dir_: Path | None, target: Path | None) -> None:
+def cli(ctx: click.Context, *, dir_: Path | None, target: Path | None, wait: float | None) -> None:
     """Keep downstream patches as a series and carry them across upstream moves.
 
     \b
     Example:
       patchq --target ../sglang apply --onto v0.4.0
+      patchq --wait=60 guard p.patch +sm120
       patchq verify
     """
+    set_wait(wait or 0.0)
     ctx.obj = Context(dir=dir_, target=target)
+    if ctx.invoked_subcommand in WRITERS:
+        _hold_patch_repo(ctx, dir_)
     ctx.call_on_close(ctx.obj.close)
     # Run first (last registered): what the command went without, before git closes.
     ctx.call_on_close(partial(_say_unavailable, ctx.obj))
+
+
+# The commands that change the patch repo: each holds its lock before it reads `series`,
+# so two at once take turns (or the second says it is busy) and neither writes over the
+# other. Read-only ones (status, series, check, verify, lint, report, …) take none.
+WRITERS = frozenset(
+    {
+        "import", "push", "pop", "goto", "new", "refresh", "delete", "rename", "fold",
+        "header", "sink", "float", "move", "guard", "undo", "rebase", "apply", "recover",
+    }
+)  # fmt: skip
+
+
+def _hold_patch_repo(ctx: click.Context, dir_: Path | None) -> None:
+    """Take the patch repo's lock for the whole command (released as it ends). Without a
+    patch repo here there is nothing to hold: the command says so itself."""
+    from patchq.store.patchrepo import PatchRepo
+
+    try:
+        root = dir_ if dir_ is not None else PatchRepo.find(Path.cwd())
+    except BadInputError:
+        return
+    if root.is_dir():
+        ctx.with_resource(repo_lock(root, recovering=True))
 
 
 def accepted_methods(values: tuple[str, ...]) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ import os
 import signal
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -198,31 +198,132 @@ def _refuse_killed_runs(state_dir: Path) -> None:
         )
 
 
+# How long a writer waits for another patchq's lock before it says it is busy (exit 5):
+# at once by default; `--wait[=SECONDS]` sets it for the run (cli/group.py).
+_WAIT = [0.0]
+
+
+def set_wait(seconds: float) -> None:
+    """How long this run's writers wait for a lock another patchq holds."""
+    _WAIT[0] = seconds
+
+
+def _command_of(pid: int) -> str:
+    """`patchq VERB …` as process `pid` was started, or `patchq` where it cannot be read."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "patchq"
+    words = [a.decode("utf-8", "replace") for a in argv if a]
+    for i, w in enumerate(words):
+        if w == "patchq" or w.endswith("/patchq"):
+            return " ".join(["patchq", *words[i + 1 :]])[:120]
+    return "patchq"
+
+
+def _flock_holder(path: Path) -> int | None:
+    """The process holding a flock on `path` (from /proc/locks), or None."""
+    try:
+        ino = os.stat(path).st_ino
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split()
+        if "->" in parts or "FLOCK" not in parts or len(parts) < 6:
+            continue
+        if parts[5].rsplit(":", 1)[-1] == str(ino) and parts[4].isdigit():
+            return int(parts[4])
+    return None
+
+
+def busy(path: Path, pid: int | None) -> UnsafeStateError:
+    """`busy: patchq guard … (pid N) holds PATH` (exit 5)."""
+    who = f"{_command_of(pid)} (pid {pid})" if pid else "another patchq"
+    return UnsafeStateError(
+        f"busy: {who} holds {path}", None, "wait for it to finish, or run with --wait[=SECONDS]"
+    )
+
+
+class _Expired(Exception):
+    """The time `--wait` gave for a lock ran out."""
+
+
+def _expired(signum: int, frame: object) -> None:
+    raise _Expired
+
+
+def _locked(fd: int, path: Path, holder: Callable[[], int | None]) -> None:
+    """Take the flock on `fd`; held by another, wait for it as long as this run may (a
+    blocking flock, ended by a timer), else say who is busy (exit 5)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        if _WAIT[0] <= 0:
+            raise busy(path, holder()) from None
+    try:
+        old = signal.signal(signal.SIGALRM, _expired)
+    except ValueError:  # not the main thread: no timer to end a blocking wait
+        old = None
+    try:
+        if old is None:
+            deadline = time.monotonic() + _WAIT[0]
+            while not _try_flock(fd):
+                if time.monotonic() >= deadline:
+                    raise _Expired
+                time.sleep(0.05)
+        else:
+            signal.setitimer(signal.ITIMER_REAL, _WAIT[0])
+            fcntl.flock(fd, fcntl.LOCK_EX)
+    except _Expired:
+        raise busy(path, holder()) from None
+    finally:
+        if old is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
+
+def _try_flock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+# The patch repos this process holds the lock of, with how many holds are open: a
+# writer takes it before it reads `series` (cli/group.py), and the command's own hold
+# inside is the same lock, not a second one that would wait for the first.
+_HELD: dict[Path, int] = {}
+
+
 @contextmanager
-def repo_lock(root: Path, wait: float = 3.0, recovering: bool = False) -> Iterator[None]:
+def repo_lock(root: Path, recovering: bool = False) -> Iterator[None]:
     """Hold an exclusive lock on the patch repo folder (flock on its directory, so no
     file is added to the user's repo, and a killed holder releases it by dying). A
-    second writer waits up to `wait` seconds, then exits 5. Refuses to start over an
-    interrupted command's journal kept in the patch repo, unless `recovering`."""
+    second writer says it is busy (exit 5) at once, or waits as `--wait` lets it.
+    Refuses to start over an interrupted command's journal kept in the patch repo,
+    unless `recovering`. Held already by this process, it is held once more."""
+    key = Path(os.path.realpath(root))
+    if key in _HELD:
+        _HELD[key] += 1
+        try:
+            if not recovering:
+                _refuse_interrupted(root / PATCH_REPO_HOME, "patch repo")
+            yield
+        finally:
+            _HELD[key] -= 1
+        return
     fd = os.open(root, os.O_RDONLY)
     try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise UnsafeStateError(
-                        "another patchq is writing this patch repo",
-                        str(root),
-                        "wait for it to finish",
-                    ) from None
-                time.sleep(0.05)
+        _locked(fd, root, lambda: _flock_holder(root))
+        _HELD[key] = 1
         if not recovering:
             _refuse_interrupted(root / PATCH_REPO_HOME, "patch repo")
         yield
     finally:
+        _HELD.pop(key, None)
         os.close(fd)  # releases the lock
 
 
@@ -244,15 +345,16 @@ def run_lock(
     # path and tries again.
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+
+        def holder(fd: int = fd) -> int | None:
+            text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            return int(text) if text.isdigit() else None
+
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            _locked(fd, path, holder)
+        except UnsafeStateError:
             os.close(fd)
-            who = f"another patchq (pid {holder})" if holder.isdigit() else "another patchq"
-            raise UnsafeStateError(
-                f"{who} is working on this target", str(path), "wait for it to finish"
-            ) from None
+            raise
         try:
             same = os.stat(path).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:

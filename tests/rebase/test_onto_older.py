@@ -82,3 +82,31 @@ def test_an_untracked_file_stops_a_rebase_only_where_it_is_in_the_way(
     assert r.code == 5, r.err
     assert "g.txt" in r.err and "git does not track" in r.err and "move it aside" in r.err
     assert (upstream.path / "g.txt").read_text() == "my own g\n"
+
+
+def test_a_folder_upstream_turned_into_a_link_is_carried_across(
+    upstream: Upstream, queue: Queue, patchq: Runner
+) -> None:
+    """Upstream moved `lib/` to `real/` and left `lib` a symlink to it: the rebase goes
+    through (the folder's files are tracked, and leave with it); an untracked file in it
+    still stops the rebase, naming the folder, and is kept."""
+    upstream.write("f.txt", "".join(f"line {i}\n" for i in range(1, 31)))
+    upstream.write("lib/a.txt", "a\n")
+    base = upstream.commit("base")
+    upstream.git("checkout", "-q", "-b", "linked", base)
+    upstream.git("mv", "lib", "real")
+    (upstream.path / "lib").symlink_to("real")
+    upstream.commit("lib is a link to real")
+    upstream.git("checkout", "-q", "main")
+    queue.add("a.patch", PATCH)
+    assert patchq("apply", "--onto", base).code == 0
+    (upstream.path / "lib" / "mine.txt").write_text("mine\n")
+    r = patchq("rebase", "--onto", "linked")
+    assert r.code == 5 and "lib" in r.err and "git does not track" in r.err, r.err
+    assert (upstream.path / "lib" / "mine.txt").read_text() == "mine\n"
+    (upstream.path / "lib" / "mine.txt").unlink()
+    r = patchq("rebase", "--onto", "linked")
+    assert r.code == 0, r.err
+    assert (upstream.path / "lib").is_symlink()
+    assert (upstream.path / "lib" / "a.txt").read_text() == "a\n"
+    assert patchq("verify").code == 0

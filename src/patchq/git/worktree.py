@@ -162,7 +162,9 @@ class WorkTree(ObjectStore):
                     break
             else:
                 p = self.root / path
-                if p.is_symlink() or p.is_file() or (p.is_dir() and any(p.iterdir())):
+                if p.is_symlink() or p.is_file():
+                    found.append(path)
+                elif p.is_dir() and _holds_other_than(p, path, gone):
                     found.append(path)
         return found
 
@@ -214,3 +216,16 @@ class WorkTree(ObjectStore):
                 if len(data) < len(whole) and whole.startswith(data):
                     return True
         return False
+
+
+def _holds_other_than(folder: Path, rel: str, gone: set[str]) -> bool:
+    """Whether `folder` (at `rel`) holds a file that is not among the tracked files the
+    checkout removes (`gone`): a folder upstream turned into a link or a file is no
+    obstacle when all it holds are tracked files that go with it."""
+    for top, dirs, files in os.walk(folder):
+        base = os.path.relpath(top, folder)
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
+            inner = name if base == "." else f"{base}/{name}"
+            if f"{rel}/{inner}" not in gone:
+                return True
+    return False

@@ -135,3 +135,24 @@ def test_a_file_torn_by_a_killed_undo_is_not_taken_for_the_persons(tmp_path: Pat
     assert "stash" not in r.stderr and "removed" in r.stderr
     assert git(up, "rev-parse", "-q", "--verify", "refs/stash", check=False) == ""
     assert snapshot(up, q) == before
+
+
+@pytest.mark.parametrize("mode", ["--abort", "--continue"])
+def test_recovering_a_killed_undo_says_it_finished_that_undo(tmp_path: Path, mode: str) -> None:
+    """An undo goes back; killed, both `recover --abort` and `--continue` can only carry
+    it on back: what they say is that they finished it, never that they undid it."""
+    up, q, base = build(tmp_path)
+    applied_all(up, q, base)
+    before_pop = snapshot(up, q)
+    assert run(q, "pop").returncode == 0
+    r = run(q, "undo", crash="journal:recorded")
+    assert r.returncode == -9
+    r = run(q, "recover", mode)
+    assert r.returncode == 0, r.stderr
+    last = r.stderr.splitlines()[-1]
+    assert last.startswith("finished the interrupted `patchq undo pop`"), last
+    assert "undid" not in r.stderr
+    after = snapshot(up, q)
+    assert {k: v for k, v in after.items() if k != "refs"} == {
+        k: v for k, v in before_pop.items() if k != "refs"
+    }

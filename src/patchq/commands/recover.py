@@ -24,6 +24,9 @@ class RecoverOutcome:
     saved: str | None = None
     removed_lock: str | None = None  # the stale index.lock of patchq's killed git
     runs: str | None = None  # killed `--exec-each` runs given up: what was done, in words
+    # Carried to its end (not undone): `--continue`, or an interrupted command that was
+    # itself going back (an undo, an abort), whatever the mode asked.
+    finished: bool = False
 
 
 def recover(ctx: Context, mode: str) -> RecoverOutcome:
@@ -65,4 +68,4 @@ def recover(ctx: Context, mode: str) -> RecoverOutcome:
             left = execute.pending_runs(ctx)
             if left is not None:
                 execute.give_up_runs(ctx, left)  # the journal was the move to a patch
-    return RecoverOutcome(done.op, mode, done.saved, done.removed_lock)
+    return RecoverOutcome(done.op, mode, done.saved, done.removed_lock, finished=done.finished)

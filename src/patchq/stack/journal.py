@@ -628,6 +628,9 @@ class Recovered:
     saved: str | None
     removed_lock: str | None
     record: Record
+    # Whether the interrupted command was carried to its end: `--continue`, or any
+    # recovery of one that itself went back (an undo, an abort), which has no other way.
+    finished: bool = False
 
 
 def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
@@ -648,7 +651,7 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
     if doc.get("held") and not forward:
         # Held back: nothing was carried out, so undoing it is forgetting it.
         _clear(g, patch_root, doc)
-        return Recovered(str(doc.get("op")), None, None, Record.of(doc))
+        return Recovered(str(doc.get("op")), None, None, Record.of(doc), finished=False)
     # Recovering: whatever the working tree holds now is not known to be ours, so it is
     # stashed before anything is forced. (Not decided by pid: in a container patchq is
     # often pid 1 every time.)
@@ -660,7 +663,8 @@ def recover(g: GitRepo | None, patch_root: Path, mode: str) -> Recovered:
     _forget_last(g)  # a recovered state is not the one the last record describes
     _clear(g, patch_root, doc)
     removed = g.removed_lock if g is not None else None
-    return Recovered(str(doc.get("op")), saved, removed, Record.of(doc))
+    finished = forward or bool(doc.get("back_only"))
+    return Recovered(str(doc.get("op")), saved, removed, Record.of(doc), finished=finished)
 
 
 def _check_journal(g: GitRepo | None, patch_root: Path, doc: dict[str, Any], side: str) -> None:

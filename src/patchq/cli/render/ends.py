@@ -51,6 +51,15 @@ def recovered(out: RecoverOutcome) -> Rendered:
     if out.runs:
         lines.append(info(f"interrupted `patchq {out.op}`: {out.runs}"))
         return tuple(lines)
-    done = "finished" if out.mode == "continue" else "undid"
+    if out.finished and out.mode == "abort":
+        # An undo or an abort is itself the way back: finishing it is what --abort does.
+        lines.append(
+            info(
+                f"finished the interrupted `patchq {out.op}`: it was going back already, "
+                "so going on is the way back"
+            )
+        )
+        return tuple(lines)
+    done = "finished" if out.finished else "undid"
     lines.append(info(f"{done} the interrupted `patchq {out.op}`"))
     return tuple(lines)

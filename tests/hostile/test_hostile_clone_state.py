@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -227,27 +228,43 @@ def _wait_blocked(proc: subprocess.Popen[bytes]) -> None:
     raise AssertionError("trust --revoke never reached the folder's lock")
 
 
+def two_patches(tmp: Path) -> Path:
+    """`make_queue` with a second patch, q.patch, after p.patch."""
+    q = make_queue(tmp)
+    (q / "patches" / "q.patch").write_text(PATCH.replace("one", "uno").replace("ONE", "UNO"))
+    (q / "series").write_text("p.patch\nq.patch\n")
+    return q
+
+
+def paused_guard(q: Path, point: str, *args: str) -> subprocess.Popen[str]:
+    """`patchq guard ARGS` on `q`, paused at crash point `point` (SIGUSR1 lets it go on)."""
+    env = dict(os.environ, PATCHQ_CRASH_AT=point, PATCHQ_CRASH_SIGNAL="PAUSE")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "patchq", "--dir", str(q), "guard", *args],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline() == f"paused at {point}\n"
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc
+
+
 def test_a_command_never_writes_over_a_series_changed_after_it_read_it(
     tmp_path: Path,
 ) -> None:
     """A writer reads `series` holding the patch repo's lock, so another patchq waits or
     is busy; an edit made meanwhile by something that takes no lock (an editor) is not
     written over either: the command refuses (exit 5), and run again it reads afresh."""
-    import signal
-
-    q = make_queue(tmp_path)
-    (q / "patches" / "q.patch").write_text(PATCH.replace("one", "uno").replace("ONE", "UNO"))
-    (q / "series").write_text("p.patch\nq.patch\n")
-    env = dict(os.environ, PATCHQ_CRASH_AT="patchrepo:read", PATCHQ_CRASH_SIGNAL="PAUSE")
-    late = subprocess.Popen(
-        [sys.executable, "-m", "patchq", "--dir", str(q), "guard", "q.patch", "+b"],
-        env=env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    q = two_patches(tmp_path)
+    late = paused_guard(q, "patchrepo:read", "q.patch", "+b")
     try:
         assert late.stderr is not None
-        assert late.stderr.readline() == "paused at patchrepo:read\n"
         busy = _cli(q, "guard", "p.patch", "+a")
         assert busy.code == 5 and "busy:" in busy.err
         (q / "series").write_text("p.patch #+a\nq.patch\n")  # an editor's change
@@ -267,21 +284,9 @@ def test_a_command_never_writes_over_a_series_changed_after_it_read_it(
 def test_a_second_writer_says_who_is_busy_or_waits(tmp_path: Path) -> None:
     """While one `guard` holds the patch repo, a second writer says at once which command
     holds it (exit 5, nothing written); with --wait it waits for its turn."""
-    import signal
-
-    q = make_queue(tmp_path)
-    (q / "patches" / "q.patch").write_text(PATCH.replace("one", "uno").replace("ONE", "UNO"))
-    (q / "series").write_text("p.patch\nq.patch\n")
-    env = dict(os.environ, PATCHQ_CRASH_AT="journal:recorded", PATCHQ_CRASH_SIGNAL="PAUSE")
-    first = subprocess.Popen(
-        [sys.executable, "-m", "patchq", "--dir", str(q), "guard", "p.patch", "+a"],
-        env=env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    q = two_patches(tmp_path)
+    first = paused_guard(q, "journal:recorded", "p.patch", "+a")
     try:
-        assert first.stderr is not None
-        assert first.stderr.readline() == "paused at journal:recorded\n"
         r = _cli(q, "series")  # read-only: no lock, no wait
         assert r.code == 0, r.err
         r = _cli(q, "guard", "q.patch", "+b")

@@ -673,9 +673,8 @@ def _check_journal(g: GitRepo | None, patch_root: Path, doc: dict[str, Any], sid
     `recover` write outside the files patchq owns (`../../.bashrc`, `.git/hooks/…`) or
     copy a file from elsewhere into the patch repo (a copy reached through a symlink).
     `side`: the copies recovering reads (a back-only journal has no `after` copies)."""
+    # A linked journal folder never gets here: `home` refuses it (exit 4).
     where = str(home(g, patch_root) / JOURNAL)
-    if home(g, patch_root).is_symlink():
-        raise UnsafeStateError("the journal's folder is a symlink", where, _NOT_OURS)
     ident = doc.get("id")
     if not (isinstance(ident, str) and ident and all(c in "0123456789abcdef" for c in ident)):
         raise UnsafeStateError("the journal's id is not patchq's", where, _NOT_OURS)

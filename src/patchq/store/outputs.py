@@ -50,10 +50,8 @@ def _kind_word(mode: int) -> str | None:
     """What a file that patchq refuses to write is, or None."""
     if stat.S_ISDIR(mode):
         return "a folder"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISBLK(mode):
-        return "a block device"
+    if stat.S_ISSOCK(mode) or stat.S_ISBLK(mode):
+        return special_kind(mode)
     return None
 
 

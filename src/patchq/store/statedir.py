@@ -256,12 +256,10 @@ def _expired(signum: int, frame: object) -> None:
 def _locked(fd: int, path: Path, holder: Callable[[], int | None]) -> None:
     """Take the flock on `fd`; held by another, wait for it as long as this run may (a
     blocking flock, ended by a timer), else say who is busy (exit 5)."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    if _try_flock(fd):
         return
-    except BlockingIOError:
-        if _WAIT[0] <= 0:
-            raise busy(path, holder()) from None
+    if _WAIT[0] <= 0:
+        raise busy(path, holder())
     try:
         old = signal.signal(signal.SIGALRM, _expired)
     except ValueError:  # not the main thread: no timer to end a blocking wait

@@ -56,14 +56,10 @@ def split_name(raw: bytes) -> tuple[bytes, bytes]:
     return text.rstrip(b" "), b""
 
 
-def strip_path(
-    raw: bytes, strip: int, cur: Lines, lineno: int, *, exact: bool = False
-) -> str | None:
-    """Turn a `---`/`+++`/`diff --git` name into a repo path: drop timestamp, unquote, strip.
-
-    `exact`: the name is all of `raw` (`diff --git`, `rename to`), so trailing spaces stay.
-    """
-    name = raw.rstrip(b"\r\n") if exact else split_name(raw)[0]
+def _checked(name: bytes, cur: Lines, lineno: int) -> bytes | None:
+    """A header line's name unquoted, or None for /dev/null; refused when it holds a NUL,
+    is empty, or is absolute (whatever the strip level, a patch naming /etc/... was not
+    made inside a tree)."""
     try:
         name = unquote(name)
     except ValueError as e:
@@ -75,16 +71,32 @@ def strip_path(
     if not name:
         raise cur.error("empty file name", lineno)
     if name.startswith(b"/"):
-        # Whatever the strip level, a patch naming /etc/... was not made inside a tree.
         raise UnsafePathError(
             f"absolute path {decode_path(name)!r} in the patch",
             f"{cur.where}:{lineno}",
             "patches may only touch files inside the target; re-create it with relative paths",
         )
+    return name
+
+
+def _components(name: bytes) -> list[bytes]:
+    """The name's parts: quilt and GNU patch count runs of slashes as one separator."""
+    parts = name.split(b"/")
+    return [p for p in parts[:-1] if p] + parts[-1:]
+
+
+def strip_path(
+    raw: bytes, strip: int, cur: Lines, lineno: int, *, exact: bool = False
+) -> str | None:
+    """Turn a `---`/`+++`/`diff --git` name into a repo path: drop timestamp, unquote, strip.
+
+    `exact`: the name is all of `raw` (`diff --git`, `rename to`), so trailing spaces stay.
+    """
+    name = _checked(raw.rstrip(b"\r\n") if exact else split_name(raw)[0], cur, lineno)
+    if name is None:
+        return None
     if strip:
-        parts = name.split(b"/")
-        # quilt and GNU patch count runs of slashes as one separator.
-        parts = [p for p in parts[:-1] if p] + parts[-1:]
+        parts = _components(name)
         if len(parts) <= strip:
             raise cur.error(
                 f"-p{strip} strips the whole of {decode_path(name)!r}",
@@ -119,26 +131,11 @@ def plain_name(
         if m is not None and m.group(1).strip():
             text = m.group(1)
             cur.note(SPACED_STAMP, lineno, "a timestamp follows the name after spaces, not a tab")
-    name = split_name(text)[0] if stamps else text
-    try:
-        name = unquote(name)
-    except ValueError as e:
-        raise cur.error(str(e), lineno) from None
-    if name == b"/dev/null":
+    name = _checked(split_name(text)[0] if stamps else text, cur, lineno)
+    if name is None:
         return None, NULL
-    if b"\0" in name:
-        raise cur.error("file name contains a NUL byte", lineno)
-    if not name:
-        raise cur.error("empty file name", lineno)
-    if name.startswith(b"/"):
-        raise UnsafePathError(
-            f"absolute path {decode_path(name)!r} in the patch",
-            f"{cur.where}:{lineno}",
-            "patches may only touch files inside the target; re-create it with relative paths",
-        )
     if strip:
-        parts = name.split(b"/")
-        parts = [p for p in parts[:-1] if p] + parts[-1:]
+        parts = _components(name)
         if len(parts) <= strip:
             return decode_path(name), SHORT
         name = b"/".join(parts[strip:])

@@ -54,7 +54,13 @@ def snapshot(up: Upstream, q: Queue) -> tuple[dict[str, str], str, str, str]:
             if p.is_file() and not p.is_symlink() and "/.git/" not in str(p):
                 out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
     state = up.path / ".git" / "patchq"
-    own = {p.name: p.read_text() for p in sorted(state.glob("main*.json"))}
+    # (Not the pinned copies: a cache of bytes series.lock pins, by their hash, kept
+    # until the lock pins others; a patch file written back by hand leaves it there.)
+    own = {
+        p.name: p.read_text()
+        for p in sorted(state.glob("main*.json"))
+        if not p.name.endswith(".pinned.json")
+    }
     return (
         out,
         up.git("symbolic-ref", "HEAD"),

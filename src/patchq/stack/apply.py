@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -31,6 +31,7 @@ from patchq.core.status import CONFLICT, FAILED, FUZZ, MERGE
 from patchq.git.memtree import GITLINK, SYMLINK, MemTree
 from patchq.git.objects import TREE_MODE, Ident, ObjectWriter
 from patchq.git.repo import GitRepo
+from patchq.store import pinned
 from patchq.store.patchrepo import PatchRepo
 from patchq.store.stack import load as load_stack
 from patchq.store.statedir import crashpoint
@@ -679,6 +680,7 @@ class OldStack:
         base: str,
         entries: Sequence[Entry],
         stack: Stack | None = None,
+        copies: Mapping[str, bytes] | None = None,
     ) -> None:
         self.g, self.repo, self.w = g, repo, g.objects
         self.entries = list(entries)
@@ -695,6 +697,9 @@ class OldStack:
             if lock is not None and lock.base == base
             else set()
         )
+        # The bytes the lock pins for patches since refreshed on another base, by hash.
+        self.copies = dict(copies or {})
+        self.pinned_sha = {name: sha for name, sha in self.pinned}
         # The applied stack's commits, while they are the pinned series' re-application.
         self.commits: tuple[str, ...] | None = None
         self.result_tree = lock.result_tree if lock is not None and lock.base == base else None
@@ -787,6 +792,13 @@ class OldStack:
         data, patch = load_applicable(self.repo, entry)
         display = self.repo.display(entry.name)
         locked = (entry.name, sha256(data)) in self.pinned
+        copy = self.copies.get(self.pinned_sha.get(entry.name, ""))
+        if not locked and copy is not None:
+            # Refreshed on another base since: the bytes the lock pins re-apply here.
+            patch = parse(copy, display, entry.strip_level(self.repo.config.strip))
+            for s in patch.sections:
+                check_modes(s, f"{display}:{s.lineno}")
+            locked = True
         for section in patch.sections:
             section, _ = fit_section(self.state, section)
             for path in section.paths:
@@ -811,7 +823,8 @@ def preimages(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry]) 
         stack = load_stack(g.state_dir(), repo.config.queue)
     except PatchqError:
         stack = None  # an unreadable record: the series is re-applied, as without one
-    return OldStack(g, repo, base, entries, stack)
+    copies = pinned.read(pinned.pinned_path(g.state_dir(), repo.config.queue))
+    return OldStack(g, repo, base, entries, stack, copies)
 
 
 def _conflict(s: FilePatch, why: str, hunks: tuple[engine.HunkResult, ...] = ()) -> SectionResult:

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from patchq.core.lock import Lock, records_for
+from patchq.core.lock import Lock, records_for, sha256
 from patchq.core.records import LastRebase
 from patchq.core.status import Outcome
 from patchq.git.repo import GitRepo
 from patchq.stack.apply import Failure, apply_series, with_placements
-from patchq.store import rebasestate
+from patchq.store import pinned, rebasestate
 from patchq.store.patchrepo import LOCK, PatchRepo
 from patchq.store.statedir import last_rebase_path
 
@@ -88,7 +88,9 @@ def after_edit(
     if lock.base != stack_base:
         # The stack is being worked on another base (`push --merge` onto a newer
         # upstream): the lock is not this stack's to update; `verify` says what to run.
-        return Relock()
+        # The bytes it pins for the patch are kept, so that the patches after it still
+        # have their pre-images on the lock's base (store/pinned.py).
+        return Relock(state=_keep_pinned(g, repo, lock, name, before))
     new = reapplied(g, replace(repo, staged={**repo.staged, name: data}), lock)
     if isinstance(new, Failure):
         return Relock(note=not_updated(new, lock.base))
@@ -109,6 +111,18 @@ def after_edit(
         )
         state[last_path.name] = rebasestate.last_bytes(_edited_review(last, name, before, data))
     return Relock({LOCK: replace(new, patches=records).to_json()}, state)
+
+
+def _keep_pinned(
+    g: GitRepo, repo: PatchRepo, lock: Lock, name: str, before: bytes
+) -> dict[str, bytes]:
+    """The pinned-copies record with `before` kept, where the lock pins it for `name`."""
+    record, sha = lock.record(name), sha256(before)
+    if record is None or record.sha256 != sha:
+        return {}
+    path = pinned.pinned_path(g.state_dir(), repo.config.queue)
+    hashes = {p.sha256 for p in lock.patches}
+    return {path.name: pinned.kept(pinned.read(path), sha, before, hashes)}
 
 
 def _edited_review(last: LastRebase, name: str, before: bytes, data: bytes) -> LastRebase:

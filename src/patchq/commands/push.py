@@ -27,7 +27,7 @@ from patchq.core.series import Entry
 from patchq.core.status import CONFLICT, MISSING, UPSTREAMED
 from patchq.rebase.attribution import attribute_drift
 from patchq.rebase.replay import PatchCheck, Replay, replayed
-from patchq.stack import journal
+from patchq.stack import journal, moves
 from patchq.stack.apply import Preimage
 from patchq.stack.context import Context
 from patchq.stack.moves import (
@@ -142,6 +142,16 @@ def stopped(ctx: Context) -> PushStop | None:
     if journal.pending(g, ctx.repo().root) is not None:
         return None
     return pushed_stop(ctx, load(g.state_dir(), ctx.repo().config.queue))
+
+
+def continuing(ctx: Context) -> PushStop | None:
+    """A `push --continue` killed after it took the tree into the stopped patch, before
+    it pushed on: what a `push --continue` now goes on from (None where there is none,
+    or a killed command's journal waits)."""
+    g = ctx.git()
+    if journal.pending(g, ctx.repo().root) is not None:
+        return None
+    return moves.continuing(ctx, load(g.state_dir(), ctx.repo().config.queue))
 
 
 def resume(

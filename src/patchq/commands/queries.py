@@ -280,6 +280,9 @@ class Status:
     # Applied patches whose commit holds a placement `push --merge`'s ladder made (an
     # accepted proposal) that their file does not hold yet: what `refresh NAME` writes.
     unwritten: tuple[tuple[str, stack_ops.Placement], ...] = ()
+    # A `push --continue` killed after it took the tree into the stopped patch, before
+    # it pushed on to where the push was going.
+    going_on: stack_ops.PushStop | None = None
 
 
 def changed_files(ctx: Context, stack: Stack | None) -> tuple[tuple[str, bool, bool], ...]:
@@ -388,4 +391,5 @@ def status(ctx: Context) -> Status:
         changed_files(ctx, stack),
         stack_ops.pushed_stop(ctx, stack),
         stack_ops.unwritten(ctx, stack),
+        stack_ops.continuing(ctx, stack) if op is None else None,
     )

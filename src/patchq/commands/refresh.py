@@ -57,10 +57,17 @@ def _refuse_a_stop_without_its_merge(ctx: Context, stack: Stack, clean: bool) ->
     )
 
 
-def refresh(ctx: Context, name: str | None, wins: str | None = None) -> RefreshOutcome:
+def refresh(
+    ctx: Context,
+    name: str | None,
+    wins: str | None = None,
+    going_on: stack_ops.PushStop | None = None,
+) -> RefreshOutcome:
     """Regenerate the top (or named applied) patch from the working tree. A patch file
     holding several mails, or one changed since it was applied, is never written over
-    unless `wins` says which side to take: the person's text is never lost to a refresh."""
+    unless `wins` says which side to take: the person's text is never lost to a refresh.
+    `going_on`: the `push --merge` stop a `push --continue` takes the tree of, recorded
+    with the patch so that a kill before the push on is said and can be gone on from."""
     repo, g = ctx.repo(), ctx.git()
     with run_lock(g.state_dir(), ctx.repo().root):
         stack = stack_ops.open_stack(ctx, create=False)
@@ -152,7 +159,14 @@ def refresh(ctx: Context, name: str | None, wins: str | None = None) -> RefreshO
                 repo.config.queue,
                 worktree=journal.INDEX,
                 files=files,
-                state=dict(lock.state),
+                state={
+                    **lock.state,
+                    **(
+                        {}
+                        if going_on is None
+                        else stack_ops.continue_state(repo.config.queue, going_on, new.head)
+                    ),
+                },
                 reason=name,
             ),
         )

@@ -501,6 +501,7 @@ def _stop_on_stack(
 
 
 REVIEW, CONFLICT_STOP = "review", "conflict"
+CONTINUING = "continuing"  # a `push --continue` between its refresh and its push
 
 
 @dataclass(frozen=True, slots=True)
@@ -533,11 +534,60 @@ def stop_name(queue: str) -> str:
 
 def _stop_state(g: GitRepo, queue: str, stop: PushStop | None) -> dict[str, bytes | None]:
     """The stop record to write, or to remove (one a push before left); nothing when
-    there is neither."""
-    name = stop_name(queue)
+    there is neither. A push also ends a `push --continue` that was going on."""
+    name, going = stop_name(queue), continue_name(queue)
+    out: dict[str, bytes | None] = {going: None} if (g.state_dir() / going).exists() else {}
     if stop is None and not (g.state_dir() / name).exists():
-        return {}
-    return {name: stop_bytes(stop)}
+        return out
+    return out | {name: stop_bytes(stop)}
+
+
+def continue_name(queue: str) -> str:
+    """The state file recording a `push --continue` between its two steps: the stopped
+    patch taken into its file (a refresh), the push on to its target still to come."""
+    return f"{queue}.push-continue.json"
+
+
+def continue_state(queue: str, stop: PushStop, head: str) -> dict[str, bytes | None]:
+    """The record `push --continue`'s refresh writes with the patch (the stack's new
+    `head`): where the push goes on to, with its options; the push removes it."""
+    doc = {
+        "patch": stop.patch,
+        "commit": head,
+        "target": stop.target,
+        "fuzz": stop.fuzz,
+        "accept": list(stop.accept),
+    }
+    return {continue_name(queue): (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()}
+
+
+def continuing(ctx: Context, stack: Stack | None) -> PushStop | None:
+    """A `push --continue` killed between its steps — the stopped patch refreshed, the
+    push on not run — while the stack is as that refresh left it; None otherwise."""
+    if stack is None or not stack.applied:
+        return None
+    path = ctx.git().state_dir() / continue_name(ctx.repo().config.queue)
+    try:
+        doc = json.loads(path.read_bytes())
+        if doc["commit"] != stack.head or doc["patch"] != stack.applied[-1]:
+            return None
+        fuzz = doc.get("fuzz")
+        return PushStop(
+            str(doc["patch"]),
+            str(doc["commit"]),
+            CONTINUING,
+            target=str(doc["target"]),
+            fuzz=None if fuzz is None else int(fuzz),
+            accept=tuple(str(x) for x in doc.get("accept", ())),
+        )
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError) as e:
+        raise UnsafeStateError(
+            f"the record of a push --continue under way is damaged ({e})",
+            str(path),
+            "delete it, then `patchq push` on to where the push was going",
+        ) from None
 
 
 def stop_bytes(stop: PushStop | None) -> bytes | None:

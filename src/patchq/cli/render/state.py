@@ -197,6 +197,9 @@ def status(st: Status, as_json: bool = False) -> Rendered:
                         ],
                     },
                     "push_stop": _push_stop_json(st.stop, st.dirty),
+                    "push_continue": None
+                    if st.going_on is None
+                    else {"patch": st.going_on.patch, "target": st.going_on.target},
                     "unwritten": [
                         {"patch": name, "methods": list(p.methods), "accepted": list(p.accepted)}
                         for name, p in st.unwritten
@@ -221,6 +224,14 @@ def status(st: Status, as_json: bool = False) -> Rendered:
             lines.append(data(f"top: {st.applied[-1]}"))
         if st.stop is not None:
             lines += _push_stop_lines(st.stop, st.dirty)
+        if st.going_on is not None:
+            lines.append(
+                data(
+                    f"push --continue unfinished: it took the tree into {st.going_on.patch}, "
+                    f"then stopped before pushing on to {st.going_on.target}: `patchq push "
+                    "--continue` pushes on"
+                )
+            )
     lines.append(data(f"guards: {' '.join(st.guards) or '(none)'}"))
     if st.dirty:
         more = f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""

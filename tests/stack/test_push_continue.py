@@ -1,14 +1,18 @@
-"""`push --continue` at a `push --merge` stop leaves the next patches pushable: the
-stopped patch, refreshed on the new upstream, no longer applies on the lock's base, yet
-the patches after it keep their pre-images there (the bytes the lock pins for it are
-kept, store/pinned.py) and git's 3-way merge places them, now and in a later push. End
-to end through the CLI on real repositories."""
+"""`push --continue` at a `push --merge` stop: it leaves the next patches pushable —
+the stopped patch, refreshed on the new upstream, no longer applies on the lock's base,
+yet the patches after it keep their pre-images there (the bytes the lock pins for it are
+kept, store/pinned.py) and git's 3-way merge places them, now and in a later push — and,
+killed between its two steps (the refresh, the push on), it is said unfinished and goes
+on. End to end through the CLI on real repositories."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from ..conftest import Queue, Runner, Upstream, git
@@ -81,3 +85,41 @@ def test_the_kept_copy_is_the_pinned_file_by_its_lock_hash(
     assert patchq("pop").code == 0
     r = patchq("push", "--merge")
     assert r.code == 5 and "record of pinned patch copies is damaged" in r.err, r.err
+
+
+def test_a_push_continue_killed_after_its_refresh_is_said_unfinished_and_goes_on(
+    upstream: Upstream, queue: Queue, patchq: Runner, tmp_path: Path
+) -> None:
+    _stopped_at_p(upstream, queue, patchq, tmp_path)
+    upstream.write("f.txt", RESOLVED)
+    env = {**os.environ, "PATCHQ_CRASH_AT": "push:continued"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "patchq", "--dir", str(queue.path), "push", "--continue"],
+        env=env,
+        capture_output=True,
+    )
+    assert proc.returncode == -9, proc.stderr
+    # p.patch was refreshed; n.patch is not pushed, and status says the push is unfinished.
+    assert patchq("applied").out == "o.patch\np.patch\n"
+    st = patchq("status")
+    said = (
+        "push --continue unfinished: it took the tree into p.patch, then stopped before "
+        "pushing on to n.patch: `patchq push --continue` pushes on"
+    )
+    assert said in st.out, st.out
+    doc = json.loads(patchq("status", "--json").out)
+    assert doc["push_continue"] == {"patch": "p.patch", "target": "n.patch"}
+    assert doc["push_stop"] is None
+    # --abort has nothing of the push's left to put back: it says what is.
+    r = patchq("push", "--abort")
+    assert r.code == 4 and "only the push on to n.patch is left" in r.err, r.err
+    # --continue goes on, without a second refresh.
+    r = patchq("push", "--continue")
+    assert r.code == 0, r.err
+    assert "refreshed" not in r.err
+    assert patchq("applied").out == "o.patch\np.patch\nn.patch\n"
+    assert json.loads(patchq("status", "--json").out)["push_continue"] is None
+    assert not (upstream.path / ".git/patchq/main.push-continue.json").exists()
+    # And a stale record (the stack moved since) is never taken for a push under way.
+    assert patchq("pop").code == 0
+    assert "push --continue unfinished" not in patchq("status").out

@@ -21,7 +21,6 @@ from patchq.cli.group import (
     recovery_options,
     run_recovery,
 )
-from patchq.core.errors import BadInputError
 from patchq.stack.context import Context
 from patchq.store.statedir import crashpoint
 
@@ -169,15 +168,7 @@ def push(
         return
     if stop is None and recover_continue != recover_abort:
         # A push --continue killed between taking the tree and pushing on.
-        stop = push_cmd.continuing(ctx)
-        if stop is not None and recover_abort:
-            raise BadInputError(
-                f"push --continue already took the tree into {stop.patch}: only the push "
-                f"on to {stop.target} is left",
-                str(ctx.git().root),
-                "`patchq push --continue` pushes on; `patchq undo` undoes the refresh, "
-                "back to the stop",
-            )
+        stop = push_cmd.continuing(ctx, abort=recover_abort)
     elif stop is not None:
         output.show(render.refreshed(refresh_cmd.refresh(ctx, None, going_on=stop)))
         crashpoint("push:continued")

@@ -144,14 +144,24 @@ def stopped(ctx: Context) -> PushStop | None:
     return pushed_stop(ctx, load(g.state_dir(), ctx.repo().config.queue))
 
 
-def continuing(ctx: Context) -> PushStop | None:
+def continuing(ctx: Context, abort: bool = False) -> PushStop | None:
     """A `push --continue` killed after it took the tree into the stopped patch, before
     it pushed on: what a `push --continue` now goes on from (None where there is none,
-    or a killed command's journal waits)."""
+    or a killed command's journal waits). For a `push --abort` (`abort`) there is
+    nothing of the push's left to put back: refused (exit 4), saying what is."""
     g = ctx.git()
     if journal.pending(g, ctx.repo().root) is not None:
         return None
-    return moves.continuing(ctx, load(g.state_dir(), ctx.repo().config.queue))
+    going = moves.continuing(ctx, load(g.state_dir(), ctx.repo().config.queue))
+    if going is not None and abort:
+        raise BadInputError(
+            f"push --continue already took the tree into {going.patch}: only the push "
+            f"on to {going.target} is left",
+            str(g.root),
+            "`patchq push --continue` pushes on; `patchq undo` undoes the refresh, "
+            "back to the stop",
+        )
+    return going
 
 
 def resume(

@@ -159,14 +159,7 @@ def refresh(
                 repo.config.queue,
                 worktree=journal.INDEX,
                 files=files,
-                state={
-                    **lock.state,
-                    **(
-                        {}
-                        if going_on is None
-                        else stack_ops.continue_state(repo.config.queue, going_on, new.head)
-                    ),
-                },
+                state={**lock.state, **_going_on_state(ctx, going_on, new.head)},
                 reason=name,
             ),
         )
@@ -180,6 +173,15 @@ def refresh(
             lock.updated,
             lock.note,
         )
+
+
+def _going_on_state(
+    ctx: Context, going_on: stack_ops.PushStop | None, head: str
+) -> dict[str, bytes | None]:
+    """The record of a `push --continue` going on past the refresh (none for a refresh)."""
+    if going_on is None:
+        return {}
+    return stack_ops.continue_state(ctx.repo().config.queue, going_on, head)
 
 
 def _refuse_several_mails(data: bytes, display: str) -> None:

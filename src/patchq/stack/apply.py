@@ -680,6 +680,7 @@ class OldStack:
         base: str,
         entries: Sequence[Entry],
         stack: Stack | None = None,
+        *,
         copies: Mapping[str, bytes] | None = None,
     ) -> None:
         self.g, self.repo, self.w = g, repo, g.objects
@@ -824,7 +825,7 @@ def preimages(g: GitRepo, repo: PatchRepo, base: str, entries: Sequence[Entry]) 
     except PatchqError:
         stack = None  # an unreadable record: the series is re-applied, as without one
     copies = pinned.read(pinned.pinned_path(g.state_dir(), repo.config.queue))
-    return OldStack(g, repo, base, entries, stack, copies)
+    return OldStack(g, repo, base, entries, stack, copies=copies)
 
 
 def _conflict(s: FilePatch, why: str, hunks: tuple[engine.HunkResult, ...] = ()) -> SectionResult:

@@ -116,6 +116,18 @@ def _push_stop_lines(stop: PushStop, dirty: Sequence[str]) -> list[Item]:
     return lines + _proposal_lines(stop.proposals)
 
 
+def _going_on_lines(going: PushStop | None) -> list[Item]:
+    """`status`'s line for a `push --continue` killed between its refresh and its push."""
+    if going is None:
+        return []
+    return [
+        data(
+            f"push --continue unfinished: it took the tree into {going.patch}, then "
+            f"stopped before pushing on to {going.target}: `patchq push --continue` pushes on"
+        )
+    ]
+
+
 def _rebase_lines(v: RebaseView) -> list[Item]:
     """The lines of `status` for a rebase in progress: onto what, how far, what is left."""
     counts = tally([o for _, o in v.replayed])
@@ -224,14 +236,7 @@ def status(st: Status, as_json: bool = False) -> Rendered:
             lines.append(data(f"top: {st.applied[-1]}"))
         if st.stop is not None:
             lines += _push_stop_lines(st.stop, st.dirty)
-        if st.going_on is not None:
-            lines.append(
-                data(
-                    f"push --continue unfinished: it took the tree into {st.going_on.patch}, "
-                    f"then stopped before pushing on to {st.going_on.target}: `patchq push "
-                    "--continue` pushes on"
-                )
-            )
+        lines += _going_on_lines(st.going_on)
     lines.append(data(f"guards: {' '.join(st.guards) or '(none)'}"))
     if st.dirty:
         more = f" and {len(st.dirty) - 5} more" if len(st.dirty) > 5 else ""
